@@ -1,0 +1,97 @@
+"""acp_notebook: Agent Client Protocol v2 agents in Jupyter.
+
+``%load_ext acp_notebook`` registers the ``%acp`` / ``%%acp`` magics. The async client API
+(``connect``, ``Agent``, ``Session``, ``Turn``) works without Jupyter.
+
+Public names are imported on first use, so ``import acp_notebook._protocol`` (or any lower
+layer) does not pull in the layers above it, and importing the package stays light.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._client import (
+        Agent,
+        AuthenticationRequired,
+        ProtocolViolation,
+        Session,
+        Turn,
+        TurnInProgress,
+        UnsupportedProtocolVersion,
+        connect,
+    )
+    from ._errors import AcpError, AgentExited, ConnectionClosed, RpcError
+    from ._permission import PermissionDecision, PermissionHandler
+    from ._protocol import RequestPermissionRequest, SessionUpdate
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "Agent": "._client",
+    "AuthenticationRequired": "._client",
+    "ProtocolViolation": "._client",
+    "Session": "._client",
+    "Turn": "._client",
+    "TurnInProgress": "._client",
+    "UnsupportedProtocolVersion": "._client",
+    "connect": "._client",
+    "AcpError": "._errors",
+    "AgentExited": "._errors",
+    "ConnectionClosed": "._errors",
+    "RpcError": "._errors",
+    "PermissionDecision": "._permission",
+    "PermissionHandler": "._permission",
+    "RequestPermissionRequest": "._protocol",
+    "SessionUpdate": "._protocol",
+}
+
+__all__ = [
+    "AcpError",
+    "Agent",
+    "AgentExited",
+    "AuthenticationRequired",
+    "ConnectionClosed",
+    "PermissionDecision",
+    "PermissionHandler",
+    "ProtocolViolation",
+    "RequestPermissionRequest",
+    "RpcError",
+    "Session",
+    "SessionUpdate",
+    "Turn",
+    "TurnInProgress",
+    "UnsupportedProtocolVersion",
+    "__version__",
+    "connect",
+    "load_ipython_extension",
+    "unload_ipython_extension",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'acp_notebook' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext acp_notebook``: register the magics (imports the notebook layer lazily)."""
+    from ._magics import load_ipython_extension as load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    from ._magics import unload_ipython_extension as unload
+
+    unload(ipython)

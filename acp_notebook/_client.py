@@ -1,0 +1,547 @@
+"""The async client API: ``connect()`` -> ``Agent`` -> ``Session`` -> ``Turn``."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+from pydantic import ValidationError
+
+from . import _protocol as p
+from ._errors import AcpError, ConnectionClosed, RpcError
+from ._jsonrpc import Connection
+from ._permission import PermissionDecision, PermissionHandler, decide
+from ._process import AgentProcess, open_agent_connection
+from ._state import SessionState, TurnState
+
+log = logging.getLogger("acp_notebook.client")
+
+PROTOCOL_VERSION = 2
+CLIENT_NAME = "acp_notebook"
+
+UpdateListener = Callable[["Session", p.SessionUpdate], None]
+
+
+class UnsupportedProtocolVersion(AcpError):
+    """The agent does not speak ACP v2 (it said so, answered another version, or sent a v1 body)."""
+
+    def __init__(self, message: str, *, answered: Any = None, supported: Any = None) -> None:
+        super().__init__(message)
+        self.answered = answered
+        self.supported = supported
+
+
+class AuthenticationRequired(AcpError):
+    """The agent answered ``-32000``: log in with one of ``methods`` first (``agent.login``)."""
+
+    def __init__(self, message: str, methods: Sequence[p.AuthMethod]) -> None:
+        names = ", ".join(_auth_method_name(m) for m in methods) or "none advertised"
+        super().__init__(f"{message} (auth methods: {names})")
+        self.methods = list(methods)
+
+
+class TurnInProgress(AcpError):
+    """A session accepts one prompt at a time from this client."""
+
+
+class ProtocolViolation(AcpError):
+    """The agent sent something that does not parse as ACP v2."""
+
+
+def _auth_method_name(method: p.AuthMethod) -> str:
+    raw = method.to_wire()
+    return str(raw.get("methodId") or raw.get("name") or raw)
+
+
+def _client_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("acp_notebook")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0"
+
+
+class Turn:
+    """One prompt and what the agent did about it, until the idle ``state_update``."""
+
+    def __init__(self, session: Session, state: TurnState) -> None:
+        self.session = session
+        self.state = state
+        self.message_id: str | None = None
+        self._updates: list[p.SessionUpdate] = []
+        self._changed = anyio.Event()
+        self._done = anyio.Event()
+        self.error: BaseException | None = None
+
+    # -- what happened -------------------------------------------------------------------
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    @property
+    def stop_reason(self) -> Any:
+        return self.state.stop_reason
+
+    @property
+    def text(self) -> str:
+        return self.state.text
+
+    @property
+    def tool_calls(self) -> Any:
+        return self.state.tool_calls
+
+    @property
+    def terminals(self) -> Any:
+        return self.state.terminals
+
+    @property
+    def plan(self) -> Any:
+        return self.state.plan
+
+    @property
+    def permissions(self) -> list[PermissionDecision]:
+        return [d for d in self.session.permissions if d.turn is self]  # type: ignore[attr-defined]
+
+    # -- feeding (called by the session) ---------------------------------------------------
+    def _push(self, update: p.SessionUpdate) -> None:
+        self._updates.append(update)
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    def _finish(self, error: BaseException | None = None) -> None:
+        if self._done.is_set():
+            return
+        self.error = error
+        self._done.set()
+        self._changed.set()
+
+    # -- waiting ---------------------------------------------------------------------------
+    async def updates(self) -> AsyncIterator[p.SessionUpdate]:
+        """This turn's session updates, in order, from the first; ends when the turn ends."""
+        index = 0
+        while True:
+            while index < len(self._updates):
+                yield self._updates[index]
+                index += 1
+            if self._done.is_set():
+                return
+            await self._changed.wait()
+
+    async def wait(self) -> Any:
+        """Wait for the idle ``state_update``; return the stop reason."""
+        await self._done.wait()
+        if self.error is not None:
+            raise self.error
+        return self.state.stop_reason
+
+    def __repr__(self) -> str:
+        status = "done" if self.done else "running"
+        return f"<Turn {status} stop_reason={self.stop_reason!r}>"
+
+
+class Session:
+    """A conversation with the agent. Holds the reduced state of everything it reported."""
+
+    def __init__(self, agent: Agent, session_id: str, cwd: str) -> None:
+        self.agent = agent
+        self.id = session_id
+        self.cwd = cwd
+        self.state = SessionState(session_id)
+        self.turn: Turn | None = None
+        self.permissions: list[PermissionDecision] = []
+        self.problems: list[str] = []
+        self.config_options: list[Any] = []
+        self.closed = False
+        self._listeners: list[UpdateListener] = []
+
+    # -- listeners (views subscribe here) ----------------------------------------------------
+    def subscribe(self, listener: UpdateListener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    # -- incoming ------------------------------------------------------------------------
+    def _apply(self, update: p.SessionUpdate) -> None:
+        seen = len(self.state.problems)
+        self.state.apply(update)
+        for problem in self.state.problems[seen:]:
+            self._problem(problem)
+        turn = self.turn
+        if turn is not None and not turn.done:
+            turn._push(update)
+            if turn.state.done:
+                self._end_turn(turn)
+        for listener in list(self._listeners):
+            try:
+                listener(self, update)
+            except Exception:
+                log.exception("session update listener failed")
+
+    def _problem(self, message: str) -> None:
+        log.warning("session %s: %s", self.id, message)
+        self.problems.append(message)
+
+    def _end_turn(self, turn: Turn, error: BaseException | None = None) -> None:
+        # A permission still pending when the turn ends can no longer be meant: fail closed.
+        for decision in self.permissions:
+            if decision.pending and getattr(decision, "turn", None) is turn:
+                decision.settle(None, "cancel", "the turn ended")
+        turn._finish(error)
+
+    # -- outgoing ------------------------------------------------------------------------
+    async def prompt(self, prompt: str | Sequence[p.ContentBlock | Mapping[str, Any]]) -> Turn:
+        """Send a prompt; return once the agent accepted it. The turn runs on."""
+        if self.closed:
+            raise AcpError(f"session {self.id} is closed")
+        if self.turn is not None and not self.turn.done:
+            raise TurnInProgress(f"session {self.id} already has a prompt in flight")
+        blocks = _prompt_blocks(prompt)
+        text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+        turn = Turn(self, self.state.begin_turn(text))
+        self.turn = turn
+        try:
+            result = await self.agent._request(
+                "session/prompt", {"sessionId": self.id, "prompt": blocks}
+            )
+        except BaseException as exc:
+            self._end_turn(turn, exc)
+            raise
+        if isinstance(result, dict) and isinstance(result.get("messageId"), str):
+            turn.message_id = result["messageId"]
+        return turn
+
+    async def cancel(self) -> None:
+        """Send ``session/cancel`` and answer every pending permission with ``cancelled``."""
+        for decision in self.permissions:
+            if decision.pending:
+                decision.settle(None, "cancel", "the session was cancelled")
+        await self.agent._notify("session/cancel", {"sessionId": self.id})
+
+    async def close(self) -> None:
+        if self.closed:
+            return
+        for decision in self.permissions:
+            if decision.pending:
+                decision.settle(None, "cancel", "the session was closed")
+        try:
+            await self.agent._request("session/close", {"sessionId": self.id})
+        finally:
+            self.closed = True
+            if self.turn is not None:
+                self._end_turn(self.turn)
+
+    async def set_config_option(self, config_id: str, value: str | bool) -> list[Any]:
+        kind = "boolean" if isinstance(value, bool) else "id"
+        result = await self.agent._request(
+            "session/set_config_option",
+            {"sessionId": self.id, "configId": config_id, "type": kind, "value": value},
+        )
+        options = result.get("configOptions", []) if isinstance(result, dict) else []
+        self.config_options = list(options)
+        return self.config_options
+
+    def __repr__(self) -> str:
+        return f"<Session {self.id} cwd={self.cwd!r}>"
+
+
+def _prompt_blocks(
+    prompt: str | Sequence[p.ContentBlock | Mapping[str, Any]],
+) -> list[dict[str, Any]]:
+    if isinstance(prompt, str):
+        return [{"type": "text", "text": prompt}]
+    blocks: list[dict[str, Any]] = []
+    for block in prompt:
+        if isinstance(block, Mapping):
+            blocks.append(dict(block))
+        else:
+            blocks.append(block.to_wire())
+    return blocks
+
+
+class Agent:
+    """A connected, initialized ACP v2 agent."""
+
+    def __init__(
+        self,
+        connection: Connection,
+        process: AgentProcess | None,
+        permission: PermissionHandler | None,
+    ) -> None:
+        self.connection = connection
+        self.process = process
+        self.permission = permission
+        self.info: p.Implementation | None = None
+        self.capabilities: p.AgentCapabilities | None = None
+        self.auth_methods: list[p.AuthMethod] = []
+        self.sessions: dict[str, Session] = {}
+        self.problems: list[str] = []
+        connection.set_request_handler(self._on_request)
+        connection.set_notification_handler(self._on_notification)
+
+    # -- lifecycle -----------------------------------------------------------------------
+    async def initialize(self) -> None:
+        params = {
+            "protocolVersion": PROTOCOL_VERSION,
+            "info": {"name": CLIENT_NAME, "title": "acp_notebook", "version": _client_version()},
+            "capabilities": {},
+        }
+        try:
+            result = await self.connection.request("initialize", params)
+        except RpcError as exc:
+            data = exc.data if isinstance(exc.data, dict) else {}
+            if exc.code == -32022 or "supported" in data:
+                raise UnsupportedProtocolVersion(
+                    f"the agent does not support ACP v2: {exc.message}"
+                    f" (it supports {data.get('supported')!r})",
+                    supported=data.get("supported"),
+                ) from exc
+            raise
+        if not isinstance(result, dict):
+            raise UnsupportedProtocolVersion(
+                f"initialize answered {result!r}, not an object", answered=result
+            )
+        version = result.get("protocolVersion")
+        if version != PROTOCOL_VERSION:
+            raise UnsupportedProtocolVersion(
+                f"the agent answered protocol version {version!r}; acp_notebook speaks 2",
+                answered=version,
+            )
+        v1_keys = sorted({"agentCapabilities", "agentInfo"} & result.keys())
+        try:
+            response = p.InitializeResponse.model_validate(result)
+        except ValidationError as exc:
+            raise UnsupportedProtocolVersion(
+                "the agent claims protocol version 2 but its initialize body is not v2-shaped"
+                f" ({_first_error(exc)}{'; v1 fields: ' + ', '.join(v1_keys) if v1_keys else ''})",
+                answered=result,
+            ) from exc
+        if v1_keys:
+            raise UnsupportedProtocolVersion(
+                "the agent claims protocol version 2 but answers with v1 fields: "
+                + ", ".join(v1_keys),
+                answered=result,
+            )
+        self.info = response.info
+        self.capabilities = response.capabilities
+        self.auth_methods = list(response.auth_methods or [])
+
+    async def login(self, method_id: str) -> None:
+        if not self.auth_methods:
+            raise AcpError("the agent advertised no auth methods")
+        await self._request("auth/login", {"methodId": method_id})
+
+    async def logout(self) -> None:
+        if not self.auth_methods:
+            raise AcpError("the agent advertised no auth methods")
+        await self._request("auth/logout", {})
+
+    # -- sessions ------------------------------------------------------------------------
+    async def new_session(self, cwd: str | os.PathLike[str] | None = None) -> Session:
+        path = _absolute(cwd)
+        result = await self._request("session/new", {"cwd": path})
+        parsed = p.NewSessionResponse.model_validate(result)
+        session = Session(self, parsed.session_id, path)
+        session.config_options = list(parsed.config_options or [])
+        self.sessions[session.id] = session
+        return session
+
+    async def list_sessions(self, cwd: str | os.PathLike[str] | None = None) -> list[p.SessionInfo]:
+        """All sessions the agent knows (following ``nextCursor`` pages)."""
+        found: list[p.SessionInfo] = []
+        params: dict[str, Any] = {} if cwd is None else {"cwd": _absolute(cwd)}
+        for _ in range(10_000):
+            result = await self._request("session/list", params)
+            page = p.ListSessionsResponse.model_validate(result)
+            found.extend(page.sessions)
+            if page.next_cursor is None:
+                return found
+            params = {**params, "cursor": page.next_cursor}
+        raise ProtocolViolation("session/list kept returning cursors")
+
+    async def resume_session(
+        self, session_id: str, cwd: str | os.PathLike[str] | None = None, *, replay: bool = False
+    ) -> Session:
+        """Reattach to a session. With ``replay`` the agent replays its history first."""
+        path = _absolute(cwd)
+        session = self.sessions.get(session_id) or Session(self, session_id, path)
+        self.sessions[session_id] = session
+        params: dict[str, Any] = {"sessionId": session_id, "cwd": path}
+        if replay:
+            params["replayFrom"] = {"type": "start"}
+        try:
+            result = await self._request("session/resume", params)
+        except BaseException:
+            self.sessions.pop(session_id, None)
+            raise
+        if isinstance(result, dict) and result.get("configOptions"):
+            session.config_options = list(result["configOptions"])
+        return session
+
+    # -- plumbing ------------------------------------------------------------------------
+    async def _request(self, method: str, params: dict[str, Any]) -> Any:
+        try:
+            return await self.connection.request(method, params)
+        except RpcError as exc:
+            if exc.code == -32000:
+                raise AuthenticationRequired(
+                    f"{method}: authentication required: {exc.message}", self.auth_methods
+                ) from exc
+            raise
+
+    async def _notify(self, method: str, params: dict[str, Any]) -> None:
+        await self.connection.notify(method, params)
+
+    async def _on_notification(self, method: str, params: Any) -> None:
+        if method != "session/update":
+            log.debug("ignoring notification %s", method)
+            return
+        session_id = params.get("sessionId") if isinstance(params, dict) else None
+        session = self.sessions.get(session_id) if isinstance(session_id, str) else None
+        if session is None:
+            self._problem(f"session/update for unknown session {session_id!r} ignored")
+            return
+        try:
+            update = p.parse_session_update(params.get("update"))
+        except ValidationError as exc:
+            session._problem(f"malformed session/update dropped: {_first_error(exc)}")
+            return
+        session._apply(update)
+
+    async def _on_request(self, method: str, params: Any) -> Any:
+        if method == "session/request_permission":
+            return await self._on_permission(params)
+        raise RpcError(-32601, f"method not found: {method}")
+
+    async def _on_permission(self, params: Any) -> dict[str, Any]:
+        try:
+            request = p.RequestPermissionRequest.model_validate(params)
+        except ValidationError as exc:
+            # Malformed: we cannot show it, so we cannot allow it.
+            self._problem(f"malformed permission request answered cancelled: {_first_error(exc)}")
+            return {"outcome": {"outcome": "cancelled"}}
+        session = self.sessions.get(request.session_id)
+        decision = PermissionDecision(request)
+        if session is None:
+            self._problem(f"permission request for unknown session {request.session_id!r}")
+            decision.settle(None, "invalid", "unknown session")
+            return decision.response()
+        decision.turn = session.turn  # type: ignore[attr-defined]
+        session.permissions.append(decision)
+        for listener in list(session._listeners):
+            try:
+                listener(session, decision)  # type: ignore[arg-type]
+            except Exception:
+                log.exception("permission listener failed")
+        try:
+            return await decide(decision, self.permission)
+        finally:
+            # Cancelled from outside (the agent withdrew it, or the connection closed).
+            decision.settle(None, "withdrawn", "the request was withdrawn")
+
+    def _problem(self, message: str) -> None:
+        log.warning("%s", message)
+        self.problems.append(message)
+
+    def _fail_turns(self, error: BaseException) -> None:
+        for session in self.sessions.values():
+            if session.turn is not None and not session.turn.done:
+                session._end_turn(session.turn, error)
+
+    def stderr_tail(self) -> str:
+        return self.process.stderr_tail() if self.process is not None else ""
+
+    def __repr__(self) -> str:
+        name = self.info.name if self.info else "?"
+        return f"<Agent {name}>"
+
+
+def _first_error(exc: ValidationError) -> str:
+    errors = exc.errors()
+    if not errors:
+        return str(exc)
+    first = errors[0]
+    where = ".".join(str(x) for x in first.get("loc", ())) or "<root>"
+    return f"{where}: {first.get('msg')}"
+
+
+def _absolute(cwd: str | os.PathLike[str] | None) -> str:
+    return os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd())
+
+
+@asynccontextmanager
+async def connect(
+    argv: Sequence[str],
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    permission: PermissionHandler | None = None,
+    max_line_bytes: int = 64 * 2**20,
+) -> AsyncIterator[Agent]:
+    """Launch ``argv`` as an ACP v2 agent, initialize it, and yield the ``Agent``.
+
+    ``argv`` is a list (never a shell string); ``env`` entries are added to the inherited
+    environment. Leaving the block closes the agent (bounded: stdin closed, SIGTERM, SIGKILL).
+    """
+    if isinstance(argv, str | bytes):
+        raise TypeError("argv must be a list of strings, not a shell command string")
+    problems: list[str] = []
+    try:
+        async with _open(argv, cwd, env, permission, max_line_bytes, problems) as agent:
+            yield agent
+    except BaseExceptionGroup as group:
+        # Task groups inside wrap what the block raised; give the caller the error itself.
+        leaf = _single_error(group)
+        if leaf is None:
+            raise
+        raise leaf from leaf.__cause__
+
+
+def _single_error(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
+    cancelled = anyio.get_cancelled_exc_class()
+    leaves: list[BaseException] = []
+    pending: list[BaseException] = [group]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, BaseExceptionGroup):
+            pending.extend(item.exceptions)
+        elif not isinstance(item, cancelled):
+            leaves.append(item)
+    return leaves[0] if len(leaves) == 1 else None
+
+
+@asynccontextmanager
+async def _open(
+    argv: Sequence[str],
+    cwd: str | os.PathLike[str] | None,
+    env: Mapping[str, str] | None,
+    permission: PermissionHandler | None,
+    max_line_bytes: int,
+    problems: list[str],
+) -> AsyncIterator[Agent]:
+    async with open_agent_connection(
+        list(argv),
+        cwd=_absolute(cwd),
+        env_overrides=env,
+        max_line_bytes=max_line_bytes,
+        on_problem=problems.append,
+    ) as (process, connection):
+        agent = Agent(connection, process, permission)
+        agent.problems = problems
+        async with anyio.create_task_group() as tg:
+
+            async def watch_exit() -> None:
+                await connection.wait_closed()
+                agent._fail_turns(
+                    connection.failure or ConnectionClosed("the connection to the agent closed")
+                )
+
+            tg.start_soon(watch_exit)
+            try:
+                await agent.initialize()
+                yield agent
+            finally:
+                tg.cancel_scope.cancel()

@@ -1,0 +1,542 @@
+"""JSON-RPC 2.0 over newline-delimited UTF-8 JSON, on anyio byte streams.
+
+Works on plain JSON values (dicts), not on protocol models.
+
+* Our request ids are ints counting from 0. Requests from the peer are kept in a separate
+  table keyed by the peer's id, so the two id spaces never collide.
+* Each request from the peer runs in its own task; notifications are awaited inline by the
+  reader, so they are handled strictly in the order they arrived.
+* ``$/cancel_request`` from the peer cancels the matching handler task, which is then answered
+  with ``-32800`` (a handler may instead catch the cancellation and return a result at once,
+  for example a ``cancelled`` permission outcome). `Connection.cancel_request` sends one.
+* Batches are accepted (each element handled, each answer sent as its own line), never sent.
+* Bad lines are answered with ``-32700``; oversize lines are skipped while streaming. Both are
+  reported through ``on_problem`` and kept in `Connection.log`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable
+from types import TracebackType
+from typing import Any, Final, Literal, TypeAlias
+
+import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream, TaskGroup, TaskStatus
+
+from ._errors import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    REQUEST_CANCELLED,
+    ConnectionClosed,
+    RpcError,
+)
+from ._lines import LineReader, LineTooLong, memory_byte_pipe
+
+__all__ = [
+    "CANCEL_REQUEST_METHOD",
+    "Connection",
+    "LogEntry",
+    "NotificationHandler",
+    "RequestHandler",
+    "connection_pair",
+]
+
+logger = logging.getLogger("acp_notebook.jsonrpc")
+
+CANCEL_REQUEST_METHOD: Final = "$/cancel_request"
+
+RequestHandler: TypeAlias = Callable[[str, Any], Awaitable[Any]]
+NotificationHandler: TypeAlias = Callable[[str, Any], Awaitable[None]]
+ProblemCallback: TypeAlias = Callable[[str], None]
+EofCallback: TypeAlias = Callable[[], Awaitable[BaseException]]
+LogEntry: TypeAlias = tuple[Literal["send", "recv"], "dict[str, Any] | list[Any] | str"]
+"""``(direction, message)``; a ``str`` message is a note about a problem."""
+
+PeerId: TypeAlias = int | str
+
+
+_json_decode = json.JSONDecoder().decode
+
+
+class _Pending:
+    __slots__ = ("error", "event", "result")
+
+    def __init__(self) -> None:
+        self.event = anyio.Event()
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+
+def _dumps(message: dict[str, Any]) -> bytes:
+    try:
+        text = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+        return text.encode("utf-8") + b"\n"
+    except UnicodeEncodeError:  # lone surrogates: the ASCII form escapes them
+        return json.dumps(message, separators=(",", ":")).encode("ascii") + b"\n"
+
+
+def _error_response(rid: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": rid, "error": error}
+
+
+class Connection:
+    """One JSON-RPC peer. Use as ``async with conn:``; the reader runs inside that block."""
+
+    def __init__(
+        self,
+        receive: ByteReceiveStream,
+        send: ByteSendStream,
+        *,
+        max_line_bytes: int = 64 * 2**20,
+        name: str = "agent",
+        on_problem: ProblemCallback | None = None,
+        request_handler: RequestHandler | None = None,
+        notification_handler: NotificationHandler | None = None,
+        on_eof: EofCallback | None = None,
+        log_size: int = 100,
+    ) -> None:
+        self.name = name
+        self._receive = receive
+        self._send = send
+        self._lines = LineReader(receive, max_line_bytes)
+        self._on_problem = on_problem
+        self._on_eof = on_eof
+        self._request_handler = request_handler
+        self._notification_handler = notification_handler
+        self.log: deque[LogEntry] = deque(maxlen=log_size)
+        """Recent traffic and problem notes, oldest first."""
+        self._ids = itertools.count()
+        self._pending: dict[int, _Pending] = {}
+        self._abandoned: set[int] = set()  # ids whose caller stopped waiting
+        self._incoming: dict[PeerId, anyio.CancelScope] = {}
+        self._write_lock = anyio.Lock()
+        self._tg: TaskGroup | None = None
+        self._outer: TaskGroup | None = None
+        self._closed_event = anyio.Event()
+        self._failure: BaseException | None = None
+        self._entered = False
+
+    # -- configuration -------------------------------------------------------------------
+
+    def set_request_handler(self, handler: RequestHandler | None) -> None:
+        """``async handler(method, params) -> result``; raise `RpcError` to answer an error."""
+        self._request_handler = handler
+
+    def set_notification_handler(self, handler: NotificationHandler | None) -> None:
+        """``async handler(method, params)``, awaited by the reader (strict order).
+
+        Raise `MethodNotFound` for a notification you do not know: it is logged and ignored.
+        """
+        self._notification_handler = handler
+
+    @property
+    def max_buffered(self) -> int:
+        """Most bytes the line reader ever held at once."""
+        return self._lines.max_buffered
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    async def __aenter__(self) -> Connection:
+        if self._entered:
+            raise RuntimeError("a Connection can only be entered once")
+        self._entered = True
+        outer = anyio.create_task_group()
+        await outer.__aenter__()
+        self._outer = outer
+        try:
+            await outer.start(self._run, name=f"{self.name} connection")
+        except BaseException:
+            outer.cancel_scope.cancel()
+            await outer.__aexit__(None, None, None)
+            raise
+        return self
+
+    async def _run(self, *, task_status: TaskStatus[None]) -> None:
+        # The reader and the handler tasks live in this inner group, so that `fail` can
+        # cancel them without cancelling the task that entered the connection.
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            if self._failure is not None:
+                tg.cancel_scope.cancel()
+            tg.start_soon(self._read_loop, name=f"{self.name} reader")
+            task_status.started()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.fail(ConnectionClosed(f"the connection to the {self.name} was closed"))
+        outer = self._outer
+        assert outer is not None
+        try:
+            await outer.__aexit__(None, None, None)
+        finally:
+            with anyio.CancelScope(shield=True):
+                for stream in (self._send, self._receive):
+                    with contextlib.suppress(Exception):  # already broken: nothing to free
+                        await stream.aclose()
+
+    @property
+    def closed(self) -> bool:
+        """True once the peer's stream ended or the connection failed or was closed."""
+        return self._closed_event.is_set()
+
+    @property
+    def failure(self) -> BaseException | None:
+        """The exception every request raises now that the connection is closed."""
+        return self._failure
+
+    def close_error(self) -> BaseException:
+        """The exception requests raise once closed (`failure`, or a generic one)."""
+        if self._failure is not None:
+            return self._failure
+        return ConnectionClosed(f"the connection to the {self.name} is closed")
+
+    async def wait_closed(self) -> None:
+        await self._closed_event.wait()
+
+    def fail(self, exc: BaseException) -> None:
+        """Mark the connection dead: pending and later requests raise ``exc``.
+
+        The first call wins; later calls are ignored. Stops the reader and handler tasks.
+        """
+        if self._failure is not None:
+            return
+        self._failure = exc
+        pending, self._pending = self._pending, {}
+        for waiter in pending.values():
+            waiter.error = exc
+            waiter.event.set()
+        self._closed_event.set()
+        if self._tg is not None:
+            self._tg.cancel_scope.cancel()
+
+    # -- outgoing ------------------------------------------------------------------------
+
+    async def request(self, method: str, params: Any = None) -> Any:
+        """Send a request and wait for its result.
+
+        Raises `RpcError` for an error answer and `ConnectionClosed` (or the exception given to
+        `fail`) when no answer can come. If the caller is cancelled while waiting, a
+        ``$/cancel_request`` is sent for it and its answer will be ignored.
+        """
+        self._check_open()
+        rid = next(self._ids)
+        waiter = _Pending()
+        self._pending[rid] = waiter
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            message["params"] = params
+        try:
+            await self._write(message)
+            await waiter.event.wait()
+        except anyio.get_cancelled_exc_class():
+            if self._pending.pop(rid, None) is not None and not waiter.event.is_set():
+                self._abandoned.add(rid)
+                self.cancel_request(rid)
+            raise
+        except BaseException:
+            self._pending.pop(rid, None)
+            raise
+        if waiter.error is not None:
+            raise waiter.error
+        return waiter.result
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        """Send a notification."""
+        self._check_open()
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        await self._write(message)
+
+    def cancel_request(self, request_id: int) -> None:
+        """Ask the peer to cancel one of our requests (sends ``$/cancel_request``).
+
+        The pending `request` call still gets whatever the peer answers. No-op once closed.
+        """
+        if self.closed or self._tg is None:
+            return
+        self._tg.start_soon(self._send_cancel, request_id)
+
+    async def _send_cancel(self, request_id: int) -> None:
+        with contextlib.suppress(ConnectionClosed):
+            await self.notify(CANCEL_REQUEST_METHOD, {"requestId": request_id})
+
+    def _check_open(self) -> None:
+        if self._failure is not None:
+            raise self._failure
+        if self._tg is None:
+            raise RuntimeError("use `async with connection:` before sending")
+        if self.closed:
+            raise ConnectionClosed(f"the connection to the {self.name} is closed")
+
+    async def _write(self, message: dict[str, Any]) -> None:
+        try:
+            data = _dumps(message)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"message is not JSON-serialisable: {exc}") from exc
+        async with self._write_lock:
+            try:
+                await self._send.send(data)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+                if self._failure is not None:
+                    raise self._failure from exc
+                raise ConnectionClosed(
+                    f"cannot write to the {self.name}: its input is closed"
+                ) from exc
+        self.log.append(("send", message))
+
+    async def _reply(self, message: dict[str, Any]) -> None:
+        """Send an answer; a closed connection is not an error here."""
+        try:
+            await self._write(message)
+        except ConnectionClosed:
+            logger.debug("%s: answer dropped, connection closed: %r", self.name, message)
+
+    # -- incoming ------------------------------------------------------------------------
+
+    def _problem(self, note: str) -> None:
+        self.log.append(("recv", note))
+        logger.warning("%s: %s", self.name, note)
+        if self._on_problem is not None:
+            try:
+                self._on_problem(note)
+            except Exception:
+                logger.exception("%s: on_problem callback failed", self.name)
+
+    async def _read_loop(self) -> None:
+        reader = self._lines
+        decode = _json_decode
+        log_append = self.log.append
+        cancelled = anyio.get_cancelled_exc_class()
+        try:
+            while True:
+                items = await reader.receive_lines()
+                if items is None:
+                    break
+                for item in items:
+                    if type(item) is not bytes:
+                        assert isinstance(item, LineTooLong)
+                        self._problem(
+                            f"discarded a line of {item.size} bytes "
+                            f"(limit {self._lines_limit} bytes)"
+                        )
+                        continue
+                    try:
+                        message = decode(item.decode("utf-8"))
+                    except (UnicodeDecodeError, ValueError) as exc:
+                        await self._bad_line(item, exc)
+                        continue
+                    if type(message) is not dict:
+                        await self._handle_other(message)
+                        continue
+                    log_append(("recv", message))
+                    # Fast path for the flood case: a notification for the handler.
+                    method = message.get("method")
+                    handler = self._notification_handler
+                    if (
+                        handler is None
+                        or type(method) is not str
+                        or "id" in message
+                        or method == CANCEL_REQUEST_METHOD
+                    ):
+                        await self._dispatch(message)
+                        continue
+                    try:
+                        await handler(method, message.get("params"))
+                    except cancelled:
+                        raise
+                    except Exception as exc:
+                        self._notification_failed(method, exc)
+        except cancelled:
+            raise
+        except Exception as exc:
+            logger.exception("%s: reader failed", self.name)
+            closed = ConnectionClosed(f"reading from the {self.name} failed: {exc!r}")
+            closed.__cause__ = exc
+            self.fail(closed)
+            return
+        # End of stream.
+        failure: BaseException = ConnectionClosed(f"the {self.name} closed the connection")
+        if self._on_eof is not None:
+            try:
+                failure = await self._on_eof()
+            except cancelled:
+                raise
+            except Exception:
+                logger.exception("%s: on_eof callback failed", self.name)
+        self.fail(failure)
+
+    @property
+    def _lines_limit(self) -> int:
+        return self._lines._max
+
+    async def _bad_line(self, line: bytes, exc: Exception) -> None:
+        if not line.strip():
+            return  # blank line: tolerated silently
+        preview = line[:80].decode("utf-8", "replace")
+        self._problem(f"unparsable line ({exc}): {preview!r}")
+        await self._reply(_error_response(None, PARSE_ERROR, f"Parse error: {exc}"))
+
+    async def _handle_other(self, message: Any) -> None:
+        """A parsed line that is not an object: a batch, or invalid."""
+        if type(message) is list:
+            self.log.append(("recv", message))
+            if not message:
+                self._problem("received an empty batch")
+                await self._reply(_error_response(None, INVALID_REQUEST, "Empty batch"))
+                return
+            for element in message:
+                if type(element) is dict:
+                    await self._dispatch(element)
+                else:
+                    self._problem(f"batch element is not an object: {element!r:.80}")
+                    await self._reply(
+                        _error_response(None, INVALID_REQUEST, "Batch element is not an object")
+                    )
+        else:
+            self._problem(f"message is not an object or array: {message!r:.80}")
+            await self._reply(
+                _error_response(None, INVALID_REQUEST, "Message is not an object or array")
+            )
+
+    def _notification_failed(self, method: str, exc: Exception) -> None:
+        if isinstance(exc, RpcError):
+            if exc.code == METHOD_NOT_FOUND:
+                logger.debug("%s: ignored unknown notification %s", self.name, method)
+            else:
+                self._problem(f"notification {method} was rejected: {exc}")
+            return
+        logger.error("%s: notification handler failed for %s", self.name, method, exc_info=exc)
+        self._problem(f"notification handler failed for {method}: {exc!r}")
+
+    async def _dispatch(self, message: dict[str, Any]) -> None:
+        method = message.get("method")
+        if method is None:
+            if "id" in message and ("result" in message or "error" in message):
+                self._on_response(message)
+                return
+            await self._invalid(message, "neither a request, a notification nor a response")
+            return
+        if type(method) is not str:
+            await self._invalid(message, "method is not a string")
+            return
+        if "id" in message:
+            await self._on_request(message["id"], method, message.get("params"))
+            return
+        # Notification: awaited inline so that order is kept.
+        if method == CANCEL_REQUEST_METHOD:
+            self._on_cancel_request(message.get("params"))
+            return
+        handler = self._notification_handler
+        if handler is None:
+            logger.debug("%s: ignored notification %s (no handler)", self.name, method)
+            return
+        try:
+            await handler(method, message.get("params"))
+        except anyio.get_cancelled_exc_class():
+            raise
+        except Exception as exc:
+            self._notification_failed(method, exc)
+
+    async def _invalid(self, message: dict[str, Any], why: str) -> None:
+        rid = message.get("id")
+        if not (type(rid) is int or type(rid) is str):
+            rid = None
+        self._problem(f"invalid message ({why}): {message!r:.120}")
+        await self._reply(_error_response(rid, INVALID_REQUEST, f"Invalid Request: {why}"))
+
+    def _on_response(self, message: dict[str, Any]) -> None:
+        rid = message["id"]
+        waiter = self._pending.pop(rid, None) if type(rid) is int else None
+        if waiter is None:
+            if rid in self._abandoned:
+                self._abandoned.discard(rid)
+                logger.debug("%s: dropped the answer to abandoned request %r", self.name, rid)
+                return
+            self._problem(f"answer for an unknown request id {rid!r}")
+            return
+        if "error" in message:
+            error = message["error"]
+            if (
+                type(error) is dict
+                and type(error.get("code")) is int
+                and type(error.get("message")) is str
+            ):
+                waiter.error = RpcError(error["code"], error["message"], error.get("data"))
+            else:
+                waiter.error = RpcError(INTERNAL_ERROR, "malformed error answer", error)
+        else:
+            waiter.result = message["result"]
+        waiter.event.set()
+
+    async def _on_request(self, rid: Any, method: str, params: Any) -> None:
+        if not (type(rid) is int or type(rid) is str):
+            self._problem(f"request {method} has an invalid id {rid!r}")
+            await self._reply(_error_response(None, INVALID_REQUEST, "Invalid request id"))
+            return
+        if rid in self._incoming:
+            self._problem(f"request id {rid!r} is already in use")
+            await self._reply(_error_response(rid, INVALID_REQUEST, "Request id already in use"))
+            return
+        scope = anyio.CancelScope()
+        self._incoming[rid] = scope
+        assert self._tg is not None
+        self._tg.start_soon(self._serve, rid, method, params, scope, name=f"{self.name} {method}")
+
+    def _on_cancel_request(self, params: Any) -> None:
+        rid = params.get("requestId") if type(params) is dict else None
+        scope = self._incoming.get(rid) if type(rid) is int or type(rid) is str else None
+        if scope is None:
+            logger.debug("%s: cancel for unknown or finished request %r", self.name, rid)
+            return
+        scope.cancel()
+
+    async def _serve(self, rid: PeerId, method: str, params: Any, scope: anyio.CancelScope) -> None:
+        answer: dict[str, Any] | None = None
+        try:
+            with scope:
+                handler = self._request_handler
+                if handler is None:
+                    raise RpcError(METHOD_NOT_FOUND, f"method not found: {method}")
+                result = await handler(method, params)
+                answer = {"jsonrpc": "2.0", "id": rid, "result": result}
+        except RpcError as exc:
+            answer = {"jsonrpc": "2.0", "id": rid, "error": exc.to_wire()}
+        except Exception as exc:
+            logger.exception("%s: request handler failed for %s", self.name, method)
+            self._problem(f"request handler failed for {method}: {exc!r}")
+            answer = _error_response(rid, INTERNAL_ERROR, f"Internal error: {exc}")
+        finally:
+            self._incoming.pop(rid, None)
+        if answer is None:  # our scope was cancelled by $/cancel_request
+            answer = _error_response(rid, REQUEST_CANCELLED, "Request cancelled")
+        try:
+            await self._write(answer)
+        except TypeError as exc:  # result not JSON-serialisable
+            self._problem(f"result of {method} is not JSON-serialisable: {exc}")
+            await self._reply(_error_response(rid, INTERNAL_ERROR, f"Internal error: {exc}"))
+        except ConnectionClosed:
+            logger.debug("%s: answer to %s dropped, connection closed", self.name, method)
+
+
+def connection_pair(
+    *, name_a: str = "client", name_b: str = "agent", max_buffers: float = 64
+) -> tuple[Connection, Connection]:
+    """Two connections wired to each other in memory (neither entered yet)."""
+    a_send, b_receive = memory_byte_pipe(max_buffers)
+    b_send, a_receive = memory_byte_pipe(max_buffers)
+    return Connection(a_receive, a_send, name=name_b), Connection(b_receive, b_send, name=name_a)

@@ -1,0 +1,189 @@
+"""Newline-delimited framing over anyio byte streams, with bounded memory.
+
+`LineReader` reads large chunks and splits them with ``bytes.find``/``bytes.split``.
+A line longer than ``max_line_bytes`` is never held whole: once the pending part of a
+line passes the limit the reader drops what it has and skips bytes until the next newline,
+then reports the line as a `LineTooLong` item.
+
+`memory_byte_pipe` gives an in-process byte pipe (for tests, benchmarks and in-process peers).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+__all__ = [
+    "DEFAULT_CHUNK_BYTES",
+    "LineReader",
+    "LineTooLong",
+    "MemoryByteReceiveStream",
+    "MemoryByteSendStream",
+    "memory_byte_pipe",
+]
+
+DEFAULT_CHUNK_BYTES = 256 * 1024
+_NL = b"\n"
+
+
+@dataclass(frozen=True, slots=True)
+class LineTooLong:
+    """Stands for a line that was discarded because it exceeded the limit."""
+
+    size: int
+    """Length of the discarded line in bytes (without the newline)."""
+
+
+class LineReader:
+    """Splits a byte stream into lines; yields them in batches, one batch per chunk read."""
+
+    def __init__(
+        self,
+        stream: ByteReceiveStream,
+        max_line_bytes: int,
+        *,
+        chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    ) -> None:
+        if max_line_bytes < 1:
+            raise ValueError("max_line_bytes must be positive")
+        self._stream = stream
+        self._max = max_line_bytes
+        self._chunk_bytes = chunk_bytes
+        self._pieces: list[bytes] = []  # pending start of the current line
+        self._pending = 0  # total length of _pieces
+        self._skipping = False  # inside an oversize line
+        self._skipped = 0
+        self._eof = False
+        self.max_buffered = 0
+        """Largest number of bytes held at once (pending line part plus the chunk just read)."""
+
+    async def receive_lines(self) -> list[bytes | LineTooLong] | None:
+        """The complete lines of the next chunk (possibly none); ``None`` at end of stream.
+
+        Lines are returned without their newline. A last line without a newline is returned
+        at end of stream.
+        """
+        if self._eof:
+            return None
+        try:
+            chunk = await self._stream.receive(self._chunk_bytes)
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._eof = True
+            return self.finish()
+        return self.feed(chunk)
+
+    def feed(self, chunk: bytes) -> list[bytes | LineTooLong]:
+        """Split one chunk; returns the lines it completes."""
+        held = self._pending + len(chunk)
+        if held > self.max_buffered:
+            self.max_buffered = held
+        out: list[bytes | LineTooLong] = []
+        if self._skipping:
+            i = chunk.find(_NL)
+            if i < 0:
+                self._skipped += len(chunk)
+                return out
+            out.append(LineTooLong(self._skipped + i))
+            self._skipping = False
+            self._skipped = 0
+            chunk = chunk[i + 1 :]
+        i = chunk.find(_NL)
+        if i < 0:
+            self._hold(chunk)
+            return out
+        limit = self._max
+        if self._pieces:
+            self._pieces.append(chunk[:i])
+            first = b"".join(self._pieces)
+            self._pieces = []
+            self._pending = 0
+            out.append(first if len(first) <= limit else LineTooLong(len(first)))
+            chunk = chunk[i + 1 :]
+        lines = chunk.split(_NL)
+        rest = lines.pop()
+        if len(chunk) <= limit:
+            out += lines  # no line of this chunk can be over the limit
+        else:
+            out += [line if len(line) <= limit else LineTooLong(len(line)) for line in lines]
+        if rest:
+            self._hold(rest)
+        return out
+
+    def _hold(self, part: bytes) -> None:
+        if not part:
+            return
+        if self._skipping:
+            self._skipped += len(part)
+            return
+        if self._pending + len(part) > self._max:
+            self._skipping = True
+            self._skipped = self._pending + len(part)
+            self._pieces = []
+            self._pending = 0
+            return
+        self._pieces.append(part)
+        self._pending += len(part)
+
+    def finish(self) -> list[bytes | LineTooLong]:
+        """The line left over at end of stream (if any)."""
+        if self._skipping:
+            self._skipping = False
+            return [LineTooLong(self._skipped)]
+        if self._pieces:
+            last = b"".join(self._pieces)
+            self._pieces = []
+            self._pending = 0
+            return [last]
+        return []
+
+
+class MemoryByteSendStream(ByteSendStream):
+    """Send side of `memory_byte_pipe`."""
+
+    def __init__(self, inner: MemoryObjectSendStream[bytes]) -> None:
+        self._inner = inner
+
+    async def send(self, item: bytes) -> None:
+        if item:
+            await self._inner.send(bytes(item))
+
+    async def send_eof(self) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class MemoryByteReceiveStream(ByteReceiveStream):
+    """Receive side of `memory_byte_pipe`; splits sent buffers to honour ``max_bytes``."""
+
+    def __init__(self, inner: MemoryObjectReceiveStream[bytes]) -> None:
+        self._inner = inner
+        self._rest = b""
+        self._offset = 0
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        if self._offset >= len(self._rest):
+            self._rest = await self._inner.receive()
+            self._offset = 0
+        data, start = self._rest, self._offset
+        if start == 0 and len(data) <= max_bytes:
+            self._rest = b""
+            return data
+        end = start + max_bytes
+        self._offset = end
+        return data[start:end]
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def memory_byte_pipe(
+    max_buffers: float = 16,
+) -> tuple[MemoryByteSendStream, MemoryByteReceiveStream]:
+    """An in-process one-way byte pipe holding at most ``max_buffers`` unread sends."""
+    send, receive = anyio.create_memory_object_stream[bytes](max_buffers)
+    return MemoryByteSendStream(send), MemoryByteReceiveStream(receive)

@@ -1,0 +1,125 @@
+"""Fail-closed permission decisions.
+
+The agent asks; a handler chosen by the user answers with an ``optionId`` or ``None``.
+Everything that is not a clear, offered answer becomes ``cancelled``: a handler that raises,
+an id that was not offered, no answer before the turn is cancelled or ends, a malformed request.
+Nothing here ever turns an unclear answer into an allow.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+
+from ._protocol import RequestPermissionRequest
+
+log = logging.getLogger("acp_notebook.permission")
+
+PermissionHandler = Callable[[RequestPermissionRequest], "str | None | Awaitable[str | None]"]
+
+DecidedBy = Literal[
+    "handler", "policy", "timeout", "cancel", "error", "invalid", "no-handler", "withdrawn"
+]
+
+CANCELLED: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
+
+
+@dataclass
+class PermissionDecision:
+    """One entry of a session's decision log: what was asked, what was answered, and why."""
+
+    request: RequestPermissionRequest
+    option_id: str | None = None
+    decided_by: DecidedBy | None = None
+    detail: str = ""
+    done: anyio.Event = field(default_factory=anyio.Event, repr=False, compare=False)
+
+    @property
+    def pending(self) -> bool:
+        return self.decided_by is None
+
+    @property
+    def option_kind(self) -> str | None:
+        for option in self.request.options:
+            if option.option_id == self.option_id:
+                return str(option.kind)
+        return None
+
+    @property
+    def allowed(self) -> bool:
+        kind = self.option_kind
+        return kind is not None and kind.startswith("allow")
+
+    def settle(self, option_id: str | None, decided_by: DecidedBy, detail: str = "") -> bool:
+        """Record the answer once; later calls are ignored. Returns True if this call decided."""
+        if self.decided_by is not None:
+            return False
+        if option_id is not None and option_id not in offered_ids(self.request):
+            option_id, decided_by, detail = None, "invalid", f"option {option_id!r} was not offered"
+        self.option_id = option_id
+        self.decided_by = decided_by
+        self.detail = detail
+        self.done.set()
+        return True
+
+    def response(self) -> dict[str, Any]:
+        if self.option_id is None:
+            return dict(CANCELLED)
+        return {"outcome": {"outcome": "selected", "optionId": self.option_id}}
+
+
+def offered_ids(request: RequestPermissionRequest) -> set[str]:
+    return {option.option_id for option in request.options}
+
+
+async def call_handler(handler: PermissionHandler, request: RequestPermissionRequest) -> str | None:
+    """Run a sync or async handler. Sync handlers run in a worker thread so they cannot
+    block the event loop; the thread is abandoned if the decision is cancelled."""
+    if inspect.iscoroutinefunction(handler):
+        return await handler(request)  # type: ignore[no-any-return]
+    result = await anyio.to_thread.run_sync(handler, request, abandon_on_cancel=True)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+async def decide(
+    decision: PermissionDecision, handler: PermissionHandler | None
+) -> dict[str, Any]:
+    """Ask ``handler`` and settle ``decision``; return the JSON-RPC result to send.
+
+    The caller may settle the decision from elsewhere at any time (cancel, turn end, the
+    agent withdrawing the request); whatever settles first wins.
+    """
+    if handler is None:
+        decision.settle(None, "no-handler", "no permission handler is set")
+        return decision.response()
+
+    async def ask() -> None:
+        try:
+            answer = await call_handler(handler, decision.request)
+        except Exception as exc:  # a broken handler must not mean allow
+            log.warning("permission handler raised: %r", exc)
+            decision.settle(None, "error", f"handler raised {type(exc).__name__}: {exc}")
+            return
+        if answer is not None and not isinstance(answer, str):
+            decision.settle(None, "invalid", f"handler returned {type(answer).__name__}")
+        elif answer is None:
+            decision.settle(None, "handler", "handler returned no option")
+        else:
+            decision.settle(answer, "handler")
+
+    async with anyio.create_task_group() as tg:
+
+        async def watch() -> None:
+            await decision.done.wait()
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(watch)
+        tg.start_soon(ask)
+    return decision.response()

@@ -1,0 +1,129 @@
+"""Which params / result types belong to which method, with ready-made TypeAdapters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from pydantic import TypeAdapter
+
+from ._initialize import (
+    InitializeRequest,
+    InitializeResponse,
+    LoginAuthRequest,
+    LoginAuthResponse,
+    LogoutAuthRequest,
+    LogoutAuthResponse,
+)
+from ._methods import (
+    CancelRequestNotification,
+    CancelSessionNotification,
+    CancelTerminalRequest,
+    CancelTerminalResponse,
+    CancelToolCallRequest,
+    CancelToolCallResponse,
+    CloseSessionRequest,
+    CloseSessionResponse,
+    DeleteSessionRequest,
+    DeleteSessionResponse,
+    ListSessionsRequest,
+    ListSessionsResponse,
+    NewSessionRequest,
+    NewSessionResponse,
+    PromptRequest,
+    PromptResponse,
+    ResumeSessionRequest,
+    ResumeSessionResponse,
+    SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse,
+)
+from ._permission import RequestPermissionRequest, RequestPermissionResponse
+from ._updates import UpdateSessionNotification
+
+__all__ = ["AGENT_METHODS", "CLIENT_METHODS", "PROTOCOL_METHODS", "Method", "MethodSpec"]
+
+
+class Method:
+    """Method names of the stable v2 surface."""
+
+    INITIALIZE: Final = "initialize"
+    AUTH_LOGIN: Final = "auth/login"
+    AUTH_LOGOUT: Final = "auth/logout"
+    SESSION_NEW: Final = "session/new"
+    SESSION_LIST: Final = "session/list"
+    SESSION_DELETE: Final = "session/delete"
+    SESSION_RESUME: Final = "session/resume"
+    SESSION_CLOSE: Final = "session/close"
+    SESSION_PROMPT: Final = "session/prompt"
+    SESSION_CANCEL: Final = "session/cancel"
+    SESSION_SET_CONFIG_OPTION: Final = "session/set_config_option"
+    TERMINAL_CANCEL: Final = "terminal/cancel"
+    TOOL_CALL_CANCEL: Final = "tool_call/cancel"
+    SESSION_UPDATE: Final = "session/update"
+    SESSION_REQUEST_PERMISSION: Final = "session/request_permission"
+    CANCEL_REQUEST: Final = "$/cancel_request"
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """``params`` / ``result`` types of one method; ``result`` is None for notifications."""
+
+    name: str
+    params: Any
+    result: Any = None
+    _params_adapter: TypeAdapter[Any] = field(init=False, repr=False, compare=False)
+    _result_adapter: TypeAdapter[Any] | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_params_adapter", TypeAdapter(self.params))
+        adapter = None if self.result is None else TypeAdapter(self.result)
+        object.__setattr__(self, "_result_adapter", adapter)
+
+    @property
+    def is_notification(self) -> bool:
+        return self.result is None
+
+    def parse_params(self, data: Any) -> Any:
+        return self._params_adapter.validate_python({} if data is None else data)
+
+    def parse_result(self, data: Any) -> Any:
+        if self._result_adapter is None:
+            raise TypeError(f"{self.name} is a notification and has no result")
+        return self._result_adapter.validate_python(data)
+
+
+def _table(*specs: MethodSpec) -> dict[str, MethodSpec]:
+    return {spec.name: spec for spec in specs}
+
+
+AGENT_METHODS: Final = _table(
+    MethodSpec(Method.INITIALIZE, InitializeRequest, InitializeResponse),
+    MethodSpec(Method.AUTH_LOGIN, LoginAuthRequest, LoginAuthResponse),
+    MethodSpec(Method.AUTH_LOGOUT, LogoutAuthRequest, LogoutAuthResponse),
+    MethodSpec(Method.SESSION_NEW, NewSessionRequest, NewSessionResponse),
+    MethodSpec(Method.SESSION_LIST, ListSessionsRequest, ListSessionsResponse),
+    MethodSpec(Method.SESSION_DELETE, DeleteSessionRequest, DeleteSessionResponse),
+    MethodSpec(Method.SESSION_RESUME, ResumeSessionRequest, ResumeSessionResponse),
+    MethodSpec(Method.SESSION_CLOSE, CloseSessionRequest, CloseSessionResponse),
+    MethodSpec(Method.SESSION_PROMPT, PromptRequest, PromptResponse),
+    MethodSpec(Method.SESSION_CANCEL, CancelSessionNotification),
+    MethodSpec(
+        Method.SESSION_SET_CONFIG_OPTION,
+        SetSessionConfigOptionRequest,
+        SetSessionConfigOptionResponse,
+    ),
+    MethodSpec(Method.TERMINAL_CANCEL, CancelTerminalRequest, CancelTerminalResponse),
+    MethodSpec(Method.TOOL_CALL_CANCEL, CancelToolCallRequest, CancelToolCallResponse),
+)
+"""Requests and notifications handled by the agent (sent by the client)."""
+
+CLIENT_METHODS: Final = _table(
+    MethodSpec(Method.SESSION_UPDATE, UpdateSessionNotification),
+    MethodSpec(
+        Method.SESSION_REQUEST_PERMISSION, RequestPermissionRequest, RequestPermissionResponse
+    ),
+)
+"""Requests and notifications handled by the client (sent by the agent)."""
+
+PROTOCOL_METHODS: Final = _table(MethodSpec(Method.CANCEL_REQUEST, CancelRequestNotification))
+"""Sent by either side."""

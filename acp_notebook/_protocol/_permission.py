@@ -1,0 +1,125 @@
+"""``session/request_permission``: subjects, options and outcomes."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, Tag
+
+from ._base import UNKNOWN_TAG, UnknownVariant, WireModel, open_union_discriminator
+from ._tool_calls import ToolCallFields
+
+__all__ = [
+    "PERMISSION_OPTION_KINDS",
+    "PERMISSION_OUTCOMES",
+    "PERMISSION_SUBJECT_TYPES",
+    "CancelledPermissionOutcome",
+    "CommandPermissionSubject",
+    "PermissionOption",
+    "PermissionOptionKind",
+    "RequestPermissionOutcome",
+    "RequestPermissionRequest",
+    "RequestPermissionResponse",
+    "RequestPermissionSubject",
+    "SelectedPermissionOutcome",
+    "ToolCallPermissionSubject",
+    "UnknownPermissionOutcome",
+    "UnknownPermissionSubject",
+]
+
+PermissionOptionKind = str
+"""Open enum, see :data:`PERMISSION_OPTION_KINDS`; unknown kinds are only UI hints."""
+
+PERMISSION_OPTION_KINDS = frozenset({"allow_once", "allow_always", "reject_once", "reject_always"})
+
+
+class ToolCallPermissionSubject(WireModel):
+    """The permission is about a tool call; ``tool_call`` applies like a tool-call upsert."""
+
+    type: Literal["tool_call"] = "tool_call"
+    tool_call: ToolCallFields
+
+
+class CommandPermissionSubject(WireModel):
+    """The agent wants to run ``command`` in ``cwd`` (self-contained, not a patch)."""
+
+    type: Literal["command"] = "command"
+    command: str
+    cwd: str
+    tool_call_id: str | None = None
+    terminal_id: str | None = None
+
+
+class UnknownPermissionSubject(UnknownVariant):
+    tag_key = "type"
+
+
+PERMISSION_SUBJECT_TYPES: dict[str, type[WireModel]] = {
+    "tool_call": ToolCallPermissionSubject,
+    "command": CommandPermissionSubject,
+}
+
+RequestPermissionSubject = Annotated[
+    Annotated[ToolCallPermissionSubject, Tag("tool_call")]
+    | Annotated[CommandPermissionSubject, Tag("command")]
+    | Annotated[UnknownPermissionSubject, Tag(UNKNOWN_TAG)],
+    open_union_discriminator("type", "type", frozenset(PERMISSION_SUBJECT_TYPES)),
+]
+
+
+class PermissionOption(WireModel):
+    option_id: str
+    name: str
+    kind: PermissionOptionKind
+
+
+class RequestPermissionRequest(WireModel):
+    """Params of ``session/request_permission`` (agent -> client request)."""
+
+    session_id: str
+    title: str
+    description: str | None = None
+    subject: RequestPermissionSubject | None = None
+    options: list[PermissionOption] = Field(min_length=1)
+
+
+class SelectedPermissionOutcome(WireModel):
+    outcome: Literal["selected"] = "selected"
+    option_id: str
+
+
+class CancelledPermissionOutcome(WireModel):
+    outcome: Literal["cancelled"] = "cancelled"
+
+
+class UnknownPermissionOutcome(UnknownVariant):
+    """An outcome this library does not know: never to be read as approval."""
+
+    tag_key = "outcome"
+
+
+PERMISSION_OUTCOMES: dict[str, type[WireModel]] = {
+    "selected": SelectedPermissionOutcome,
+    "cancelled": CancelledPermissionOutcome,
+}
+
+RequestPermissionOutcome = Annotated[
+    Annotated[SelectedPermissionOutcome, Tag("selected")]
+    | Annotated[CancelledPermissionOutcome, Tag("cancelled")]
+    | Annotated[UnknownPermissionOutcome, Tag(UNKNOWN_TAG)],
+    open_union_discriminator("outcome", "outcome", frozenset(PERMISSION_OUTCOMES)),
+]
+
+
+class RequestPermissionResponse(WireModel):
+    """Result of ``session/request_permission``."""
+
+    outcome: RequestPermissionOutcome
+
+    @classmethod
+    def selected(cls, option_id: str) -> RequestPermissionResponse:
+        return cls(outcome=SelectedPermissionOutcome(option_id=option_id))
+
+    @classmethod
+    def cancelled(cls) -> RequestPermissionResponse:
+        return cls(outcome=CancelledPermissionOutcome())

@@ -1,0 +1,195 @@
+"""One agent-owned display terminal: its bytes (bounded), metadata and lazy text/HTML."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from ._ansi import AnsiHtml, AnsiTranscript
+
+__all__ = ["DEFAULT_MAX_BYTES", "TerminalState", "patch_meta"]
+
+DEFAULT_MAX_BYTES = 16 * 2**20
+_MIN_MAX_BYTES = 8
+
+
+def patch_meta(old: dict[str, Any] | None, new: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The v2 ``_meta`` patch: ``None`` clears, an object patches by top-level key
+    (a key set to ``None`` is removed). The caller handles "omitted"."""
+    if new is None:
+        return None
+    merged = dict(old or {})
+    for key, value in new.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = value
+    return merged
+
+
+class TerminalState:
+    """Bytes and metadata of one terminal, keyed by ``terminal_id``.
+
+    Memory is bounded: at most ``max_bytes`` bytes are kept. Past that the oldest
+    bytes are dropped at a line start; the cut points lie on a fixed grid of the
+    stream offsets, so what is kept depends only on the byte stream, never on
+    how it was chunked. ``total_bytes`` still counts every byte of the stream
+    (since the last snapshot), ``omitted_bytes`` the ones dropped.
+
+    ``text`` and ``html`` are computed lazily: appending bytes costs a copy into a
+    ``bytearray``; the converters only run, over the bytes not converted yet,
+    when ``text`` or ``html`` is read.
+    """
+
+    def __init__(self, terminal_id: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        self.terminal_id = terminal_id
+        self.command: str | None = None
+        self.cwd: str | None = None
+        self.size: Any = None  # TerminalSize model
+        self.capabilities: Any = None  # TerminalCapabilities model
+        self.meta: dict[str, Any] | None = None
+        self.exit_status: Any = None  # TerminalExitStatus model; set means exited
+        self.tool_call_ids: list[str] = []  # tool calls whose content anchors this terminal
+        self.reported = False  # a terminal_update or chunk has been seen
+        self.revision = 0
+        self._max = max(_MIN_MAX_BYTES, max_bytes)
+        self._block = max(1, self._max // 4)
+        self._reset_bytes(b"")
+
+    # -- bytes -----------------------------------------------------------------
+    def _reset_bytes(self, data: bytes) -> None:
+        self._buf = bytearray(data)
+        self._phys = 0  # stream offset of _buf[0]
+        self._start = 0  # stream offset of the first kept byte
+        self._total = len(data)
+        self._grid = 1  # next grid block that may hold the next cut
+        # Each converter has seen the bytes [base, fed) of the stream.
+        self._plain: AnsiTranscript | None = None
+        self._plain_base = self._plain_fed = 0
+        self._html: AnsiHtml | None = None
+        self._html_base = self._html_fed = 0
+        self._text_cache: tuple[int, int, str] | None = None
+        self._html_cache: tuple[int, int, str] | None = None
+        self._trim()
+
+    def replace(self, data: bytes) -> None:
+        """A snapshot: these bytes replace everything kept so far."""
+        self._reset_bytes(data)
+        self.revision += 1
+
+    def append(self, data: bytes) -> None:
+        """Live output: bytes appended in order."""
+        if not data:
+            return
+        self._buf += data
+        self._total += len(data)
+        if self._total - self._start > self._max:
+            self._trim()
+        self.revision += 1
+
+    def _cut(self, k: int) -> int | None:
+        """Stream offset of the first line start in grid block ``k`` (else the block start)."""
+        lo = k * self._block
+        hi = lo + self._block
+        if hi > self._total:
+            return None  # block not complete yet (cannot happen while max >= 2 * block)
+        found = self._buf.find(b"\n", lo - 1 - self._phys, hi - 1 - self._phys)
+        return found + self._phys + 1 if found >= 0 else lo
+
+    def _trim(self) -> None:
+        while self._total - self._start > self._max:
+            cut = self._cut(self._grid)
+            if cut is None:
+                break
+            self._grid += 1
+            self._start = cut
+        garbage = self._start - self._phys
+        if garbage > self._max // 2 or (garbage and garbage == len(self._buf)):
+            del self._buf[:garbage]
+            self._phys = self._start
+
+    @property
+    def data(self) -> bytes:
+        """The kept bytes."""
+        return bytes(self._buf[self._start - self._phys :])
+
+    @property
+    def total_bytes(self) -> int:
+        return self._total
+
+    @property
+    def omitted_bytes(self) -> int:
+        return self._start
+
+    @property
+    def exited(self) -> bool:
+        return self.exit_status is not None
+
+    # -- text ------------------------------------------------------------------
+    def _pending(self, fed: int) -> bytes:
+        return bytes(self._buf[fed - self._phys : self._total - self._phys])
+
+    def _omitted_note(self) -> str:
+        return f"[… {self._start} bytes omitted …]\n" if self._start else ""
+
+    @property
+    def text(self) -> str:
+        """Sanitised plain transcript of the kept bytes."""
+        cache = self._text_cache
+        if cache is not None and cache[:2] == (self._start, self._total):
+            return cache[2]
+        if self._plain is None or self._plain_base != self._start:
+            self._plain = AnsiTranscript()
+            self._plain_base = self._plain_fed = self._start
+        self._plain.feed(self._pending(self._plain_fed))
+        self._plain_fed = self._total
+        text = self._omitted_note() + self._plain.text()
+        self._text_cache = (self._start, self._total, text)
+        return text
+
+    @property
+    def html(self) -> str:
+        """HTML (inside of a ``<pre>``) of the kept bytes; all text escaped."""
+        cache = self._html_cache
+        if cache is not None and cache[:2] == (self._start, self._total):
+            return cache[2]
+        if self._html is None or self._html_base != self._start:
+            self._html = AnsiHtml()
+            self._html_base = self._html_fed = self._start
+        self._html.feed(self._pending(self._html_fed))
+        self._html_fed = self._total
+        note = self._omitted_note()
+        markup = (f'<span class="acp-omitted">{note[:-1]}</span>\n' if note else "") + (
+            self._html.html()
+        )
+        self._html_cache = (self._start, self._total, markup)
+        return markup
+
+    @property
+    def exit_label(self) -> str:
+        """``running``, ``exit 0``, ``SIGTERM`` or ``exited``."""
+        status = self.exit_status
+        if status is None:
+            return "running"
+        if getattr(status, "signal", None):
+            return str(status.signal)
+        if getattr(status, "exit_code", None) is not None:
+            return f"exit {status.exit_code}"
+        return "exited"
+
+    def render_html(self) -> str:
+        """A self-contained block: command, cwd, exit state, then the output."""
+        parts = ['<div class="acp-terminal"><div class="acp-terminal-header">']
+        if self.command is not None:
+            parts.append(f'<code class="acp-terminal-command">$ {escape(self.command)}</code> ')
+        if self.cwd is not None:
+            parts.append(f'<span class="acp-terminal-cwd">{escape(self.cwd)}</span> ')
+        parts.append(f'<span class="acp-terminal-exit">{escape(self.exit_label)}</span></div>')
+        parts.append(f'<pre class="acp-terminal-body">{self.html}</pre></div>')
+        return "".join(parts)
+
+    def __repr__(self) -> str:
+        return (
+            f"TerminalState({self.terminal_id!r}, command={self.command!r}, "
+            f"bytes={len(self._buf) - (self._start - self._phys)}, exited={self.exited})"
+        )

@@ -1,0 +1,206 @@
+"""Kernel-side coalescing of terminal bytes into few, sequenced widget messages.
+
+The coalescer owns no widget: it calls ``send(content, buffers)`` and is safe to feed from any
+thread.  Bytes are flushed when ``interval`` seconds have passed since the first pending byte or
+when ``max_pending`` bytes are pending, whichever comes first.  Every flush is one message with a
+sequence number that increases by one.  All flushed bytes are kept (up to ``backlog_limit``, the
+oldest are dropped beyond it) so a view that starts late can ask for the whole transcript.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable
+from typing import Any, Protocol
+
+Send = Callable[[dict[str, Any], list[bytes]], None]
+
+
+class TimerHandle(Protocol):
+    """What a scheduler returns: something that can be cancelled."""
+
+    def cancel(self) -> None: ...
+
+
+Schedule = Callable[[float, Callable[[], None]], TimerHandle]
+
+DEFAULT_INTERVAL = 0.04
+DEFAULT_MAX_PENDING = 64 * 1024
+DEFAULT_BACKLOG_LIMIT = 16 * 2**20
+
+
+def thread_timer(delay: float, callback: Callable[[], None]) -> TimerHandle:
+    """Run ``callback`` once after ``delay`` seconds on a daemon thread.
+
+    A thread (not the kernel's event loop) does the flushing, so bytes still leave while a cell
+    keeps the loop busy; ipykernel's iopub socket accepts sends from any thread.
+    """
+    timer = threading.Timer(delay, callback)
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
+class ByteCoalescer:
+    """Thread-safe byte batching with a bounded replay backlog."""
+
+    def __init__(
+        self,
+        send: Send,
+        *,
+        interval: float = DEFAULT_INTERVAL,
+        max_pending: int = DEFAULT_MAX_PENDING,
+        backlog_limit: int = DEFAULT_BACKLOG_LIMIT,
+        schedule: Schedule = thread_timer,
+    ) -> None:
+        if interval <= 0 or max_pending <= 0 or backlog_limit <= 0:
+            raise ValueError("interval, max_pending and backlog_limit must be positive")
+        self._send = send
+        self._interval = interval
+        self._max_pending = max_pending
+        self._backlog_limit = backlog_limit
+        self._schedule = schedule
+        # One lock guards the state *and* the send, so messages leave in seq order even when a
+        # timer thread and a feeding thread flush at the same moment.
+        self._lock = threading.RLock()
+        self._pending: list[bytes] = []
+        self._pending_size = 0
+        self._backlog: deque[bytes] = deque()
+        self._backlog_size = 0
+        self._omitted = 0
+        self._total = 0
+        self._seq = 0
+        self._timer: TimerHandle | None = None
+        self._timer_generation = 0
+        self._closed = False
+
+    # -- observers ---------------------------------------------------------------------------
+
+    @property
+    def seq(self) -> int:
+        """Sequence number of the last message sent (0 before the first)."""
+        return self._seq
+
+    @property
+    def total_bytes(self) -> int:
+        """Every byte ever accepted, including pending and omitted ones."""
+        return self._total
+
+    @property
+    def omitted(self) -> int:
+        """Bytes dropped from the front of the backlog because of ``backlog_limit``."""
+        return self._omitted
+
+    def data(self) -> bytes:
+        """The retained transcript: backlog plus bytes not flushed yet."""
+        with self._lock:
+            return b"".join([*self._backlog, *self._pending])
+
+    # -- input -------------------------------------------------------------------------------
+
+    def feed(self, data: bytes) -> None:
+        """Queue ``data``; flush now if enough is pending, else make sure a flush is scheduled."""
+        if not data:
+            return
+        with self._lock:
+            if self._closed:
+                return
+            chunk = bytes(data)
+            self._pending.append(chunk)
+            self._pending_size += len(chunk)
+            self._total += len(chunk)
+            if self._pending_size >= self._max_pending:
+                self._flush_locked()
+            elif self._timer is None:
+                self._timer_generation += 1
+                generation = self._timer_generation
+                self._timer = self._schedule(self._interval, lambda: self._on_timer(generation))
+
+    def flush(self) -> None:
+        """Send whatever is pending now."""
+        with self._lock:
+            self._flush_locked()
+
+    def replace(self, data: bytes) -> None:
+        """Make ``data`` the whole transcript (an authoritative snapshot) and tell the views."""
+        with self._lock:
+            if self._closed:
+                return
+            self._cancel_timer_locked()
+            self._pending.clear()
+            self._pending_size = 0
+            self._backlog.clear()
+            self._backlog_size = 0
+            self._omitted = 0
+            chunk = bytes(data)
+            self._total += len(chunk)
+            self._append_backlog_locked(chunk)
+            self._seq += 1
+            self._send(
+                {"type": "reset", "seq": self._seq, "omitted": self._omitted},
+                [b"".join(self._backlog)],
+            )
+
+    def send_backlog(self, token: str) -> None:
+        """Answer a view's ``ready``: flush, then send everything retained as one message.
+
+        The answer carries the seq of the last chunk it covers, so the view can drop chunks it
+        already got and detect a gap after it.
+        """
+        with self._lock:
+            self._flush_locked()
+            self._send(
+                {"type": "backlog", "seq": self._seq, "token": token, "omitted": self._omitted},
+                [b"".join(self._backlog)],
+            )
+
+    def close(self) -> None:
+        """Flush what is pending and stop accepting bytes."""
+        with self._lock:
+            self._flush_locked()
+            self._closed = True
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _on_timer(self, generation: int) -> None:
+        with self._lock:
+            if generation != self._timer_generation:
+                return  # superseded by a size-triggered flush
+            self._timer = None
+            self._flush_locked()
+
+    def _cancel_timer_locked(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._timer_generation += 1
+
+    def _flush_locked(self) -> None:
+        self._cancel_timer_locked()
+        if not self._pending:
+            return
+        payload = b"".join(self._pending)
+        self._pending.clear()
+        self._pending_size = 0
+        self._append_backlog_locked(payload)
+        self._seq += 1
+        self._send({"type": "chunk", "seq": self._seq}, [payload])
+
+    def _append_backlog_locked(self, chunk: bytes) -> None:
+        if not chunk:
+            return
+        self._backlog.append(chunk)
+        self._backlog_size += len(chunk)
+        excess = self._backlog_size - self._backlog_limit
+        while excess > 0:
+            first = self._backlog[0]
+            if len(first) <= excess:
+                self._backlog.popleft()
+                dropped = len(first)
+            else:
+                self._backlog[0] = first[excess:]
+                dropped = excess
+            self._backlog_size -= dropped
+            self._omitted += dropped
+            excess -= dropped

@@ -1,0 +1,52 @@
+"""The agent side panel: a kernel model whose front end lives in JupyterLab's right sidebar.
+
+Creating an :class:`AgentPanel` is enough for the labextension to place its children in the
+sidebar (the model does this itself when its comm opens; no ``display()`` is needed).  Without
+the labextension (VS Code, plain IPython) the model is simply never rendered.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets  # type: ignore[import-untyped]
+from traitlets import Instance, Int, Unicode
+
+from ._version import MODULE_NAME, MODULE_VERSION
+
+
+class AgentPanel(ipywidgets.DOMWidget):  # type: ignore[misc]
+    """Children shown as a vertical stack in the right sidebar, with a pending-count badge."""
+
+    _model_name = Unicode("AgentPanelModel").tag(sync=True)
+    _model_module = Unicode(MODULE_NAME).tag(sync=True)
+    _model_module_version = Unicode(MODULE_VERSION).tag(sync=True)
+    _view_name = Unicode("AgentPanelView").tag(sync=True)
+    _view_module = Unicode(MODULE_NAME).tag(sync=True)
+    _view_module_version = Unicode(MODULE_VERSION).tag(sync=True)
+
+    children = ipywidgets.widgets.trait_types.TypedTuple(trait=Instance(ipywidgets.Widget)).tag(
+        sync=True, **ipywidgets.widget_serialization
+    )
+    title = Unicode("ACP agents").tag(sync=True)
+    pending_count = Int(0).tag(sync=True)
+    # Bumped by show(); the front end activates the sidebar tab whenever it changes.
+    _show_requests = Int(0).tag(sync=True)
+
+    def show(self) -> None:
+        """Ask every connected front end to open the panel."""
+        self._show_requests += 1
+
+    def static_bundle(self) -> dict[str, str]:
+        text = f"{self.title} (side panel): {len(self.children)} item(s)"
+        if self.pending_count:
+            text += f", {self.pending_count} pending"
+        return {"text/plain": text}
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        bundle: dict[str, Any] = super()._repr_mimebundle_(**kwargs)
+        bundle.update(self.static_bundle())
+        return bundle
+
+    def __repr__(self) -> str:
+        return self.static_bundle()["text/plain"]

@@ -1,0 +1,188 @@
+"""Live terminal widget: raw bytes go to xterm.js in the browser, coalesced in the kernel.
+
+Wire protocol on the widget's custom-message channel (all JSON content, bytes as buffers):
+
+kernel -> views
+    ``{"type": "chunk", "seq": n}`` + one buffer: the next bytes (seq increases by one).
+    ``{"type": "reset", "seq": n, "omitted": k}`` + one buffer: replace the whole screen.
+    ``{"type": "backlog", "seq": n, "token": t, "omitted": k}`` + one buffer: every retained
+    byte up to and including chunk ``n``, answering the view that sent ``token``.
+views -> kernel
+    ``{"type": "ready", "token": t}``: a view rendered (or saw a gap) and wants the backlog.
+    ``{"type": "cancel"}``: the stop button was pressed.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import ipywidgets  # type: ignore[import-untyped]
+from traitlets import Bool, Dict, Int, Unicode
+
+from ._coalesce import (
+    DEFAULT_BACKLOG_LIMIT,
+    DEFAULT_INTERVAL,
+    DEFAULT_MAX_PENDING,
+    ByteCoalescer,
+    Schedule,
+    thread_timer,
+)
+from ._static import StaticRenderer, default_renderer
+from ._version import MODULE_NAME, MODULE_VERSION
+
+CancelCallback = Callable[["TerminalWidget"], None]
+
+
+def exit_badge(exit_status: dict[str, Any] | None) -> str:
+    """Short text for an exit status dict (``exitCode`` / ``signal``, as on the wire)."""
+    if exit_status is None:
+        return "running"
+    code = exit_status.get("exitCode")
+    signal = exit_status.get("signal")
+    if code is not None:
+        return f"exit {code}"
+    if signal:
+        return f"signal {signal}"
+    return "exited"
+
+
+class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
+    """A display-only terminal fed with raw bytes.
+
+    ``feed`` may be called from any thread; bytes are batched (every ``interval`` seconds or at
+    ``max_pending`` bytes) into one binary message each, and kept (up to ``backlog_limit``) for
+    views that render late.
+    """
+
+    _model_name = Unicode("TerminalModel").tag(sync=True)
+    _model_module = Unicode(MODULE_NAME).tag(sync=True)
+    _model_module_version = Unicode(MODULE_VERSION).tag(sync=True)
+    _view_name = Unicode("TerminalView").tag(sync=True)
+    _view_module = Unicode(MODULE_NAME).tag(sync=True)
+    _view_module_version = Unicode(MODULE_VERSION).tag(sync=True)
+
+    terminal_id = Unicode("").tag(sync=True)
+    command = Unicode("").tag(sync=True)
+    cwd = Unicode("").tag(sync=True)
+    cols = Int(80).tag(sync=True)
+    rows = Int(24).tag(sync=True)
+    exit_status = Dict(default_value=None, allow_none=True).tag(sync=True)
+    can_cancel = Bool(False).tag(sync=True)
+
+    def __init__(
+        self,
+        *,
+        render_static: StaticRenderer | None = None,
+        on_cancel: CancelCallback | None = None,
+        interval: float = DEFAULT_INTERVAL,
+        max_pending: int = DEFAULT_MAX_PENDING,
+        backlog_limit: int = DEFAULT_BACKLOG_LIMIT,
+        schedule: Schedule = thread_timer,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self._render_static: StaticRenderer = render_static or default_renderer()
+        self._cancel_callbacks: list[CancelCallback] = []
+        if on_cancel is not None:
+            self._cancel_callbacks.append(on_cancel)
+        self._coalescer = ByteCoalescer(
+            self._send_custom,
+            interval=interval,
+            max_pending=max_pending,
+            backlog_limit=backlog_limit,
+            schedule=schedule,
+        )
+        self.on_msg(self._handle_view_msg)
+
+    # -- bytes -------------------------------------------------------------------------------
+
+    def feed(self, data: bytes) -> None:
+        """Append raw terminal bytes (thread-safe; never decoded here)."""
+        self._coalescer.feed(data)
+
+    def replace(self, data: bytes) -> None:
+        """Replace the whole transcript with an authoritative snapshot."""
+        self._coalescer.replace(data)
+
+    def flush(self) -> None:
+        """Send pending bytes now (e.g. when the process exits)."""
+        self._coalescer.flush()
+
+    @property
+    def data(self) -> bytes:
+        """Retained bytes (everything, unless more than ``backlog_limit`` was fed)."""
+        return self._coalescer.data()
+
+    @property
+    def omitted_bytes(self) -> int:
+        return self._coalescer.omitted
+
+    @property
+    def seq(self) -> int:
+        return self._coalescer.seq
+
+    def close(self) -> None:
+        self._coalescer.close()
+        super().close()
+
+    # -- cancel ------------------------------------------------------------------------------
+
+    def on_cancel(self, callback: CancelCallback, remove: bool = False) -> None:
+        """Register (or remove) a callback run when a view's stop button is pressed."""
+        if remove:
+            if callback in self._cancel_callbacks:
+                self._cancel_callbacks.remove(callback)
+        else:
+            self._cancel_callbacks.append(callback)
+
+    def _handle_view_msg(self, _widget: Any, content: Any, _buffers: Sequence[Any]) -> None:
+        if not isinstance(content, dict):
+            return
+        kind = content.get("type")
+        if kind == "ready":
+            token = content.get("token")
+            self._coalescer.send_backlog(token if isinstance(token, str) else "")
+        elif kind == "cancel" and self.can_cancel and self.exit_status is None:
+            # Only honour a stop the agent advertised; a stale button must not send anything.
+            for callback in list(self._cancel_callbacks):
+                callback(self)
+
+    def _send_custom(self, content: dict[str, Any], buffers: list[bytes]) -> None:
+        self.send(content, buffers)
+
+    # -- static output -----------------------------------------------------------------------
+
+    def static_bundle(self) -> dict[str, str]:
+        """``text/plain`` and ``text/html`` for this terminal, deterministic, no widget view."""
+        plain, body = self._render_static(self.data)
+        badge = exit_badge(self.exit_status)
+        header = f"$ {self.command}" if self.command else "$"
+        if self.cwd:
+            header += f"  (in {self.cwd})"
+        omitted = self.omitted_bytes
+        lines = [header]
+        if omitted:
+            lines.append(f"[{omitted} earlier bytes omitted]")
+        if plain:
+            lines.append(plain)
+        lines.append(f"[{badge}]")
+        html_header = (
+            '<div class="acp-terminal-static-header">'
+            f"<code>$ {html.escape(self.command)}</code>"
+            + (f" <span>in <code>{html.escape(self.cwd)}</code></span>" if self.cwd else "")
+            + f' <span class="acp-exit-badge">{html.escape(badge)}</span></div>'
+        )
+        return {
+            "text/plain": "\n".join(lines),
+            "text/html": f'<div class="acp-terminal-static">{html_header}{body}</div>',
+        }
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        bundle: dict[str, Any] = super()._repr_mimebundle_(**kwargs)
+        bundle.update(self.static_bundle())
+        return bundle
+
+    def __repr__(self) -> str:
+        return f"TerminalWidget(command={self.command!r}, status={exit_badge(self.exit_status)!r})"

@@ -1,0 +1,137 @@
+"""Command line of the embedded agent; speaks ACP v2 over stdin/stdout, logs to stderr."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import anyio
+
+from ._faults import Faults
+from ._scenario import Scenario, ScenarioError, load_scenario
+from ._server import AgentServer
+from ._stdio import FdReceiveStream, FdSendStream
+from ._store import Store, default_data_dir
+
+__all__ = ["main", "parse_args"]
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _mib(text: str) -> float:
+    value = float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("must not be negative")
+    return value
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="acp-notebook-agent",
+        description=(
+            "A deterministic ACP v2 agent for notebooks and tests. Prompt lines starting with "
+            "'$ ' (or fenced sh/bash/console blocks) are commands run in a PTY after approval; "
+            "```file path=REL blocks write files after approval; other text is echoed back."
+        ),
+        allow_abbrev=False,
+    )
+    p.add_argument("--data-dir", type=Path, default=None, help="where sessions are stored")
+    p.add_argument("--scenario", type=Path, default=None, help="JSONL script played per prompt")
+    p.add_argument("--grace", type=float, default=1.0, help="seconds from SIGINT to SIGKILL")
+    p.add_argument("--log-level", default="WARNING", help="stderr log level")
+    faults = p.add_argument_group("fault injection (for client tests)")
+    faults.add_argument(
+        "--crash-after",
+        type=_positive_int,
+        metavar="N",
+        help="exit with status 3 after writing N messages",
+    )
+    faults.add_argument("--bad-json", action="store_true", help="write a non-JSON line per turn")
+    faults.add_argument(
+        "--oversize-line",
+        type=_positive_int,
+        metavar="BYTES",
+        help="write one line of BYTES bytes per turn",
+    )
+    faults.add_argument(
+        "--bad-base64",
+        action="store_true",
+        help="send a terminal_output_chunk with invalid base64 per turn",
+    )
+    faults.add_argument(
+        "--flood-stderr", type=_mib, metavar="MIB", help="write MIB MiB to stderr at the first turn"
+    )
+    faults.add_argument(
+        "--flood-output",
+        "--flood",
+        type=_mib,
+        metavar="MIB",
+        help="each turn streams MIB MiB of terminal output as fast as possible",
+    )
+    faults.add_argument(
+        "--hang", action="store_true", help="answer initialize, then never answer another request"
+    )
+    return p
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    return _parser().parse_args(argv)
+
+
+def _version() -> str:
+    try:
+        return metadata.version("acp_notebook")
+    except metadata.PackageNotFoundError:
+        return "0"
+
+
+async def _serve(server: AgentServer) -> None:
+    await server.serve(FdReceiveStream(0), FdSendStream(1))
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=str(args.log_level).upper(),
+        format="acp-notebook-agent %(levelname)s %(name)s: %(message)s",
+    )
+    scenario: Scenario | None = None
+    if args.scenario is not None:
+        try:
+            scenario = load_scenario(args.scenario)
+        except (OSError, ScenarioError) as exc:
+            print(f"acp-notebook-agent: bad --scenario: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
+    faults = Faults(
+        crash_after=args.crash_after,
+        bad_json=args.bad_json,
+        oversize_line=args.oversize_line,
+        bad_base64=args.bad_base64,
+        flood_stderr_mib=args.flood_stderr,
+        flood_output_mib=args.flood_output,
+        hang=args.hang,
+    )
+    data_dir = args.data_dir if args.data_dir is not None else default_data_dir()
+    server = AgentServer(
+        Store(data_dir.expanduser().absolute()),
+        faults=faults,
+        scenario=scenario,
+        grace=args.grace,
+        version=_version(),
+    )
+    with contextlib.suppress(KeyboardInterrupt):
+        anyio.run(_serve, server, backend="asyncio")
+
+
+if __name__ == "__main__":
+    main()

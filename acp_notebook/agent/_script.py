@@ -1,0 +1,140 @@
+"""Turn the text of a prompt into the steps the embedded agent performs.
+
+A prompt is a tiny script:
+
+* a line starting with ``$ `` is a command;
+* a fenced block with info string ``sh``, ``bash`` or ``shell`` is one command (the whole block);
+* a fenced ``console`` block holds commands on its lines starting with ``$ `` (other lines, the
+  expected output of a transcript, are ignored);
+* a fenced block with info string ``file path=relative/path`` asks to write that file;
+* everything else is text the agent says back, one message per paragraph run.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+
+__all__ = ["Run", "Say", "Step", "Write", "parse_script"]
+
+_SHELL_FENCES = frozenset({"sh", "bash", "shell"})
+
+
+@dataclass(frozen=True)
+class Say:
+    """Plain text the agent sends as a message."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Run:
+    """A shell command to run in a PTY once the client allows it."""
+
+    command: str
+
+
+@dataclass(frozen=True)
+class Write:
+    """A text file to write (``path`` is as written in the prompt, not yet checked)."""
+
+    path: str
+    content: str
+
+
+Step = Say | Run | Write
+
+
+def _fence_info(line: str) -> str | None:
+    stripped = line.strip()
+    if stripped.startswith("```"):
+        return stripped[3:].strip()
+    return None
+
+
+def _file_path(info: str) -> str | None:
+    """Return the ``path=`` of a ``file`` info string, or None if this is not one."""
+    try:
+        words = shlex.split(info)
+    except ValueError:
+        return None
+    if not words or words[0] != "file":
+        return None
+    for word in words[1:]:
+        if word.startswith("path="):
+            return word[len("path=") :]
+    return None
+
+
+def _command_line(line: str) -> str | None:
+    if line.startswith("$ "):
+        command = line[2:].strip()
+        return command or None
+    return None
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.steps: list[Step] = []
+        self._text: list[str] = []
+
+    def text(self, line: str) -> None:
+        self._text.append(line)
+
+    def step(self, step: Step) -> None:
+        self.flush()
+        self.steps.append(step)
+
+    def flush(self) -> None:
+        text = "\n".join(self._text).strip("\n")
+        self._text = []
+        if text.strip():
+            self.steps.append(Say(text))
+
+
+def parse_script(text: str) -> list[Step]:
+    """Parse prompt text into steps, in order."""
+    out = _Builder()
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        info = _fence_info(line)
+        if info is None:
+            command = _command_line(line)
+            if command is not None:
+                out.step(Run(command))
+            else:
+                out.text(line)
+            i += 1
+            continue
+        # A fence: collect its body up to the closing ``` (or the end of the prompt).
+        body: list[str] = []
+        j = i + 1
+        while j < len(lines) and _fence_info(lines[j]) != "":
+            body.append(lines[j])
+            j += 1
+        closed = j < len(lines)
+        kind = info.split(maxsplit=1)[0] if info else ""
+        path = _file_path(info)
+        if kind in _SHELL_FENCES:
+            command = "\n".join(body).strip()
+            if command:
+                out.step(Run(command))
+        elif kind == "console":
+            for body_line in body:
+                command = _command_line(body_line.lstrip())
+                if command is not None:
+                    out.step(Run(command))
+        elif path is not None:
+            content = "\n".join(body) + ("\n" if body else "")
+            out.step(Write(path, content))
+        else:
+            out.text(line)
+            for body_line in body:
+                out.text(body_line)
+            if closed:
+                out.text(lines[j])
+        i = j + 1
+    out.flush()
+    return out.steps

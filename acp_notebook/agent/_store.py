@@ -1,0 +1,245 @@
+"""Sessions of the embedded agent on disk, and their compaction for replay.
+
+Each session is one JSONL file ``<data dir>/sessions/<session id>.jsonl``. The first line is a
+header ``{"kind": "session", "sessionId", "cwd", "createdAt"}``; later lines are
+``{"kind": "update", "update": {...}}`` (every session update the agent sent, in order),
+``{"kind": "grant", "key", "allow"}`` (an allow/reject-always choice) or
+``{"kind": "title", "title"}``. A torn last line (crash mid-write) is ignored.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import os
+import re
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+__all__ = ["SessionFile", "SessionRecord", "Store", "compact_history", "default_data_dir"]
+
+_SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+
+
+def default_data_dir() -> Path:
+    """``$XDG_DATA_HOME/acp-notebook-agent``, else ``~/.local/share/acp-notebook-agent``."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "acp-notebook-agent"
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat().replace("+00:00", "Z")
+
+
+@dataclass
+class SessionRecord:
+    """What a session file holds once read back."""
+
+    session_id: str
+    cwd: str
+    created_at: str
+    updated_at: str
+    title: str | None = None
+    updates: list[dict[str, Any]] = field(default_factory=list)
+    grants: dict[str, bool] = field(default_factory=dict)
+
+
+class SessionFile:
+    """Append-only writer for one session."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def _append(self, entry: dict[str, Any]) -> None:
+        line = json.dumps(entry, separators=(",", ":"), ensure_ascii=False) + "\n"
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(line)
+
+    def update(self, update: dict[str, Any]) -> None:
+        self._append({"kind": "update", "update": update})
+
+    def grant(self, key: str, allow: bool) -> None:
+        self._append({"kind": "grant", "key": key, "allow": allow})
+
+    def title(self, title: str) -> None:
+        self._append({"kind": "title", "title": title})
+
+
+class Store:
+    """The directory of session files."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.root = data_dir / "sessions"
+
+    def _path(self, session_id: str) -> Path | None:
+        if not _SESSION_ID.match(session_id):
+            return None
+        return self.root / f"{session_id}.jsonl"
+
+    def create(self, cwd: str) -> tuple[str, SessionFile]:
+        self.root.mkdir(parents=True, exist_ok=True)
+        session_id = f"sess-{uuid.uuid4().hex}"
+        path = self.root / f"{session_id}.jsonl"
+        file = SessionFile(path)
+        file._append({"kind": "session", "sessionId": session_id, "cwd": cwd, "createdAt": _now()})
+        return session_id, file
+
+    def open(self, session_id: str) -> SessionFile | None:
+        path = self._path(session_id)
+        if path is None or not path.is_file():
+            return None
+        return SessionFile(path)
+
+    def load(self, session_id: str) -> SessionRecord | None:
+        path = self._path(session_id)
+        if path is None or not path.is_file():
+            return None
+        return _read(path)
+
+    def list(self) -> list[SessionRecord]:
+        """Every readable session, most recently updated first."""
+        if not self.root.is_dir():
+            return []
+        records = [r for p in self.root.glob("*.jsonl") if (r := _read(p)) is not None]
+        records.sort(key=lambda r: r.updated_at, reverse=True)
+        return records
+
+
+def _read(path: Path) -> SessionRecord | None:
+    try:
+        text = path.read_text("utf-8")
+        mtime = datetime.fromtimestamp(path.stat().st_mtime, UTC)
+    except (OSError, UnicodeDecodeError):
+        return None
+    record: SessionRecord | None = None
+    for line in text.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue  # a torn line from a crash
+        if not isinstance(entry, dict):
+            continue
+        kind = entry.get("kind")
+        if record is None:
+            if kind != "session":
+                return None
+            record = SessionRecord(
+                session_id=str(entry["sessionId"]),
+                cwd=str(entry["cwd"]),
+                created_at=str(entry.get("createdAt", "")),
+                updated_at=mtime.isoformat().replace("+00:00", "Z"),
+            )
+        elif kind == "update" and isinstance(entry.get("update"), dict):
+            record.updates.append(entry["update"])
+        elif kind == "grant" and isinstance(entry.get("key"), str):
+            record.grants[entry["key"]] = bool(entry.get("allow"))
+        elif kind == "title" and isinstance(entry.get("title"), str):
+            record.title = entry["title"]
+    return record
+
+
+_CHUNK_TO_MESSAGE = {
+    "user_message_chunk": "user_message",
+    "agent_message_chunk": "agent_message",
+    "agent_thought_chunk": "agent_thought",
+}
+
+
+def _merge_blocks(blocks: list[Any]) -> list[Any]:
+    """Join adjacent text blocks (without annotations) so a replayed message reads the same."""
+    out: list[Any] = []
+    for block in blocks:
+        if (
+            out
+            and isinstance(block, dict)
+            and set(block) == {"type", "text"}
+            and block["type"] == "text"
+            and isinstance(out[-1], dict)
+            and set(out[-1]) == {"type", "text"}
+            and out[-1]["type"] == "text"
+        ):
+            out[-1] = {"type": "text", "text": out[-1]["text"] + block["text"]}
+        else:
+            out.append(dict(block) if isinstance(block, dict) else block)
+    return out
+
+
+def _b64(value: Any) -> bytes:
+    try:
+        return base64.b64decode(str(value or ""), validate=True)
+    except binascii.Error:
+        return b""
+
+
+def compact_history(updates: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Fold recorded live updates into the updates a ``replayFrom: start`` sends.
+
+    * message chunks become one full ``*_message`` per ``messageId``;
+    * the updates of one tool call fold (patch rules) into one ``tool_call_update``;
+    * a terminal becomes one ``terminal_update`` whose ``output.data`` is all its bytes;
+    * ``state_update``s are dropped (replay is history, not the current state).
+
+    Each folded item takes the place of its first live update.
+    """
+    order: list[tuple[str, str]] = []
+    folded: dict[tuple[str, str], dict[str, Any]] = {}
+    terminal_bytes: dict[str, bytearray] = {}
+    for update in updates:
+        tag = update.get("sessionUpdate")
+        if tag == "state_update":
+            continue
+        if tag in _CHUNK_TO_MESSAGE or tag in _CHUNK_TO_MESSAGE.values():
+            message_tag = _CHUNK_TO_MESSAGE.get(str(tag), str(tag))
+            key = (message_tag, str(update.get("messageId")))
+            entry = folded.get(key)
+            if entry is None:
+                entry = {"sessionUpdate": message_tag, "messageId": update.get("messageId")}
+                entry["content"] = []
+                folded[key] = entry
+                order.append(key)
+            if tag in _CHUNK_TO_MESSAGE:
+                entry["content"] = [*entry["content"], update.get("content")]
+            elif "content" in update:
+                entry["content"] = list(update["content"] or [])
+            continue
+        if tag == "tool_call_update":
+            key = ("tool", str(update.get("toolCallId")))
+            if key not in folded:
+                folded[key] = {}
+                order.append(key)
+            folded[key].update(update)
+            continue
+        if tag in ("terminal_update", "terminal_output_chunk"):
+            terminal_id = str(update.get("terminalId"))
+            key = ("terminal", terminal_id)
+            if key not in folded:
+                folded[key] = {"sessionUpdate": "terminal_update", "terminalId": terminal_id}
+                order.append(key)
+                terminal_bytes[terminal_id] = bytearray()
+            data = terminal_bytes[terminal_id]
+            if tag == "terminal_output_chunk":
+                data += _b64(update.get("data"))
+            else:
+                fields = {k: v for k, v in update.items() if k != "output"}
+                folded[key].update(fields)
+                output = update.get("output")
+                if isinstance(output, dict):  # a snapshot replaces what came before
+                    data[:] = _b64(output.get("data"))
+            continue
+        key = ("other", str(len(order)))
+        folded[key] = dict(update)
+        order.append(key)
+    result: list[dict[str, Any]] = []
+    for key in order:
+        item = folded[key]
+        if key[0] in _CHUNK_TO_MESSAGE.values():
+            item = {**item, "content": _merge_blocks(item["content"])}
+        elif key[0] == "terminal":
+            item = {**item, "output": {"data": base64.b64encode(terminal_bytes[key[1]]).decode()}}
+        result.append(item)
+    return result

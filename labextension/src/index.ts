@@ -1,0 +1,43 @@
+import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { ICommandPalette } from '@jupyterlab/apputils';
+import { IJupyterWidgetRegistry } from '@jupyter-widgets/base';
+
+import { AgentPanelModel, AgentPanelView, getSidePanel, IShellLike } from './panel';
+import { TerminalModel, TerminalView } from './terminal';
+import { MODULE_NAME, MODULE_VERSION } from './version';
+
+const SHOW_PANEL = 'acp-notebook:show-panel';
+
+const plugin: JupyterFrontEndPlugin<void> = {
+  id: 'acp-notebook:plugin',
+  description: 'Live terminals and the agent side panel for acp_notebook.',
+  autoStart: true,
+  requires: [IJupyterWidgetRegistry],
+  optional: [ICommandPalette],
+  activate: (
+    app: JupyterFrontEnd,
+    registry: IJupyterWidgetRegistry,
+    palette: ICommandPalette | null
+  ) => {
+    registry.registerWidget({
+      name: MODULE_NAME,
+      version: MODULE_VERSION,
+      exports: { TerminalModel, TerminalView, AgentPanelModel, AgentPanelView }
+    });
+
+    const panel = getSidePanel();
+    const shell = app.shell as unknown as IShellLike;
+    panel.setShell(shell);
+    shell.add(panel, 'right', { rank: 600 });
+
+    app.commands.addCommand(SHOW_PANEL, {
+      label: 'ACP: Show agent panel',
+      caption: 'Open the ACP agent panel in the right sidebar',
+      icon: args => (args['isPalette'] ? undefined : panel.title.icon),
+      execute: () => panel.reveal()
+    });
+    palette?.addItem({ command: SHOW_PANEL, category: 'ACP' });
+  }
+};
+
+export default plugin;

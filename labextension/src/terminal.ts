@@ -1,0 +1,301 @@
+/**
+ * Live terminal view: raw bytes from the kernel go straight into xterm.js.
+ *
+ * Protocol (see acp_notebook/_widgets/_terminal.py): the view sends `ready` with a fresh
+ * token when it renders and whenever it sees a gap in `seq`; the kernel answers with a
+ * `backlog` for that token. Until that answer arrives every chunk is dropped, because the
+ * backlog covers it. After it, chunks must arrive with seq = last + 1.
+ */
+import {
+  DOMWidgetModel,
+  DOMWidgetView,
+  ISerializers
+} from '@jupyter-widgets/base';
+import type { Terminal } from '@xterm/xterm';
+
+import { MODULE_NAME, MODULE_VERSION } from './version';
+
+/** ESC c (full reset) + erase scrollback, written in-band so queued writes stay ordered. */
+const RESET_SEQUENCE = '\x1bc\x1b[3J';
+/** How long the test hooks (data-* attributes) wait after the last write. */
+const HOOK_DELAY_MS = 30;
+
+interface IExitStatus {
+  exitCode?: number | null;
+  signal?: string | null;
+}
+
+export function exitBadge(status: IExitStatus | null | undefined): string {
+  if (status === null || status === undefined) {
+    return 'running';
+  }
+  if (status.exitCode !== null && status.exitCode !== undefined) {
+    return `exit ${status.exitCode}`;
+  }
+  if (status.signal) {
+    return `signal ${status.signal}`;
+  }
+  return 'exited';
+}
+
+function toBytes(buffer: ArrayBuffer | ArrayBufferView): Uint8Array {
+  if (buffer instanceof ArrayBuffer) {
+    return new Uint8Array(buffer);
+  }
+  return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+}
+
+let tokenCounter = 0;
+function newToken(): string {
+  tokenCounter += 1;
+  return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}-${tokenCounter}`;
+}
+
+export class TerminalModel extends DOMWidgetModel {
+  defaults(): any {
+    return {
+      ...super.defaults(),
+      _model_name: 'TerminalModel',
+      _model_module: MODULE_NAME,
+      _model_module_version: MODULE_VERSION,
+      _view_name: 'TerminalView',
+      _view_module: MODULE_NAME,
+      _view_module_version: MODULE_VERSION,
+      terminal_id: '',
+      command: '',
+      cwd: '',
+      cols: 80,
+      rows: 24,
+      exit_status: null,
+      can_cancel: false
+    };
+  }
+
+  static serializers: ISerializers = {
+    ...DOMWidgetModel.serializers
+  };
+}
+
+export class TerminalView extends DOMWidgetView {
+  private _term: Terminal | null = null;
+  private _screen: HTMLDivElement | null = null;
+  private _commandEl: HTMLElement | null = null;
+  private _cwdEl: HTMLElement | null = null;
+  private _badgeEl: HTMLElement | null = null;
+  private _stopButton: HTMLButtonElement | null = null;
+  private _waitingToken: string | null = null;
+  private _lastSeq = 0;
+  private _bytes = 0;
+  private _hookTimer: number | null = null;
+  private _stopping = false;
+
+  async render(): Promise<void> {
+    this.el.classList.add('acp-terminal');
+    this.el.appendChild(this._buildHeader());
+    this._screen = document.createElement('div');
+    this._screen.className = 'acp-terminal-screen';
+    this.el.appendChild(this._screen);
+    this._updateHeader();
+
+    this.listenTo(this.model, 'msg:custom', this._onMessage);
+    this.listenTo(
+      this.model,
+      'change:command change:cwd change:exit_status change:can_cancel',
+      this._updateHeader
+    );
+    this.listenTo(this.model, 'change:cols change:rows', this._resize);
+
+    const { Terminal } = await import('@xterm/xterm');
+    this._term = new Terminal({
+      cols: this._cols(),
+      rows: this._rows(),
+      disableStdin: true,
+      convertEol: false,
+      cursorBlink: false,
+      scrollback: 10000,
+      fontSize: 13
+    });
+    const screen = this._screen;
+    void this.displayed.then(() => {
+      if (this._term && screen.isConnected && !this._term.element) {
+        this._term.open(screen);
+      }
+    });
+    // xterm parses writes made before open(); the backlog request need not wait.
+    this._requestBacklog();
+  }
+
+  remove(): any {
+    if (this._hookTimer !== null) {
+      window.clearTimeout(this._hookTimer);
+    }
+    this._term?.dispose();
+    this._term = null;
+    return super.remove();
+  }
+
+  private _cols(): number {
+    return Math.max(1, Number(this.model.get('cols')) || 80);
+  }
+
+  private _rows(): number {
+    return Math.max(1, Number(this.model.get('rows')) || 24);
+  }
+
+  private _resize(): void {
+    this._term?.resize(this._cols(), this._rows());
+  }
+
+  private _buildHeader(): HTMLElement {
+    const header = document.createElement('div');
+    header.className = 'acp-terminal-header';
+    this._commandEl = document.createElement('code');
+    this._commandEl.className = 'acp-terminal-command';
+    this._cwdEl = document.createElement('span');
+    this._cwdEl.className = 'acp-terminal-cwd';
+    this._badgeEl = document.createElement('span');
+    this._badgeEl.className = 'acp-exit-badge';
+    this._stopButton = document.createElement('button');
+    this._stopButton.className = 'acp-terminal-stop jp-mod-styled jp-mod-warn';
+    this._stopButton.textContent = 'Stop';
+    this._stopButton.title = 'Cancel this command';
+    this._stopButton.addEventListener('click', () => {
+      this._stopping = true;
+      this.send({ type: 'cancel' });
+      this._updateHeader();
+    });
+    header.append(this._commandEl, this._cwdEl, this._badgeEl, this._stopButton);
+    return header;
+  }
+
+  private _updateHeader(): void {
+    const command: string = this.model.get('command') || '';
+    const cwd: string = this.model.get('cwd') || '';
+    const status: IExitStatus | null = this.model.get('exit_status');
+    if (this._commandEl) {
+      this._commandEl.textContent = `$ ${command}`;
+      this._commandEl.title = command;
+    }
+    if (this._cwdEl) {
+      this._cwdEl.textContent = cwd ? `in ${cwd}` : '';
+    }
+    if (this._badgeEl) {
+      const badge = exitBadge(status);
+      this._badgeEl.textContent = badge;
+      this._badgeEl.dataset.state =
+        status === null || status === undefined
+          ? 'running'
+          : status.exitCode === 0
+            ? 'ok'
+            : 'failed';
+    }
+    if (this._stopButton) {
+      const running = status === null || status === undefined;
+      const show = Boolean(this.model.get('can_cancel')) && running;
+      this._stopButton.style.display = show ? '' : 'none';
+      this._stopButton.disabled = this._stopping;
+      this._stopButton.textContent = this._stopping ? 'Stopping…' : 'Stop';
+    }
+  }
+
+  private _requestBacklog(): void {
+    this._waitingToken = newToken();
+    this.el.dataset.phase = 'waiting';
+    this.send({ type: 'ready', token: this._waitingToken });
+  }
+
+  private _onMessage(
+    content: any,
+    buffers: (ArrayBuffer | ArrayBufferView)[] | undefined
+  ): void {
+    if (!this._term || !content || typeof content !== 'object') {
+      return;
+    }
+    const seq = Number(content.seq);
+    const data = buffers && buffers.length ? toBytes(buffers[0]) : new Uint8Array();
+    switch (content.type) {
+      case 'backlog':
+        if (content.token !== this._waitingToken) {
+          return; // another view's answer
+        }
+        this._waitingToken = null;
+        this.el.dataset.phase = 'live';
+        this._lastSeq = seq;
+        this._replace(data, Number(content.omitted) || 0);
+        return;
+      case 'chunk':
+      case 'reset':
+        if (this._waitingToken !== null || seq <= this._lastSeq) {
+          return; // covered by the backlog we asked for, or already written
+        }
+        if (seq !== this._lastSeq + 1) {
+          this._requestBacklog(); // a message was lost: start over from the backlog
+          return;
+        }
+        this._lastSeq = seq;
+        if (content.type === 'reset') {
+          this._replace(data, Number(content.omitted) || 0);
+        } else {
+          this._write(data);
+        }
+        return;
+    }
+  }
+
+  private _replace(data: Uint8Array, omitted: number): void {
+    this._bytes = 0;
+    this._write(RESET_SEQUENCE);
+    if (omitted > 0) {
+      this._write(`\x1b[2m[${omitted} earlier bytes omitted]\x1b[0m\r\n`);
+    }
+    this._write(data);
+  }
+
+  private _write(data: Uint8Array | string): void {
+    if (!this._term) {
+      return;
+    }
+    if (typeof data !== 'string') {
+      this._bytes += data.byteLength;
+    }
+    this._term.write(data, () => this._scheduleHooks());
+  }
+
+  /** Expose what xterm shows as data-* attributes, for browser tests. */
+  private _scheduleHooks(): void {
+    if (this._hookTimer !== null) {
+      window.clearTimeout(this._hookTimer);
+    }
+    this._hookTimer = window.setTimeout(() => {
+      this._hookTimer = null;
+      this._updateHooks();
+    }, HOOK_DELAY_MS);
+  }
+
+  private _updateHooks(): void {
+    const term = this._term;
+    if (!term) {
+      return;
+    }
+    const buffer = term.buffer.active;
+    const lines: string[] = [];
+    for (let i = 0; i < buffer.length; i++) {
+      const line = buffer.getLine(i);
+      if (!line) {
+        continue;
+      }
+      const text = line.translateToString(true);
+      if (line.isWrapped && lines.length) {
+        lines[lines.length - 1] += text;
+      } else {
+        lines.push(text);
+      }
+    }
+    while (lines.length && lines[lines.length - 1] === '') {
+      lines.pop();
+    }
+    this.el.dataset.seq = String(this._lastSeq);
+    this.el.dataset.bytes = String(this._bytes);
+    this.el.dataset.text = lines.join('\n');
+  }
+}

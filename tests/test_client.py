@@ -1,0 +1,248 @@
+"""The async client API against real subprocess agents (scripted fakes in tests/fakes)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+import acp_notebook as acp
+from tests._schema import assert_client_traffic_valid
+
+PEER = Path(__file__).parent / "fakes" / "client_peer.py"
+PERMISSION_IDS = {i: "session/request_permission" for i in range(100, 200)}
+
+
+def sent(log: Path) -> list[dict[str, Any]]:
+    """What our client sent to the fake agent, in order."""
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+
+
+@asynccontextmanager
+async def fake_agent(
+    mode: str, tmp_path: Path, permission: acp.PermissionHandler | None = None
+) -> AsyncIterator[tuple[acp.Agent, Path]]:
+    log = tmp_path / f"{mode}.jsonl"
+    async with acp.connect(
+        [sys.executable, str(PEER), mode, str(log)], cwd=tmp_path, permission=permission
+    ) as agent:
+        yield agent, log
+    assert_client_traffic_valid(sent(log), PERMISSION_IDS)
+
+
+def permission_answers(log: Path) -> list[dict[str, Any]]:
+    return [m["result"] for m in sent(log) if "result" in m]
+
+
+@pytest.mark.anyio
+async def test_initialize_then_prompt_turn(tmp_path: Path) -> None:
+    async with fake_agent("plain", tmp_path) as (agent, log):
+        assert agent.info is not None and agent.info.name == "fake"
+        assert agent.capabilities is not None
+        session = await agent.new_session(cwd=tmp_path)
+        turn = await session.prompt("hello")
+        assert turn.message_id == "u1"
+        kinds = [u.session_update async for u in turn.updates()]
+        assert await turn.wait() == "end_turn"
+        assert kinds[0] == "user_message" and kinds[-1] == "state_update"
+        assert turn.text == "working"
+        methods = [m.get("method") for m in sent(log)]
+        assert methods == ["initialize", "session/new", "session/prompt"]
+        first = sent(log)[0]["params"]
+        assert first["protocolVersion"] == 2 and first["info"]["name"] == "acp_notebook"
+
+
+@pytest.mark.anyio
+async def test_empty_prompt_ack_is_accepted(tmp_path: Path) -> None:
+    async with fake_agent("empty_ack", tmp_path) as (agent, _):
+        session = await agent.new_session(cwd=tmp_path)
+        turn = await session.prompt("hello")
+        assert turn.message_id is None
+        assert await turn.wait() == "end_turn"
+
+
+@pytest.mark.anyio
+async def test_second_prompt_in_flight_raises_before_sending(tmp_path: Path) -> None:
+    release = anyio.Event()
+
+    async def slow(request: acp.RequestPermissionRequest) -> str | None:
+        await release.wait()
+        return "no"
+
+    async with fake_agent("permission", tmp_path, slow) as (agent, log):
+        session = await agent.new_session(cwd=tmp_path)
+        turn = await session.prompt("one")
+        with pytest.raises(acp.TurnInProgress):
+            await session.prompt("two")
+        assert [m.get("method") for m in sent(log)].count("session/prompt") == 1
+        release.set()
+        assert await turn.wait() == "end_turn"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("mode", "needle"),
+    [
+        ("v1", "protocol version 1"),
+        ("claims2", "v1"),
+        ("reject", "supports [1]"),
+    ],
+)
+async def test_non_v2_agents_are_refused(tmp_path: Path, mode: str, needle: str) -> None:
+    log = tmp_path / "log.jsonl"
+    with pytest.raises(acp.UnsupportedProtocolVersion) as info:
+        async with acp.connect([sys.executable, str(PEER), mode, str(log)], cwd=tmp_path):
+            pass
+    assert needle in str(info.value)
+    # Nothing is sent after a failed initialize.
+    assert [m.get("method") for m in sent(log)] == ["initialize"]
+
+
+@pytest.mark.anyio
+async def test_claims_two_speaks_one_keeps_what_it_said(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    with pytest.raises(acp.UnsupportedProtocolVersion) as info:
+        async with acp.connect([sys.executable, str(PEER), "claims2", str(log)], cwd=tmp_path):
+            pass
+    assert info.value.answered["agentInfo"]["name"] == "old"
+
+
+@pytest.mark.anyio
+async def test_authentication_required_names_methods(tmp_path: Path) -> None:
+    async with fake_agent("auth", tmp_path) as (agent, _):
+        assert [m.to_wire()["methodId"] for m in agent.auth_methods] == ["token"]
+        with pytest.raises(acp.AuthenticationRequired) as info:
+            await agent.new_session(cwd=tmp_path)
+        assert "token" in str(info.value)
+
+
+@pytest.mark.anyio
+async def test_agent_crash_mid_turn_fails_turn_with_stderr_tail(tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    async with acp.connect([sys.executable, str(PEER), "crash", str(log)], cwd=tmp_path) as agent:
+        session = await agent.new_session(cwd=tmp_path)
+        turn = await session.prompt("go")
+        with pytest.raises(acp.AgentExited) as info:
+            await turn.wait()
+        assert "fell over" in str(info.value)
+        assert "7" in str(info.value)
+        # What arrived before the crash is kept.
+        assert turn.text == "working"
+        with pytest.raises(acp.AgentExited):
+            await agent.new_session(cwd=tmp_path)
+
+
+@pytest.mark.anyio
+async def test_custom_update_kept_and_malformed_update_reported(tmp_path: Path) -> None:
+    async with fake_agent("custom", tmp_path) as (agent, _):
+        session = await agent.new_session(cwd=tmp_path)
+        turn = await session.prompt("go")
+        updates = [u async for u in turn.updates()]
+        custom = [u for u in updates if u.session_update == "_acme_progress"]
+        assert len(custom) == 1
+        assert custom[0].raw == {
+            "sessionUpdate": "_acme_progress",
+            "percent": 40,
+            "extra": {"a": [1]},
+        }
+        assert any("data" in problem for problem in session.problems)
+        assert await turn.wait() == "end_turn"
+
+
+# -- permission handling fails closed ---------------------------------------------------------
+
+
+def _raises(request: acp.RequestPermissionRequest) -> str | None:
+    raise RuntimeError("handler bug")
+
+
+HANDLERS: dict[str, tuple[Callable[..., Any], dict[str, Any], str]] = {
+    "sync allow": (lambda r: "ok", {"outcome": "selected", "optionId": "ok"}, "handler"),
+    "sync reject": (lambda r: "no", {"outcome": "selected", "optionId": "no"}, "handler"),
+    "returns None": (lambda r: None, {"outcome": "cancelled"}, "handler"),
+    "raises": (_raises, {"outcome": "cancelled"}, "error"),
+    "not offered": (lambda r: "yes-please", {"outcome": "cancelled"}, "invalid"),
+    "not a string": (lambda r: 1, {"outcome": "cancelled"}, "invalid"),
+}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("case", list(HANDLERS))
+async def test_permission_handler_paths(tmp_path: Path, case: str) -> None:
+    handler, outcome, decided_by = HANDLERS[case]
+    async with fake_agent("permission", tmp_path, handler) as (agent, log):
+        session = await agent.new_session(cwd=tmp_path)
+        turn = await session.prompt("go")
+        assert await turn.wait() == "end_turn"
+        assert permission_answers(log) == [{"outcome": outcome}]
+        (decision,) = session.permissions
+        assert decision.decided_by == decided_by
+        assert decision.request.subject is not None
+        assert decision.request.subject.command == "make"  # type: ignore[union-attr]
+
+
+@pytest.mark.anyio
+async def test_async_handler_allow(tmp_path: Path) -> None:
+    async def handler(request: acp.RequestPermissionRequest) -> str | None:
+        await anyio.sleep(0)
+        return request.options[0].option_id
+
+    async with fake_agent("permission", tmp_path, handler) as (agent, log):
+        session = await agent.new_session(cwd=tmp_path)
+        turn = await session.prompt("go")
+        await turn.wait()
+        assert permission_answers(log) == [{"outcome": {"outcome": "selected", "optionId": "ok"}}]
+
+
+@pytest.mark.anyio
+async def test_no_handler_means_cancelled(tmp_path: Path) -> None:
+    async with fake_agent("permission", tmp_path, None) as (agent, log):
+        session = await agent.new_session(cwd=tmp_path)
+        turn = await session.prompt("go")
+        await turn.wait()
+        assert permission_answers(log) == [{"outcome": {"outcome": "cancelled"}}]
+
+
+@pytest.mark.anyio
+async def test_cancel_answers_pending_permission_cancelled(tmp_path: Path) -> None:
+    asked = anyio.Event()
+
+    async def never(request: acp.RequestPermissionRequest) -> str | None:
+        asked.set()
+        await anyio.sleep_forever()
+        return "ok"  # pragma: no cover
+
+    async with fake_agent("permission", tmp_path, never) as (agent, log):
+        session = await agent.new_session(cwd=tmp_path)
+        turn = await session.prompt("go")
+        with anyio.fail_after(10):
+            await asked.wait()
+        await session.cancel()
+        await turn.wait()
+        assert permission_answers(log) == [{"outcome": {"outcome": "cancelled"}}]
+        assert session.permissions[0].decided_by == "cancel"
+        assert "session/cancel" in [m.get("method") for m in sent(log)]
+
+
+@pytest.mark.anyio
+async def test_turn_end_answers_unanswered_permission_cancelled(tmp_path: Path) -> None:
+    async def never(request: acp.RequestPermissionRequest) -> str | None:
+        await anyio.sleep_forever()
+        return "ok"  # pragma: no cover
+
+    async with fake_agent("permission_then_idle", tmp_path, never) as (agent, log):
+        session = await agent.new_session(cwd=tmp_path)
+        turn = await session.prompt("go")
+        await turn.wait()
+        with anyio.fail_after(10):
+            while not permission_answers(log):
+                await anyio.sleep(0.02)
+        assert permission_answers(log) == [{"outcome": {"outcome": "cancelled"}}]

@@ -1,0 +1,509 @@
+from __future__ import annotations
+
+import json
+import tracemalloc
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import pytest
+
+from acp_notebook._errors import ConnectionClosed, MethodNotFound, RpcError
+from acp_notebook._jsonrpc import Connection, connection_pair
+from acp_notebook._lines import LineReader, LineTooLong, memory_byte_pipe
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+class RawPeer:
+    """The other end of a Connection, speaking raw bytes."""
+
+    def __init__(self, send: Any, receive: Any) -> None:
+        self.send_stream = send
+        self.receive_stream = receive
+        self._reader = LineReader(receive, 2**30)
+        self._lines: list[bytes] = []
+        self.raw_lines: list[bytes] = []
+
+    async def send_raw(self, data: bytes) -> None:
+        await self.send_stream.send(data)
+
+    async def send(self, message: Any) -> None:
+        await self.send_raw(json.dumps(message).encode() + b"\n")
+
+    async def recv_line(self) -> bytes:
+        while not self._lines:
+            batch = await self._reader.receive_lines()
+            assert batch is not None, "connection closed its output"
+            for item in batch:
+                assert isinstance(item, bytes)
+                self._lines.append(item)
+        line = self._lines.pop(0)
+        self.raw_lines.append(line)
+        return line
+
+    async def recv(self) -> Any:
+        return json.loads(await self.recv_line())
+
+
+@asynccontextmanager
+async def raw_peer(**kwargs: Any) -> AsyncIterator[tuple[Connection, RawPeer]]:
+    to_conn, conn_in = memory_byte_pipe(64)
+    conn_out, from_conn = memory_byte_pipe(64)
+    conn = Connection(conn_in, conn_out, **kwargs)
+    peer = RawPeer(to_conn, from_conn)
+    try:
+        async with conn:
+            yield conn, peer
+    finally:
+        await to_conn.aclose()
+        await from_conn.aclose()
+
+
+async def echo(method: str, params: Any) -> Any:
+    return {"method": method, "params": params}
+
+
+async def test_request_round_trip_and_id_sequence() -> None:
+    a, b = connection_pair()
+    b.set_request_handler(echo)
+    async with a, b:
+        assert await a.request("one", {"x": 1}) == {"method": "one", "params": {"x": 1}}
+        assert await a.request("two") == {"method": "two", "params": None}
+    sent_ids = [m["id"] for d, m in a.log if d == "send" and isinstance(m, dict)]
+    assert sent_ids == [0, 1]
+    assert a.closed and b.closed
+
+
+async def test_peer_id_zero_does_not_collide_with_ours() -> None:
+    async with raw_peer(request_handler=echo) as (conn, peer):
+        result: dict[str, Any] = {}
+
+        async def ask() -> None:
+            result["value"] = await conn.request("ours", {"n": 1})
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ask)
+            ours = await peer.recv()
+            assert ours["id"] == 0 and ours["method"] == "ours"
+            # The peer sends its own request with id 0 before answering ours.
+            await peer.send({"jsonrpc": "2.0", "id": 0, "method": "theirs", "params": {"n": 2}})
+            answer = await peer.recv()
+            assert answer == {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "result": {"method": "theirs", "params": {"n": 2}},
+            }
+            await peer.send({"jsonrpc": "2.0", "id": 0, "result": "for ours"})
+        assert result["value"] == "for ours"
+
+
+async def test_bad_json_is_answered_and_reported() -> None:
+    problems: list[str] = []
+    async with raw_peer(request_handler=echo, on_problem=problems.append) as (conn, peer):
+        await peer.send_raw(b"{not json\n")
+        reply = await peer.recv()
+        assert reply["id"] is None and reply["error"]["code"] == -32700
+        await peer.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"m","params":"\xff\xfe"}\n')
+        reply = await peer.recv()
+        assert reply["id"] is None and reply["error"]["code"] == -32700
+        await peer.send_raw(b"42\n")
+        reply = await peer.recv()
+        assert reply["id"] is None and reply["error"]["code"] == -32600
+        await peer.send({"jsonrpc": "2.0", "id": 7, "method": "still"})
+        assert (await peer.recv())["result"] == {"method": "still", "params": None}
+    assert len(problems) == 3
+    assert "unparsable" in problems[0]
+    assert [m for d, m in conn.log if isinstance(m, str)] == problems
+
+
+async def test_oversize_line_is_dropped_with_bounded_memory() -> None:
+    problems: list[str] = []
+    limit = 4096
+    async with raw_peer(request_handler=echo, on_problem=problems.append, max_line_bytes=limit) as (
+        conn,
+        peer,
+    ):
+        block = b"a" * 2**20
+        tracemalloc.start()
+        try:
+            head = b'{"jsonrpc":"2.0","method":"huge","params":"'
+            await peer.send_raw(head)
+            for _ in range(200):  # 200 MiB in one line
+                await peer.send_raw(block)
+            await peer.send_raw(b'"}\n{"jsonrpc":"2.0","id":"after","method":"m"}\n')
+            reply = await peer.recv()
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert reply == {"jsonrpc": "2.0", "id": "after", "result": {"method": "m", "params": None}}
+        assert conn.max_buffered <= limit + 256 * 1024
+        assert peak < 16 * 2**20
+    assert len(problems) == 1
+    assert f"line of {len(head) + 200 * 2**20 + 2} bytes" in problems[0]
+
+
+async def test_batch_is_accepted_and_answered_line_by_line() -> None:
+    seen: list[tuple[str, Any]] = []
+
+    async def on_note(method: str, params: Any) -> None:
+        seen.append((method, params))
+
+    async with raw_peer(request_handler=echo, notification_handler=on_note) as (conn, peer):
+        await peer.send(
+            [
+                {"jsonrpc": "2.0", "id": 1, "method": "a"},
+                {"jsonrpc": "2.0", "method": "note", "params": [1]},
+                {"jsonrpc": "2.0", "id": 2, "method": "b"},
+                5,
+            ]
+        )
+        replies = [await peer.recv() for _ in range(3)]
+        assert all(isinstance(r, dict) for r in replies)
+        by_id = {r["id"]: r for r in replies}
+        assert by_id[1]["result"]["method"] == "a"
+        assert by_id[2]["result"]["method"] == "b"
+        assert by_id[None]["error"]["code"] == -32600
+        assert seen == [("note", [1])]
+        await peer.send([])
+        reply = await peer.recv()
+        assert reply["id"] is None and reply["error"]["code"] == -32600
+        await conn.notify("ping")
+        assert await peer.recv() == {"jsonrpc": "2.0", "method": "ping"}
+
+
+async def test_request_errors() -> None:
+    async def handler(method: str, params: Any) -> Any:
+        if method == "known_error":
+            raise RpcError(-32002, "Resource not found", {"uri": "x"})
+        if method == "boom":
+            raise ValueError("kaput")
+        if method == "unserialisable":
+            return object()
+        raise MethodNotFound(method)
+
+    problems: list[str] = []
+    async with raw_peer(request_handler=handler, on_problem=problems.append) as (_conn, peer):
+        for rid, method in enumerate(["nope", "known_error", "boom", "unserialisable"]):
+            await peer.send({"jsonrpc": "2.0", "id": rid, "method": method})
+        replies = {r["id"]: r["error"] for r in [await peer.recv() for _ in range(4)]}
+    assert replies[0]["code"] == -32601 and "nope" in replies[0]["message"]
+    assert replies[1] == {"code": -32002, "message": "Resource not found", "data": {"uri": "x"}}
+    assert replies[2]["code"] == -32603 and "kaput" in replies[2]["message"]
+    assert replies[3]["code"] == -32603
+    assert any("kaput" in p for p in problems)
+
+
+async def test_no_request_handler_answers_method_not_found() -> None:
+    async with raw_peer() as (_conn, peer):
+        await peer.send({"jsonrpc": "2.0", "id": "q", "method": "x"})
+        reply = await peer.recv()
+    assert reply["id"] == "q" and reply["error"]["code"] == -32601
+
+
+async def test_error_answer_raises_rpc_error() -> None:
+    async with raw_peer() as (conn, peer), anyio.create_task_group() as tg:
+        errors: list[RpcError] = []
+
+        async def ask() -> None:
+            with pytest.raises(RpcError) as info:
+                await conn.request("m")
+            errors.append(info.value)
+
+        tg.start_soon(ask)
+        request = await peer.recv()
+        await peer.send(
+            {
+                "jsonrpc": "2.0",
+                "id": request["id"],
+                "error": {"code": -32000, "message": "auth"},
+            }
+        )
+    assert (errors[0].code, errors[0].message) == (-32000, "auth")
+
+
+async def test_unknown_notification_is_ignored() -> None:
+    seen: list[str] = []
+
+    async def on_note(method: str, params: Any) -> None:
+        if method != "known":
+            raise MethodNotFound(method)
+        seen.append(method)
+
+    problems: list[str] = []
+    async with raw_peer(
+        request_handler=echo, notification_handler=on_note, on_problem=problems.append
+    ) as (_conn, peer):
+        await peer.send({"jsonrpc": "2.0", "method": "_vendor/unknown", "params": {}})
+        await peer.send({"jsonrpc": "2.0", "method": "known"})
+        await peer.send({"jsonrpc": "2.0", "id": 1, "method": "after"})
+        # The only line written back is the answer to the request.
+        assert (await peer.recv())["id"] == 1
+    assert seen == ["known"]
+    assert problems == []
+    assert len(peer.raw_lines) == 1
+
+
+async def test_failing_notification_handler_does_not_stop_reading() -> None:
+    async def on_note(method: str, params: Any) -> None:
+        raise RuntimeError("handler bug")
+
+    problems: list[str] = []
+    async with raw_peer(
+        request_handler=echo, notification_handler=on_note, on_problem=problems.append
+    ) as (_conn, peer):
+        await peer.send({"jsonrpc": "2.0", "method": "n"})
+        await peer.send({"jsonrpc": "2.0", "id": 1, "method": "after"})
+        assert (await peer.recv())["id"] == 1
+    assert len(problems) == 1 and "handler bug" in problems[0]
+
+
+async def test_notifications_keep_their_order() -> None:
+    seen: list[int] = []
+    done = anyio.Event()
+
+    async def on_note(method: str, params: Any) -> None:
+        n = params["n"]
+        for _ in range(n % 3):
+            await anyio.lowlevel.checkpoint()
+        if n % 7 == 0:
+            await anyio.sleep(0)
+        seen.append(n)
+        if n == 999:
+            done.set()
+
+    async with raw_peer(notification_handler=on_note) as (_conn, peer):
+        payload = b"".join(
+            json.dumps({"jsonrpc": "2.0", "method": "u", "params": {"n": n}}).encode() + b"\n"
+            for n in range(1000)
+        )
+        for start in range(0, len(payload), 777):  # chunk boundaries inside lines
+            await peer.send_raw(payload[start : start + 777])
+        await done.wait()
+    assert seen == list(range(1000))
+
+
+async def test_peer_requests_run_concurrently() -> None:
+    release = anyio.Event()
+
+    async def handler(method: str, params: Any) -> Any:
+        if method == "slow":
+            await release.wait()
+        return method
+
+    async def on_note(method: str, params: Any) -> None:
+        release.set()
+
+    async with raw_peer(request_handler=handler, notification_handler=on_note) as (_conn, peer):
+        await peer.send({"jsonrpc": "2.0", "id": 1, "method": "slow"})
+        await peer.send({"jsonrpc": "2.0", "id": 2, "method": "fast"})
+        assert (await peer.recv())["id"] == 2
+        await peer.send({"jsonrpc": "2.0", "method": "release"})
+        assert (await peer.recv())["id"] == 1
+
+
+async def test_cancel_request_from_peer() -> None:
+    started = anyio.Event()
+    cancelled: list[str] = []
+
+    async def handler(method: str, params: Any) -> Any:
+        if method == "$/cancel_request":
+            return "plain request"
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            cancelled.append(method)
+            if method == "permission":
+                return {"outcome": {"outcome": "cancelled"}}
+            raise
+        return None
+
+    async with raw_peer(request_handler=handler) as (_conn, peer):
+        await peer.send({"jsonrpc": "2.0", "id": 5, "method": "slow"})
+        await started.wait()
+        # Unknown ids are ignored: no answer is sent for them.
+        await peer.send(
+            {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 6}}
+        )
+        await peer.send(
+            {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 5}}
+        )
+        reply = await peer.recv()
+        assert reply["id"] == 5 and reply["error"]["code"] == -32800
+        # A handler may answer the cancellation itself.
+        await peer.send({"jsonrpc": "2.0", "id": "p", "method": "permission"})
+        await peer.send(
+            {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": "p"}}
+        )
+        reply = await peer.recv()
+        assert reply == {
+            "jsonrpc": "2.0",
+            "id": "p",
+            "result": {"outcome": {"outcome": "cancelled"}},
+        }
+        # Cancelling an answered request does nothing.
+        await peer.send(
+            {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 5}}
+        )
+        await peer.send({"jsonrpc": "2.0", "id": 9, "method": "$/cancel_request"})
+        reply = await peer.recv()
+        assert reply["id"] == 9  # a request named like the notification goes to the handler
+    assert cancelled[:2] == ["slow", "permission"]
+
+
+async def test_cancel_arriving_with_the_request() -> None:
+    async def handler(method: str, params: Any) -> Any:
+        await anyio.sleep_forever()
+
+    async with raw_peer(request_handler=handler) as (_conn, peer):
+        await peer.send_raw(
+            b'{"jsonrpc":"2.0","id":3,"method":"slow"}\n'
+            b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":3}}\n'
+        )
+        reply = await peer.recv()
+    assert reply["id"] == 3 and reply["error"]["code"] == -32800
+
+
+async def test_cancel_request_to_peer() -> None:
+    problems: list[str] = []
+    async with raw_peer(on_problem=problems.append) as (conn, peer):
+        outcome: list[Any] = []
+
+        async def ask() -> None:
+            with pytest.raises(RpcError) as info:
+                await conn.request("session/prompt", {"p": 1})
+            outcome.append(info.value.code)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ask)
+            request = await peer.recv()
+            conn.cancel_request(request["id"])
+            cancel = await peer.recv()
+            assert cancel == {
+                "jsonrpc": "2.0",
+                "method": "$/cancel_request",
+                "params": {"requestId": request["id"]},
+            }
+            await peer.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request["id"],
+                    "error": {"code": -32800, "message": "cancelled"},
+                }
+            )
+        assert outcome == [-32800]
+
+        # Cancelling the waiting task sends $/cancel_request by itself.
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(conn.request, "slow")
+            request = await peer.recv()
+            tg.cancel_scope.cancel()
+        cancel = await peer.recv()
+        assert cancel["method"] == "$/cancel_request"
+        assert cancel["params"] == {"requestId": request["id"]}
+        # Its late answer is dropped quietly.
+        await peer.send({"jsonrpc": "2.0", "id": request["id"], "result": None})
+        # A later exchange shows the reader went past it without a problem.
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(conn.request, "probe")
+            probe = await peer.recv()
+            await peer.send({"jsonrpc": "2.0", "id": probe["id"], "result": None})
+    assert problems == []
+
+
+async def test_end_of_stream_fails_pending_and_later_requests() -> None:
+    async with raw_peer() as (conn, peer):
+        async with anyio.create_task_group() as tg:
+            failures: list[BaseException] = []
+
+            async def ask() -> None:
+                with pytest.raises(ConnectionClosed) as info:
+                    await conn.request("m")
+                failures.append(info.value)
+
+            tg.start_soon(ask)
+            await peer.recv()
+            await peer.send_stream.aclose()
+        await conn.wait_closed()
+        assert conn.closed
+        with pytest.raises(ConnectionClosed):
+            await conn.request("later")
+        with pytest.raises(ConnectionClosed):
+            await conn.notify("later")
+    assert len(failures) == 1
+
+
+async def test_fail_raises_the_given_exception_everywhere() -> None:
+    class Boom(ConnectionClosed):
+        pass
+
+    boom = Boom("agent died")
+    async with raw_peer() as (conn, peer):
+        async with anyio.create_task_group() as tg:
+
+            async def ask() -> None:
+                with pytest.raises(Boom) as info:
+                    await conn.request("m")
+                assert info.value is boom
+
+            tg.start_soon(ask)
+            await peer.recv()
+            conn.fail(boom)
+        with pytest.raises(Boom):
+            await conn.request("later")
+        conn.fail(ConnectionClosed("second"))  # the first failure wins
+        assert conn.failure is boom
+
+
+async def test_answer_for_unknown_id_is_reported() -> None:
+    problems: list[str] = []
+    async with raw_peer(request_handler=echo, on_problem=problems.append) as (_conn, peer):
+        await peer.send({"jsonrpc": "2.0", "id": 42, "result": None})
+        await peer.send({"jsonrpc": "2.0", "id": 1, "method": "m"})
+        assert (await peer.recv())["id"] == 1
+    assert len(problems) == 1 and "42" in problems[0]
+
+
+async def test_written_lines_are_compact_utf8_without_raw_newlines() -> None:
+    async with raw_peer() as (conn, peer):
+        await conn.notify("n", {"text": "line1\nline2\u2028é", "lone": "\ud800"})
+        line = await peer.recv_line()
+    assert b"\n" not in line
+    message = json.loads(line)
+    assert message["params"]["text"] == "line1\nline2\u2028é"
+    assert message["params"]["lone"] == "\ud800"
+
+
+async def test_concurrent_writes_do_not_interleave() -> None:
+    async with raw_peer() as (conn, peer):
+        async with anyio.create_task_group() as tg:
+            for n in range(50):
+                tg.start_soon(conn.notify, "n", {"n": n, "blob": str(n) * 20000})
+        got = sorted([(await peer.recv())["params"]["n"] for _ in range(50)])
+    assert got == list(range(50))
+
+
+async def test_compact_separators_and_non_ascii() -> None:
+    async with raw_peer() as (conn, peer):
+        await conn.notify("n", {"a": "é"})
+        line = await peer.recv_line()
+    assert line == '{"jsonrpc":"2.0","method":"n","params":{"a":"é"}}'.encode()
+
+
+async def test_request_before_entering_is_an_error() -> None:
+    a, b = connection_pair()
+    with pytest.raises(RuntimeError):
+        await a.request("m")
+    async with a, b:
+        pass
+
+
+def test_line_too_long_item_type() -> None:
+    assert LineTooLong(3) == LineTooLong(3)

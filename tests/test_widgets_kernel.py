@@ -1,0 +1,111 @@
+"""TerminalWidget in a real ipykernel: bytes fed from a background thread leave the kernel as
+coalesced binary comm messages, also while the cell keeps the main thread busy."""
+
+from __future__ import annotations
+
+import queue
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from jupyter_client.blocking.client import BlockingKernelClient
+from jupyter_client.manager import KernelManager, start_new_kernel
+
+MAX_WAIT = 60  # seconds; a guard against hanging, not an assertion on speed
+
+
+@pytest.fixture(scope="module")
+def kernel() -> Iterator[BlockingKernelClient]:
+    km: KernelManager
+    km, kc = start_new_kernel(kernel_name="python3")
+    try:
+        yield kc
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def run_cell(kc: BlockingKernelClient, code: str) -> list[dict[str, Any]]:
+    """Execute ``code`` and return every iopub message of that request, up to idle."""
+    msg_id = kc.execute(code)
+    messages: list[dict[str, Any]] = []
+    while True:
+        try:
+            msg = kc.get_iopub_msg(timeout=MAX_WAIT)
+        except queue.Empty:  # pragma: no cover - reported as a failure below
+            pytest.fail(f"no idle status for {code!r}; got {[m['msg_type'] for m in messages]}")
+        if msg["parent_header"].get("msg_id") != msg_id and msg["msg_type"] != "comm_msg":
+            continue
+        messages.append(msg)
+        if msg["msg_type"] == "error":
+            pytest.fail("\n".join(msg["content"]["traceback"]))
+        if (
+            msg["msg_type"] == "status"
+            and msg["parent_header"].get("msg_id") == msg_id
+            and msg["content"]["execution_state"] == "idle"
+        ):
+            return messages
+
+
+def custom_messages(messages: list[dict[str, Any]]) -> list[tuple[dict[str, Any], bytes]]:
+    out = []
+    for msg in messages:
+        if msg["msg_type"] != "comm_msg":
+            continue
+        data = msg["content"]["data"]
+        if data.get("method") == "custom":
+            out.append((data["content"], b"".join(bytes(b) for b in msg["buffers"])))
+    return out
+
+
+def test_thread_fed_bytes_leave_while_the_cell_is_busy(kernel: BlockingKernelClient) -> None:
+    code = """
+import threading, time
+from acp_notebook._widgets import TerminalWidget
+from acp_notebook._widgets._coalesce import thread_timer
+fired = []
+def counting(delay, callback):
+    return thread_timer(delay, lambda: (fired.append(1), callback()))
+w = TerminalWidget(command="flood", schedule=counting)
+data = bytes(range(256)) * 4096 * 5   # 5 MiB
+fed = threading.Event()
+def run():
+    for i in range(0, len(data), 1024):
+        w.feed(data[i:i + 1024])
+    fed.set()
+threading.Thread(target=run).start()
+fed.wait()
+time.sleep(0.5)   # the cell keeps the main thread busy; the timer thread flushes the tail
+print("seq", w.seq, "timer flushes", len(fired))
+"""
+    messages = run_cell(kernel, code)
+    chunks = custom_messages(messages)
+    idle_index = len(messages) - 1
+    assert idle_index > 0
+    assert [c["seq"] for c, _ in chunks] == list(range(1, len(chunks) + 1))
+    data = bytes(range(256)) * 4096 * 5
+    assert b"".join(b for _, b in chunks) == data
+    printed = "".join(m["content"].get("text", "") for m in messages if m["msg_type"] == "stream")
+    match = re.search(r"seq (\d+) timer flushes (\d+)", printed)
+    assert match is not None, printed
+    assert int(match[1]) == len(chunks)
+    # 5 MiB / 64 KiB = 80 full batches, plus at most one small batch per timer flush
+    assert len(data) // (64 * 1024) <= len(chunks) <= len(data) // (64 * 1024) + int(match[2])
+
+
+def test_ready_is_answered_with_the_backlog(kernel: BlockingKernelClient) -> None:
+    code = """
+from acp_notebook._widgets import TerminalWidget
+v = TerminalWidget(command="late")
+v.feed(b"\\x1b[32mok\\x1b[0m\\r\\n")
+v.flush()
+# what the front end's comm sends when a second view renders
+v._handle_msg({"content": {"data": {"method": "custom",
+    "content": {"type": "ready", "token": "t-1"}}}, "buffers": []})
+"""
+    messages = run_cell(kernel, code)
+    answers = [(c, b) for c, b in custom_messages(messages) if c["type"] == "backlog"]
+    assert answers == [
+        ({"type": "backlog", "seq": 1, "token": "t-1", "omitted": 0}, b"\x1b[32mok\x1b[0m\r\n")
+    ]

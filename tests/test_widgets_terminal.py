@@ -1,0 +1,300 @@
+"""TerminalWidget / ByteCoalescer: batching, sequencing, backlog replay, cancel, static repr."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acp_notebook._widgets import AgentPanel, TerminalWidget
+from acp_notebook._widgets._coalesce import ByteCoalescer, TimerHandle, thread_timer
+from acp_notebook._widgets._static import default_renderer, render_plain
+from acp_notebook._widgets._version import MODULE_VERSION
+
+ROOT = Path(__file__).resolve().parents[1]
+KIB = 1024
+MAX_PENDING = 64 * KIB
+SAMPLE = b"\x1b[32mok\x1b[0m\r\nprogress 10%\rprogress 100%\r\n"
+
+Message = tuple[dict[str, Any], list[bytes]]
+
+
+class ManualTimer:
+    def __init__(self, callback: Callable[[], None]) -> None:
+        self.callback = callback
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class ManualScheduler:
+    """Timers that fire only when the test says so."""
+
+    def __init__(self) -> None:
+        self.timers: list[ManualTimer] = []
+
+    def __call__(self, delay: float, callback: Callable[[], None]) -> TimerHandle:
+        assert delay > 0
+        timer = ManualTimer(callback)
+        self.timers.append(timer)
+        return timer
+
+    def fire_all(self) -> int:
+        live = [t for t in self.timers if not t.cancelled]
+        self.timers.clear()
+        for timer in live:
+            timer.callback()
+        return len(live)
+
+
+def recording(widget: TerminalWidget) -> list[Message]:
+    sent: list[Message] = []
+
+    def send(content: dict[str, Any], buffers: list[bytes] | None = None) -> None:
+        sent.append((content, [bytes(b) for b in buffers or []]))
+
+    widget.send = send
+    return sent
+
+
+@pytest.fixture
+def make_widget() -> Iterator[Callable[..., TerminalWidget]]:
+    made: list[TerminalWidget] = []
+
+    def make(**kwargs: Any) -> TerminalWidget:
+        widget = TerminalWidget(**kwargs)
+        made.append(widget)
+        return widget
+
+    yield make
+    for widget in made:
+        widget.close()
+
+
+def payload(size: int) -> bytes:
+    pattern = b"line \x1b[31mred\x1b[0m \xc3\xbc 0123456789\r\n"
+    return (pattern * (size // len(pattern) + 1))[:size]
+
+
+def feed_in_thread(widget: TerminalWidget, data: bytes, piece: int = KIB) -> None:
+    def run() -> None:
+        for start in range(0, len(data), piece):
+            widget.feed(data[start : start + piece])
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+
+
+def chunks(sent: list[Message]) -> list[Message]:
+    return [m for m in sent if m[0]["type"] == "chunk"]
+
+
+def test_20mb_from_a_thread_is_size_batched_when_no_timer_fires(
+    make_widget: Callable[..., TerminalWidget],
+) -> None:
+    scheduler = ManualScheduler()
+    widget = make_widget(schedule=scheduler)
+    sent = recording(widget)
+    data = payload(20_000_000)
+
+    feed_in_thread(widget, data)
+    assert scheduler.fire_all() == 1  # only the remainder after the last 64 KiB flush waits
+
+    msgs = chunks(sent)
+    assert len(msgs) == len(data) // MAX_PENDING + 1
+    assert [m[0]["seq"] for m in msgs] == list(range(1, len(msgs) + 1))
+    assert all(len(m[1]) == 1 for m in msgs)
+    assert all(len(m[1][0]) == MAX_PENDING for m in msgs[:-1])
+    assert b"".join(m[1][0] for m in msgs) == data
+    limit = 16 * 2**20  # the default backlog cap keeps the newest 16 MiB
+    assert widget.data == data[-limit:]
+    assert widget.omitted_bytes == len(data) - limit
+
+
+def test_20mb_from_a_thread_with_real_timers_is_bounded_by_the_flush_policy(
+    make_widget: Callable[..., TerminalWidget],
+) -> None:
+    fired = 0
+    lock = threading.Lock()
+
+    def counting(delay: float, callback: Callable[[], None]) -> TimerHandle:
+        def wrapped() -> None:
+            nonlocal fired
+            with lock:
+                fired += 1
+            callback()
+
+        return thread_timer(delay, wrapped)
+
+    widget = make_widget(schedule=counting)
+    sent = recording(widget)
+    data = payload(20 * 2**20)
+
+    feed_in_thread(widget, data)
+    widget.flush()
+
+    msgs = chunks(sent)
+    assert [m[0]["seq"] for m in msgs] == list(range(1, len(msgs) + 1))
+    assert b"".join(m[1][0] for m in msgs) == data
+    small = [m for m in msgs if len(m[1][0]) < MAX_PENDING]
+    # every message is a full 64 KiB batch, a timer flush, or the final explicit flush
+    assert len(small) <= fired + 1
+    assert len(msgs) <= len(data) // MAX_PENDING + fired + 1
+
+
+def test_small_writes_wait_for_the_timer(make_widget: Callable[..., TerminalWidget]) -> None:
+    scheduler = ManualScheduler()
+    widget = make_widget(schedule=scheduler)
+    sent = recording(widget)
+    for piece in (b"a", b"b", b"c"):
+        widget.feed(piece)
+    assert sent == []
+    assert len(scheduler.timers) == 1  # one timer per batch, not per write
+    scheduler.fire_all()
+    assert sent == [({"type": "chunk", "seq": 1}, [b"abc"])]
+
+
+def test_ready_gets_pending_bytes_then_the_whole_backlog(
+    make_widget: Callable[..., TerminalWidget],
+) -> None:
+    scheduler = ManualScheduler()
+    widget = make_widget(schedule=scheduler)
+    sent = recording(widget)
+    widget.feed(SAMPLE)
+    scheduler.fire_all()
+    widget.feed(b"tail\r\n")  # still pending when the view says ready
+
+    widget._handle_view_msg(widget, {"type": "ready", "token": "view-2"}, [])
+
+    assert [m[0] for m in sent] == [
+        {"type": "chunk", "seq": 1},
+        {"type": "chunk", "seq": 2},
+        {"type": "backlog", "seq": 2, "token": "view-2", "omitted": 0},
+    ]
+    assert sent[-1][1] == [SAMPLE + b"tail\r\n"]
+    widget.feed(b"later")
+    scheduler.fire_all()
+    assert sent[-1] == ({"type": "chunk", "seq": 3}, [b"later"])
+
+
+def test_backlog_is_bounded_and_reports_what_was_omitted(
+    make_widget: Callable[..., TerminalWidget],
+) -> None:
+    widget = make_widget(max_pending=100, backlog_limit=1000)
+    sent = recording(widget)
+    data = bytes(range(256)) * 10
+    for start in range(0, len(data), 70):
+        widget.feed(data[start : start + 70])
+    widget._handle_view_msg(widget, {"type": "ready", "token": "t"}, [])
+
+    content, buffers = sent[-1]
+    assert content["type"] == "backlog"
+    assert content["omitted"] == len(data) - 1000
+    assert buffers == [data[-1000:]]
+    assert widget.omitted_bytes == len(data) - 1000
+    assert b"".join(m[1][0] for m in chunks(sent)) == data  # live views still got everything
+
+
+def test_replace_resets_the_transcript(make_widget: Callable[..., TerminalWidget]) -> None:
+    scheduler = ManualScheduler()
+    widget = make_widget(schedule=scheduler)
+    sent = recording(widget)
+    widget.feed(b"old")
+    widget.replace(b"snapshot")
+    assert scheduler.fire_all() == 0  # the pending write was superseded
+    assert sent == [({"type": "reset", "seq": 1, "omitted": 0}, [b"snapshot"])]
+    assert widget.data == b"snapshot"
+
+
+def test_closed_widget_ignores_later_bytes(make_widget: Callable[..., TerminalWidget]) -> None:
+    coalesced: list[Message] = []
+    coalescer = ByteCoalescer(lambda c, b: coalesced.append((c, b)), schedule=ManualScheduler())
+    coalescer.feed(b"x")
+    coalescer.close()
+    coalescer.feed(b"y")
+    assert coalesced == [({"type": "chunk", "seq": 1}, [b"x"])]
+
+
+def test_cancel_only_when_advertised_and_running(
+    make_widget: Callable[..., TerminalWidget],
+) -> None:
+    calls: list[TerminalWidget] = []
+    widget = make_widget(on_cancel=calls.append)
+    widget._handle_view_msg(widget, {"type": "cancel"}, [])
+    assert calls == []
+    widget.can_cancel = True
+    widget._handle_view_msg(widget, {"type": "cancel"}, [])
+    assert calls == [widget]
+    widget.exit_status = {"exitCode": None, "signal": "SIGTERM"}
+    widget._handle_view_msg(widget, {"type": "cancel"}, [])
+    assert calls == [widget]
+
+
+def test_static_bundle_is_deterministic_and_escaped(
+    make_widget: Callable[..., TerminalWidget],
+) -> None:
+    widget = make_widget(command="echo '<b>'", cwd="/tmp/x", schedule=ManualScheduler())
+    widget.feed(SAMPLE + b"<script>\r\n")
+    widget.exit_status = {"exitCode": 0}
+    bundle = widget._repr_mimebundle_()
+    plain = bundle["text/plain"]
+    assert plain == "$ echo '<b>'  (in /tmp/x)\nok\nprogress 100%\n<script>\n[exit 0]"
+    assert not re.search(r"0x[0-9a-f]{6,}", plain)
+    assert "<script>" not in bundle["text/html"]
+    assert "&lt;script&gt;" in bundle["text/html"]
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+
+
+def test_render_static_is_pluggable(make_widget: Callable[..., TerminalWidget]) -> None:
+    seen: list[bytes] = []
+
+    def render(data: bytes) -> tuple[str, str]:
+        seen.append(data)
+        return "PLAIN", "<i>HTML</i>"
+
+    widget = make_widget(render_static=render, schedule=ManualScheduler())
+    widget.feed(b"abc")
+    bundle = widget.static_bundle()
+    assert seen == [b"abc"]
+    assert "PLAIN" in bundle["text/plain"]
+    assert "<i>HTML</i>" in bundle["text/html"]
+
+
+def test_default_plain_rendering_applies_carriage_returns() -> None:
+    plain, html = render_plain(b"a\x1b[1;31mb\x1b[0m\r\n50%\r100%\nx\bY\n")
+    assert plain == "ab\n100%\nY"
+    assert html == '<pre class="acp-terminal-static">ab\n100%\nY</pre>'
+
+
+def test_front_end_version_matches() -> None:
+    package = json.loads((ROOT / "labextension" / "package.json").read_text())
+    assert package["name"] == "acp-notebook"
+    assert "^" + package["version"] == MODULE_VERSION
+    version_ts = (ROOT / "labextension" / "src" / "version.ts").read_text()
+    assert f"MODULE_VERSION = '{package['version']}'" in version_ts
+
+
+def test_agent_panel_show_and_repr() -> None:
+    terminal = TerminalWidget()
+    panel = AgentPanel(children=(terminal,), pending_count=2)
+    try:
+        panel.show()
+        panel.show()
+        assert panel._show_requests == 2
+        assert repr(panel) == "ACP agents (side panel): 1 item(s), 2 pending"
+        assert panel.get_state()["children"] == [f"IPY_MODEL_{terminal.model_id}"]
+    finally:
+        panel.close()
+        terminal.close()
+
+
+def test_default_renderer_keeps_colours_from_the_state_layer() -> None:
+    _text, html = default_renderer()(SAMPLE)
+    assert 'class="ansi-green-fg"' in html

@@ -1,0 +1,36 @@
+/**
+ * Galata/Playwright configuration: Debian's chromium (no browser download), no video (it would
+ * need Playwright's own ffmpeg), a JupyterLab server started from jupyter_server_test_config.py.
+ */
+const path = require('path');
+const baseConfig = require('@jupyterlab/galata/lib/playwright-config');
+
+const port = process.env.ACP_UI_PORT || '8899';
+const artifacts = path.resolve(__dirname, '..', 'test-artifacts');
+
+module.exports = {
+  ...baseConfig,
+  reporter: [['list']],
+  timeout: 120000,
+  expect: { timeout: 30000 },
+  retries: 0,
+  workers: 1,
+  outputDir: path.join(artifacts, 'playwright-output'),
+  use: {
+    ...baseConfig.use,
+    baseURL: `http://localhost:${port}`,
+    trace: 'off',
+    video: 'off',
+    screenshot: 'only-on-failure',
+    launchOptions: {
+      executablePath: process.env.ACP_CHROMIUM || '/usr/bin/chromium',
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking']
+    }
+  },
+  webServer: {
+    command: `jupyter lab --config jupyter_server_test_config.py --ServerApp.port=${port}`,
+    url: `http://localhost:${port}/lab`,
+    timeout: 120000,
+    reuseExistingServer: !process.env.CI
+  }
+};
