@@ -24,6 +24,7 @@ PROTOCOL_VERSION = 2
 CLIENT_NAME = "acp_notebook"
 
 UpdateListener = Callable[["Session", p.SessionUpdate], None]
+PermissionListener = Callable[["Session", PermissionDecision], None]
 
 
 class UnsupportedProtocolVersion(AcpError):
@@ -73,6 +74,8 @@ class Turn:
         self.session = session
         self.state = state
         self.message_id: str | None = None
+        self.prompt: list[dict[str, Any]] = []
+        self._sent = False
         self._updates: list[p.SessionUpdate] = []
         self._changed = anyio.Event()
         self._done = anyio.Event()
@@ -120,6 +123,28 @@ class Turn:
         self._done.set()
         self._changed.set()
 
+    async def send(self) -> None:
+        """Send this turn's prompt; return once the agent accepted it."""
+        if self._sent:
+            raise AcpError("this turn's prompt was already sent")
+        self._sent = True
+        try:
+            result = await self.session.agent._request(
+                "session/prompt", {"sessionId": self.session.id, "prompt": self.prompt}
+            )
+        except BaseException as exc:
+            error: BaseException = exc
+            if isinstance(exc, anyio.get_cancelled_exc_class()):
+                # Never hand a cancellation to whoever awaits turn.wait() in another task.
+                error = AcpError(
+                    f"session {self.session.id}: the prompt was abandoned"
+                    " before the agent accepted it"
+                )
+            self.session._end_turn(self, error)
+            raise
+        if isinstance(result, dict) and isinstance(result.get("messageId"), str):
+            self.message_id = result["messageId"]
+
     # -- waiting ---------------------------------------------------------------------------
     async def updates(self) -> AsyncIterator[p.SessionUpdate]:
         """This turn's session updates, in order, from the first; ends when the turn ends."""
@@ -158,11 +183,22 @@ class Session:
         self.config_options: list[Any] = []
         self.closed = False
         self._listeners: list[UpdateListener] = []
+        self._permission_listeners: list[PermissionListener] = []
 
     # -- listeners (views subscribe here) ----------------------------------------------------
     def subscribe(self, listener: UpdateListener) -> Callable[[], None]:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def on_permission(self, listener: PermissionListener) -> Callable[[], None]:
+        """Call ``listener(session, decision)`` when the agent asks; it may settle the decision
+        (a policy, a view) before the permission handler is asked."""
+        self._permission_listeners.append(listener)
+        return lambda: (
+            self._permission_listeners.remove(listener)
+            if listener in self._permission_listeners
+            else None
+        )
 
     # -- incoming ------------------------------------------------------------------------
     def _apply(self, update: p.SessionUpdate) -> None:
@@ -193,8 +229,11 @@ class Session:
         turn._finish(error)
 
     # -- outgoing ------------------------------------------------------------------------
-    async def prompt(self, prompt: str | Sequence[p.ContentBlock | Mapping[str, Any]]) -> Turn:
-        """Send a prompt; return once the agent accepted it. The turn runs on."""
+    def start_turn(self, prompt: str | Sequence[p.ContentBlock | Mapping[str, Any]]) -> Turn:
+        """Open a turn for ``prompt`` without sending it yet (``await turn.send()`` does).
+
+        Views use this to attach to the turn before the agent can report anything about it.
+        """
         if self.closed:
             raise AcpError(f"session {self.id} is closed")
         if self.turn is not None and not self.turn.done:
@@ -202,16 +241,14 @@ class Session:
         blocks = _prompt_blocks(prompt)
         text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
         turn = Turn(self, self.state.begin_turn(text))
+        turn.prompt = blocks
         self.turn = turn
-        try:
-            result = await self.agent._request(
-                "session/prompt", {"sessionId": self.id, "prompt": blocks}
-            )
-        except BaseException as exc:
-            self._end_turn(turn, exc)
-            raise
-        if isinstance(result, dict) and isinstance(result.get("messageId"), str):
-            turn.message_id = result["messageId"]
+        return turn
+
+    async def prompt(self, prompt: str | Sequence[p.ContentBlock | Mapping[str, Any]]) -> Turn:
+        """Send a prompt; return once the agent accepted it. The turn runs on."""
+        turn = self.start_turn(prompt)
+        await turn.send()
         return turn
 
     async def cancel(self) -> None:
@@ -431,13 +468,20 @@ class Agent:
             return decision.response()
         decision.turn = session.turn  # type: ignore[attr-defined]
         session.permissions.append(decision)
-        for listener in list(session._listeners):
+        for on_permission in list(session._permission_listeners):
             try:
-                listener(session, decision)  # type: ignore[arg-type]
+                on_permission(session, decision)
             except Exception:
                 log.exception("permission listener failed")
         try:
-            return await decide(decision, self.permission)
+            if decision.pending:  # a listener (policy, view) may already have decided
+                return await decide(decision, self.permission)
+            return decision.response()
+        except anyio.get_cancelled_exc_class():
+            # The agent withdrew the request ($/cancel_request): the schema asks for a
+            # `cancelled` outcome as the answer. Nothing else is awaited in this scope.
+            decision.settle(None, "withdrawn", "the agent withdrew the request")
+            return decision.response()
         finally:
             # Cancelled from outside (the agent withdrew it, or the connection closed).
             decision.settle(None, "withdrawn", "the request was withdrawn")

@@ -23,7 +23,17 @@ log = logging.getLogger("acp_notebook.permission")
 PermissionHandler = Callable[[RequestPermissionRequest], "str | None | Awaitable[str | None]"]
 
 DecidedBy = Literal[
-    "handler", "policy", "timeout", "cancel", "error", "invalid", "no-handler", "withdrawn"
+    "handler",  # the permission handler answered
+    "click",  # a person clicked a button on the cell's card
+    "panel",  # a person clicked a button in the side panel
+    "policy",  # an --allow/--deny rule matched (detail names it)
+    "timeout",  # nobody answered in time
+    "cancel",  # the turn was cancelled or ended first
+    "closed",  # the card was closed or the kernel shut down
+    "error",  # the handler raised
+    "invalid",  # the answer was not an offered option
+    "no-handler",  # nothing could answer
+    "withdrawn",  # the agent withdrew the request
 ]
 
 CANCELLED: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}

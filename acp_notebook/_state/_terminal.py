@@ -52,6 +52,7 @@ class TerminalState:
         self.tool_call_ids: list[str] = []  # tool calls whose content anchors this terminal
         self.reported = False  # a terminal_update or chunk has been seen
         self.revision = 0
+        self.generation = 0  # bumped by every snapshot (``replace``): stream offsets restart
         self._max = max(_MIN_MAX_BYTES, max_bytes)
         self._block = max(1, self._max // 4)
         self._reset_bytes(b"")
@@ -75,6 +76,7 @@ class TerminalState:
     def replace(self, data: bytes) -> None:
         """A snapshot: these bytes replace everything kept so far."""
         self._reset_bytes(data)
+        self.generation += 1
         self.revision += 1
 
     def append(self, data: bytes) -> None:
@@ -112,6 +114,15 @@ class TerminalState:
     def data(self) -> bytes:
         """The kept bytes."""
         return bytes(self._buf[self._start - self._phys :])
+
+    def since(self, offset: int) -> bytes:
+        """The kept bytes from stream offset ``offset`` on (from the first kept byte if that
+        one was dropped already); copies only that tail. Offsets restart at each snapshot,
+        so compare :attr:`generation` first."""
+        start = max(offset, self._start)
+        if start >= self._total:
+            return b""
+        return bytes(self._buf[start - self._phys :])
 
     @property
     def total_bytes(self) -> int:

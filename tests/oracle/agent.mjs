@@ -60,6 +60,12 @@ async function turn(client, sessionId, userMessageId, prompt) {
       response = { outcome: { outcome: "cancelled" } };
     }
     const allowed = response.outcome.outcome === "selected" && response.outcome.optionId === "yes";
+    if (response.outcome.outcome === "cancelled") {
+      // A client that cancels sends `session/cancel` before answering "cancelled", but the
+      // SDK resolves responses at once while notifications pass through async handlers:
+      // let the queued notification handlers run before deciding how the turn ends.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     if (cancelled.has(sessionId)) {
       await send({ sessionUpdate: "tool_call_update", toolCallId, status: "cancelled" });
       await send({ sessionUpdate: "state_update", state: "idle", stopReason: "cancelled" });

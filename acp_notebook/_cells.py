@@ -1,0 +1,188 @@
+"""Cell-scoped turns: what one ``%%acp`` cell starts, shows and owns.
+
+A cell's run lives in the kernel's main thread (where the cell awaits) and in the I/O thread
+(where the agent's updates arrive). The view is refreshed from the I/O thread at most every
+``REFRESH_INTERVAL`` seconds, so floods of updates cost a bounded number of widget messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import string
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from ._bridge import AgentHandle, IOThread
+from ._client import Session, Turn
+from ._permission import PermissionDecision
+from ._policy import Policy
+
+log = logging.getLogger("acp_notebook.cells")
+
+REFRESH_INTERVAL = 0.1
+CANCEL_WAIT = 10.0
+
+
+class PromptTemplateError(ValueError):
+    pass
+
+
+def interpolate(body: str, namespace: Mapping[str, Any]) -> str:
+    """``{name}`` from the user namespace; ``{{`` and ``}}`` stand for literal braces."""
+    try:
+        return string.Formatter().vformat(body, (), _Namespace(namespace))
+    except KeyError as exc:
+        raise PromptTemplateError(
+            f"{{{exc.args[0]}}} is not defined in the notebook (write {{{{ and }}}} for braces)"
+        ) from None
+    except (ValueError, IndexError, AttributeError) as exc:
+        raise PromptTemplateError(f"cannot fill in the prompt: {exc}") from None
+
+
+class _Namespace(dict[str, Any]):
+    def __init__(self, namespace: Mapping[str, Any]) -> None:
+        super().__init__()
+        self._ns = namespace
+
+    def __missing__(self, key: str) -> Any:
+        if key in self._ns:
+            return self._ns[key]
+        raise KeyError(key)
+
+
+@dataclass
+class CellRun:
+    """One ``%%acp`` execution: its session, turn, view and policy."""
+
+    key: str
+    handle: AgentHandle
+    session: Session
+    turn: Turn
+    view: Any  # TurnView
+    policy: Policy
+    timeout: float | None
+    io: IOThread
+    cards: list[Any] = field(default_factory=list)
+    done: concurrent.futures.Future[Any] | None = None
+    _dirty: bool = True
+    _unsubscribe: list[Any] = field(default_factory=list)
+
+    # -- I/O thread -------------------------------------------------------------------
+    def attach(self) -> None:
+        """Subscribe to the session (I/O thread, before the prompt is sent)."""
+        self._unsubscribe.append(self.session.subscribe(self._on_update))
+        self._unsubscribe.append(self.session.on_permission(self._on_permission))
+
+    def detach(self) -> None:
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe.clear()
+
+    def _on_update(self, session: Session, update: Any) -> None:
+        if session.turn is self.turn:
+            self.view.note_update(update)
+        self._dirty = True
+
+    def _on_permission(self, session: Session, decision: PermissionDecision) -> None:
+        if session.turn is not self.turn:
+            return
+        from ._widgets import PermissionCard
+
+        decided = self.policy.decide(decision.request)
+        if decided is not None:
+            decision.settle(decided.option_id, "policy", decided.rule)
+        card = PermissionCard(
+            decision,
+            lambda option_id, by="click": self.choose(decision, option_id, by),
+            timeout=None if decided is not None else self.timeout,
+        )
+        self.cards.append(card)
+        self.view.add_card(card)
+        if not decision.pending:
+            card.mark_decided(decision.option_id, decision.decided_by, decision.detail)
+        else:
+            self.io.portal.start_task_soon(self._show_decision, decision, card)
+
+    async def _show_decision(self, decision: PermissionDecision, card: Any) -> None:
+        await decision.done.wait()
+        card.mark_decided(decision.option_id, decision.decided_by, decision.detail)
+        self._dirty = True
+
+    def choose(self, decision: PermissionDecision, option_id: str | None, by: Any) -> None:
+        """A click, a timeout or a closed card (any thread): settle in the I/O thread."""
+        detail = {"timeout": "no answer before the timeout", "closed": "the card was closed"}
+        self.io.soon(decision.settle, option_id, by, detail.get(str(by), ""))
+
+    async def run(self) -> Any:
+        """Send the prompt, keep the view fresh until the turn ends; return the stop reason."""
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._refresher)
+            try:
+                await self.turn.send()
+                return await self.turn.wait()
+            finally:
+                tg.cancel_scope.cancel()
+                self._final_refresh()
+
+    async def _refresher(self) -> None:
+        while True:
+            await anyio.sleep(REFRESH_INTERVAL)
+            if self._dirty:
+                self._dirty = False
+                try:
+                    self.view.refresh()
+                except Exception:
+                    log.exception("refreshing the turn view failed")
+
+    def _final_refresh(self) -> None:
+        for decision in self.session.permissions:
+            if decision.pending and getattr(decision, "turn", None) is self.turn:
+                decision.settle(None, "cancel", "the turn ended")
+        try:
+            self.view.refresh()
+        except Exception:
+            log.exception("refreshing the turn view failed")
+        self.detach()
+
+    async def cancel(self) -> None:
+        await self.session.cancel()
+
+    # -- main thread --------------------------------------------------------------------
+    async def wait_in_cell(self) -> Any:
+        """Await the end of the turn in the kernel's loop; Interrupt cancels the turn."""
+        assert self.done is not None
+        try:
+            return await asyncio.wrap_future(self.done)
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            self.cancel_blocking()
+            raise
+
+    def wait_blocking(self) -> Any:
+        assert self.done is not None
+        try:
+            return self.done.result()
+        except KeyboardInterrupt:
+            self.cancel_blocking()
+            raise
+
+    def cancel_blocking(self) -> None:
+        """Send ``session/cancel`` and give the agent a moment to go idle."""
+        assert self.done is not None
+        try:
+            self.io.call(self.cancel)
+        except Exception as exc:
+            log.warning("cancel failed: %r", exc)
+        try:
+            self.done.result(CANCEL_WAIT)
+        except Exception:
+            log.debug("turn did not end cleanly after cancel", exc_info=True)
+
+    def close_view(self) -> None:
+        for card in self.cards:
+            card.close_quietly() if hasattr(card, "close_quietly") else card.close()
+        self.view.close_all()

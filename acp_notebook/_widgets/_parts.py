@@ -1,0 +1,287 @@
+"""HTML and plain-text pieces shared by the turn view and the permission card.
+
+Every string that came from the agent is escaped here (``html.escape`` with quotes), or goes
+through :func:`render_markdown`. The plain-text forms are deterministic: no ids the agent made
+up at random, no addresses, no times.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from html import escape
+from typing import Any
+
+from .._protocol import (
+    ContentToolCallContent,
+    DiffToolCallContent,
+    ResourceLink,
+    TerminalToolCallContent,
+    TextContent,
+)
+from .._state import DiffView, PlanState, build_diff, diff_html
+from .._visible import make_visible
+from ._markdown import render_markdown, safe_link
+
+__all__ = [
+    "STYLE",
+    "block_html",
+    "content_html",
+    "content_text",
+    "e",
+    "generic_html",
+    "generic_text",
+    "plan_html",
+    "plan_text",
+    "tool_call_header_html",
+    "tool_call_header_text",
+    "wire",
+]
+
+STYLE = """<style>
+.acp-turn-prompt{border-left:3px solid #888;padding:2px 8px;margin:4px 0;white-space:pre-wrap;
+font-family:var(--jp-code-font-family,monospace)}
+.acp-badge{display:inline-block;padding:0 6px;border-radius:8px;font-size:85%;
+background:#eee;color:#333;margin-left:4px}
+.acp-status-pending{background:#eee}.acp-status-in_progress{background:#dbeafe;color:#1e3a8a}
+.acp-status-completed{background:#dcfce7;color:#14532d}.acp-status-failed{background:#fee2e2;color:#7f1d1d}
+.acp-status-cancelled{background:#fef3c7;color:#78350f}
+.acp-tool-call-title{font-weight:600}
+.acp-diff-add{color:#14532d;background:#dcfce7}.acp-diff-del{color:#7f1d1d;background:#fee2e2}
+.acp-diff-hunk{color:#1e40af}.acp-diff-note{color:#6b7280;font-style:italic}
+.acp-diff-fold .acp-diff-file-header{display:none}
+.acp-diff-body,.acp-generic,.acp-tool-call-text{margin:2px 0;padding:4px;overflow-x:auto;
+background:var(--jp-layout-color2,#f6f6f6)}
+.acp-card{border:1px solid #d97706;border-radius:4px;padding:4px 8px;margin:4px 0}
+.acp-card-command{font-family:var(--jp-code-font-family,monospace);white-space:pre-wrap;
+word-break:break-all;background:var(--jp-layout-color2,#f6f6f6);padding:2px 4px}
+.acp-card-warning{color:#b91c1c;font-weight:600}
+.acp-footer{color:#555;font-size:90%}
+</style>"""
+
+_STATUS_ICON = {"pending": "○", "in_progress": "◐", "completed": "●", "cancelled": "⊘"}
+_TOOL_STATUS_ICON = {"pending": "○", "in_progress": "◐", "completed": "✔", "failed": "✖"}
+
+
+def e(text: str) -> str:
+    """HTML-escape, quotes included."""
+    return escape(text, quote=True)
+
+
+def css(value: str) -> str:
+    return "".join(c if c.isalnum() or c in "_-" else "-" for c in value.lower())
+
+
+def visible(text: str) -> str:
+    """Agent text for a one-line label: control and bidi characters made visible."""
+    return make_visible(text).text
+
+
+def wire(model: Any) -> Any:
+    """The wire form of a model (unknown variants give their raw payload back)."""
+    to_wire = getattr(model, "to_wire", None)
+    return to_wire() if callable(to_wire) else model
+
+
+def generic_text(payload: Any) -> str:
+    return json.dumps(payload, indent=2, sort_keys=True, default=str, ensure_ascii=False)
+
+
+def generic_html(payload: Any, summary: str | None = None) -> str:
+    body = f'<pre class="acp-generic">{e(generic_text(payload))}</pre>'
+    if summary is None:
+        return body
+    return f"<details><summary>{e(summary)}</summary>{body}</details>"
+
+
+# -- content blocks ----------------------------------------------------------------------------
+
+
+def block_html(block: Any) -> str:
+    """A message content block: text as Markdown, links as safe links, anything else summed up."""
+    if isinstance(block, TextContent):
+        return render_markdown(block.text)
+    if isinstance(block, ResourceLink):
+        label = e(block.title or block.name)
+        if safe_link(block.uri):
+            return (
+                f'<p><a href="{e(block.uri)}" target="_blank" rel="noopener noreferrer nofollow">'
+                f"{label}</a></p>"
+            )
+        return f"<p>{label} <code>{e(block.uri)}</code></p>"
+    payload = wire(block)
+    kind = payload.get("type", "?") if isinstance(payload, dict) else "?"
+    if kind in ("image", "audio") and isinstance(payload, dict):
+        return f"<p><em>[{e(kind)} {e(str(payload.get('mimeType', '')))}]</em></p>"
+    return generic_html(payload, f"[{kind} content]")
+
+
+# -- tool calls -------------------------------------------------------------------------------
+
+
+def _location_text(loc: Any) -> str:
+    payload = wire(loc)
+    if not isinstance(payload, dict):
+        return str(payload)
+    path = str(payload.get("path", "?"))
+    line = payload.get("line")
+    return f"{path}:{line}" if line is not None else path
+
+
+def tool_call_header_html(
+    title: str | None, kind: str | None, status: str | None, locations: Iterable[Any]
+) -> str:
+    status = status or "pending"
+    icon = _TOOL_STATUS_ICON.get(status, "•")
+    parts = [
+        '<div class="acp-tool-call-header">',
+        f"{icon} ",
+        f'<span class="acp-tool-call-title">{e(visible(title or "tool call"))}</span>',
+    ]
+    if kind:
+        parts.append(f' <span class="acp-badge acp-tool-kind">{e(kind)}</span>')
+    parts.append(f' <span class="acp-badge acp-status-{css(status)}">{e(status)}</span>')
+    locs = [_location_text(loc) for loc in locations]
+    if locs:
+        parts.append(
+            '<div class="acp-tool-call-locations">'
+            + ", ".join(f"<code>{e(loc)}</code>" for loc in locs)
+            + "</div>"
+        )
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def tool_call_header_text(
+    title: str | None, kind: str | None, status: str | None, locations: Iterable[Any]
+) -> list[str]:
+    line = f"Tool call: {visible(title or 'tool call')}"
+    if kind:
+        line += f" [{kind}]"
+    line += f" - {status or 'pending'}"
+    lines = [line]
+    locs = [_location_text(loc) for loc in locations]
+    if locs:
+        lines.append("  at " + ", ".join(locs))
+    return lines
+
+
+def _diff_stats(view: DiffView, index: int) -> str:
+    entry = view.entries[index]
+    if entry.file is None:
+        return ""
+    added = sum(1 for h in entry.file.hunks for ln in h.lines if ln.kind == "add")
+    removed = sum(1 for h in entry.file.hunks for ln in h.lines if ln.kind == "del")
+    if entry.file.binary and not (added or removed):
+        return " (binary)"
+    return f" (+{added} -{removed})"
+
+
+def _entry_label(view: DiffView, index: int) -> str:
+    entry = view.entries[index]
+    target = entry.path or entry.old_path or "?"
+    if entry.operation in ("move", "copy") and entry.old_path:
+        target = f"{entry.old_path} -> {entry.path or '?'}"
+    label = f"{entry.operation} {target}"
+    if entry.file_type and entry.file_type != "text":
+        label += f" [{entry.file_type}]"
+    return label + _diff_stats(view, index)
+
+
+def _diff_view(item: Any) -> DiffView:
+    payload = wire(item)
+    changes = payload.get("changes") if isinstance(payload, dict) else None
+    patch = payload.get("patch") if isinstance(payload, dict) else None
+    safe_changes = [c for c in changes if isinstance(c, dict)] if isinstance(changes, list) else []
+    return build_diff(safe_changes, patch if isinstance(patch, dict) else None)
+
+
+def diff_item_html(item: Any) -> str:
+    """One diff content item: each file in its own open ``<details>``, coloured lines."""
+    view = _diff_view(item)
+    out = ['<div class="acp-diff-files">']
+    for index, entry in enumerate(view.entries):
+        body = diff_html(DiffView((entry,), view.patch_format))
+        out.append(
+            f'<details open class="acp-diff-fold"><summary><code>{e(_entry_label(view, index))}'
+            f"</code></summary>{body}</details>"
+        )
+    if view.extra_files or view.patch_text is not None:
+        rest = diff_html(DiffView((), view.patch_format, view.patch_text, view.extra_files))
+        out.append(f"<details open><summary>more of the patch</summary>{rest}</details>")
+    if not view.entries and not view.extra_files and view.patch_text is None:
+        out.append('<div class="acp-diff-note">empty diff</div>')
+    out.append("</div>")
+    return "".join(out)
+
+
+def diff_item_text(item: Any) -> list[str]:
+    view = _diff_view(item)
+    lines = [f"diff: {_entry_label(view, i)}" for i in range(len(view.entries))]
+    lines += [f"diff: {f.path}" for f in view.extra_files]
+    if view.patch_text is not None:
+        lines.append(f"diff: patch ({view.patch_format or '?'})")
+    return lines
+
+
+def content_html(item: Any, terminal_label: Callable[[str], str] | None = None) -> str:
+    """One tool-call content item other than a live terminal."""
+    if isinstance(item, DiffToolCallContent):
+        return diff_item_html(item)
+    if isinstance(item, ContentToolCallContent):
+        block = item.content
+        if isinstance(block, TextContent):
+            return f'<pre class="acp-tool-call-text">{e(block.text)}</pre>'
+        return block_html(block)
+    if isinstance(item, TerminalToolCallContent):
+        label = terminal_label(item.terminal_id) if terminal_label else "terminal"
+        return f'<div class="acp-terminal-ref">terminal: <code>{e(label)}</code></div>'
+    payload = wire(item)
+    if isinstance(payload, dict) and payload.get("type") == "diff":
+        return diff_item_html(item)  # a diff whose changes include unknown operations
+    kind = payload.get("type", "?") if isinstance(payload, dict) else "?"
+    return generic_html(payload, f"[{kind} content]")
+
+
+def content_text(item: Any) -> list[str]:
+    if isinstance(item, DiffToolCallContent):
+        return diff_item_text(item)
+    if isinstance(item, ContentToolCallContent):
+        block = item.content
+        if isinstance(block, TextContent):
+            return block.text.splitlines() or [""]
+        payload = wire(block)
+        kind = payload.get("type", "?") if isinstance(payload, dict) else "?"
+        return [f"[{kind} content]"]
+    if isinstance(item, TerminalToolCallContent):
+        return []  # drawn by the caller
+    payload = wire(item)
+    kind = payload.get("type", "?") if isinstance(payload, dict) else "?"
+    return [f"[{kind} content]"]
+
+
+# -- plan -------------------------------------------------------------------------------------
+
+
+def plan_html(plan: PlanState) -> str:
+    if plan.raw is not None:
+        return f'<div class="acp-plan"><b>Plan</b> ({e(plan.type)}){generic_html(plan.raw)}</div>'
+    rows = []
+    for entry in plan.entries:
+        status = str(entry.status)
+        icon = _STATUS_ICON.get(status, "•")
+        rows.append(
+            f'<li class="acp-plan-{css(status)}">{icon} {e(entry.content)} '
+            f'<span class="acp-badge acp-status-{css(status)}">{e(status)}</span>'
+            f'<span class="acp-badge">{e(str(entry.priority))}</span></li>'
+        )
+    return (
+        '<div class="acp-plan"><b>Plan</b>'
+        '<ul style="list-style:none;padding-left:8px;margin:2px 0">' + "".join(rows) + "</ul></div>"
+    )
+
+
+def plan_text(plan: PlanState) -> list[str]:
+    if plan.raw is not None:
+        return [f"Plan ({plan.type})"]
+    return ["Plan:"] + [f"  [{entry.status}] {entry.content}" for entry in plan.entries]

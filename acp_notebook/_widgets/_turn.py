@@ -1,0 +1,606 @@
+"""The live view of one prompt turn (one per cell), rendered from a :class:`TurnState`.
+
+``refresh()`` may be called as often as wanted: every part keeps what it
+last sent and is only touched when its content changed, so a refresh with nothing new sends
+no widget message. Terminals get one :class:`TerminalWidget` each, fed only the bytes they
+have not had yet (a snapshot replacement resets the widget).
+
+``refresh()`` (and ``add_card``, which refreshes) *reads* the session state, so call it on
+the thread that applies updates (the bridge's IO thread) or while holding whatever lock guards
+the state; the view's own lock only serialises its widget updates.
+
+The order of messages and tool calls is the order in which the view first saw them. Call
+:meth:`TurnView.note_update` from the session listener for the exact arrival order even when
+``refresh()`` is throttled; without it, things first seen in the same refresh are ordered
+messages first, then tool calls.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import ipywidgets  # type: ignore[import-untyped]
+
+from .._state import MessageState, TerminalState, ToolCallState, TurnState, ansi_to_html
+from .._state import ansi_to_text as _ansi_to_text
+from .._visible import make_visible
+from ._card import PermissionCard, close_deep
+from ._markdown import render_markdown
+from ._parts import (
+    STYLE,
+    block_html,
+    content_html,
+    content_text,
+    e,
+    generic_html,
+    generic_text,
+    plan_html,
+    plan_text,
+    tool_call_header_html,
+    tool_call_header_text,
+    wire,
+)
+from ._terminal import TerminalWidget
+
+__all__ = ["LIVE_TEXT", "TurnView"]
+
+LIVE_TEXT = "ACP turn (live view)"
+#: Static transcripts show at most this many bytes of a terminal's end.
+STATIC_TERMINAL_BYTES = 256 * 1024
+
+TerminalCancel = Callable[[str], None]
+
+
+def _prompt_html(prompt: str) -> str:
+    return f'<div class="acp-turn-prompt">{e(prompt)}</div>'
+
+
+def _message_html(msg: MessageState) -> str:
+    parts = [render_markdown(msg.text)] if msg.text else []
+    parts += [block_html(b) for b in msg.content if getattr(b, "type", None) != "text"]
+    body = "".join(parts)
+    if msg.role == "user":
+        return f'<div class="acp-message acp-message-user"><b>user:</b>{body}</div>'
+    return f'<div class="acp-message acp-message-{e(msg.role)}">{body}</div>'
+
+
+def _message_visible(msg: MessageState) -> bool:
+    return bool(msg.text) or any(getattr(b, "type", None) != "text" for b in msg.content)
+
+
+def _io_html(call: ToolCallState) -> str:
+    parts = []
+    if call.raw_input is not None:
+        parts.append(generic_html(call.raw_input, "input"))
+    if call.raw_output is not None:
+        parts.append(generic_html(call.raw_output, "output"))
+    return "".join(parts)
+
+
+def _extras_html(turn: TurnState) -> str:
+    """Notices and updates this library does not know (shown generically, escaped)."""
+    parts = []
+    for notice in turn.notices:
+        description = f": {e(notice.description)}" if notice.description else ""
+        parts.append(
+            f'<div class="acp-notice acp-notice-{e(str(notice.severity))}">'
+            f"<b>{e(str(notice.severity))}</b> {e(notice.title)}{description}</div>"
+        )
+    for update in turn.unknown_updates:
+        payload = wire(update)
+        tag = payload.get("sessionUpdate", "?") if isinstance(payload, dict) else "?"
+        parts.append(generic_html(payload, f"update: {tag}"))
+    return "".join(parts)
+
+
+def _exit_dict(status: Any) -> dict[str, Any] | None:
+    if status is None:
+        return None
+    payload = wire(status)
+    return dict(payload) if isinstance(payload, dict) else {}
+
+
+def terminal_transcript(term: TerminalState) -> tuple[str, str]:
+    """Deterministic ``(text, html)`` of a terminal: header, its last bytes, the exit state."""
+    kept = term.total_bytes - term.omitted_bytes
+    if kept <= STATIC_TERMINAL_BYTES:
+        body_text, body_html = term.text, term.html
+    else:
+        tail = term.since(term.total_bytes - STATIC_TERMINAL_BYTES)
+        cut = tail.find(b"\n")
+        if 0 <= cut < len(tail) - 1:
+            tail = tail[cut + 1 :]
+        note = f"[… {term.total_bytes - len(tail)} earlier bytes not shown …]"
+        body_text = note + "\n" + _ansi_to_text(tail)
+        body_html = f'<span class="acp-omitted">{e(note)}</span>\n' + ansi_to_html(tail)
+    head = f"$ {make_visible(term.command).text}" if term.command is not None else "$"
+    if term.cwd:
+        head += f"  (in {make_visible(term.cwd).text})"
+    lines = [head]
+    if body_text.strip():
+        lines.append(body_text.rstrip("\n"))
+    lines.append(f"[{term.exit_label}]")
+    header = ['<div class="acp-terminal-header">']
+    if term.command is not None:
+        header.append(f"<code>$ {e(make_visible(term.command).text)}</code> ")
+    if term.cwd:
+        header.append(f"in <code>{e(make_visible(term.cwd).text)}</code> ")
+    header.append(f'<span class="acp-badge">{e(term.exit_label)}</span></div>')
+    markup = (
+        f'<div class="acp-terminal">{"".join(header)}'
+        f'<pre class="acp-terminal-body">{body_html}</pre></div>'
+    )
+    return "\n".join(lines), markup
+
+
+class _TermFeed:
+    """A terminal widget and what it has been given so far."""
+
+    def __init__(self, widget: TerminalWidget) -> None:
+        self.widget = widget
+        self.generation = 0
+        self.fed = 0  # stream offset (since the last snapshot) fed to the widget
+        self.meta: tuple[Any, ...] | None = None
+
+
+class _CallPart:
+    def __init__(self, call_id: str) -> None:
+        self.call_id = call_id
+        self.header = ipywidgets.HTML()
+        self.io = ipywidgets.HTML()
+        self.box = ipywidgets.VBox()
+        self.box.add_class("acp-tool-call")
+        self.slots: dict[int, ipywidgets.HTML] = {}
+        self.revision = -1
+        self.content: list[Any] = []
+        self.cards: list[PermissionCard] = []
+
+    def widgets(self) -> list[Any]:
+        return [self.header, self.io, self.box, *self.slots.values()]
+
+
+def _set(widget: Any, name: str, value: Any) -> None:
+    """Set a trait only when it differs (no message otherwise)."""
+    if getattr(widget, name) != value:
+        setattr(widget, name, value)
+
+
+def _set_children(box: Any, children: Iterable[Any]) -> None:
+    new = tuple(children)
+    old = tuple(box.children)
+    if len(old) != len(new) or any(a is not b for a, b in zip(old, new, strict=True)):
+        box.children = new
+
+
+class TurnView(ipywidgets.VBox):  # type: ignore[misc]
+    """Live view of one turn; see the module docstring for the threading and caching rules."""
+
+    def __init__(
+        self,
+        turn: TurnState,
+        prompt_text: str,
+        *,
+        on_cancel_terminal: TerminalCancel | None = None,
+    ) -> None:
+        self.turn = turn
+        self.prompt_text = prompt_text
+        self._on_cancel_terminal = on_cancel_terminal
+        self._lock = threading.RLock()
+        self._closed = False
+        self._order: dict[tuple[str, str], None] = {}
+        self._messages: dict[str, tuple[ipywidgets.HTML, int]] = {}
+        self._calls: dict[str, _CallPart] = {}
+        self._terms: dict[str, _TermFeed] = {}
+        self._cards: list[PermissionCard] = []
+        self._loose_cards: dict[str, PermissionCard] = {}
+        self._keys: dict[str, Any] = {}  # last rendered key of each simple part
+        self._style = ipywidgets.HTML(value=STYLE)
+        self._prompt = ipywidgets.HTML(value=_prompt_html(prompt_text))
+        self._thoughts_html = ipywidgets.HTML()
+        self._thoughts = ipywidgets.Accordion(
+            children=[self._thoughts_html], titles=("Thoughts",), selected_index=None
+        )
+        self._plan = ipywidgets.HTML()
+        self._timeline = ipywidgets.VBox()
+        self._terminals = ipywidgets.VBox()
+        self._extras = ipywidgets.HTML()
+        self._footer = ipywidgets.HTML()
+        super().__init__(children=(self._style, self._prompt))
+        self.add_class("acp-turn")
+        self.refresh()
+
+    # -- ordering ------------------------------------------------------------------------------
+    def note_update(self, update: Any) -> None:
+        """Record the arrival order of a message or tool call (cheap; sends nothing)."""
+        with self._lock:
+            message_id = getattr(update, "message_id", None)
+            if isinstance(message_id, str):
+                self._order.setdefault(("message", message_id), None)
+            call_id = getattr(update, "tool_call_id", None)
+            if isinstance(call_id, str):
+                self._order.setdefault(("call", call_id), None)
+
+    # -- refresh -------------------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Bring every part up to date with the state; sends only what changed."""
+        with self._lock:
+            if self._closed:
+                return
+            turn = self.turn
+            messages, calls = self._note_state(turn)
+            terms = turn.terminals
+            for term_id, term in terms.items():
+                self._sync_terminal(term_id, term)
+            shown: dict[tuple[str, str], Any] = {}
+            for msg in messages:
+                if self._shows(msg):
+                    shown[("message", msg.message_id)] = self._sync_message(msg)
+            for call in calls.values():
+                shown[("call", call.tool_call_id)] = self._sync_call(call).box
+            for key, card in self._loose_cards.items():
+                shown[("card", key)] = card
+            _set_children(self._timeline, (shown[k] for k in self._order if k in shown))
+
+            sections: list[Any] = [self._style, self._prompt]
+            if self._sync_thoughts(turn):
+                sections.append(self._thoughts)
+            if self._sync_plan(turn):
+                sections.append(self._plan)
+            sections.append(self._timeline)
+            anchored = {tid for call in calls.values() for tid in call.terminal_ids}
+            loose = [self._terms[t].widget for t in terms if t not in anchored]
+            _set_children(self._terminals, loose)
+            if loose:
+                sections.append(self._terminals)
+            if self._sync_extras(turn):
+                sections.append(self._extras)
+            self._sync_footer(turn)
+            sections.append(self._footer)
+            _set_children(self, sections)
+
+    def _note_state(self, turn: TurnState) -> tuple[list[MessageState], dict[str, ToolCallState]]:
+        """Messages (no thoughts) and tool calls; first-seen ones join the order."""
+        messages = [m for m in turn.messages if m.role != "thought"]
+        calls = turn.tool_calls
+        for msg in messages:
+            self._order.setdefault(("message", msg.message_id), None)
+        for call_id in calls:
+            self._order.setdefault(("call", call_id), None)
+        return messages, calls
+
+    def _shows(self, msg: MessageState) -> bool:
+        """Messages with content, except the agent's echo of this turn's prompt."""
+        if msg.role == "user" and msg.text.strip() == self.prompt_text.strip():
+            return False
+        return _message_visible(msg)
+
+    def _once(self, name: str, key: Any) -> bool:
+        """True (and remember ``key``) when part ``name`` must be re-rendered."""
+        if self._keys.get(name, self) == key:
+            return False
+        self._keys[name] = key
+        return True
+
+    def _sync_message(self, msg: MessageState) -> ipywidgets.HTML:
+        entry = self._messages.get(msg.message_id)
+        if entry is None:
+            widget = ipywidgets.HTML()
+            entry = (widget, -1)
+        widget, revision = entry
+        if revision != msg.revision:
+            _set(widget, "value", _message_html(msg))
+            self._messages[msg.message_id] = (widget, msg.revision)
+        return widget
+
+    def _sync_call(self, call: ToolCallState) -> _CallPart:
+        part = self._calls.get(call.tool_call_id)
+        if part is None:
+            part = self._calls[call.tool_call_id] = _CallPart(call.tool_call_id)
+        if part.revision == call.revision:
+            return part
+        part.revision = call.revision
+        part.content = list(call.content)
+        _set(
+            part.header,
+            "value",
+            tool_call_header_html(call.title, call.kind, call.status, call.locations),
+        )
+        _set(part.io, "value", _io_html(call))
+        self._layout_call(part)
+        return part
+
+    def _layout_call(self, part: _CallPart) -> None:
+        children: list[Any] = [part.header]
+        for index, item in enumerate(part.content):
+            term_id = getattr(item, "terminal_id", None)
+            feed = self._terms.get(term_id) if isinstance(term_id, str) else None
+            if feed is not None and getattr(item, "type", None) == "terminal":
+                children.append(feed.widget)
+                continue
+            slot = part.slots.get(index)
+            if slot is None:
+                slot = part.slots[index] = ipywidgets.HTML()
+            _set(slot, "value", content_html(item))
+            children.append(slot)
+        if part.io.value:
+            children.append(part.io)
+        children += part.cards
+        _set_children(part.box, children)
+
+    def _sync_terminal(self, term_id: str, term: TerminalState) -> None:
+        feed = self._terms.get(term_id)
+        if feed is None:
+            widget = TerminalWidget(terminal_id=term_id)
+            if self._on_cancel_terminal is not None:
+                callback = self._on_cancel_terminal
+                widget.on_cancel(lambda _w: callback(term_id))
+            feed = self._terms[term_id] = _TermFeed(widget)
+        widget = feed.widget
+        size = term.size
+        caps = term.capabilities
+        meta = (
+            term.command or "",
+            term.cwd or "",
+            size.cols if size is not None else 80,
+            size.rows if size is not None else 24,
+            _exit_dict(term.exit_status),
+            caps is not None and getattr(caps, "cancel", None) is not None,
+        )
+        if term.generation != feed.generation:
+            widget.replace(term.data)
+            feed.generation = term.generation
+            feed.fed = term.total_bytes
+        elif term.total_bytes > feed.fed:
+            widget.feed(term.since(feed.fed))
+            feed.fed = term.total_bytes
+        if meta != feed.meta:
+            exited_now = meta[4] is not None and (feed.meta is None or feed.meta[4] is None)
+            with widget.hold_sync():
+                _set(widget, "command", meta[0])
+                _set(widget, "cwd", meta[1])
+                _set(widget, "cols", meta[2])
+                _set(widget, "rows", meta[3])
+                _set(widget, "exit_status", meta[4])
+                _set(widget, "can_cancel", meta[5])
+            feed.meta = meta
+            if exited_now:
+                widget.flush()
+
+    def _sync_thoughts(self, turn: TurnState) -> bool:
+        thoughts = [m for m in turn.messages if m.role == "thought"]
+        key = tuple((m.message_id, m.revision) for m in thoughts)
+        if self._once("thoughts", key):
+            text = turn.thoughts
+            _set(self._thoughts_html, "value", render_markdown(text) if text else "")
+        return bool(self._thoughts_html.value)
+
+    def _sync_plan(self, turn: TurnState) -> bool:
+        plan = turn.plan
+        key = None if plan is None else (plan.plan_id, plan.revision)
+        if self._once("plan", key):
+            _set(self._plan, "value", plan_html(plan) if plan is not None else "")
+        return plan is not None
+
+    def _sync_extras(self, turn: TurnState) -> bool:
+        key = (len(turn.notices), len(turn.unknown_updates))
+        if self._once("extras", key):
+            _set(self._extras, "value", _extras_html(turn))
+        return key != (0, 0)
+
+    def _footer_text(self, turn: TurnState) -> str:
+        if not turn.done:
+            state = turn.session.state
+            return f"working… ({state})" if state else "working…"
+        line = f"stop reason: {turn.stop_reason or 'none'}"
+        error = turn.error
+        if error is not None:
+            message = getattr(error, "message", None)
+            line += f" - error: {message if isinstance(message, str) else error}"
+        return line
+
+    def _usage_text(self, turn: TurnState) -> str:
+        usage = turn.session.usage
+        if usage.used is None or usage.size is None:
+            return ""
+        text = f"context: {usage.used} / {usage.size} tokens"
+        cost = usage.cost
+        if cost is not None:
+            text += f", cost {cost.amount} {cost.currency}"
+        return text
+
+    def _footer_html(self, turn: TurnState) -> str:
+        parts = [self._footer_text(turn), self._usage_text(turn)]
+        html = " · ".join(e(p) for p in parts if p)
+        return f'<div class="acp-footer">{html}</div>'
+
+    def _sync_footer(self, turn: TurnState) -> None:
+        _set(self._footer, "value", self._footer_html(turn))
+
+    # -- permission cards ----------------------------------------------------------------------
+    def add_card(self, card: PermissionCard) -> None:
+        """Show ``card`` with the tool call it is about, else in arrival order."""
+        with self._lock:
+            if self._closed:
+                return
+            self._cards.append(card)
+            self.refresh()
+            call_id = card.tool_call_id
+            part = self._calls.get(call_id) if call_id is not None else None
+            if part is not None:
+                part.cards.append(card)
+                self._layout_call(part)
+            else:
+                key = str(len(self._cards))
+                self._order.setdefault(("card", key), None)
+                self._loose_cards[key] = card
+                self.refresh()
+
+    @property
+    def cards(self) -> list[PermissionCard]:
+        return list(self._cards)
+
+    # -- terminals -----------------------------------------------------------------------------
+    @property
+    def terminal_widgets(self) -> dict[str, TerminalWidget]:
+        with self._lock:
+            return {tid: feed.widget for tid, feed in self._terms.items()}
+
+    # -- static output -------------------------------------------------------------------------
+    def _static_items(self) -> list[tuple[str, Any]]:
+        turn = self.turn
+        message_list, calls = self._note_state(turn)
+        messages = {m.message_id: m for m in message_list}
+        items: list[tuple[str, Any]] = []
+        for kind, key in self._order:
+            if kind == "message" and key in messages and self._shows(messages[key]):
+                items.append(("message", messages[key]))
+            elif kind == "call" and key in calls:
+                items.append(("call", calls[key]))
+            elif kind == "card" and key in self._loose_cards:
+                items.append(("card", self._loose_cards[key]))
+        return items
+
+    def _call_cards(self, call_id: str) -> list[PermissionCard]:
+        part = self._calls.get(call_id)
+        return list(part.cards) if part is not None else []
+
+    def static_text(self) -> str:
+        """Deterministic plain transcript of the turn (reads the state; sends nothing)."""
+        with self._lock:
+            turn = self.turn
+            lines = [f"> {line}" for line in self.prompt_text.splitlines() or [""]]
+            plan = turn.plan
+            if plan is not None:
+                lines += ["", *plan_text(plan)]
+            terms = turn.terminals
+            anchored: set[str] = set()
+            for kind, item in self._static_items():
+                lines.append("")
+                if kind == "message":
+                    prefix = "user: " if item.role == "user" else ""
+                    lines.append(prefix + item.text)
+                elif kind == "card":
+                    lines += item.transcript_text()
+                else:
+                    lines += self._call_text(item, terms, anchored)
+            for term_id, term in terms.items():
+                if term_id not in anchored:
+                    lines += ["", terminal_transcript(term)[0]]
+            for notice in turn.notices:
+                lines += ["", f"{notice.severity}: {notice.title}"]
+            for update in turn.unknown_updates:
+                lines += ["", "update: " + generic_text(wire(update))]
+            lines += ["", self._footer_text(turn)]
+            return "\n".join(lines)
+
+    def _call_text(
+        self, call: ToolCallState, terms: dict[str, TerminalState], anchored: set[str]
+    ) -> list[str]:
+        lines = tool_call_header_text(call.title, call.kind, call.status, call.locations)
+        for item in call.content:
+            term_id = getattr(item, "terminal_id", None)
+            if getattr(item, "type", None) == "terminal" and isinstance(term_id, str):
+                term = terms.get(term_id)
+                if term is not None and term_id not in anchored:
+                    anchored.add(term_id)
+                    text = terminal_transcript(term)[0]
+                    lines += [f"  {line}" for line in text.split("\n")]
+                continue
+            lines += [f"  {line}" for line in content_text(item)]
+        for card in self._call_cards(call.tool_call_id):
+            lines += [f"  {line}" for line in card.transcript_text()]
+        return lines
+
+    def static_html(self) -> str:
+        """Self-contained HTML transcript of the turn (every agent string escaped)."""
+        with self._lock:
+            turn = self.turn
+            out = [STYLE, '<div class="acp-turn acp-turn-static">', _prompt_html(self.prompt_text)]
+            if turn.thoughts:
+                out.append(
+                    f"<details><summary>Thoughts</summary>{render_markdown(turn.thoughts)}"
+                    "</details>"
+                )
+            plan = turn.plan
+            if plan is not None:
+                out.append(plan_html(plan))
+            terms = turn.terminals
+            anchored: set[str] = set()
+            for kind, item in self._static_items():
+                if kind == "message":
+                    out.append(_message_html(item))
+                elif kind == "card":
+                    out.append(item.transcript_html())
+                else:
+                    out.append(self._call_html(item, terms, anchored))
+            for term_id, term in terms.items():
+                if term_id not in anchored:
+                    out.append(terminal_transcript(term)[1])
+            out.append(_extras_html(turn))
+            out.append(self._footer_html(turn))
+            out.append("</div>")
+            return "".join(out)
+
+    def _call_html(
+        self, call: ToolCallState, terms: dict[str, TerminalState], anchored: set[str]
+    ) -> str:
+        out = [
+            '<div class="acp-tool-call" style="border-left:3px solid #ccc;padding-left:6px;'
+            'margin:4px 0">',
+            tool_call_header_html(call.title, call.kind, call.status, call.locations),
+        ]
+        for item in call.content:
+            term_id = getattr(item, "terminal_id", None)
+            if getattr(item, "type", None) == "terminal" and isinstance(term_id, str):
+                term = terms.get(term_id)
+                if term is not None and term_id not in anchored:
+                    anchored.add(term_id)
+                    out.append(terminal_transcript(term)[1])
+                continue
+            out.append(content_html(item))
+        out.append(_io_html(call))
+        out += [card.transcript_html() for card in self._call_cards(call.tool_call_id)]
+        out.append("</div>")
+        return "".join(out)
+
+    def static_bundle(self) -> dict[str, str]:
+        """``text/plain`` and ``text/html`` transcripts, for display at the end of the turn."""
+        return {"text/plain": self.static_text(), "text/html": self.static_html()}
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
+        bundle: dict[str, Any] | None = super()._repr_mimebundle_(**kwargs)
+        if bundle is not None:
+            bundle["text/plain"] = LIVE_TEXT
+        return bundle
+
+    def __repr__(self) -> str:
+        return LIVE_TEXT
+
+    # -- lifetime ------------------------------------------------------------------------------
+    def close_all(self) -> None:
+        """Close every widget model this view created, its terminals and its cards.
+
+        An undecided card fails closed (its callback gets ``None``)."""
+        with self._lock:
+            self._closed = True
+            owned: list[Any] = [
+                self._style,
+                self._prompt,
+                self._thoughts_html,
+                self._thoughts,
+                self._plan,
+                self._timeline,
+                self._terminals,
+                self._extras,
+                self._footer,
+            ]
+            owned += [w for w, _ in self._messages.values()]
+            for part in self._calls.values():
+                owned += part.widgets()
+            owned += [feed.widget for feed in self._terms.values()]
+            owned += self._cards
+        for widget in owned:
+            close_deep(widget)
+        close_deep(self)

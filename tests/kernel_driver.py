@@ -1,0 +1,154 @@
+"""Drive a real ipykernel with jupyter_client, the way a front end would (no browser)."""
+
+from __future__ import annotations
+
+import queue
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from jupyter_client.blocking.client import BlockingKernelClient
+from jupyter_client.manager import KernelManager, start_new_kernel
+
+GUARD = 120.0  # seconds; only a guard against hanging forever, never an assertion on speed
+
+
+@dataclass
+class Execution:
+    msg_id: str
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    done: bool = False
+
+    def of_type(self, kind: str) -> list[dict[str, Any]]:
+        return [m for m in self.messages if m["msg_type"] == kind]
+
+    @property
+    def error(self) -> dict[str, Any] | None:
+        errors = self.of_type("error")
+        return errors[0]["content"] if errors else None
+
+    def text(self) -> str:
+        """Everything printed or displayed as text/plain by this execution."""
+        parts: list[str] = []
+        for m in self.messages:
+            content = m["content"]
+            if m["msg_type"] == "stream":
+                parts.append(content["text"])
+            elif m["msg_type"] in ("display_data", "execute_result"):
+                parts.append(content["data"].get("text/plain", ""))
+            elif m["msg_type"] == "error":
+                parts.append("\n".join(content["traceback"]))
+        return "\n".join(parts)
+
+    def html(self) -> str:
+        return "\n".join(
+            m["content"]["data"].get("text/html", "")
+            for m in self.messages
+            if m["msg_type"] in ("display_data", "execute_result")
+        )
+
+
+class Kernel:
+    """A kernel plus a record of every widget model it opened (like a front end keeps)."""
+
+    def __init__(self, km: KernelManager, kc: BlockingKernelClient) -> None:
+        self.km = km
+        self.kc = kc
+        self.models: dict[str, dict[str, Any]] = {}  # comm id -> state
+        self.closed: set[str] = set()
+        self.comm_msgs: list[tuple[float, dict[str, Any]]] = []
+        self.executions: dict[str, Execution] = {}
+
+    # -- iopub ------------------------------------------------------------------------
+    def _take(self, msg: dict[str, Any]) -> None:
+        kind = msg["msg_type"]
+        content = msg["content"]
+        if kind == "comm_open":
+            state = dict(content.get("data", {}).get("state", {}))
+            self.models[content["comm_id"]] = state
+        elif kind == "comm_msg":
+            self.comm_msgs.append((time.monotonic(), msg))
+            data = content.get("data", {})
+            if data.get("method") in ("update", "echo_update") and content["comm_id"] in self.models:
+                self.models[content["comm_id"]].update(data.get("state", {}))
+        elif kind == "comm_close":
+            self.closed.add(content["comm_id"])
+        parent = msg["parent_header"].get("msg_id")
+        execution = self.executions.get(parent)
+        if execution is not None:
+            execution.messages.append(msg)
+            if kind == "status" and content["execution_state"] == "idle":
+                execution.done = True
+
+    def pump(self, timeout: float = 0.05) -> bool:
+        try:
+            msg = self.kc.get_iopub_msg(timeout=timeout)
+        except queue.Empty:
+            return False
+        self._take(msg)
+        return True
+
+    def wait_for(self, predicate: Callable[[], Any], what: str, guard: float = GUARD) -> Any:
+        deadline = time.monotonic() + guard
+        while time.monotonic() < deadline:
+            value = predicate()
+            if value:
+                return value
+            self.pump()
+        raise AssertionError(f"timed out waiting for {what}")
+
+    # -- shell ------------------------------------------------------------------------
+    def submit(self, code: str, cell_id: str | None = None) -> Execution:
+        content = {
+            "code": code,
+            "silent": False,
+            "store_history": True,
+            "user_expressions": {},
+            "allow_stdin": False,
+            "stop_on_error": True,
+        }
+        metadata = {"cellId": cell_id} if cell_id else {}
+        msg = self.kc.session.msg("execute_request", content, metadata=metadata)
+        self.kc.shell_channel.send(msg)
+        execution = Execution(msg["header"]["msg_id"])
+        self.executions[execution.msg_id] = execution
+        return execution
+
+    def run(self, code: str, cell_id: str | None = None, *, ok: bool = True) -> Execution:
+        execution = self.submit(code, cell_id)
+        self.wait_for(lambda: execution.done, f"idle after {code[:60]!r}")
+        if ok and execution.error:
+            raise AssertionError("cell failed:\n" + "\n".join(execution.error["traceback"]))
+        return execution
+
+    def click(self, comm_id: str) -> None:
+        """What the browser sends when a person clicks an ipywidgets Button."""
+        content = {"comm_id": comm_id, "data": {"method": "custom", "content": {"event": "click"}}}
+        self.kc.shell_channel.send(self.kc.session.msg("comm_msg", content))
+
+    def buttons(self, description: str) -> list[str]:
+        return [
+            cid
+            for cid, state in self.models.items()
+            if state.get("_model_name") == "ButtonModel"
+            and state.get("description") == description
+            and cid not in self.closed
+        ]
+
+
+@contextmanager
+def kernel(cwd: str) -> Iterator[Kernel]:
+    km, kc = start_new_kernel(kernel_name="python3", cwd=cwd)
+    k = Kernel(km, kc)
+    try:
+        yield k
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def new_cell_id() -> str:
+    return uuid.uuid4().hex[:12]

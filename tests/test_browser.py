@@ -1,0 +1,92 @@
+"""The browser tests: runs the Galata/Playwright suite in ``ui-tests/`` and checks it passed.
+
+The suite drives a real JupyterLab in Debian's chromium. Everything it needs is installed by
+``.ci/run`` (see ``ui-tests/README.md``), so anything missing is a failure, never a skip.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+UI_TESTS = ROOT / "ui-tests"
+BUILT_EXTENSION = ROOT / "acp_notebook" / "labextension"
+CHROMIUM = Path(os.environ.get("ACP_CHROMIUM", "/usr/bin/chromium"))
+
+SETUP_HINT = "run `bash .ci/run`, or follow ui-tests/README.md"
+
+
+def _missing_prerequisites() -> list[str]:
+    missing = []
+    if not os.access(CHROMIUM, os.X_OK):
+        missing.append(f"chromium at {CHROMIUM} (apt-get install -y chromium)")
+    if shutil.which("jlpm") is None:
+        missing.append("jlpm on PATH (pip install -e '.[test]' installs jupyterlab)")
+    for package in ("@playwright/test", "@jupyterlab/galata"):
+        if not (UI_TESTS / "node_modules" / package / "package.json").is_file():
+            missing.append(f"ui-tests/node_modules/{package} (cd ui-tests && jlpm install)")
+    if not (BUILT_EXTENSION / "package.json").is_file():
+        missing.append("the built extension in acp_notebook/labextension (labextension/build.sh)")
+    return missing
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def test_jupyterlab_lists_the_extension() -> None:
+    # What `pip install -e '.[test]'` (and .ci/run) must leave behind: JupyterLab loads it.
+    done = subprocess.run(
+        [sys.executable, "-m", "jupyter", "labextension", "list"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    listing = re.sub(r"\x1b\[[0-9;]*m", "", done.stdout + done.stderr)
+    assert done.returncode == 0, listing
+    assert re.search(r"acp-notebook v[0-9.]+\s+enabled\s+OK", listing), listing
+
+
+def test_playwright_suite_passes() -> None:
+    missing = _missing_prerequisites()
+    if missing:
+        pytest.fail(f"browser tests cannot run, missing: {'; '.join(missing)}. {SETUP_HINT}")
+    env = {
+        **os.environ,
+        "CI": "1",
+        "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1",
+        # A free port, so a JupyterLab someone already runs on the default one does not clash.
+        "ACP_UI_PORT": os.environ.get("ACP_UI_PORT") or str(_free_port()),
+        "FORCE_COLOR": "0",
+    }
+    jlpm = shutil.which("jlpm")
+    assert jlpm is not None
+    done = subprocess.run(
+        [jlpm, "playwright", "test"],
+        cwd=UI_TESTS,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=40 * 60,
+        check=False,
+    )
+    output = done.stdout
+    assert done.returncode == 0, f"`jlpm playwright test` exited {done.returncode}:\n{output}"
+    # An empty run must not count as a pass.
+    passed = re.search(r"^\s*(\d+) passed", output, re.MULTILINE)
+    assert passed is not None, f"no passed tests reported:\n{output}"
+    assert int(passed.group(1)) >= 1, output
+    assert not re.search(r"^\s*\d+ (failed|flaky)", output, re.MULTILINE), output

@@ -1,0 +1,146 @@
+"""``%%acp`` in a real kernel driven by jupyter_client, against the real embedded agent."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.kernel_driver import Kernel, kernel, new_cell_id
+
+
+@pytest.fixture
+def k(tmp_path: Path) -> Iterator[Kernel]:
+    work = tmp_path / "work"
+    work.mkdir()
+    with kernel(str(work)) as kern:
+        kern.run("%load_ext acp_notebook")
+        data = tmp_path / "agent-data"
+        kern.run(f"%acp connect -- {sys.executable} -m acp_notebook.agent --data-dir {data}")
+        yield kern
+
+
+def test_connect_reports_agent(k: Kernel) -> None:
+    out = k.run("%acp status").text()
+    assert "acp-notebook-agent" in out and "alive" in out
+
+
+def test_click_while_cell_waits_runs_command(k: Kernel, tmp_path: Path) -> None:
+    marker = tmp_path / "work" / "clicked.txt"
+    cell = k.submit("%%acp\n$ echo approved > clicked.txt\n", new_cell_id())
+    button = k.wait_for(lambda: k.buttons("Allow once"), "the Allow once button")
+    assert not cell.done  # the cell is still waiting for the turn
+    assert not marker.exists()
+    k.click(button[0])
+    k.wait_for(lambda: cell.done, "the cell to finish")
+    assert cell.error is None, cell.error
+    assert marker.read_text() == "approved\n"
+    assert "end_turn" in cell.text()
+
+
+def test_reject_click_leaves_command_unrun(k: Kernel, tmp_path: Path) -> None:
+    cell = k.submit("%%acp\n$ touch nope.txt\n", new_cell_id())
+    button = k.wait_for(lambda: k.buttons("Reject"), "the Reject button")
+    k.click(button[0])
+    k.wait_for(lambda: cell.done, "the cell to finish")
+    assert not (tmp_path / "work" / "nope.txt").exists()
+
+
+def test_timeout_fails_closed(k: Kernel, tmp_path: Path) -> None:
+    cell = k.run("%%acp --timeout 0.5\n$ touch late.txt\n")
+    assert not (tmp_path / "work" / "late.txt").exists()
+    assert "timeout" in cell.text().lower()
+
+
+def test_policy_allow_and_deny(k: Kernel, tmp_path: Path) -> None:
+    cell = k.run("%%acp --allow 'echo *' --deny 'touch *'\n$ echo hi > ok.txt\n$ touch no.txt\n")
+    assert (tmp_path / "work" / "ok.txt").read_text() == "hi\n"
+    assert not (tmp_path / "work" / "no.txt").exists()
+    text = cell.text()
+    assert "--allow 'echo *'" in text and "--deny 'touch *'" in text
+
+
+def test_interrupt_cancels_turn(k: Kernel) -> None:
+    cell = k.submit("%%acp --allow '*' -o t\n$ sleep 30\n", new_cell_id())
+    k.wait_for(
+        lambda: any(s.get("_model_name") == "TerminalModel" for s in k.models.values()),
+        "the terminal widget",
+    )
+    time.sleep(0.5)  # let the command start in the agent's PTY
+    k.km.interrupt_kernel()
+    k.wait_for(lambda: cell.done, "the cell to finish after interrupt")
+    out = k.run("print(t.stop_reason, t.done)").text()
+    assert "cancelled True" in out
+
+
+def test_bg_returns_and_keeps_streaming(k: Kernel) -> None:
+    cell = k.run("%%acp --bg --allow '*' -o t\n$ sleep 1; echo later\n")
+    assert "later" not in cell.text()
+    k.run("import time\nwhile not t.done: time.sleep(0.05)")
+    out = k.run("print(list(t.terminals.values())[0].text)").text()
+    assert "later" in out
+
+
+def test_rerun_replaces_view_and_closes_old_models(k: Kernel) -> None:
+    cell_id = new_cell_id()
+    k.run("%%acp\nhello one\n", cell_id)
+    before = set(k.models)
+    k.run("%%acp\nhello two\n", cell_id)
+    k.wait_for(lambda: before & k.closed, "old widget models to close")
+    assert before & k.closed
+
+
+def test_output_variable_exposes_turn(k: Kernel) -> None:
+    k.run("%%acp --allow 'printf*' -o t\nabout to print\n$ printf 'a\\nb\\n'; exit 3\n")
+    out = k.run(
+        "term = list(t.terminals.values())[0]\n"
+        "print(repr(term.data), term.exit_status, t.stop_reason)\n"
+        "print([c.status for c in t.tool_calls.values()])\n"
+        "print([d.decided_by for d in t.permissions])"
+    ).text()
+    assert "b'a\\nb\\n'" in out
+    assert "end_turn" in out
+    assert "'failed'" in out
+    assert "'policy'" in out
+
+
+def test_prompt_interpolation_and_missing_name(k: Kernel) -> None:
+    k.run("who = 'notebook'")
+    out = k.run("%%acp -o t\nhello {who} {{braces}}\n").text()
+    assert out
+    said = k.run("print(t.state.prompt_text)").text()
+    assert "hello notebook {braces}" in said
+    bad = k.run("%%acp\nhello {nobody}\n", ok=False)
+    assert bad.error is not None and "nobody" in "\n".join(bad.error["traceback"])
+
+
+def test_help_is_real(k: Kernel) -> None:
+    out = k.run("%acp?").text() + k.run("%%acp?").text()
+    k.kc.inspect("%%acp")
+    assert "--allow" in k.run("print(get_ipython().find_cell_magic('acp').__doc__)").text()
+    assert out is not None
+
+
+def test_flood_stays_under_widget_message_rate(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    with kernel(str(work)) as kern:
+        kern.run("%load_ext acp_notebook")
+        kern.run(
+            f"%acp connect -- {sys.executable} -m acp_notebook.agent --data-dir {tmp_path}/d "
+            "--flood-output 20"
+        )
+        kern.comm_msgs.clear()
+        start = time.monotonic()
+        cell = kern.run("%%acp --allow '*' -o t\nflood\n")
+        elapsed = time.monotonic() - start
+        sent = len(kern.comm_msgs)
+        out = kern.run("print(sum(x.total_bytes for x in t.terminals.values()))").text()
+        assert int(out.strip()) >= 20 * 2**20
+        assert cell.error is None
+        rate = sent / elapsed
+        print(f"flood: {sent} widget messages in {elapsed:.2f} s = {rate:.1f}/s")
+        assert rate < 100, f"{sent} widget messages in {elapsed:.2f}s"

@@ -1,0 +1,261 @@
+"""PermissionCard: rendering of subjects, buttons, clicks, countdown, fail-closed paths."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from acp_notebook._permission import PermissionDecision
+from acp_notebook._protocol import RequestPermissionRequest
+from acp_notebook._widgets import PermissionCard
+from acp_notebook._widgets._card import button_style
+
+OPTIONS = [
+    {"optionId": "yes", "name": "Allow once", "kind": "allow_once"},
+    {"optionId": "always", "name": "Always allow", "kind": "allow_always"},
+    {"optionId": "no", "name": "Reject", "kind": "reject_once"},
+    {"optionId": "never", "name": "Never", "kind": "reject_always"},
+    {"optionId": "other", "name": "Ask later", "kind": "_custom_later"},
+]
+
+DIFF = {
+    "type": "diff",
+    "changes": [{"operation": "modify", "path": "src/app.py"}],
+    "patch": {
+        "format": "git_patch",
+        "text": "diff --git a/src/app.py b/src/app.py\n--- a/src/app.py\n+++ b/src/app.py\n"
+        "@@ -1 +1 @@\n-debug = False\n+debug = True\n",
+    },
+}
+
+
+def request(subject: dict[str, Any] | None = None, **extra: Any) -> RequestPermissionRequest:
+    payload: dict[str, Any] = {"sessionId": "s1", "title": "Run a command", "options": OPTIONS}
+    if subject is not None:
+        payload["subject"] = subject
+    payload.update(extra)
+    return RequestPermissionRequest.model_validate(payload)
+
+
+def command(cmd: str = "ls -la", cwd: str = "/work") -> dict[str, Any]:
+    return {"type": "command", "command": cmd, "cwd": cwd, "toolCallId": "c1", "terminalId": "t1"}
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str | None, str]] = []
+        self.called = threading.Event()
+
+    def __call__(self, option_id: str | None, decided_by: str) -> None:
+        self.calls.append((option_id, decided_by))
+        self.called.set()
+
+
+@pytest.fixture
+def make_card() -> Iterator[Callable[..., tuple[PermissionCard, Recorder]]]:
+    made: list[PermissionCard] = []
+
+    def make(
+        req: RequestPermissionRequest | None = None, **kwargs: Any
+    ) -> tuple[PermissionCard, Recorder]:
+        rec = Recorder()
+        card = PermissionCard(PermissionDecision(req or request(command())), rec, **kwargs)
+        made.append(card)
+        return card, rec
+
+    yield make
+    for card in made:
+        card.close()
+
+
+def test_one_button_per_option_styled_by_kind(make_card: Callable[..., Any]) -> None:
+    card, _ = make_card()
+    assert [b.description for b in card.buttons] == [o["name"] for o in OPTIONS]
+    assert [b.button_style for b in card.buttons] == [
+        "success",
+        "primary",
+        "danger",
+        "warning",
+        "",
+    ]
+    assert button_style("_custom") == "" and button_style("future_kind") == ""
+    assert not any(b.disabled for b in card.buttons)
+
+
+def test_click_reports_the_option_once_and_disables(make_card: Callable[..., Any]) -> None:
+    card, rec = make_card()
+    card.buttons[2].click()
+    card.buttons[0].click()  # a second click (or a stale view) must not answer again
+    assert rec.calls == [("no", "click")]
+    assert all(b.disabled for b in card.buttons)
+    card.decision.settle("no", "click")
+    card.mark_decided("no", "click")
+    assert card.outcome_text == "Rejected: Reject - by a click"
+    assert "Rejected: Reject" in card.status_html
+    card.close()
+    assert rec.calls == [("no", "click")]  # closing after a decision asks nothing more
+
+
+def test_closing_an_open_card_fails_closed(make_card: Callable[..., Any]) -> None:
+    card, rec = make_card()
+    card.close()
+    assert rec.calls == [(None, "closed")]
+    assert card.comm is None and all(b.comm is None for b in card.buttons)
+
+
+def test_countdown_reaching_zero_fails_closed(make_card: Callable[..., Any]) -> None:
+    _card, rec = make_card(timeout=0.2)
+    assert rec.called.wait(10), "the timeout never fired"
+    assert rec.calls == [(None, "timeout")]
+
+
+def test_countdown_label_then_decision_stops_it(make_card: Callable[..., Any]) -> None:
+    labels: list[str] = []
+    shown = threading.Event()
+    card, rec = make_card(timeout=30)
+
+    def seen(change: dict[str, Any]) -> None:
+        labels.append(change["new"])
+        shown.set()
+
+    card._status.observe(seen, "value")
+    if "No answer in" not in card.status_html:
+        assert shown.wait(10)
+    assert re.search(r"No answer in \d+ s", card.status_html + "".join(labels))
+    card.decision.settle("yes", "policy", "--allow 'ls *'")
+    card.mark_decided("yes", "policy", "--allow 'ls *'")
+    assert card.outcome_text == "Approved: Allow once - by policy --allow 'ls *'"
+    assert all(b.disabled for b in card.buttons)
+    assert card.buttons[0].icon == "check"
+    card.close()
+    assert rec.calls == []  # decided by the policy: the card never answered
+
+
+@pytest.mark.parametrize(
+    ("option_id", "decided_by", "detail", "text"),
+    [
+        (None, "timeout", "", "Cancelled - no answer before the timeout"),
+        (None, "cancel", "", "Cancelled - the turn was cancelled"),
+        ("always", "panel", "", "Approved: Always allow - from the side panel"),
+        ("other", "click", "", "Chose: Ask later - by a click"),
+        (None, "closed", "", "Cancelled - the card was closed"),
+        (None, "error", "handler raised X", "Cancelled - the permission handler failed"),
+    ],
+)
+def test_mark_decided_says_what_and_by_what(
+    make_card: Callable[..., Any], option_id: str | None, decided_by: str, detail: str, text: str
+) -> None:
+    card, rec = make_card()
+    card.mark_decided(option_id, decided_by, detail)
+    assert card.outcome_text.startswith(text)
+    assert all(b.disabled for b in card.buttons)
+    card.close()
+    assert rec.calls == []
+
+
+def test_already_decided_decision_renders_decided(make_card: Callable[..., Any]) -> None:
+    decision = PermissionDecision(request(command()))
+    decision.settle("no", "policy", "--deny 'rm *'")
+    rec = Recorder()
+    card = PermissionCard(decision, rec, timeout=0.05)
+    try:
+        assert all(b.disabled for b in card.buttons)
+        assert card.outcome_text == "Rejected: Reject - by policy --deny 'rm *'"
+    finally:
+        card.close()
+    assert rec.calls == []
+
+
+def test_command_hidden_characters_are_made_visible(make_card: Callable[..., Any]) -> None:
+    cmd = "echo safe\x1b[2K\rrm -rf ~ \u202ecod.exe"
+    card, _ = make_card(request(command(cmd, "/tmp/\u2066x")))
+    html = card._info.value
+    assert "\x1b" not in html and "\u202e" not in html and "\r" not in html and "\u2066" not in html
+    assert "⟨ESC⟩" in html and "⟨CR⟩" in html and "⟨U+202E RLO⟩" in html and "⟨U+2066 LRI⟩" in html
+    assert 'class="acp-card-warning"' in html
+    assert "terminal <code>t1</code>" in html and "tool call <code>c1</code>" in html
+    text = card.static_bundle()["text/plain"]
+    assert "warning: hidden characters made visible: ESC, CR, U+202E RLO, U+2066 LRI" in text
+    assert "\x1b" not in text
+
+
+def test_plain_command_has_no_warning(make_card: Callable[..., Any]) -> None:
+    card, _ = make_card()
+    assert 'class="acp-card-warning"' not in card._info.value
+    assert "$ ls -la" in card._info.value
+
+
+def test_tool_call_subject_shows_its_diff(make_card: Callable[..., Any]) -> None:
+    subject = {
+        "type": "tool_call",
+        "toolCall": {
+            "toolCallId": "c9",
+            "title": "Edit <app>",
+            "kind": "edit",
+            "locations": [{"path": "src/app.py", "line": 1}],
+            "content": [DIFF],
+        },
+    }
+    card, _ = make_card(request(subject))
+    html = card._info.value
+    assert "Edit &lt;app&gt;" in html and "<app>" not in html
+    assert 'class="acp-diff-add"' in html and "+debug = True" in html
+    assert "src/app.py:1" in html
+    assert card.tool_call_id == "c9"
+    text = card.static_bundle()["text/plain"]
+    assert "Tool call: Edit <app> [edit] - pending" in text
+    assert "diff: modify src/app.py (+1 -1)" in text
+
+
+def test_unknown_subject_is_shown_as_escaped_json(make_card: Callable[..., Any]) -> None:
+    card, _ = make_card(request({"type": "_browser", "url": "<img src=x onerror=alert(1)>"}))
+    html = card._info.value
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html and "<img" not in html
+    assert card.tool_call_id is None
+
+
+def test_title_and_description_are_escaped(make_card: Callable[..., Any]) -> None:
+    req = request(
+        command(), title="<script>alert(1)</script>", description="<b>bold</b>\nsecond line"
+    )
+    card, _ = make_card(req)
+    bundle = card.static_bundle()
+    for html in (card._info.value, bundle["text/html"]):
+        assert "<script>alert" not in html and "<b>bold" not in html
+        assert "&lt;script&gt;" in html and "&lt;b&gt;bold" in html
+    assert "Permission request: <script>alert(1)</script>" in bundle["text/plain"]
+    assert "  second line" in bundle["text/plain"]
+
+
+def test_static_bundle_is_deterministic(make_card: Callable[..., Any]) -> None:
+    one, _ = make_card()
+    two, _ = make_card()
+    for card in (one, two):
+        card.mark_decided("yes", "click")
+    assert one.static_bundle() == two.static_bundle()
+    text = one.static_bundle()["text/plain"]
+    assert "0x" not in text and "t1" not in text and "c1" not in text  # no ids, no addresses
+    assert text.endswith("decision: Approved: Allow once - by a click")
+    assert one._repr_mimebundle_()["text/plain"] == text
+
+
+def test_a_failing_callback_does_not_escape(make_card: Callable[..., Any]) -> None:
+    def broken(option_id: str | None, decided_by: str) -> None:
+        raise RuntimeError("boom")
+
+    card = PermissionCard(PermissionDecision(request(command())), broken)
+    try:
+        card.buttons[0].click()  # logged, not raised into the comm handler
+        assert all(b.disabled for b in card.buttons)
+    finally:
+        card.close()
+
+
+def test_close_quietly_reports_nothing(make_card: Callable[..., Any]) -> None:
+    card, rec = make_card(timeout=30)
+    card.close_quietly()
+    assert rec.calls == [] and card.comm is None

@@ -1,0 +1,539 @@
+"""TurnView: rendering from real update models, cheap refreshes, terminal feeding, transcripts."""
+
+from __future__ import annotations
+
+import base64
+import re
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import comm
+import pytest
+
+from acp_notebook._permission import PermissionDecision
+from acp_notebook._protocol import RequestPermissionRequest, parse_session_update
+from acp_notebook._state import SessionState, TerminalState, TurnState
+from acp_notebook._widgets import PermissionCard, TerminalWidget, TurnView, render_markdown
+from acp_notebook._widgets._turn import LIVE_TEXT
+
+Published = list[tuple[str, str, Any]]
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def apply(state: SessionState, *updates: dict[str, Any], view: TurnView | None = None) -> None:
+    """Apply updates as the bridge does: state first, then the view notes the arrival order."""
+    for update in updates:
+        model = parse_session_update(update)
+        state.apply(model)
+        if view is not None:
+            view.note_update(model)
+
+
+def chunk(message_id: str, text: str, kind: str = "agent_message_chunk") -> dict[str, Any]:
+    return {
+        "sessionUpdate": kind,
+        "messageId": message_id,
+        "content": {"type": "text", "text": text},
+    }
+
+
+def out(terminal_id: str, data: bytes) -> dict[str, Any]:
+    return {"sessionUpdate": "terminal_output_chunk", "terminalId": terminal_id, "data": b64(data)}
+
+
+RUN = {
+    "sessionUpdate": "tool_call_update",
+    "toolCallId": "call_1",
+    "title": "Run tests",
+    "kind": "execute",
+    "status": "in_progress",
+    "locations": [{"path": "tests/test_x.py", "line": 3}],
+    "content": [{"type": "terminal", "terminalId": "term_1"}],
+}
+TERM = {
+    "sessionUpdate": "terminal_update",
+    "terminalId": "term_1",
+    "command": "pytest -q",
+    "cwd": "/work",
+    "size": {"cols": 100, "rows": 30},
+    "capabilities": {"cancel": {}},
+}
+EDIT = {
+    "sessionUpdate": "tool_call_update",
+    "toolCallId": "call_2",
+    "title": "Edit files",
+    "kind": "edit",
+    "status": "completed",
+    "content": [
+        {
+            "type": "diff",
+            "changes": [
+                {"operation": "modify", "path": "src/a.py"},
+                {"operation": "add", "path": "logo.png", "fileType": "binary"},
+            ],
+            "patch": {
+                "format": "git_patch",
+                "text": "diff --git a/src/a.py b/src/a.py\n--- a/src/a.py\n+++ b/src/a.py\n"
+                "@@ -1,2 +1,2 @@\n x = 1\n-y = <old>\n+y = <new>\n",
+            },
+        }
+    ],
+}
+IDLE = {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}
+
+
+@pytest.fixture
+def published(monkeypatch: pytest.MonkeyPatch) -> Published:
+    """Every comm message any widget sends (open, update, custom, close)."""
+    sent: Published = []
+
+    def publish(self: Any, msg_type: str, data: Any = None, *args: Any, **kwargs: Any) -> None:
+        sent.append((msg_type, self.comm_id, data))
+
+    monkeypatch.setattr(comm.DummyComm, "publish_msg", publish)
+    return sent
+
+
+@pytest.fixture
+def make_view() -> Iterator[Callable[..., TurnView]]:
+    made: list[TurnView] = []
+
+    def make(turn: TurnState, prompt: str = "do it", **kwargs: Any) -> TurnView:
+        view = TurnView(turn, prompt, **kwargs)
+        made.append(view)
+        return view
+
+    yield make
+    for view in made:
+        view.close_all()
+
+
+def session(prompt: str = "do it") -> tuple[SessionState, TurnState]:
+    state = SessionState("s1")
+    return state, state.begin_turn(prompt)
+
+
+def all_html(widget: Any) -> str:
+    """The concatenated HTML values of a widget tree."""
+    parts = [str(getattr(widget, "value", ""))] if hasattr(widget, "value") else []
+    for child in getattr(widget, "children", ()):
+        parts.append(all_html(child))
+    return "".join(parts)
+
+
+def flush_terminals(view: TurnView) -> None:
+    for widget in view.terminal_widgets.values():
+        widget.flush()
+
+
+# -- markdown ------------------------------------------------------------------------------------
+
+
+def test_markdown_escapes_html_and_refuses_dangerous_links() -> None:
+    html = render_markdown("**hi** <script>alert(1)</script> [x](javascript:alert(1))")
+    assert "<strong>hi</strong>" in html
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert "<a" not in html and "[x](javascript:alert(1))" in html
+    for url in ("JaVaScript:alert(1)", "java\tscript:alert(1)", "data:text/html,x", "vbscript:x"):
+        assert "<a" not in render_markdown(f"[x]({url})"), url
+    link = render_markdown("[ok](https://example.org/a?b=1&c=2)")
+    assert 'href="https://example.org/a?b=1&amp;c=2"' in link and 'rel="noopener' in link
+    assert '<a href="src/a.py"' in render_markdown("[file](src/a.py)")
+    image = render_markdown("![chart](https://example.org/c.png)")
+    assert "<img" not in image and "[image: chart]" in image  # never fetched by itself
+
+
+def test_agent_messages_render_as_escaped_markdown(make_view: Callable[..., TurnView]) -> None:
+    state, turn = session()
+    apply(
+        state, chunk("m1", "# Title\n<script>alert(1)</script> "), chunk("m1", "[x](javascript:1)")
+    )
+    view = make_view(turn, "<b>prompt</b>")
+    html = all_html(view)
+    assert "<h1>Title</h1>" in html
+    assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert 'href="javascript' not in html
+    assert "&lt;b&gt;prompt&lt;/b&gt;" in html
+
+
+# -- parts ---------------------------------------------------------------------------------------
+
+
+def test_plan_thoughts_tool_calls_diffs_usage_and_stop(make_view: Callable[..., TurnView]) -> None:
+    state, turn = session()
+    apply(
+        state,
+        chunk("th", "thinking <hard>", "agent_thought_chunk"),
+        {
+            "sessionUpdate": "plan_update",
+            "plan": {
+                "type": "items",
+                "planId": "p",
+                "entries": [
+                    {"content": "read", "priority": "high", "status": "completed"},
+                    {"content": "write <code>", "priority": "low", "status": "in_progress"},
+                ],
+            },
+        },
+        RUN,
+        EDIT,
+        {"sessionUpdate": "usage_update", "used": 1200, "size": 200000},
+    )
+    view = make_view(turn)
+    assert view._thoughts in view.children and view._thoughts.selected_index is None
+    assert "thinking &lt;hard&gt;" in view._thoughts_html.value
+    assert "write &lt;code&gt;" in view._plan.value and "completed" in view._plan.value
+    html = all_html(view)
+    assert "Run tests" in html and "execute" in html and "in_progress" in html
+    assert "tests/test_x.py:3" in html
+    assert '<details open class="acp-diff-fold">' in html  # one collapsible block per file
+    assert "modify src/a.py (+1 -1)" in html and "add logo.png [binary]" in html
+    assert '<span class="acp-diff-add">+y = &lt;new&gt;</span>' in html
+    assert "working" in view._footer.value and "1200 / 200000" in view._footer.value
+    apply(state, IDLE)
+    view.refresh()
+    assert "stop reason: end_turn" in view._footer.value
+
+
+def test_unknown_updates_and_notices_render_generically(make_view: Callable[..., TurnView]) -> None:
+    state, turn = session()
+    apply(
+        state,
+        {"sessionUpdate": "_vendor_thing", "payload": "<img src=x onerror=alert(1)>"},
+        {"sessionUpdate": "notice", "severity": "warning", "title": "Rate <limited>"},
+    )
+    view = make_view(turn)
+    assert view._extras in view.children
+    html = view._extras.value
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html and "<img" not in html
+    assert "Rate &lt;limited&gt;" in html and "_vendor_thing" in html
+
+
+# -- refresh cost --------------------------------------------------------------------------------
+
+
+def test_refresh_without_change_sends_nothing(
+    make_view: Callable[..., TurnView], published: Published
+) -> None:
+    state, turn = session()
+    apply(state, chunk("th", "hmm", "agent_thought_chunk"), chunk("m1", "hello"), RUN, TERM)
+    apply(state, out("term_1", b"line 1\r\n"), EDIT, {"sessionUpdate": "_x", "a": 1})
+    view = make_view(turn)
+    view.refresh()
+    flush_terminals(view)
+    before = len(published)
+    view.refresh()
+    view.refresh()
+    assert published[before:] == []
+    apply(state, chunk("m1", " world"))
+    view.refresh()
+    updates = [data for kind, _, data in published[before:] if kind == "comm_msg"]
+    assert [u["method"] for u in updates] == ["update"]  # only the message's HTML changed
+    assert updates[0]["state"] == {"value": view._messages["m1"][0].value}
+    assert "hello world" in view._messages["m1"][0].value
+
+
+def test_order_follows_note_update(make_view: Callable[..., TurnView]) -> None:
+    state, turn = session()
+    view = make_view(turn)
+    for update in (RUN, chunk("m1", "after the tool call")):
+        model = parse_session_update(update)
+        state.apply(model)
+        view.note_update(model)
+    view.refresh()
+    boxes = view._timeline.children
+    assert boxes[0] is view._calls["call_1"].box
+    assert boxes[1] is view._messages["m1"][0]
+    text = view.static_bundle()["text/plain"]
+    assert text.index("Tool call: Run tests") < text.index("after the tool call")
+
+
+# -- terminals -----------------------------------------------------------------------------------
+
+
+def test_terminal_bytes_are_fed_once_each(
+    make_view: Callable[..., TurnView], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fed: list[bytes] = []
+    original = TerminalWidget.feed
+
+    def spy(self: TerminalWidget, data: bytes) -> None:
+        fed.append(data)
+        original(self, data)
+
+    monkeypatch.setattr(TerminalWidget, "feed", spy)
+    state, turn = session()
+    apply(state, RUN, TERM, out("term_1", b"one\r\n"))
+    view = make_view(turn)
+    widget = view.terminal_widgets["term_1"]
+    view.refresh()
+    apply(state, out("term_1", b"\x1b[31mtwo\x1b[0m\r\n"), out("term_1", b"three"))
+    view.refresh()
+    view.refresh()
+    assert fed == [b"one\r\n", b"\x1b[31mtwo\x1b[0m\r\nthree"]
+    assert widget.data == state.terminals["term_1"].data
+    assert (widget.command, widget.cwd, widget.cols, widget.rows) == ("pytest -q", "/work", 100, 30)
+    assert widget.can_cancel and widget.exit_status is None
+    assert widget in view._calls["call_1"].box.children  # shown inside its tool call
+    apply(
+        state,
+        {"sessionUpdate": "terminal_update", "terminalId": "term_1", "exitStatus": {"exitCode": 2}},
+    )
+    view.refresh()
+    assert widget.exit_status == {"exitCode": 2}
+
+
+def test_snapshot_replacement_resets_the_terminal(make_view: Callable[..., TurnView]) -> None:
+    state, turn = session()
+    apply(state, TERM, out("term_1", b"old output\n"))
+    view = make_view(turn)
+    widget = view.terminal_widgets["term_1"]
+    sent: list[dict[str, Any]] = []
+    widget.send = lambda content, buffers=None: sent.append(content)
+    # A bigger snapshot: the byte count alone would not reveal the replacement.
+    snapshot = b"a much longer replacement snapshot\n"
+    apply(
+        state,
+        {
+            "sessionUpdate": "terminal_update",
+            "terminalId": "term_1",
+            "output": {"data": b64(snapshot)},
+        },
+    )
+    view.refresh()
+    assert widget.data == snapshot
+    assert [m["type"] for m in sent] == ["reset"]
+    apply(state, out("term_1", b"more"))
+    view.refresh()
+    widget.flush()
+    assert widget.data == snapshot + b"more"
+    assert [m["type"] for m in sent] == ["reset", "chunk"]
+
+
+def test_terminal_generation_and_since() -> None:
+    term = TerminalState("t", max_bytes=64)
+    term.append(b"abc\n")
+    assert term.generation == 0 and term.since(1) == b"bc\n" and term.since(4) == b""
+    term.replace(b"xyz")
+    assert term.generation == 1 and term.total_bytes == 3 and term.since(0) == b"xyz"
+    term.append(b"\n" + b"0123456789\n" * 10)
+    assert term.omitted_bytes > 0
+    assert term.since(0) == term.data  # an offset already dropped starts at the first kept byte
+    assert term.since(term.total_bytes - 3) == b"89\n"
+
+
+def test_unanchored_terminal_and_cancel_callback(make_view: Callable[..., TurnView]) -> None:
+    cancelled: list[str] = []
+    state, turn = session()
+    apply(state, TERM, out("term_1", b"x"))
+    view = make_view(turn, on_cancel_terminal=cancelled.append)
+    widget = view.terminal_widgets["term_1"]
+    assert view._terminals in view.children and widget in view._terminals.children
+    widget._handle_view_msg(widget, {"type": "cancel"}, [])
+    assert cancelled == ["term_1"]
+    apply(state, RUN)  # now a tool call anchors it: it moves into the tool call
+    view.refresh()
+    assert view._terminals not in view.children
+    assert widget in view._calls["call_1"].box.children
+
+
+# -- cards ---------------------------------------------------------------------------------------
+
+
+def permission(subject: dict[str, Any] | None) -> PermissionDecision:
+    payload: dict[str, Any] = {
+        "sessionId": "s1",
+        "title": "Run pytest?",
+        "options": [
+            {"optionId": "ok", "name": "Allow", "kind": "allow_once"},
+            {"optionId": "no", "name": "Reject", "kind": "reject_once"},
+        ],
+    }
+    if subject is not None:
+        payload["subject"] = subject
+    return PermissionDecision(RequestPermissionRequest.model_validate(payload))
+
+
+def test_cards_go_with_their_tool_call(make_view: Callable[..., TurnView]) -> None:
+    state, turn = session()
+    apply(state, RUN, TERM)
+    view = make_view(turn)
+    choices: list[tuple[str | None, str]] = []
+    subject = {"type": "command", "command": "pytest -q", "cwd": "/work", "toolCallId": "call_1"}
+    card = PermissionCard(permission(subject), lambda o, b: choices.append((o, b)))
+    loose = PermissionCard(permission(None), lambda o, b: choices.append((o, b)))
+    view.add_card(card)
+    view.add_card(loose)
+    assert card in view._calls["call_1"].box.children
+    assert loose in view._timeline.children
+    card.buttons[0].click()
+    card.mark_decided("ok", "click")
+    view.close_all()  # the loose card was never answered: it fails closed
+    assert choices == [("ok", "click"), (None, "closed")]
+
+
+# -- static output -------------------------------------------------------------------------------
+
+
+def full_turn(make_view: Callable[..., TurnView]) -> tuple[TurnView, SessionState]:
+    state, turn = session("run the tests")
+    view = make_view(turn, "run the tests")
+    apply(
+        state,
+        chunk("m1", "Running **tests** <now>."),
+        RUN,
+        TERM,
+        out("term_1", b"\x1b[32m3 passed\x1b[0m\r\n10%\r100%\r\n"),
+        {"sessionUpdate": "terminal_update", "terminalId": "term_1", "exitStatus": {"exitCode": 0}},
+        EDIT,
+        {"sessionUpdate": "tool_call_update", "toolCallId": "call_1", "status": "completed"},
+        chunk("m2", "All good."),
+        IDLE,
+        view=view,
+    )
+    return view, state
+
+
+def test_static_bundle_is_a_deterministic_transcript(make_view: Callable[..., TurnView]) -> None:
+    bundles = []
+    for _ in range(2):
+        view, _state = full_turn(make_view)
+        subject = {
+            "type": "command",
+            "command": "pytest -q",
+            "cwd": "/work",
+            "toolCallId": "call_1",
+        }
+        card = PermissionCard(permission(subject), lambda o, b: None)
+        view.add_card(card)
+        card.mark_decided("ok", "policy", "--allow 'pytest*'")
+        bundles.append(view.static_bundle())
+    assert bundles[0] == bundles[1]
+    text = bundles[0]["text/plain"]
+    assert text == "\n".join(
+        [
+            "> run the tests",
+            "",
+            "Running **tests** <now>.",
+            "",
+            "Tool call: Run tests [execute] - completed",
+            "  at tests/test_x.py:3",
+            "  $ pytest -q  (in /work)",
+            "  3 passed",
+            "  100%",
+            "  [exit 0]",
+            "  Permission request: Run pytest?",
+            "    command: pytest -q",
+            "    cwd: /work",
+            "    options: Allow (allow_once), Reject (reject_once)",
+            "    decision: Approved: Allow - by policy --allow 'pytest*'",
+            "",
+            "Tool call: Edit files [edit] - completed",
+            "  diff: modify src/a.py (+1 -1)",
+            "  diff: add logo.png [binary]",
+            "",
+            "All good.",
+            "",
+            "stop reason: end_turn",
+        ]
+    )
+    assert not re.search(r"0x[0-9a-f]{6,}|[0-9a-f]{32}", text)
+    html = bundles[0]["text/html"]
+    assert "Running <strong>tests</strong> &lt;now&gt;." in html
+    assert "ansi-green-fg" in html and "3 passed" in html
+    assert "Approved: Allow - by policy" in html and "stop reason: end_turn" in html
+    assert "<now>" not in html
+
+
+def test_static_bundle_sends_nothing(
+    make_view: Callable[..., TurnView], published: Published
+) -> None:
+    view, state = full_turn(make_view)
+    view.refresh()
+    flush_terminals(view)
+    apply(state, chunk("m3", "late words"))  # not refreshed yet: the transcript still has them
+    before = len(published)
+    text = view.static_bundle()["text/plain"]
+    assert published[before:] == []
+    assert text.endswith("All good.\n\nlate words\n\nstop reason: end_turn")
+
+
+def test_live_display_text_is_deterministic(make_view: Callable[..., TurnView]) -> None:
+    view, _state = full_turn(make_view)
+    bundle = view._repr_mimebundle_()
+    assert bundle is not None
+    assert bundle["text/plain"] == LIVE_TEXT == repr(view)
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+
+
+def test_huge_terminal_transcript_is_capped(make_view: Callable[..., TurnView]) -> None:
+    state, turn = session()
+    apply(state, TERM, out("term_1", b"".join(b"line %06d\n" % i for i in range(60000))))
+    view = make_view(turn)
+    text = view.static_bundle()["text/plain"]
+    assert "line 059999" in text and "line 000001\n" not in text
+    assert "earlier bytes not shown" in text
+    assert len(text) < 400_000
+
+
+# -- lifetime and threads ------------------------------------------------------------------------
+
+
+def test_close_all_closes_every_model(
+    make_view: Callable[..., TurnView], published: Published
+) -> None:
+    view, state = full_turn(make_view)
+    view.add_card(PermissionCard(permission(None), lambda o, b: None))
+    turn = view.turn
+    before = len(published)
+    again = TurnView(turn, "again")
+    again.add_card(PermissionCard(permission(None), lambda o, b: None))
+    apply(
+        state,
+        {"sessionUpdate": "plan_update", "plan": {"type": "items", "planId": "q", "entries": []}},
+    )
+    again.refresh()
+    flush_terminals(again)
+    opened = {cid for kind, cid, _ in published[before:] if kind == "comm_open"}
+    assert len(opened) > 20
+    again.close_all()
+    closed = {cid for kind, cid, _ in published[before:] if kind == "comm_close"}
+    assert opened == closed  # every model it made (layouts and styles too) is closed
+    count = len(published)
+    again.refresh()  # a closed view ignores refreshes
+    assert len(published) == count
+    assert view.comm is not None  # the other view of the same turn is untouched
+
+
+def test_refresh_from_another_thread_while_updates_arrive(
+    make_view: Callable[..., TurnView],
+) -> None:
+    state, turn = session()
+    apply(state, TERM)
+    view = make_view(turn)
+    lock = threading.Lock()  # the bridge applies updates and refreshes on its IO thread
+    stop = threading.Event()
+
+    def refresher() -> None:
+        while not stop.is_set():
+            with lock:
+                view.refresh()
+
+    thread = threading.Thread(target=refresher)
+    thread.start()
+    expected = b""
+    try:
+        for i in range(200):
+            data = b"%d\n" % i
+            expected += data
+            with lock:
+                apply(state, out("term_1", data))
+    finally:
+        stop.set()
+        thread.join()
+    view.refresh()
+    assert view.terminal_widgets["term_1"].data == expected
