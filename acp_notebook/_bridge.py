@@ -47,9 +47,9 @@ class IOThread:
     def in_thread(self) -> bool:
         return threading.get_ident() == self.thread_id
 
-    def call(self, fn: Callable[..., Awaitable[T]] | Callable[..., T], *args: Any) -> T:
-        """Run ``fn`` in the I/O thread and wait for its result (not from the I/O thread)."""
-        return self.portal.call(fn, *args)  # type: ignore[arg-type]
+    def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run ``fn`` (sync or async) in the I/O thread and wait for its result."""
+        return self.portal.call(fn, *args)
 
     def submit(self, fn: Callable[..., Awaitable[T]], *args: Any) -> concurrent.futures.Future[T]:
         """Start ``fn`` in the I/O thread; return a future for its result."""

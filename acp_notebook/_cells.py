@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
+import functools
 import logging
+import signal
 import string
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +30,23 @@ log = logging.getLogger("acp_notebook.cells")
 
 REFRESH_INTERVAL = 0.1
 CANCEL_WAIT = 10.0
+
+
+@contextlib.contextmanager
+def _sigint_sets(loop: asyncio.AbstractEventLoop, event: asyncio.Event) -> Iterator[None]:
+    """While active, SIGINT sets ``event`` (only possible on the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        loop.call_soon_threadsafe(event.set)
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class PromptTemplateError(ValueError):
@@ -98,22 +119,24 @@ class CellRun:
             decision.settle(decided.option_id, "policy", decided.rule)
         card = PermissionCard(
             decision,
-            lambda option_id, by="click": self.choose(decision, option_id, by),
+            functools.partial(self.choose, decision),
             timeout=None if decided is not None else self.timeout,
         )
         self.cards.append(card)
         self.view.add_card(card)
-        if not decision.pending:
-            card.mark_decided(decision.option_id, decision.decided_by, decision.detail)
-        else:
-            self.io.portal.start_task_soon(self._show_decision, decision, card)
+        self._sync_cards()
 
-    async def _show_decision(self, decision: PermissionDecision, card: Any) -> None:
-        await decision.done.wait()
-        card.mark_decided(decision.option_id, decision.decided_by, decision.detail)
-        self._dirty = True
+    def _sync_cards(self) -> None:
+        """Show each settled decision on its card (a click, a policy, a timeout, a cancel)."""
+        for card in self.cards:
+            decision = card.decision
+            if not decision.pending and not card.decided:
+                card.mark_decided(decision.option_id, decision.decided_by, decision.detail)
+                self._dirty = True
 
-    def choose(self, decision: PermissionDecision, option_id: str | None, by: Any) -> None:
+    def choose(
+        self, decision: PermissionDecision, option_id: str | None, by: Any = "click"
+    ) -> None:
         """A click, a timeout or a closed card (any thread): settle in the I/O thread."""
         detail = {"timeout": "no answer before the timeout", "closed": "the card was closed"}
         self.io.soon(decision.settle, option_id, by, detail.get(str(by), ""))
@@ -132,6 +155,7 @@ class CellRun:
     async def _refresher(self) -> None:
         while True:
             await anyio.sleep(REFRESH_INTERVAL)
+            self._sync_cards()
             if self._dirty:
                 self._dirty = False
                 try:
@@ -143,6 +167,7 @@ class CellRun:
         for decision in self.session.permissions:
             if decision.pending and getattr(decision, "turn", None) is self.turn:
                 decision.settle(None, "cancel", "the turn ended")
+        self._sync_cards()
         try:
             self.view.refresh()
         except Exception:
@@ -154,13 +179,36 @@ class CellRun:
 
     # -- main thread --------------------------------------------------------------------
     async def wait_in_cell(self) -> Any:
-        """Await the end of the turn in the kernel's loop; Interrupt cancels the turn."""
+        """Await the end of the turn in the kernel's loop; Interrupt cancels the turn.
+
+        ipykernel's own SIGINT handling does not reach an awaiting cell reliably (with
+        ipykernel 7.4 an ``await`` is only interrupted after it completes), so while the cell
+        waits we install our own SIGINT handler: it sends ``session/cancel``, waits for the
+        agent to go idle, and then raises ``KeyboardInterrupt`` as an interrupted cell should.
+        """
         assert self.done is not None
+        loop = asyncio.get_running_loop()
+        interrupted = asyncio.Event()
+        turn_done = asyncio.ensure_future(asyncio.shield(asyncio.wrap_future(self.done)))
+        with _sigint_sets(loop, interrupted):
+            stop = asyncio.ensure_future(interrupted.wait())
+            try:
+                await asyncio.wait({turn_done, stop}, return_when=asyncio.FIRST_COMPLETED)
+            except asyncio.CancelledError:
+                interrupted.set()
+            finally:
+                stop.cancel()
+        if turn_done.done() and not interrupted.is_set():
+            return turn_done.result()
+        # Interrupted: cancel the turn, give the agent a moment to report it, then stop.
         try:
-            return await asyncio.wrap_future(self.done)
-        except (KeyboardInterrupt, asyncio.CancelledError):
-            self.cancel_blocking()
-            raise
+            await asyncio.wrap_future(self.io.submit(self.cancel))
+            await asyncio.wait({turn_done}, timeout=CANCEL_WAIT)
+        except Exception as exc:
+            log.warning("cancelling the turn failed: %r", exc)
+        if not turn_done.done():
+            turn_done.cancel()
+        raise KeyboardInterrupt
 
     def wait_blocking(self) -> Any:
         assert self.done is not None

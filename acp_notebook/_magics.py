@@ -21,7 +21,7 @@ from typing import Any
 from IPython.core import magic_arguments
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
-from IPython.display import HTML, display
+from IPython.display import HTML, display  # type: ignore[attr-defined]
 
 from . import _bridge
 from ._bridge import AgentHandle, open_agent
@@ -47,7 +47,13 @@ def embedded_agent_argv() -> list[str]:
 
 
 def _parse_cell_line(line: str) -> argparse.Namespace:
-    return magic_arguments.parse_argstring(AcpMagics.acp_cell, line)
+    try:
+        argv = shlex.split(line)
+    except ValueError as exc:
+        raise UsageError(f"%%acp: {exc}") from None
+    # The parser built by magic_arguments; its errors are UsageErrors with the usage line.
+    parser: argparse.ArgumentParser = AcpMagics.acp_cell.parser
+    return parser.parse_args(argv)
 
 
 def _cell_key(shell: Any) -> str:
@@ -78,9 +84,9 @@ def _session_for(name: str, new: bool) -> tuple[AgentHandle, Session]:
     handle = handles[name] if name in handles else _agent()
     if not handle.alive:
         raise UsageError(f"agent {handle.name!r} has exited; `%acp connect` again")
-    session: Session = handle.io.call(handle.agent.new_session, handle.cwd)
-    sessions[name] = (handle.name, session)
-    return handle, session
+    fresh: Session = handle.io.call(handle.agent.new_session, handle.cwd)
+    sessions[name] = (handle.name, fresh)
+    return handle, fresh
 
 
 def _start_cell(shell: Any, line: str, body: str) -> CellRun:
@@ -119,7 +125,7 @@ def _make_view(view_cls: Any, turn: Any, prompt: str) -> Any:
 
 
 def _finish_cell(run: CellRun) -> None:
-    bundle = run.view.static_bundle()
+    bundle = run.io.call(run.view.static_bundle)  # the state is only read on the I/O thread
     display(_Static(bundle), raw=False)
     error = run.turn.error
     if error is not None:
@@ -138,7 +144,7 @@ class _Static:
 
 async def run_cell_async(line: str, body: str) -> None:
     """What a ``%%acp`` cell runs (through the input transformer): awaits the turn."""
-    from IPython import get_ipython
+    from IPython import get_ipython  # type: ignore[attr-defined]
 
     shell = get_ipython()
     run = _start_cell(shell, line, body)
@@ -241,7 +247,7 @@ def _sessions(argv: list[str]) -> None:
     parser.add_argument("--name", default=None)
     args = _parse_sub(parser, argv)
     handle = _agent(args.name)
-    infos = handle.io.call(handle.agent.list_sessions)
+    infos: list[Any] = handle.io.call(handle.agent.list_sessions)
     if not infos:
         print("acp: the agent lists no sessions")
     for info in infos:

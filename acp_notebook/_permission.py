@@ -20,7 +20,7 @@ from ._protocol import RequestPermissionRequest
 
 log = logging.getLogger("acp_notebook.permission")
 
-PermissionHandler = Callable[[RequestPermissionRequest], "str | None | Awaitable[str | None]"]
+PermissionHandler = Callable[[RequestPermissionRequest], "str | Awaitable[str | None] | None"]
 
 DecidedBy = Literal[
     "handler",  # the permission handler answered
@@ -98,9 +98,7 @@ async def call_handler(handler: PermissionHandler, request: RequestPermissionReq
     return result
 
 
-async def decide(
-    decision: PermissionDecision, handler: PermissionHandler | None
-) -> dict[str, Any]:
+async def decide(decision: PermissionDecision, handler: PermissionHandler | None) -> dict[str, Any]:
     """Ask ``handler`` and settle ``decision``; return the JSON-RPC result to send.
 
     The caller may settle the decision from elsewhere at any time (cancel, turn end, the

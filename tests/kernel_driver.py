@@ -72,7 +72,10 @@ class Kernel:
         elif kind == "comm_msg":
             self.comm_msgs.append((time.monotonic(), msg))
             data = content.get("data", {})
-            if data.get("method") in ("update", "echo_update") and content["comm_id"] in self.models:
+            if (
+                data.get("method") in ("update", "echo_update")
+                and content["comm_id"] in self.models
+            ):
                 self.models[content["comm_id"]].update(data.get("state", {}))
         elif kind == "comm_close":
             self.closed.add(content["comm_id"])
