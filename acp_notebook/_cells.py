@@ -21,6 +21,7 @@ from typing import Any
 
 import anyio
 
+from . import _events
 from ._bridge import AgentHandle, IOThread
 from ._client import Session, Turn
 from ._permission import PermissionDecision
@@ -107,6 +108,7 @@ class CellRun:
     def _on_update(self, session: Session, update: Any) -> None:
         if session.turn is self.turn:
             self.view.note_update(update)
+            _events.emit("session_update", self, update)
         self._dirty = True
 
     def _on_permission(self, session: Session, decision: PermissionDecision) -> None:
@@ -125,6 +127,7 @@ class CellRun:
         self.cards.append(card)
         self.view.add_card(card)
         self._sync_cards()
+        _events.emit("permission", self, decision)
 
     def _sync_cards(self) -> None:
         """Show each settled decision on its card (a click, a policy, a timeout, a cancel)."""
@@ -151,6 +154,7 @@ class CellRun:
             finally:
                 tg.cancel_scope.cancel()
                 self._final_refresh()
+                _events.emit("turn_ended", self)
 
     async def _refresher(self) -> None:
         while True:

@@ -23,7 +23,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.display import HTML, display  # type: ignore[attr-defined]
 
-from . import _bridge
+from . import _bridge, _events
 from ._bridge import AgentHandle, open_agent
 from ._cells import CellRun, PromptTemplateError, interpolate
 from ._client import Session
@@ -117,6 +117,7 @@ def _start_cell(shell: Any, line: str, body: str) -> CellRun:
         shell.user_ns[args.output] = turn
     display(view)
     run.done = io.submit(run.run)
+    _events.emit("turn_started", run)
     return run
 
 
@@ -204,6 +205,7 @@ def _connect(argv: list[str]) -> None:
         return
     _bridge.handles()[name] = handle
     _state["default_agent"] = name
+    _events.emit("agent_connected", handle)
     info = handle.agent.info
     label = f"{info.title or info.name} {info.version}" if info else "?"
     pid = handle.agent.process.pid if handle.agent.process else "?"
@@ -236,6 +238,7 @@ def _close(argv: list[str]) -> None:
     args = _parse_sub(parser, argv)
     handle = _agent(args.name)
     handle.close()
+    _events.emit("agent_closed", handle)
     for name, (agent_name, _) in list(_state["sessions"].items()):
         if agent_name == handle.name:
             del _state["sessions"][name]
