@@ -49,8 +49,12 @@ async def demo(workdir: Path) -> int:
         print(turn.text.rstrip())
         for call in turn.tool_calls.values():
             print(f"-- tool call {call.title!r}: {call.status}")
-        for terminal_id, terminal in turn.terminals.items():
-            print(f"-- terminal {terminal_id} exit={terminal.exit_status}:")
+        for terminal in turn.terminals.values():
+            status = terminal.exit_status
+            code = getattr(status, "exit_code", None)
+            signal = getattr(status, "signal", None)
+            ended = f"exit code {code}" if code is not None else f"signal {signal}"
+            print(f"-- terminal of {terminal.command!r} ({ended if status else 'running'}):")
             print(terminal.text.rstrip())
         print(f"-- stop reason: {stop}")
         ran = (workdir / "should-not-exist").exists()

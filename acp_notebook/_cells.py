@@ -142,6 +142,7 @@ class CellRun:
     ) -> None:
         """A click, a timeout or a closed card (any thread): settle in the I/O thread."""
         detail = {"timeout": "no answer before the timeout", "closed": "the card was closed"}
+        log.debug("card answered %r by %s", option_id, by)
         self.io.soon(decision.settle, option_id, by, detail.get(str(by), ""))
 
     async def run(self) -> Any:

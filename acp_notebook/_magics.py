@@ -331,14 +331,38 @@ def _log(argv: list[str]) -> None:
 
 
 def _panel(argv: list[str]) -> None:
-    from ._widgets import AgentPanel
+    from . import _sidepanel
 
-    panel = AgentPanel(title="ACP")
-    panel.show()
-    print(
-        "acp: opening the agent panel (needs the acp-notebook JupyterLab extension; without it,"
-        " use %acp status)"
-    )
+    parser = _sub_parser("panel")
+    parser.add_argument("--no-auto", action="store_true", help="do not open it on connect")
+    parser.add_argument("--auto", action="store_true", help="open it on the first connect")
+    parser.add_argument("--close", action="store_true", help="close the panel")
+    args = _parse_sub(parser, argv)
+    if args.no_auto or args.auto:
+        _sidepanel.AUTO_OPEN = bool(args.auto)
+        state = "opens by itself" if args.auto else "no longer opens by itself"
+        print(f"acp: the agent panel {state} when an agent connects")
+        return
+    if args.close:
+        _sidepanel.close_panel()
+        print("acp: agent panel closed")
+        return
+    from IPython import get_ipython  # type: ignore[attr-defined]
+
+    shell = get_ipython()
+    if getattr(shell, "kernel", None) is None:
+        print("acp: cannot open the agent panel: this is not a Jupyter kernel (no widgets).")
+        print(_sidepanel.summary_text())
+        return
+    panel = _sidepanel.open_panel()
+    print(_sidepanel.summary_text())
+    if not panel.panel.rendered:
+        print(
+            "acp: the agent panel opens in the right sidebar of JupyterLab or Notebook 7 with the"
+            " acp-notebook extension. Other front ends (VS Code, Colab, nbclassic) cannot show it:"
+            " the summary above is the same information as text (run `%acp panel` again to"
+            " refresh it)."
+        )
 
 
 _HANDLERS = {
@@ -371,7 +395,10 @@ class AcpMagics(Magics):
                                            resume a session and replay its history
         %acp status                        agents, processes and sessions
         %acp log [--name NAME] [-n N]      the last protocol messages (base64 shortened)
-        %acp panel                         open the JupyterLab side panel
+        %acp panel [--no-auto|--auto|--close]
+                                           open the JupyterLab side panel (and print a
+                                           text summary); --no-auto: do not open it
+                                           when an agent connects
         """
         try:
             argv = shlex.split(line)

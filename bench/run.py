@@ -77,6 +77,29 @@ def _widgets(out: str) -> list[Headline]:
     return found
 
 
+def _notebook(out: str) -> list[Headline]:
+    found: list[Headline] = []
+    for mib in _find(r"^flood ([\d.]+) MiB through", out):
+        found.append(("real kernel, flood of (MiB)", mib[0]))
+    for ms, over, idle in _find(
+        r"kernel CPU per MB: ([\d.]+) ms/MB \(over idle: ([-\d.]+) ms/MB; .*: (>?=?[\d.]+)x\)", out
+    ):
+        found.append(("kernel CPU ms/MB (over idle; flood/idle)", f"{ms} ({over}; {idle}x)"))
+    for n, rate in _find(r"comm_msg\s*: (\d+) in [\d.]+ s = ([\d.]+) msg/s", out):
+        found.append(("comm_msg to the front end: msg/s (total)", f"{rate} ({n})"))
+    for peak1, peak_r in _find(
+        r"peak 1 s window (\d+) msg/s.*\n.*limit: mean [\d.]+, peak 1 s ([\d.]+)", out
+    ):
+        found.append(("iopub peak msg/s in 1 s (ratio to 1000/s limit)", f"{peak1} ({peak_r})"))
+    quiet = re.search(r"no flood\s*: ([\d.]+) ms", out)
+    busy = re.search(r"with flood : ([\d.]+) ms", out)
+    ratio = re.search(r"trivial cell ratio flood/no flood: ([\d.]+)", out)
+    if quiet and busy and ratio:
+        value = f"{quiet.group(1)} | {busy.group(1)} ({ratio.group(1)}x)"
+        found.append(("1+1 cell ms: no flood | --bg flood (ratio)", value))
+    return found
+
+
 def _generic(out: str) -> list[Headline]:
     lines = [line.strip() for line in out.splitlines() if line.strip()]
     ratios = [line for line in lines if "ratio" in line.lower()]
@@ -89,6 +112,7 @@ EXTRACTORS: dict[str, Extractor] = {
     "bench_state.py": _state,
     "bench_agent_flood.py": _flood,
     "bench_widgets_terminal.py": _widgets,
+    "bench_notebook.py": _notebook,
 }
 
 

@@ -133,12 +133,22 @@ class Kernel:
         self.kc.shell_channel.send(self.kc.session.msg("comm_msg", content))
 
     def buttons(self, description: str) -> list[str]:
+        """Open buttons with this label that a front end could show: like a browser, only
+        count a button once a container model lists it among its children (the kernel has
+        finished building it by then, click handler included)."""
+        shown = {
+            ref.removeprefix("IPY_MODEL_")
+            for state in self.models.values()
+            for ref in state.get("children", ())
+            if isinstance(ref, str)
+        }
         return [
             cid
             for cid, state in self.models.items()
             if state.get("_model_name") == "ButtonModel"
             and state.get("description") == description
             and cid not in self.closed
+            and cid in shown
         ]
 
 

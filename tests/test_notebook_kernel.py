@@ -35,7 +35,10 @@ def test_click_while_cell_waits_runs_command(k: Kernel, tmp_path: Path) -> None:
     assert not cell.done  # the cell is still waiting for the turn
     assert not marker.exists()
     k.click(button[0])
-    k.wait_for(lambda: cell.done, "the cell to finish")
+    try:
+        k.wait_for(lambda: cell.done, "the cell to finish")
+    except AssertionError:
+        raise AssertionError(cell.text()) from None
     assert cell.error is None, cell.error
     assert marker.read_text() == "approved\n"
     assert "end_turn" in cell.text()

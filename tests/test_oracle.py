@@ -201,6 +201,7 @@ async def test_cancel_during_pending_permission(tmp_path: Path) -> None:
         assert all(t.data == b"" for t in turn.terminals.values())
 
 
+@pytest.mark.sends_invalid
 async def test_oracle_rejects_a_malformed_request(tmp_path: Path) -> None:
     """Negative control: the oracle can fail. ``session/new`` without ``cwd`` is refused."""
     async with oracle(tmp_path, check=False) as (agent, log):

@@ -27,6 +27,7 @@ from .._permission import PermissionDecision
 from .._protocol import CommandPermissionSubject, ToolCallPermissionSubject, is_set
 from .._visible import make_visible
 from ._parts import (
+    NO_MATH,
     STYLE,
     content_html,
     content_text,
@@ -325,7 +326,7 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
             for o in self.decision.request.options
         )
         return (
-            f'<div class="acp-card">{self.request_html()}<div>options: {options}</div>'
+            f'<div class="acp-card {NO_MATH}">{self.request_html()}<div>options: {options}</div>'
             f"<div><b>{e(self.outcome_text)}</b></div></div>"
         )
 

@@ -2,11 +2,22 @@
 
 Creating an :class:`AgentPanel` is enough for the labextension to place its children in the
 sidebar (the model does this itself when its comm opens; no ``display()`` is needed).  Without
-the labextension (VS Code, plain IPython) the model is simply never rendered.
+the labextension (VS Code, plain IPython) the model is simply never rendered, and
+:attr:`AgentPanel.rendered` stays False.
+
+Custom messages, kernel -> front end (the front end acts on them, nothing comes back):
+
+* ``{"type": "scroll_to", "cell_id": c, "model_id": m}``: show the notebook cell with id ``c``
+  (or, failing that, the cell whose output holds a view of widget model ``m``);
+* ``{"type": "copy", "text": t}``: put ``t`` on the clipboard;
+* ``{"type": "download", "filename": f, "text": t}``: save ``t`` as a file.
+
+Front end -> kernel: ``{"type": "rendered"}`` once the panel's views exist in some front end.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import ipywidgets  # type: ignore[import-untyped]
@@ -33,10 +44,37 @@ class AgentPanel(ipywidgets.DOMWidget):  # type: ignore[misc]
     # Bumped by show(); the front end activates the sidebar tab whenever it changes.
     _show_requests = Int(0).tag(sync=True)
 
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.rendered = False
+        self.on_msg(self._handle_front_end_msg)
+
     def show(self) -> None:
         """Ask every connected front end to open the panel."""
         self._show_requests += 1
 
+    # -- kernel -> front end ------------------------------------------------------------------
+    def scroll_to(self, cell_id: str | None, model_id: str | None) -> None:
+        """Ask the front end to scroll the notebook to a cell (by id, or by a widget it shows)."""
+        self._send_to_front_end(
+            {"type": "scroll_to", "cell_id": cell_id or "", "model_id": model_id or ""}
+        )
+
+    def copy_text(self, text: str) -> None:
+        self._send_to_front_end({"type": "copy", "text": text})
+
+    def download(self, filename: str, text: str) -> None:
+        self._send_to_front_end({"type": "download", "filename": filename, "text": text})
+
+    def _send_to_front_end(self, content: dict[str, Any]) -> None:
+        if self.comm is not None:
+            self.send(content)
+
+    def _handle_front_end_msg(self, _widget: Any, content: Any, _buffers: Sequence[Any]) -> None:
+        if isinstance(content, dict) and content.get("type") == "rendered":
+            self.rendered = True
+
+    # -- static output ------------------------------------------------------------------------
     def static_bundle(self) -> dict[str, str]:
         text = f"{self.title} (side panel): {len(self.children)} item(s)"
         if self.pending_count:

@@ -24,6 +24,7 @@ from .._visible import make_visible
 from ._markdown import render_markdown, safe_link
 
 __all__ = [
+    "NO_MATH",
     "STYLE",
     "block_html",
     "content_html",
@@ -57,7 +58,12 @@ background:var(--jp-layout-color2,#f6f6f6)}
 word-break:break-all;background:var(--jp-layout-color2,#f6f6f6);padding:2px 4px}
 .acp-card-warning{color:#b91c1c;font-weight:600}
 .acp-footer{color:#555;font-size:90%}
+.acp-turn .widget-html>.widget-html-content,.acp-card .widget-html>.widget-html-content{
+line-height:1.4}
+.acp-turn-static .acp-terminal-header{display:block}
 </style>"""
+#: Classes that keep MathJax (JupyterLab: v3, nbconvert/classic: v2) from typesetting ``$...$``.
+NO_MATH = "mathjax_ignore tex2jax_ignore"
 
 _STATUS_ICON = {"pending": "○", "in_progress": "◐", "completed": "●", "cancelled": "⊘"}
 _TOOL_STATUS_ICON = {"pending": "○", "in_progress": "◐", "completed": "✔", "failed": "✖"}

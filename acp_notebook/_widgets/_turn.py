@@ -29,6 +29,7 @@ from .._visible import make_visible
 from ._card import PermissionCard, close_deep
 from ._markdown import render_markdown
 from ._parts import (
+    NO_MATH,
     STYLE,
     block_html,
     content_html,
@@ -93,6 +94,10 @@ def _extras_html(turn: TurnState) -> str:
         tag = payload.get("sessionUpdate", "?") if isinstance(payload, dict) else "?"
         parts.append(generic_html(payload, f"update: {tag}"))
     return "".join(parts)
+
+
+def _not_started(_terminal_id: str) -> str:
+    return "not started"
 
 
 def _exit_dict(status: Any) -> dict[str, Any] | None:
@@ -232,7 +237,8 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             messages, calls = self._note_state(turn)
             terms = turn.terminals
             for term_id, term in terms.items():
-                self._sync_terminal(term_id, term)
+                if term.reported:  # a terminal only referenced (not started yet) gets no view
+                    self._sync_terminal(term_id, term)
             shown: dict[tuple[str, str], Any] = {}
             for msg in messages:
                 if self._shows(msg):
@@ -250,7 +256,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                 sections.append(self._plan)
             sections.append(self._timeline)
             anchored = {tid for call in calls.values() for tid in call.terminal_ids}
-            loose = [self._terms[t].widget for t in terms if t not in anchored]
+            loose = [self._terms[t].widget for t in terms if t not in anchored and t in self._terms]
             _set_children(self._terminals, loose)
             if loose:
                 sections.append(self._terminals)
@@ -322,7 +328,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             slot = part.slots.get(index)
             if slot is None:
                 slot = part.slots[index] = ipywidgets.HTML()
-            _set(slot, "value", content_html(item))
+            _set(slot, "value", content_html(item, _not_started))
             children.append(slot)
         if part.io.value:
             children.append(part.io)
@@ -337,6 +343,10 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                 callback = self._on_cancel_terminal
                 widget.on_cancel(lambda _w: callback(term_id))
             feed = self._terms[term_id] = _TermFeed(widget)
+            for call_id in term.tool_call_ids:  # put the new view where the reference was
+                part = self._calls.get(call_id)
+                if part is not None:
+                    self._layout_call(part)
         widget = feed.widget
         size = term.size
         caps = term.capabilities
@@ -486,7 +496,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                 else:
                     lines += self._call_text(item, terms, anchored)
             for term_id, term in terms.items():
-                if term_id not in anchored:
+                if term_id not in anchored and term.reported:
                     lines += ["", terminal_transcript(term)[0]]
             for notice in turn.notices:
                 lines += ["", f"{notice.severity}: {notice.title}"]
@@ -503,7 +513,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             term_id = getattr(item, "terminal_id", None)
             if getattr(item, "type", None) == "terminal" and isinstance(term_id, str):
                 term = terms.get(term_id)
-                if term is not None and term_id not in anchored:
+                if term is not None and term.reported and term_id not in anchored:
                     anchored.add(term_id)
                     text = terminal_transcript(term)[0]
                     lines += [f"  {line}" for line in text.split("\n")]
@@ -517,7 +527,9 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         """Self-contained HTML transcript of the turn (every agent string escaped)."""
         with self._lock:
             turn = self.turn
-            out = [STYLE, '<div class="acp-turn acp-turn-static">', _prompt_html(self.prompt_text)]
+            # NO_MATH: JupyterLab and nbconvert typeset $...$ in HTML outputs (commands have $).
+            out = [STYLE, f'<div class="acp-turn acp-turn-static {NO_MATH}">']
+            out.append(_prompt_html(self.prompt_text))
             if turn.thoughts:
                 out.append(
                     f"<details><summary>Thoughts</summary>{render_markdown(turn.thoughts)}"
@@ -536,7 +548,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                 else:
                     out.append(self._call_html(item, terms, anchored))
             for term_id, term in terms.items():
-                if term_id not in anchored:
+                if term_id not in anchored and term.reported:
                     out.append(terminal_transcript(term)[1])
             out.append(_extras_html(turn))
             out.append(self._footer_html(turn))
@@ -555,11 +567,13 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             term_id = getattr(item, "terminal_id", None)
             if getattr(item, "type", None) == "terminal" and isinstance(term_id, str):
                 term = terms.get(term_id)
-                if term is not None and term_id not in anchored:
+                if term is not None and term.reported and term_id not in anchored:
                     anchored.add(term_id)
                     out.append(terminal_transcript(term)[1])
-                continue
-            out.append(content_html(item))
+                    continue
+                if term is not None and term.reported:
+                    continue
+            out.append(content_html(item, _not_started))
         out.append(_io_html(call))
         out += [card.transcript_html() for card in self._call_cards(call.tool_call_id)]
         out.append("</div>")

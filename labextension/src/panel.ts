@@ -23,6 +23,86 @@ export interface IShellLike {
   activateById(id: string): void;
   currentWidget?: Widget | null;
   currentChanged?: { connect(fn: () => void, thisArg?: any): void };
+  widgets?(area?: string): Iterable<Widget>;
+}
+
+const WIDGET_VIEW_MIME = 'application/vnd.jupyter.widget-view+json';
+
+/** A notebook cell found in the shell's main area (duck-typed: JupyterLab and Notebook 7). */
+interface IFoundCell {
+  host: Widget;
+  notebook: any;
+  cell: any;
+  index: number;
+}
+
+function outputShowsModel(cell: any, modelId: string): boolean {
+  const outputs = cell?.model?.outputs;
+  if (!modelId || !outputs || typeof outputs.length !== 'number') {
+    return false;
+  }
+  for (let i = 0; i < outputs.length; i++) {
+    const data = outputs.get(i)?.data ?? {};
+    if ((data[WIDGET_VIEW_MIME] as any)?.model_id === modelId) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/** The cell with notebook cell id `cellId`, or else the one whose output shows `modelId`. */
+export function findCell(shell: IShellLike, cellId: string, modelId: string): IFoundCell | null {
+  const hosts = shell.widgets ? Array.from(shell.widgets('main')) : [];
+  if (shell.currentWidget && !hosts.includes(shell.currentWidget)) {
+    hosts.unshift(shell.currentWidget);
+  }
+  let byOutput: IFoundCell | null = null;
+  for (const host of hosts) {
+    const notebook = (host as any).content;
+    const cells: any[] | undefined = notebook?.widgets;
+    if (!Array.isArray(cells)) {
+      continue;
+    }
+    for (let index = 0; index < cells.length; index++) {
+      const cell = cells[index];
+      if (cellId && cell?.model?.id === cellId) {
+        return { host, notebook, cell, index };
+      }
+      if (!byOutput && outputShowsModel(cell, modelId)) {
+        byOutput = { host, notebook, cell, index };
+      }
+    }
+  }
+  return byOutput;
+}
+
+/** Put text on the clipboard (with the old execCommand path when the API is refused). */
+async function copyText(text: string): Promise<boolean> {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    const area = document.createElement('textarea');
+    area.value = text;
+    area.style.position = 'fixed';
+    area.style.opacity = '0';
+    document.body.appendChild(area);
+    area.select();
+    const ok = document.execCommand('copy');
+    area.remove();
+    return ok;
+  }
+}
+
+function downloadText(filename: string, text: string): void {
+  const url = URL.createObjectURL(new Blob([text], { type: 'text/plain' }));
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = filename || 'acp.log';
+  document.body.appendChild(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
 }
 
 /** Keeps the views of one model's children in order, re-using views across updates. */
@@ -118,6 +198,47 @@ export class AcpSidePanel extends Panel {
     this._shell?.activateById(this.id);
   }
 
+  /** Show the notebook cell of a turn (activate its notebook, scroll, flash the cell). */
+  async scrollToCell(cellId: string, modelId: string): Promise<boolean> {
+    if (!this._shell) {
+      return false;
+    }
+    const found = findCell(this._shell, cellId, modelId);
+    this.node.dataset.scrolled = found ? `${found.index}` : 'not-found';
+    if (!found) {
+      return false;
+    }
+    this._shell.activateById(found.host.id);
+    const { notebook, cell, index } = found;
+    try {
+      notebook.activeCellIndex = index;
+      if (typeof notebook.scrollToItem === 'function') {
+        await notebook.scrollToItem(index, 'center');
+      }
+    } catch (err) {
+      console.warn('acp: scrolling the notebook failed', err);
+    }
+    const node: HTMLElement | undefined = cell?.node;
+    node?.scrollIntoView({ block: 'center' });
+    node?.classList.add('acp-flash');
+    setTimeout(() => node?.classList.remove('acp-flash'), 1500);
+    return true;
+  }
+
+  /** Custom messages from the kernel's panel model (see `_widgets/_panel.py`). */
+  async handleMessage(content: any): Promise<void> {
+    const kind = content?.type;
+    if (kind === 'scroll_to') {
+      await this.scrollToCell(String(content.cell_id || ''), String(content.model_id || ''));
+    } else if (kind === 'copy') {
+      const ok = await copyText(String(content.text ?? ''));
+      this.node.dataset.copied = ok ? String(String(content.text ?? '').length) : 'refused';
+    } else if (kind === 'download') {
+      downloadText(String(content.filename || 'acp.log'), String(content.text ?? ''));
+      this.node.dataset.downloaded = String(content.filename || '');
+    }
+  }
+
   /** Pick the model of the active notebook's kernel; `preferred` wins when no kernel matches. */
   private _select(preferred?: AgentPanelModel): void {
     const kernelId = (this._shell?.currentWidget as any)?.sessionContext?.session?.kernel?.id;
@@ -203,6 +324,9 @@ export class AgentPanelModel extends DOMWidgetModel {
     const panel = getSidePanel();
     panel.attach(this);
     this.once('comm:close destroy', () => panel.detach(this));
+    this.on('msg:custom', (content: any) => void panel.handleMessage(content));
+    // Tells the kernel that a front end with this extension holds the panel.
+    this.send({ type: 'rendered' }, {});
   }
 
   static serializers: ISerializers = {

@@ -1,0 +1,880 @@
+"""The agent side panel, kernel side: one :class:`SidePanel` per kernel, fed by ``_events``.
+
+The panel shows the agents, their sessions, an approval inbox of every pending permission,
+the terminals of recent turns (second views of the cells' terminal models) and a protocol log.
+Everything is an ipywidgets model; the labextension places the :class:`AgentPanel` in the right
+sidebar (no server extension, no extra channel).
+
+Threading: every widget change of the panel happens in the bridge's I/O thread (where session
+state lives), under the panel's lock. Events from the main thread only record what happened;
+a refresher task in the I/O thread brings the widgets up to date at most every
+``REFRESH_INTERVAL`` seconds and only sends values that changed, so a flood of updates costs a
+bounded number of widget messages. Button callbacks (main thread) never block: closing and
+restarting an agent run in a worker thread, a choice goes to the I/O thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import shlex
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import ipywidgets  # type: ignore[import-untyped]
+
+from . import _bridge, _events
+from ._bridge import AgentHandle, IOThread
+from ._permission import PermissionDecision
+from ._widgets import AgentPanel, PermissionCard, TerminalWidget
+from ._widgets._parts import e, wire
+
+log = logging.getLogger("acp_notebook.sidepanel")
+
+#: Open the panel by itself the first time an agent connects (``%acp panel --no-auto``).
+AUTO_OPEN = True
+#: At most one panel refresh per this many seconds.
+REFRESH_INTERVAL = 0.25
+#: The protocol log is re-rendered every this many refreshes (it changes with every message).
+LOG_EVERY = 4
+#: Protocol messages shown in the log section.
+LOG_LINES = 40
+#: Terminals shown: those of running turns first, then of the most recent finished turns.
+MAX_TERMINALS = 6
+#: Finished turns remembered for their terminals.
+MAX_RUNS = 20
+
+__all__ = [
+    "AUTO_OPEN",
+    "SidePanel",
+    "agent_facts",
+    "close_panel",
+    "current",
+    "install",
+    "open_panel",
+    "session_facts",
+    "summary_text",
+]
+
+
+# -- facts (plain dicts; the HTML and the text summary are both made from them) ---------------
+
+
+def agent_facts(handle: AgentHandle) -> dict[str, Any]:
+    """Name, identity, process and liveness of one connected (or exited) agent."""
+    agent = handle.agent
+    info = agent.info
+    proc = agent.process
+    alive = handle.alive
+    exit_label = ""
+    stderr = ""
+    if not alive:
+        code = proc.returncode if proc is not None else None
+        signal = getattr(proc, "exit_signal", None) if proc is not None else None
+        if signal:
+            exit_label = f"signal {signal}"
+        elif code is not None:
+            exit_label = f"exit code {code}"
+        else:
+            exit_label = "closed"
+        if proc is not None:
+            stderr = proc.stderr_tail(2000).strip()
+    return {
+        "name": handle.name,
+        "agent": info.name if info else "?",
+        "title": (info.title or info.name) if info else "?",
+        "version": info.version if info else "?",
+        "argv": shlex.join(handle.argv),
+        "cwd": handle.cwd,
+        "pid": proc.pid if proc is not None else None,
+        "alive": alive,
+        "exit": exit_label,
+        "stderr": stderr,
+    }
+
+
+def _usage_text(usage: Any) -> str:
+    parts = []
+    if usage.used is not None:
+        parts.append(
+            f"{usage.used}" + (f"/{usage.size}" if usage.size is not None else "") + " tokens"
+        )
+    cost = wire(usage.cost) if usage.cost is not None else None
+    if isinstance(cost, dict) and "amount" in cost:
+        parts.append(f"{cost['amount']} {cost.get('currency', '')}".strip())
+    return ", ".join(parts)
+
+
+def _config_options(session: Any) -> list[dict[str, Any]]:
+    options = session.state.config_options or session.config_options
+    return [o for o in (wire(option) for option in options) if isinstance(o, dict)]
+
+
+def _choices(option: dict[str, Any]) -> list[tuple[str, str]]:
+    """``(label, value)`` pairs of a select option, groups flattened as ``group / name``."""
+    found: list[tuple[str, str]] = []
+    for item in option.get("options") or []:
+        if not isinstance(item, dict):
+            continue
+        if "value" in item:
+            found.append((str(item.get("name", item["value"])), str(item["value"])))
+        for sub in item.get("options") or []:
+            if isinstance(sub, dict) and "value" in sub:
+                label = f"{item.get('name', '')} / {sub.get('name', sub['value'])}"
+                found.append((label, str(sub["value"])))
+    return found
+
+
+def session_facts(label: str, agent_name: str, session: Any) -> dict[str, Any]:
+    """What the panel shows about one session (read it in the I/O thread)."""
+    state = session.state
+    commands = []
+    for command in state.available_commands:
+        payload = wire(command)
+        if isinstance(payload, dict) and payload.get("name"):
+            commands.append(str(payload["name"]))
+    return {
+        "label": label,
+        "agent": agent_name,
+        "id": session.id,
+        "cwd": session.cwd,
+        "title": state.title or "",
+        "state": state.state or "new",
+        "stop_reason": state.stop_reason if state.state == "idle" else None,
+        "usage": _usage_text(state.usage),
+        "commands": commands,
+        "config": _config_options(session),
+        "pending": sum(1 for d in session.permissions if d.pending),
+        "closed": bool(session.closed),
+    }
+
+
+def _agent_html(f: dict[str, Any], error: str = "") -> str:
+    if f["alive"]:
+        state, badge = "alive", f"alive · pid {f['pid']}"
+    else:
+        state, badge = "exited", f"exited · {f['exit']}"
+    parts = [
+        f'<div class="acp-panel-agent-info" data-name="{e(f["name"])}" data-state="{state}">',
+        f"<b>{e(f['name'])}</b> {e(f['title'])} <code>{e(f['version'])}</code> ",
+        f'<span class="acp-badge acp-agent-state" data-state="{state}">{e(badge)}</span>',
+        f'<div class="acp-panel-argv"><code>{e(f["argv"])}</code></div>',
+    ]
+    if f["stderr"]:
+        parts.append(f'<pre class="acp-panel-stderr">{e(f["stderr"])}</pre>')
+    if error:
+        parts.append(f'<div class="acp-panel-error">{e(error)}</div>')
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _state_label(f: dict[str, Any]) -> str:
+    if f["closed"]:
+        return "closed"
+    if f["stop_reason"]:
+        return f"{f['state']} ({f['stop_reason']})"
+    return str(f["state"])
+
+
+def _session_html(f: dict[str, Any], error: str = "") -> str:
+    title = f" · {e(f['title'])}" if f["title"] else ""
+    parts = [
+        f'<div class="acp-panel-session-info" data-state="{e(f["state"])}">',
+        f"<b>{e(f['label'])}</b> on {e(f['agent'])}{title} ",
+        f'<span class="acp-badge acp-session-state">{e(_state_label(f))}</span>',
+        f"<div><code>{e(f['id'])}</code> in <code>{e(f['cwd'])}</code></div>",
+    ]
+    if f["usage"]:
+        parts.append(f'<div class="acp-panel-usage">usage: {e(f["usage"])}</div>')
+    if f["commands"]:
+        names = " ".join(f"<code>/{e(name)}</code>" for name in f["commands"])
+        parts.append(f'<div class="acp-panel-commands">commands: {names}</div>')
+    if error:
+        parts.append(f'<div class="acp-panel-error">{e(error)}</div>')
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _section(css: str, title: str) -> tuple[Any, Any, Any]:
+    head = ipywidgets.HTML(value=f'<div class="acp-panel-section-title">{e(title)}</div>')
+    body = ipywidgets.VBox()
+    box = ipywidgets.VBox([head, body])
+    box.add_class("acp-panel-section")
+    box.add_class(css)
+    return box, head, body
+
+
+def _set(widget: Any, name: str, value: Any) -> None:
+    """Set a trait only when it differs (no widget message otherwise)."""
+    if getattr(widget, name) != value:
+        setattr(widget, name, value)
+
+
+def _set_children(box: Any, children: Iterable[Any]) -> None:
+    new = tuple(children)
+    old = tuple(box.children)
+    if len(old) != len(new) or any(a is not b for a, b in zip(old, new, strict=True)):
+        box.children = new
+
+
+def _close_tree(widget: Any) -> None:
+    """Close a panel widget and what it holds, except the terminal models the cells share."""
+    if isinstance(widget, TerminalWidget):
+        return
+    for child in getattr(widget, "children", ()):
+        _close_tree(child)
+    for name in ("layout", "style"):
+        model = getattr(widget, name, None)
+        if isinstance(model, ipywidgets.Widget):
+            model.close()
+    widget.close()
+
+
+def _cell_id(run: Any) -> str:
+    key = str(getattr(run, "key", ""))
+    return key[5:] if key.startswith("cell:") else ""
+
+
+def _run_done(run: Any) -> bool:
+    done = getattr(run, "done", None)
+    return bool(run.turn.done or (done is not None and done.done()))
+
+
+def _view_open(run: Any) -> bool:
+    return getattr(run.view, "comm", None) is not None
+
+
+def log_text(handle: AgentHandle, n: int = LOG_LINES, width: int | None = None) -> str:
+    """The last ``n`` protocol messages of a connection, base64 payloads shortened (and each
+    line cut to ``width`` characters when given)."""
+    from ._magics import shorten_base64
+
+    lines = []
+    for entry in list(handle.agent.connection.log)[-n:]:
+        direction, message = entry[0], entry[1]
+        if not isinstance(message, str):  # compact: the form shorten_base64 recognises
+            message = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+        text = shorten_base64(message)
+        if width is not None and len(text) > width:
+            text = f"{text[:width]}…(+{len(text) - width} chars)"
+        lines.append(f"{'->' if direction == 'send' else '<-'} {text}")
+    return "\n".join(lines)
+
+
+# -- the panel ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Entry:
+    """One pending permission in the inbox."""
+
+    run: Any  # CellRun
+    decision: PermissionDecision
+    card: PermissionCard
+    box: Any
+    widgets: list[Any] = field(default_factory=list)
+
+
+class _Row:
+    """A row of widgets kept across refreshes (agent, session or terminal)."""
+
+    def __init__(self, box: Any, info: Any, extra: dict[str, Any] | None = None) -> None:
+        self.box = box
+        self.info = info
+        self.extra: dict[str, Any] = extra or {}
+
+
+class SidePanel:
+    """The kernel side of the agent panel; see the module docstring for the threading rules."""
+
+    def __init__(self, io: IOThread) -> None:
+        self.io = io
+        self._lock = threading.RLock()
+        self._closed = False
+        self._dirty = True
+        self._tick = 0
+        self._handles: dict[str, AgentHandle] = {}
+        self._runs: list[Any] = []
+        self._entries: list[_Entry] = []
+        self._errors: dict[str, str] = {}  # agent name or session id -> last action error
+        self._busy: set[str] = set()  # agent names being closed or restarted
+        self._agent_rows: dict[int, _Row] = {}
+        self._session_rows: dict[str, _Row] = {}
+        self._term_rows: dict[int, _Row] = {}
+        self._log_name = ""
+        self._log_dirty = True
+        self.panel = AgentPanel(title="ACP agents")
+        self.panel.add_class("acp-agent-panel")
+        agents, self._agents_head, self._agents = _section("acp-panel-agents", "Agents")
+        sessions, self._sessions_head, self._sessions = _section("acp-panel-sessions", "Sessions")
+        inbox, self._inbox_head, self._inbox = _section("acp-panel-inbox", "Approval inbox")
+        terms, self._terms_head, self._terms = _section("acp-panel-terminals", "Terminals")
+        logs, self._log_head, self._log_body = _section("acp-panel-log", "Protocol log")
+        self._log_pick = ipywidgets.Dropdown(options=[], description="")
+        self._log_pick.add_class("acp-panel-log-pick")
+        self._log_pick.observe(self._on_log_pick, names="value")
+        self._copy = ipywidgets.Button(description="Copy", icon="copy", tooltip="copy the log")
+        self._save = ipywidgets.Button(description="Save", icon="download", tooltip="save the log")
+        self._copy.on_click(lambda _b: self._export(copy=True))
+        self._save.on_click(lambda _b: self._export(copy=False))
+        self._log_pre = ipywidgets.HTML(value="")
+        self._log_pre.add_class("acp-panel-log-text")
+        self._log_body.children = (
+            ipywidgets.HBox([self._log_pick, self._copy, self._save]),
+            self._log_pre,
+        )
+        self._sections = (inbox, terms, agents, sessions, logs)
+        self.panel.children = self._sections
+        self._loop_future: Any = None
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    @property
+    def closed(self) -> bool:
+        return self._closed or self.panel.comm is None
+
+    def start(self) -> None:
+        """Take in what already exists, then keep the panel fresh from the I/O thread."""
+        self.io.call(self._scan)
+        self.io.call(self.refresh)
+        self._loop_future = self.io.submit(self._loop)
+
+    def ensure_running(self, io: IOThread) -> None:
+        """After the bridge made a new I/O thread (a kernel restart of the bridge), move there."""
+        if self._loop_future is not None and not self._loop_future.done() and io is self.io:
+            return
+        self.io = io
+        self._loop_future = io.submit(self._loop)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            for entry in self._entries:
+                entry.card.close_quietly()
+            self._entries.clear()
+        if self._loop_future is not None:
+            self._loop_future.cancel()
+        _close_tree(self.panel)
+
+    async def _loop(self) -> None:
+        while not self.closed:
+            await anyio.sleep(REFRESH_INTERVAL)
+            try:
+                self.refresh()
+            except Exception:
+                log.exception("refreshing the agent panel failed")
+
+    def _scan(self) -> None:
+        """Agents, runs and pending permissions that existed before the panel (I/O thread)."""
+        from ._magics import _state
+
+        for handle in _bridge.handles().values():
+            self._handles[handle.name] = handle
+        for run in _state["cells"].values():
+            self._add_run(run)
+            for card in list(run.cards):
+                if card.decision.pending:
+                    self._add_entry(run, card.decision, timeout=None)
+
+    # -- events --------------------------------------------------------------------------------
+    def on_agent(self, handle: AgentHandle) -> None:
+        with self._lock:
+            self._handles[handle.name] = handle
+            self._dirty = True
+        self.ensure_running(handle.io)
+
+    def on_turn(self, run: Any) -> None:
+        with self._lock:
+            self._add_run(run)
+            self._dirty = True
+
+    def on_permission(self, run: Any, decision: PermissionDecision) -> None:
+        """A new permission request (I/O thread, after the cell's card exists)."""
+        if not decision.pending:
+            return
+        with self._lock:
+            self._add_run(run)
+            self._add_entry(run, decision, timeout=run.timeout)
+            self._sync_inbox()
+
+    def mark_dirty(self, *_args: Any) -> None:
+        self._dirty = True
+
+    def _add_run(self, run: Any) -> None:
+        if run not in self._runs:
+            self._runs.append(run)
+
+    def _add_entry(self, run: Any, decision: PermissionDecision, timeout: float | None) -> None:
+        if self._closed or any(entry.decision is decision for entry in self._entries):
+            return
+
+        def on_choose(option_id: str | None, by: str) -> None:
+            if by == "closed":
+                return  # closing the panel's copy of a card never decides anything
+            run.choose(decision, option_id, "panel" if by == "click" else by)
+
+        card = PermissionCard(decision, on_choose, timeout=timeout)
+        label = ipywidgets.HTML(value=self._entry_label(run))
+        show = ipywidgets.Button(description="Show in notebook", icon="arrow-right")
+        show.add_class("acp-panel-show")
+        show.on_click(lambda _b: self.panel.scroll_to(_cell_id(run), run.view.model_id))
+        box = ipywidgets.VBox([label, card, show])
+        box.add_class("acp-inbox-entry")
+        self._entries.append(_Entry(run, decision, card, box, [label, show]))
+
+    def _entry_label(self, run: Any) -> str:
+        name = self._session_names().get(id(run.session), run.session.id)
+        cell = _cell_id(run)
+        where = f"cell <code>{e(cell)}</code>" if cell else e(str(run.key))
+        return (
+            f'<div class="acp-inbox-label">session <b>{e(name)}</b> on '
+            f"{e(run.handle.name)} · {where}</div>"
+        )
+
+    # -- refresh (I/O thread) ---------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Bring every section up to date; sends only what changed."""
+        with self._lock:
+            if self.closed:
+                return
+            self._tick += 1
+            with self.panel.hold_sync():
+                self._sync_inbox()
+                self._sync_agents()
+                self._sync_sessions()
+                self._sync_terminals()
+                if self._tick % LOG_EVERY == 1 or self._log_dirty:
+                    self._log_dirty = False
+                    self._sync_log()
+            self._dirty = False
+
+    def _sync_inbox(self) -> None:
+        keep = []
+        for entry in self._entries:
+            if entry.decision.pending and not entry.card.decided:
+                keep.append(entry)
+            else:
+                entry.card.close_quietly()
+                for widget in entry.widgets:
+                    _close_tree(widget)
+                entry.box.close()
+        self._entries = keep
+        _set_children(self._inbox, [entry.box for entry in keep])
+        _set(self.panel, "pending_count", len(keep))
+        title = f"Approval inbox ({len(keep)} pending)" if keep else "Approval inbox (empty)"
+        _set(self._inbox_head, "value", f'<div class="acp-panel-section-title">{e(title)}</div>')
+
+    def _sync_agents(self) -> None:
+        rows = []
+        for handle in self._handles.values():
+            row = self._agent_rows.get(id(handle))
+            if row is None:
+                row = self._agent_row(handle)
+                self._agent_rows[id(handle)] = row
+            facts = agent_facts(handle)
+            _set(row.info, "value", _agent_html(facts, self._errors.get(handle.name, "")))
+            busy = handle.name in self._busy
+            _set(row.extra["close"], "disabled", busy or not facts["alive"])
+            _set(row.extra["restart"], "disabled", busy)
+            rows.append(row.box)
+        live = {id(h) for h in self._handles.values()}
+        for key in [k for k in self._agent_rows if k not in live]:
+            _close_tree(self._agent_rows.pop(key).box)
+        _set_children(self._agents, rows)
+        alive = sum(1 for h in self._handles.values() if h.alive)
+        head = f"Agents ({alive} alive, {len(self._handles) - alive} exited)"
+        _set(self._agents_head, "value", f'<div class="acp-panel-section-title">{e(head)}</div>')
+
+    def _agent_row(self, handle: AgentHandle) -> _Row:
+        info = ipywidgets.HTML()
+        restart = ipywidgets.Button(description="Restart", icon="refresh")
+        close = ipywidgets.Button(description="Close", icon="stop", button_style="danger")
+        restart.on_click(lambda _b: self.restart_agent(handle))
+        close.on_click(lambda _b: self.close_agent(handle))
+        box = ipywidgets.VBox([info, ipywidgets.HBox([restart, close])])
+        box.add_class("acp-panel-agent")
+        return _Row(box, info, {"restart": restart, "close": close})
+
+    def _session_names(self) -> dict[int, str]:
+        from ._magics import _state
+
+        return {id(session): name for name, (_a, session) in _state["sessions"].items()}
+
+    def _sync_sessions(self) -> None:
+        names = self._session_names()
+        rows = []
+        seen = set()
+        for handle in self._handles.values():
+            for session in list(handle.agent.sessions.values()):
+                key = f"{id(handle)}:{session.id}"
+                seen.add(key)
+                row = self._session_rows.get(key)
+                if row is None:
+                    row = _Row(ipywidgets.VBox(), ipywidgets.HTML(), {"pickers": {}})
+                    row.box.add_class("acp-panel-session")
+                    self._session_rows[key] = row
+                label = names.get(id(session), "(unnamed)")
+                facts = session_facts(label, handle.name, session)
+                _set(row.info, "value", _session_html(facts, self._errors.get(session.id, "")))
+                pickers = self._sync_pickers(row, handle, session, facts["config"])
+                _set_children(row.box, [row.info, *pickers])
+                rows.append(row.box)
+        for key in [k for k in self._session_rows if k not in seen]:
+            _close_tree(self._session_rows.pop(key).box)
+        _set_children(self._sessions, rows)
+        head = f"Sessions ({len(rows)})"
+        _set(self._sessions_head, "value", f'<div class="acp-panel-section-title">{e(head)}</div>')
+
+    def _sync_pickers(
+        self, row: _Row, handle: AgentHandle, session: Any, config: list[dict[str, Any]]
+    ) -> list[Any]:
+        pickers: dict[str, Any] = row.extra["pickers"]
+        shown = []
+        for option in config:
+            config_id = str(option.get("configId", ""))
+            kind = option.get("type")
+            if not config_id or kind not in ("select", "boolean"):
+                continue
+            picker = pickers.get(config_id)
+            if picker is None:
+                picker = self._make_picker(handle, session, config_id, kind)
+                pickers[config_id] = picker
+            picker._acp_syncing = True
+            try:
+                _set(picker, "description", str(option.get("name", config_id)))
+                if kind == "select":
+                    choices = _choices(option)
+                    _set(picker, "options", choices)
+                    current = str(option.get("currentValue", ""))
+                    if current in [value for _l, value in choices]:
+                        _set(picker, "value", current)
+                else:
+                    _set(picker, "value", bool(option.get("currentValue")))
+                _set(picker, "disabled", not handle.alive or bool(session.closed))
+            finally:
+                picker._acp_syncing = False
+            shown.append(picker)
+        return shown
+
+    def _make_picker(self, handle: AgentHandle, session: Any, config_id: str, kind: str) -> Any:
+        if kind == "select":
+            picker = ipywidgets.Dropdown(options=[])
+        else:
+            picker = ipywidgets.Checkbox(value=False, indent=False)
+        picker.add_class("acp-panel-config")
+        picker._acp_syncing = False
+
+        def changed(change: dict[str, Any]) -> None:
+            if picker._acp_syncing or change.get("new") is None:
+                return
+            self.set_config_option(handle, session, config_id, change["new"])
+
+        picker.observe(changed, names="value")
+        return picker
+
+    def _sync_terminals(self) -> None:
+        self._runs = [run for run in self._runs if _view_open(run)][-MAX_RUNS:]
+        running = [run for run in self._runs if not _run_done(run)]
+        finished = [run for run in self._runs if _run_done(run)]
+        chosen: list[tuple[Any, str, Any]] = []
+        for run in [*running, *reversed(finished)]:
+            widgets = getattr(run.view, "terminal_widgets", {})
+            for term_id, widget in widgets.items():
+                if widget.comm is not None:
+                    chosen.append((run, term_id, widget))
+        chosen = chosen[:MAX_TERMINALS]
+        names = self._session_names()
+        rows = []
+        for run, _term_id, widget in chosen:
+            row = self._term_rows.get(id(widget))
+            if row is None:
+                head = ipywidgets.HTML()
+                box = ipywidgets.VBox([head, widget])
+                box.add_class("acp-panel-terminal")
+                row = _Row(box, head)
+                self._term_rows[id(widget)] = row
+            name = names.get(id(run.session), run.session.id)
+            state = "running" if not _run_done(run) else "finished"
+            _set(
+                row.info,
+                "value",
+                f'<div class="acp-panel-terminal-label" data-state="{state}">'
+                f"session <b>{e(name)}</b> · {e(_cell_id(run) or str(run.key))} · {state}</div>",
+            )
+            rows.append(row.box)
+        keep = {id(widget) for _r, _t, widget in chosen}
+        for key in [k for k in self._term_rows if k not in keep]:
+            row = self._term_rows.pop(key)
+            row.info.close()
+            row.box.close()  # never the terminal model itself: the cell still shows it
+        _set_children(self._terms, rows)
+        head = f"Terminals ({len(running)} running turn(s))"
+        _set(self._terms_head, "value", f'<div class="acp-panel-section-title">{e(head)}</div>')
+
+    def _sync_log(self) -> None:
+        names = list(self._handles)
+        self._log_pick._acp_syncing = True
+        try:
+            _set(self._log_pick, "options", names)
+            if self._log_name not in names:
+                self._log_name = names[-1] if names else ""
+            if self._log_name:
+                _set(self._log_pick, "value", self._log_name)
+        finally:
+            self._log_pick._acp_syncing = False
+        handle = self._handles.get(self._log_name)
+        text = log_text(handle, LOG_LINES, 600) if handle is not None else "(no agent connected)"
+        _set(self._log_pre, "value", f'<pre class="acp-panel-log-pre">{e(text)}</pre>')
+
+    def _on_log_pick(self, change: dict[str, Any]) -> None:
+        if getattr(self._log_pick, "_acp_syncing", False) or not change.get("new"):
+            return
+        self._log_name = str(change["new"])
+        self._log_dirty = True
+
+    # -- actions (main thread: never block) -----------------------------------------------------
+    def _export(self, *, copy: bool) -> None:
+        handle = self._handles.get(self._log_name)
+        if handle is None:
+            return
+        text = self.io.call(log_text, handle, 1000)
+        if copy:
+            self.panel.copy_text(text)
+        else:
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            self.panel.download(f"acp-{handle.name}-{stamp}.log", text)
+
+    def close_agent(self, handle: AgentHandle) -> None:
+        self._in_worker(handle, restart=False)
+
+    def restart_agent(self, handle: AgentHandle) -> None:
+        self._in_worker(handle, restart=True)
+
+    def _in_worker(self, handle: AgentHandle, *, restart: bool) -> None:
+        with self._lock:
+            if handle.name in self._busy:
+                return
+            self._busy.add(handle.name)
+            self._errors.pop(handle.name, None)
+            self._dirty = True
+        threading.Thread(
+            target=self._close_or_restart,
+            args=(handle, restart),
+            name="acp-panel-agent-action",
+            daemon=True,
+        ).start()
+
+    def _close_or_restart(self, handle: AgentHandle, restart: bool) -> None:
+        try:
+            close_and_forget(handle)
+            if restart:
+                reopen(handle)
+        except Exception as exc:
+            log.warning(
+                "agent %s: %s failed: %r", handle.name, "restart" if restart else "close", exc
+            )
+            with self._lock:
+                self._errors[handle.name] = f"{'restart' if restart else 'close'} failed: {exc}"
+        finally:
+            with self._lock:
+                self._busy.discard(handle.name)
+                self._dirty = True
+
+    def set_config_option(
+        self, handle: AgentHandle, session: Any, config_id: str, value: Any
+    ) -> None:
+        """Send ``session/set_config_option`` from the I/O thread (without waiting)."""
+
+        async def send() -> None:
+            try:
+                result = await session.set_config_option(config_id, value)
+                session.state.config_options = list(result)
+                self._errors.pop(session.id, None)
+            except Exception as exc:
+                log.warning("set_config_option %s failed: %r", config_id, exc)
+                self._errors[session.id] = f"setting {config_id} failed: {exc}"
+            self._dirty = True
+
+        handle.io.submit(send)
+
+    # -- text --------------------------------------------------------------------------------
+    def summary(self) -> str:
+        with self._lock:
+            return _summary(
+                self._handles.values(), self._runs, [entry.decision for entry in self._entries]
+            )
+
+
+def close_and_forget(handle: AgentHandle) -> None:
+    """What ``%acp close`` does: close the agent and drop the session names bound to it."""
+    from ._magics import _state
+
+    handle.close()
+    _events.emit("agent_closed", handle)
+    for name, (agent_name, session) in list(_state["sessions"].items()):
+        if agent_name == handle.name and session.agent is handle.agent:
+            del _state["sessions"][name]
+
+
+def reopen(handle: AgentHandle) -> AgentHandle:
+    """Launch the same argv in the same cwd under the same name; it becomes the default."""
+    from ._magics import _state
+
+    fresh = _bridge.open_agent(handle.name, handle.argv, handle.cwd)
+    _bridge.handles()[handle.name] = fresh
+    _state["default_agent"] = handle.name
+    _events.emit("agent_connected", fresh)
+    return fresh
+
+
+# -- the text summary (also for front ends without the labextension) -----------------------------
+
+
+def _summary(
+    handles: Iterable[AgentHandle], runs: Iterable[Any], pending: Iterable[PermissionDecision]
+) -> str:
+    from ._magics import _state
+
+    names = {id(session): name for name, (_a, session) in _state["sessions"].items()}
+    lines = ["Agents:"]
+    handles = list(handles)
+    for handle in handles:
+        f = agent_facts(handle)
+        life = f"alive (pid {f['pid']})" if f["alive"] else f"exited ({f['exit']})"
+        lines.append(f"  {f['name']}: {f['title']} {f['version']}, {life}, argv {f['argv']}")
+        if f["stderr"]:
+            lines.append("    stderr tail: " + f["stderr"].replace("\n", "\n      "))
+    if not handles:
+        lines.append("  (none connected)")
+    lines.append("Sessions:")
+    count = 0
+    for handle in handles:
+        for session in list(handle.agent.sessions.values()):
+            count += 1
+            f = session_facts(names.get(id(session), "(unnamed)"), handle.name, session)
+            title = f" '{f['title']}'" if f["title"] else ""
+            lines.append(f"  {f['label']} on {f['agent']}: {f['id']}{title}, {_state_label(f)}")
+            if f["usage"]:
+                lines.append(f"    usage: {f['usage']}")
+            for option in f["config"]:
+                name = option.get("name", option.get("configId"))
+                lines.append(f"    {name}: {option.get('currentValue')}")
+            if f["commands"]:
+                lines.append("    commands: " + " ".join("/" + c for c in f["commands"]))
+    if not count:
+        lines.append("  (none)")
+    pending = list(pending)
+    lines.append(f"Approval inbox: {len(pending)} pending")
+    for decision in pending:
+        subject = wire(decision.request.subject) if decision.request.subject is not None else {}
+        command = subject.get("command") if isinstance(subject, dict) else None
+        what = f"$ {command}" if command else decision.request.title
+        lines.append(f"  {what}  (session {decision.request.session_id})")
+    terms = []
+    for run in runs:
+        for widget in getattr(run.view, "terminal_widgets", {}).values():
+            state = "running" if not _run_done(run) else "finished"
+            terms.append(f"  $ {widget.command}  [{state}, {len(widget.data)} bytes]")
+    lines.append(f"Terminals: {len(terms)}")
+    lines.extend(terms[-MAX_TERMINALS:])
+    return "\n".join(lines)
+
+
+def summary_text() -> str:
+    """The panel's information as text (read in the I/O thread when one runs)."""
+    panel = current()
+    if panel is not None:
+        return str(panel.io.call(panel.summary))
+    from ._magics import _state
+
+    handles = list(_bridge.handles().values())
+    runs = list(_state["cells"].values())
+    pending = [card.decision for run in runs for card in run.cards if card.decision.pending]
+    if handles:
+        return str(handles[0].io.call(_summary, handles, runs, pending))
+    return _summary(handles, runs, pending)
+
+
+# -- module state and the event subscriptions --------------------------------------------------
+
+_panel: SidePanel | None = None
+_auto_opened = False
+_unsubscribe: list[Callable[[], None]] = []
+
+
+def current() -> SidePanel | None:
+    """The open panel of this kernel, if any."""
+    panel = _panel
+    if panel is None or panel.closed:
+        return None
+    return panel
+
+
+def open_panel() -> SidePanel:
+    """Create the panel if needed and ask the front ends to show it."""
+    global _panel
+    install()
+    panel = current()
+    if panel is None:
+        handles = list(_bridge.handles().values())
+        io = handles[-1].io if handles else _bridge.io_thread()
+        panel = SidePanel(io)
+        panel.start()
+        _panel = panel
+    panel.panel.show()
+    return panel
+
+
+def close_panel() -> None:
+    global _panel
+    panel, _panel = _panel, None
+    if panel is not None:
+        panel.close()
+
+
+def _on_agent_connected(handle: AgentHandle) -> None:
+    global _auto_opened
+    panel = current()
+    if panel is not None:
+        panel.on_agent(handle)
+    elif AUTO_OPEN and not _auto_opened:
+        _auto_opened = True
+        open_panel()
+
+
+def _forward(method: str) -> Callable[..., None]:
+    def forward(*args: Any) -> None:
+        panel = current()
+        if panel is not None:
+            getattr(panel, method)(*args)
+
+    return forward
+
+
+def install() -> None:
+    """Subscribe to the notebook layer's events (idempotent)."""
+    if _unsubscribe:
+        return
+    _unsubscribe.append(_events.subscribe("agent_connected", _on_agent_connected))
+    for event, method in (
+        ("agent_closed", "mark_dirty"),
+        ("turn_started", "on_turn"),
+        ("turn_ended", "mark_dirty"),
+        ("permission", "on_permission"),
+        ("session_update", "mark_dirty"),
+    ):
+        _unsubscribe.append(_events.subscribe(event, _forward(method)))
+
+
+def uninstall() -> None:
+    while _unsubscribe:
+        _unsubscribe.pop()()
+    with contextlib.suppress(Exception):
+        close_panel()
+
+
+install()

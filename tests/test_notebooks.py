@@ -1,0 +1,146 @@
+"""The example notebooks: what their saved outputs show, and that pytest runs them under nbval.
+
+nbval (configured in ``pyproject.toml``) re-executes ``notebooks/*.ipynb`` and compares the new
+outputs with the saved ones. That only proves the notebook still does *what was saved*; these
+tests pin down that what was saved is what the quickstart promises (an allowed command with its
+terminal, a command refused by ``--deny``, a file written through a diff, ``-o``), so a notebook
+re-saved from a broken run cannot pass unnoticed.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from nbval.plugin import get_sanitize_patterns
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+QUICKSTART = NOTEBOOKS / "quickstart.ipynb"
+
+
+def _code_cells(path: Path) -> list[Any]:
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    return [cell for cell in nb.cells if cell.cell_type == "code"]
+
+
+def _text(cell: Any, mime: str = "text/plain") -> str:
+    parts: list[str] = []
+    for out in cell.outputs:
+        if out.output_type == "stream":
+            parts.append(out.text)
+        elif out.output_type in ("display_data", "execute_result"):
+            parts.append(out.data.get(mime, ""))
+    return "\n".join(parts)
+
+
+def _acp_cell(cells: list[Any], first_line: str) -> Any:
+    matches = [c for c in cells if c.source.splitlines()[0] == first_line]
+    assert len(matches) == 1, f"expected one cell starting {first_line!r}"
+    return matches[0]
+
+
+@pytest.fixture(scope="module")
+def cells() -> list[Any]:
+    return _code_cells(QUICKSTART)
+
+
+def test_saved_from_one_clean_run(cells: list[Any]) -> None:
+    # Executed top to bottom in one kernel, with no errors saved.
+    assert [c.execution_count for c in cells] == list(range(1, len(cells) + 1))
+    for cell in cells:
+        assert all(out.output_type != "error" for out in cell.outputs), cell.source
+        assert "object at 0x" not in _text(cell), cell.source
+
+
+def test_every_output_is_compared(cells: list[Any]) -> None:
+    # Outputs are made deterministic (sanitize.cfg masks the rest) rather than skipped.
+    for cell in cells:
+        assert "NBVAL_" not in cell.source, cell.source
+
+
+def test_allowed_command_shows_its_terminal(cells: list[Any]) -> None:
+    cell = _acp_cell(cells, "%%acp --allow 'for bar in *'")
+    text = _text(cell)
+    assert "building [#####] done" in text  # the \r redraws, in their final state
+    assert "[exit 0]" in text
+    assert "by policy --allow 'for bar in *'" in text
+    assert "stop reason: end_turn" in text
+    html = _text(cell, "text/html")
+    assert "ansi-green-intense-fg" in html  # colours survive in the static transcript
+
+
+def test_denied_command_does_not_run(cells: list[Any]) -> None:
+    cell = _acp_cell(cells, "%%acp --allow '*' --deny 'rm *'")
+    text = _text(cell)
+    assert "Tool call: rm notes.txt [execute] - failed" in text
+    assert "by policy --deny 'rm *'" in text
+    assert "Tool call: ls [execute] - completed" in text
+    check = cells[cells.index(cell) + 1]
+    assert _text(check).startswith("notes.txt exists: True\n")
+
+
+def test_file_written_through_a_diff_and_bound_with_o(cells: list[Any]) -> None:
+    cell = _acp_cell(cells, "%%acp --allow 'Write *' --allow 'cat *' -o turn")
+    text = _text(cell)
+    assert "Tool call: Write hello.txt [edit] - completed" in text
+    assert "by policy --allow 'Write *'" in text
+    assert "+Hello from the embedded agent!" in _text(cell, "text/html")
+    used = _text(cells[cells.index(cell) + 1])
+    assert "stop reason: end_turn\n" in used
+    assert "tool call 'Write hello.txt': completed\ntool call 'cat hello.txt': completed\n" in used
+    assert used.endswith("shows:\nHello from the embedded agent!\n")
+
+
+def test_sanitizers_mask_only_run_specific_text() -> None:
+    patterns = get_sanitize_patterns((NOTEBOOKS / "sanitize.cfg").read_text())
+    assert len(patterns) == 2
+
+    def clean(text: str) -> str:
+        for regex, replace in patterns:
+            text = re.sub(regex, replace, text)
+        return text
+
+    run = "connected (pid {pid}, cwd {work})\n<code>{work}/a</code>"
+    one = run.format(pid=4242, work="/tmp/acp-quickstart-ab_1x2")
+    two = run.format(pid=77, work="/private/var/T/acp-quickstart-zz9")
+    assert clean(one) == clean(two)
+    assert clean(one) == "connected (pid PID, cwd WORKDIR)\n<code>WORKDIR/a</code>"
+    assert clean("exit 0 in /srv/project") == "exit 0 in /srv/project"
+
+
+def test_pytest_collects_the_notebook() -> None:
+    # The README's command (`python3 -m pytest`, no arguments) reaches notebooks/ ...
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    assert "notebooks" in config["testpaths"]
+    assert "--nbval" in config["addopts"].split()
+    # ... and there, every code cell is one strictly compared nbval item.
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "notebooks",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    ids = [line for line in done.stdout.splitlines() if "::" in line]
+    expected = [
+        f"notebooks/quickstart.ipynb::Cell {i}" for i in range(len(_code_cells(QUICKSTART)))
+    ]
+    assert ids == expected, done.stdout + done.stderr

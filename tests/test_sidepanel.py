@@ -1,0 +1,397 @@
+"""The agent side panel, kernel side: a real kernel driven like a front end, the embedded agent.
+
+The panel's widgets are read from the comm traffic (what a browser would get), so these tests
+check what the labextension is sent: the inbox, the badge count, the agents, the terminals.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.kernel_driver import Kernel, kernel, new_cell_id
+
+AGENT = f"{sys.executable} -m acp_notebook.agent"
+
+
+def _connect(k: Kernel, tmp_path: Path, extra: str = "") -> None:
+    out = k.run(f"%acp connect --name embedded -- {AGENT} --data-dir {tmp_path}/data {extra}")
+    assert "connected 'embedded'" in out.text(), out.text()
+
+
+@pytest.fixture
+def k(tmp_path: Path) -> Iterator[Kernel]:
+    work = tmp_path / "work"
+    work.mkdir()
+    with kernel(str(work)) as kern:
+        # What %load_ext will do once the notebook layer installs the panel's subscriptions.
+        kern.run("%load_ext acp_notebook\nimport acp_notebook._sidepanel")
+        yield kern
+
+
+# -- reading the widget tree the way a front end sees it -----------------------------------------
+
+
+def _live(k: Kernel, model_id: str) -> dict[str, Any] | None:
+    return None if model_id in k.closed else k.models.get(model_id)
+
+
+def _children(state: dict[str, Any]) -> list[str]:
+    return [c[len("IPY_MODEL_") :] for c in state.get("children") or [] if isinstance(c, str)]
+
+
+def descendants(k: Kernel, model_id: str) -> list[str]:
+    found: list[str] = []
+    todo = [model_id]
+    while todo:
+        current = todo.pop(0)
+        state = _live(k, current)
+        if state is None:
+            continue
+        found.append(current)
+        todo.extend(_children(state))
+    return found
+
+
+def with_class(k: Kernel, css: str, within: str | None = None) -> list[str]:
+    pool = descendants(k, within) if within else list(k.models)
+    return [
+        cid
+        for cid in pool
+        if _live(k, cid) is not None and css in (k.models[cid].get("_dom_classes") or [])
+    ]
+
+
+def panel_id(k: Kernel) -> str:
+    found = k.wait_for(
+        lambda: [
+            cid
+            for cid, state in k.models.items()
+            if state.get("_model_name") == "AgentPanelModel" and cid not in k.closed
+        ],
+        "the agent panel model",
+    )
+    return str(found[-1])
+
+
+def html_within(k: Kernel, root: str) -> str:
+    return "\n".join(
+        str(k.models[cid].get("value", ""))
+        for cid in descendants(k, root)
+        if k.models[cid].get("_model_name") == "HTMLModel"
+    )
+
+
+def button_within(k: Kernel, root: str, description: str) -> str:
+    for cid in descendants(k, root):
+        state = k.models[cid]
+        if state.get("_model_name") == "ButtonModel" and state.get("description") == description:
+            return cid
+    raise AssertionError(f"no {description!r} button under {root}")
+
+
+def pending(k: Kernel) -> int:
+    return int(k.models[panel_id(k)].get("pending_count", -1))
+
+
+# -- tests ----------------------------------------------------------------------------------------
+
+
+def test_inbox_approve_from_panel_and_reject_from_cell(k: Kernel, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    _connect(k, tmp_path)
+    panel = panel_id(k)  # opened by itself on the first connect
+    cell_a, cell_b = new_cell_id(), new_cell_id()
+    k.run("%%acp --bg --session a\n$ echo from-panel > a.txt; echo panel-output\n", cell_a)
+    k.run("%%acp --bg --session b\n$ touch b.txt\n", cell_b)
+
+    k.wait_for(lambda: pending(k) == 2, "two pending requests on the badge")
+    entries = with_class(k, "acp-inbox-entry", panel)
+    assert len(entries) == 2
+    labels = {cid: html_within(k, cid) for cid in entries}
+    entry_a = next(cid for cid, text in labels.items() if cell_a in text)
+    assert "from-panel" in labels[entry_a] and "session <b>a</b>" in labels[entry_a]
+    entry_b = next(cid for cid, text in labels.items() if cell_b in text)
+    assert "touch b.txt" in labels[entry_b]
+
+    # approve a from the panel: the command runs; the cell's card says where the answer came from
+    k.click(button_within(k, entry_a, "Allow once"))
+    k.wait_for(lambda: (work / "a.txt").exists(), "the approved command to run")
+    assert (work / "a.txt").read_text() == "from-panel\n"
+    in_panel = set(descendants(k, panel))
+    k.wait_for(
+        lambda: any(
+            "from the side panel" in str(state.get("value", ""))
+            for cid, state in k.models.items()
+            if cid not in in_panel and cid not in k.closed
+        ),
+        "the cell's card to show the panel's answer",
+    )
+    k.wait_for(lambda: pending(k) == 1, "the badge to drop to 1")
+    assert entry_a in k.closed  # settled requests leave the inbox
+
+    # its terminal is shown in the panel too: the same model, not a copy
+    def panel_terminals() -> list[str]:
+        return [
+            cid
+            for cid in descendants(k, panel)
+            if k.models[cid].get("_model_name") == "TerminalModel"
+        ]
+
+    terminals = k.wait_for(panel_terminals, "the terminal in the panel")
+    assert k.models[terminals[0]]["command"].startswith("echo from-panel")
+    out = k.run(
+        "from acp_notebook._magics import _state\n"
+        f"run = _state['cells']['cell:{cell_a}']\n"
+        "w = list(run.view.terminal_widgets.values())[0]\n"
+        "print(w.model_id, w.data)"
+    ).text()
+    assert terminals[0] in out and "panel-output" in out
+
+    # reject b from its cell: the inbox empties and nothing ran
+    cell_reject = [
+        cid
+        for cid in k.buttons("Reject")
+        if cid not in set(descendants(k, panel)) and not k.models[cid].get("disabled")
+    ]
+    assert len(cell_reject) == 1
+    k.click(cell_reject[0])
+    k.wait_for(lambda: pending(k) == 0, "the badge to drop to 0")
+    assert entry_b in k.closed
+    assert with_class(k, "acp-inbox-entry", panel) == []
+    assert not (work / "b.txt").exists()
+
+
+def test_agents_alive_then_exited_after_close(k: Kernel, tmp_path: Path) -> None:
+    _connect(k, tmp_path)
+    panel = panel_id(k)
+
+    def agent_html() -> str:
+        rows = with_class(k, "acp-panel-agent", panel)
+        return "\n".join(html_within(k, row) for row in rows)
+
+    alive = k.wait_for(lambda: 'data-state="alive"' in agent_html() and agent_html(), "alive")
+    assert "acp_notebook agent" in alive and "acp_notebook.agent" in alive
+    pid = re.search(r"pid (\d+)", alive)
+    assert pid is not None
+    k.run("%acp close --name embedded")
+    exited = k.wait_for(lambda: 'data-state="exited"' in agent_html() and agent_html(), "exited")
+    assert "exit code" in exited or "signal" in exited
+    assert 'data-state="alive"' not in exited
+
+
+def test_restart_button_relaunches_same_argv(k: Kernel, tmp_path: Path) -> None:
+    _connect(k, tmp_path)
+    panel = panel_id(k)
+    k.run("%%acp --session s\nhello before\n")
+    row = k.wait_for(lambda: with_class(k, "acp-panel-agent", panel), "the agent row")[0]
+    old_pid = re.search(r"pid (\d+)", html_within(k, row))
+    assert old_pid is not None
+    k.click(button_within(k, row, "Restart"))
+
+    def new_pid() -> str | None:
+        for r in with_class(k, "acp-panel-agent", panel):
+            found = re.search(r"alive · pid (\d+)", html_within(k, r))
+            if found and found.group(1) != old_pid.group(1):
+                return found.group(1)
+        return None
+
+    pid = k.wait_for(new_pid, "a new alive pid")
+    status = k.run("%acp status").text()
+    assert f"alive (pid {pid})" in status
+    assert "acp_notebook.agent" in status
+    # the session name now starts a fresh session on the new process
+    after = k.run("%%acp --session s\nhello after\n")
+    assert after.error is None
+    assert f"pid {old_pid.group(1)}" not in k.run("%acp status").text()
+
+
+def test_no_auto_and_explicit_open_with_text_summary(k: Kernel, tmp_path: Path) -> None:
+    out = k.run("%acp panel --no-auto").text()
+    assert "no longer opens by itself" in out
+    _connect(k, tmp_path)
+    assert not [s for s in k.models.values() if s.get("_model_name") == "AgentPanelModel"]
+    text = k.run("%acp panel").text()
+    panel = panel_id(k)
+    assert k.models[panel]["_show_requests"] >= 1
+    # the same information as text, plus why it may not show (no front end reported it)
+    assert "Agents:" in text and "embedded: acp_notebook agent" in text and "alive" in text
+    assert "Approval inbox: 0 pending" in text
+    assert "VS Code" in text
+
+
+SCENARIO = [
+    {
+        "update": {
+            "sessionUpdate": "config_option_update",
+            "configOptions": [
+                {
+                    "configId": "mode",
+                    "name": "Mode",
+                    "type": "select",
+                    "currentValue": "code",
+                    "options": [
+                        {"value": "code", "name": "Code"},
+                        {"value": "ask", "name": "Ask"},
+                    ],
+                }
+            ],
+        }
+    },
+    {
+        "update": {
+            "sessionUpdate": "available_commands_update",
+            "availableCommands": [
+                {"type": "command", "name": "review", "description": "review the diff"}
+            ],
+        }
+    },
+    {"update": {"sessionUpdate": "usage_update", "used": 1200, "size": 200000}},
+    {"stopReason": "end_turn"},
+]
+
+
+def test_sessions_show_title_usage_commands_and_config(k: Kernel, tmp_path: Path) -> None:
+    scenario = tmp_path / "scenario.jsonl"
+    scenario.write_text("\n".join(json.dumps(step) for step in SCENARIO) + "\n")
+    _connect(k, tmp_path, f"--scenario {scenario}")
+    panel = panel_id(k)
+    k.run("%%acp --session cfg\nconfigure me\n")
+
+    def session_html() -> str:
+        return "\n".join(html_within(k, r) for r in with_class(k, "acp-panel-session", panel))
+
+    text = k.wait_for(lambda: "/review" in session_html() and session_html(), "the session row")
+    assert "<b>cfg</b>" in text and "configure me" in text  # name, and title from session_info
+    assert "idle (end_turn)" in text
+    assert "1200/200000 tokens" in text
+    picker = k.wait_for(lambda: with_class(k, "acp-panel-config", panel), "the mode selector")[0]
+    state = k.models[picker]
+    assert state["_options_labels"] == ["Code", "Ask"] and state["index"] == 0
+    assert state["description"] == "Mode"
+
+    # a person picks "Ask": the kernel sends session/set_config_option to the agent
+    msg = {"comm_id": picker, "data": {"method": "update", "state": {"index": 1}}}
+    k.kc.shell_channel.send(k.kc.session.msg("comm_msg", msg))
+
+    def logged() -> bool:
+        out = k.run("%acp log -n 10").text()
+        return '"method": "session/set_config_option"' in out and '"value": "ask"' in out
+
+    k.wait_for(logged, "session/set_config_option in the protocol log")
+    # the embedded agent does not implement it: the error is shown on the session, not hidden
+    k.wait_for(lambda: "setting mode failed" in session_html(), "the error on the session")
+
+
+def test_protocol_log_section_shows_the_chosen_connection(k: Kernel, tmp_path: Path) -> None:
+    _connect(k, tmp_path)
+    panel = panel_id(k)
+    log_box = with_class(k, "acp-panel-log", panel)[0]
+    text = k.wait_for(
+        lambda: "initialize" in html_within(k, log_box) and html_within(k, log_box), "the log"
+    )
+    assert "-&gt; {" in text and "&lt;- {" in text  # escaped, with directions
+    pick = with_class(k, "acp-panel-log-pick", panel)[0]
+    assert k.models[pick]["_options_labels"] == ["embedded"]
+
+
+def test_close_button_and_closing_the_panel_keep_cell_terminals(k: Kernel, tmp_path: Path) -> None:
+    _connect(k, tmp_path)
+    panel = panel_id(k)
+    k.run("%%acp --allow 'echo *'\n$ echo kept\n")
+
+    def panel_terminal() -> list[str]:
+        return [
+            cid
+            for cid in descendants(k, panel)
+            if k.models[cid].get("_model_name") == "TerminalModel"
+        ]
+
+    terminal = k.wait_for(panel_terminal, "the terminal in the panel")[0]
+    row = with_class(k, "acp-panel-agent", panel)[0]
+    k.click(button_within(k, row, "Close"))
+    k.wait_for(lambda: 'data-state="exited"' in html_within(k, row), "the agent to exit")
+    assert "exited" in k.run("%acp status").text()
+
+    k.run("%acp panel --close")
+    k.wait_for(lambda: panel in k.closed, "the panel model to close")
+    assert terminal not in k.closed  # the cell still shows it
+    assert (
+        "kept"
+        in k.run(
+            "from acp_notebook._widgets import TerminalWidget\n"
+            f"print(TerminalWidget.widgets['{terminal}'].data)"
+        ).text()
+    )
+
+
+# -- without a kernel --------------------------------------------------------------------------
+
+
+def _fake_handle(alive: bool, **proc: Any) -> Any:
+    from types import SimpleNamespace
+
+    process = SimpleNamespace(
+        pid=4242,
+        returncode=proc.get("returncode"),
+        exit_signal=proc.get("exit_signal"),
+        stderr_tail=lambda n=None: "Traceback: boom\n",
+    )
+    info = SimpleNamespace(name="fake-agent", title="Fake Agent", version="9.1")
+    log = [("send", {"method": "x", "params": {"data": "QUJD" * 40}}), ("recv", "raw line")]
+    agent = SimpleNamespace(info=info, process=process, connection=SimpleNamespace(log=log))
+    return SimpleNamespace(
+        name="fake", argv=["fake-agent", "--flag", "a b"], cwd="/w", agent=agent, alive=alive
+    )
+
+
+def test_agent_facts_alive_and_killed() -> None:
+    from acp_notebook._sidepanel import agent_facts
+
+    alive = agent_facts(_fake_handle(True))
+    assert alive["alive"] and alive["pid"] == 4242 and alive["stderr"] == ""
+    assert alive["argv"] == "fake-agent --flag 'a b'" and alive["title"] == "Fake Agent"
+    killed = agent_facts(_fake_handle(False, returncode=-9, exit_signal="SIGKILL"))
+    assert killed["exit"] == "signal SIGKILL" and killed["stderr"] == "Traceback: boom"
+    assert agent_facts(_fake_handle(False, returncode=3))["exit"] == "exit code 3"
+
+
+def test_log_text_shortens_base64_and_long_lines() -> None:
+    from acp_notebook._sidepanel import log_text
+
+    handle = _fake_handle(True)
+    text = log_text(handle)
+    assert text.splitlines()[0].startswith('-> {"method":"x"')
+    assert "QUJD" * 40 not in text and "(+136 chars)" in text
+    assert text.splitlines()[1] == "<- raw line"
+    cut = log_text(handle, width=20)
+    assert cut.splitlines()[0].endswith("chars)") and len(cut.splitlines()[0]) < 50
+
+
+def test_config_choices_flat_and_grouped() -> None:
+    from acp_notebook._sidepanel import _choices
+
+    flat = {"options": [{"value": "a", "name": "A"}, {"value": "b", "name": "B"}]}
+    assert _choices(flat) == [("A", "a"), ("B", "b")]
+    grouped = {
+        "options": [
+            {"groupId": "g", "name": "Fast", "options": [{"value": "m1", "name": "Mini"}]},
+            {"groupId": "h", "name": "Smart", "options": [{"value": "m2", "name": "Max"}]},
+        ]
+    }
+    assert _choices(grouped) == [("Fast / Mini", "m1"), ("Smart / Max", "m2")]
+
+
+def test_panel_outside_a_kernel_prints_why_and_the_text(capsys: pytest.CaptureFixture[str]) -> None:
+    from acp_notebook import _magics
+
+    _magics._panel([])
+    out = capsys.readouterr().out
+    assert "cannot open the agent panel: this is not a Jupyter kernel" in out
+    assert "Agents:\n  (none connected)" in out and "Approval inbox: 0 pending" in out
