@@ -258,6 +258,19 @@ class Session:
                 decision.settle(None, "cancel", "the session was cancelled")
         await self.agent._notify("session/cancel", {"sessionId": self.id})
 
+    async def cancel_terminal(self, terminal_id: str) -> None:
+        """``terminal/cancel``: ask the agent to stop one terminal's command (only offered when
+        the terminal's ``capabilities.cancel`` is set)."""
+        await self.agent._request(
+            "terminal/cancel", {"sessionId": self.id, "terminalId": terminal_id}
+        )
+
+    async def cancel_tool_call(self, tool_call_id: str) -> None:
+        """``tool_call/cancel``: ask the agent to stop one tool call."""
+        await self.agent._request(
+            "tool_call/cancel", {"sessionId": self.id, "toolCallId": tool_call_id}
+        )
+
     async def close(self) -> None:
         if self.closed:
             return

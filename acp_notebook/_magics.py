@@ -109,7 +109,10 @@ def _start_cell(shell: Any, line: str, body: str) -> CellRun:
     io = handle.io
     turn = io.call(session.start_turn, prompt)
     policy = Policy.from_globs(args.allow, args.deny)
-    view = io.call(_make_view, TurnView, turn, prompt)
+    def stop_terminal(terminal_id: str) -> None:  # the terminal's stop button (main thread)
+        io.submit(_cancel_terminal, session, terminal_id)
+
+    view = io.call(_make_view, TurnView, turn, prompt, stop_terminal)
     run = CellRun(key, handle, session, turn, view, policy, args.timeout, io)
     io.call(run.attach)
     _state["cells"][key] = run
@@ -121,8 +124,15 @@ def _start_cell(shell: Any, line: str, body: str) -> CellRun:
     return run
 
 
-def _make_view(view_cls: Any, turn: Any, prompt: str) -> Any:
-    return view_cls(turn.state, prompt)
+def _make_view(view_cls: Any, turn: Any, prompt: str, stop_terminal: Any) -> Any:
+    return view_cls(turn.state, prompt, on_cancel_terminal=stop_terminal)
+
+
+async def _cancel_terminal(session: Session, terminal_id: str) -> None:
+    try:
+        await session.cancel_terminal(terminal_id)
+    except Exception as exc:
+        session._problem(f"terminal/cancel for {terminal_id} failed: {exc}")
 
 
 def _finish_cell(run: CellRun) -> None:

@@ -155,3 +155,28 @@ def test_flood_stays_under_widget_message_rate(tmp_path: Path) -> None:
         rate = sent / elapsed
         print(f"flood: {sent} widget messages in {elapsed:.2f} s = {rate:.1f}/s")
         assert rate < 100, f"{sent} widget messages in {elapsed:.2f}s"
+
+
+def test_terminal_stop_button_sends_terminal_cancel(k: Kernel) -> None:
+    cell = k.submit("%%acp --allow 'sleep*' -o t\n$ sleep 30\n", new_cell_id())
+    terminal = k.wait_for(
+        lambda: [
+            cid
+            for cid, state in k.models.items()
+            if state.get("_model_name") == "TerminalModel" and state.get("can_cancel")
+        ],
+        "a running terminal that offers a stop button",
+    )
+    content = {
+        "comm_id": terminal[0],
+        "data": {"method": "custom", "content": {"type": "cancel"}},
+    }
+    k.kc.shell_channel.send(k.kc.session.msg("comm_msg", content))  # what the button sends
+    k.wait_for(lambda: cell.done, "the cell to finish after the stop button")
+    out = k.run(
+        "term = list(t.terminals.values())[0]\n"
+        "print(term.exit_status.signal, [c.status for c in t.tool_calls.values()])\n"
+        "%acp log -n 60"
+    ).text()
+    assert '"method": "terminal/cancel"' in out
+    assert "SIGINT" in out or "SIGKILL" in out
