@@ -109,6 +109,7 @@ def _start_cell(shell: Any, line: str, body: str) -> CellRun:
     io = handle.io
     turn = io.call(session.start_turn, prompt)
     policy = Policy.from_globs(args.allow, args.deny)
+
     def stop_terminal(terminal_id: str) -> None:  # the terminal's stop button (main thread)
         io.submit(_cancel_terminal, session, terminal_id)
 
