@@ -18,16 +18,25 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from IPython.core import magic_arguments
+import IPython.core.magic as _magic
+import IPython.display as _display
+from IPython.core import magic_arguments as _magic_arguments
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
-from IPython.display import HTML, display  # type: ignore[attr-defined]
+from IPython.core.magic import Magics, magics_class
 
 from . import _bridge, _events
 from ._bridge import AgentHandle, open_agent
 from ._cells import CellRun, PromptTemplateError, interpolate
 from ._client import Session
 from ._policy import Policy
+
+# IPython 8 ships these without hints (or exports) and IPython 9 with hints that reject
+# methods: use them untyped, so the module type-checks the same under both.
+magic_arguments: Any = _magic_arguments
+line_magic: Any = _magic.line_magic
+cell_magic: Any = _magic.cell_magic
+HTML: Any = vars(_display)["HTML"]
+display: Any = vars(_display)["display"]
 
 DEFAULT_SESSION = "default"
 
@@ -156,7 +165,7 @@ class _Static:
 
 async def run_cell_async(line: str, body: str) -> None:
     """What a ``%%acp`` cell runs (through the input transformer): awaits the turn."""
-    from IPython import get_ipython  # type: ignore[attr-defined]
+    from IPython.core.getipython import get_ipython
 
     shell = get_ipython()
     run = _start_cell(shell, line, body)
@@ -321,7 +330,7 @@ def _status(argv: list[str]) -> None:
         )
 
 
-_B64 = re.compile(r'"(data|blob)":"([A-Za-z0-9+/=]{64,})"')
+_B64 = re.compile(r'"(data|blob)":\s*"([A-Za-z0-9+/=]{64,})"')
 
 
 def shorten_base64(text: str, keep: int = 24) -> str:
@@ -358,7 +367,7 @@ def _panel(argv: list[str]) -> None:
         _sidepanel.close_panel()
         print("acp: agent panel closed")
         return
-    from IPython import get_ipython  # type: ignore[attr-defined]
+    from IPython.core.getipython import get_ipython
 
     shell = get_ipython()
     if getattr(shell, "kernel", None) is None:
@@ -494,6 +503,8 @@ def _pre_run_cell(info: Any) -> None:
 
 
 def load_ipython_extension(ipython: Any) -> None:
+    from . import _sidepanel  # noqa: F401  (subscribes the side panel to the notebook's events)
+
     ipython.register_magics(AcpMagics)
     cleanup = ipython.input_transformers_cleanup
     if transform_cell not in cleanup:

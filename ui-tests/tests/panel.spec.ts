@@ -100,6 +100,17 @@ test.describe('agent side panel', () => {
 
     // the panel, with one inbox entry and a terminal, for the README
     await page.setViewportSize({ width: 1280, height: 900 });
+    // widen the right sidebar by dragging its split handle, as a person would
+    const handle = page
+      .locator('#jp-main-split-panel > .lm-SplitPanel-handle:not(.lm-mod-hidden)')
+      .last();
+    const box = await handle.boundingBox();
+    if (box) {
+      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+      await page.mouse.down();
+      await page.mouse.move(box.x - 180, box.y + box.height / 2, { steps: 5 });
+      await page.mouse.up();
+    }
     await expect(panelTerminal).toBeInViewport();
     await panel.screenshot({ path: path.join(ARTIFACTS, 'panel.png') });
 

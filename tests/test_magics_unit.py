@@ -1,0 +1,41 @@
+"""Pure parts of the IPython entry point (no kernel): the transformer, templates, log shortening."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from acp_notebook._cells import PromptTemplateError, interpolate
+from acp_notebook._magics import shorten_base64, transform_cell
+
+
+def test_cell_becomes_an_awaited_call() -> None:
+    out = transform_cell(["%%acp --allow 'ls*' -o t\n", "list files {{now}}\n", "$ ls\n"])
+    assert len(out) == 1 and out[0].startswith("await ")
+    assert "run_cell_async(\"--allow 'ls*' -o t\", 'list files {{now}}\\n$ ls\\n')" in out[0]
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [["%%acp?\n"], ["%%acp??\n"], ["%%acpx\n", "body\n"], ["print(1)\n"], []],
+)
+def test_other_cells_are_left_alone(lines: list[str]) -> None:
+    assert transform_cell(lines) == lines
+
+
+def test_interpolation_and_brace_escapes() -> None:
+    assert interpolate("hi {who}, {{literal}}", {"who": "you"}) == "hi you, {literal}"
+    with pytest.raises(PromptTemplateError, match=r"\{nobody\} is not defined"):
+        interpolate("hi {nobody}", {})
+
+
+def test_log_shortens_base64_payloads_either_json_style() -> None:
+    payload = "QUJD" * 40
+    for text in (
+        json.dumps({"data": payload}),
+        json.dumps({"data": payload}, separators=(",", ":")),
+    ):
+        short = shorten_base64(text)
+        assert payload not in short and "(+136 chars)" in short
+    assert shorten_base64('{"data": "QUJD"}') == '{"data": "QUJD"}'  # short values stay
