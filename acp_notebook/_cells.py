@@ -30,6 +30,7 @@ from ._policy import Policy
 log = logging.getLogger("acp_notebook.cells")
 
 REFRESH_INTERVAL = 0.1
+WAITING_CLASS = "acp-cell-waiting"  # on the turn view while its cell awaits the turn
 CANCEL_WAIT = 10.0
 
 
@@ -48,6 +49,32 @@ def _sigint_sets(loop: asyncio.AbstractEventLoop, event: asyncio.Event) -> Itera
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def _nudge_shell_streams() -> None:
+    """Have the kernel look again for shell messages (the clicks) that wait unread.
+
+    Under load we saw, rarely, a click sent to an awaiting cell never reach it: every kernel
+    thread idle in its poller and the message not dispatched. ZeroMQ's file descriptors are
+    edge-triggered, so a missed edge leaves a message unread until the next one. Re-checking
+    the streams that carry shell messages (what pyzmq itself does after each event) costs
+    nothing when nothing is pending. Best effort: these are ipykernel internals.
+    """
+    try:
+        from IPython.core.getipython import get_ipython
+
+        kernel = getattr(get_ipython(), "kernel", None)
+        channel = getattr(kernel, "shell_channel_thread", None)
+        pair = getattr(getattr(channel, "manager", None), "_shell_channel_to_main", None)
+        stream = getattr(pair, "to_stream", None)
+        if stream is not None and stream.socket is not None:
+            stream._handle_events(stream.socket, 0)  # this (the main) thread owns this stream
+        shell = getattr(kernel, "shell_stream", None)
+        loop = getattr(channel, "io_loop", None)
+        if shell is not None and loop is not None:
+            loop.add_callback(lambda: shell.socket and shell._handle_events(shell.socket, 0))
+    except Exception:  # pragma: no cover - other kernels, other versions
+        log.debug("could not nudge the kernel's shell streams", exc_info=True)
 
 
 class PromptTemplateError(ValueError):
@@ -194,15 +221,22 @@ class CellRun:
         assert self.done is not None
         loop = asyncio.get_running_loop()
         interrupted = asyncio.Event()
+        # Tell the front end (and tests) that the cell is now awaiting the turn.
+        self.view.add_class(WAITING_CLASS)
         turn_done = asyncio.ensure_future(asyncio.shield(asyncio.wrap_future(self.done)))
         with _sigint_sets(loop, interrupted):
             stop = asyncio.ensure_future(interrupted.wait())
             try:
-                await asyncio.wait({turn_done, stop}, return_when=asyncio.FIRST_COMPLETED)
+                while not (turn_done.done() or stop.done()):
+                    await asyncio.wait(
+                        {turn_done, stop}, timeout=0.5, return_when=asyncio.FIRST_COMPLETED
+                    )
+                    _nudge_shell_streams()
             except asyncio.CancelledError:
                 interrupted.set()
             finally:
                 stop.cancel()
+        self.view.remove_class(WAITING_CLASS)
         if turn_done.done() and not interrupted.is_set():
             return turn_done.result()
         # Interrupted: cancel the turn, give the agent a moment to report it, then stop.

@@ -132,6 +132,14 @@ class Kernel:
         content = {"comm_id": comm_id, "data": {"method": "custom", "content": {"event": "click"}}}
         self.kc.shell_channel.send(self.kc.session.msg("comm_msg", content))
 
+    def cell_waiting(self) -> bool:
+        """A turn view says its cell is awaiting the turn (what a person sees as a busy cell)."""
+        return any(
+            "acp-cell-waiting" in state.get("_dom_classes", ())
+            for cid, state in self.models.items()
+            if cid not in self.closed
+        )
+
     def buttons(self, description: str) -> list[str]:
         """Open buttons with this label that a front end could show: like a browser, only
         count a button once a container model lists it among its children (the kernel has

@@ -32,6 +32,7 @@ def test_click_while_cell_waits_runs_command(k: Kernel, tmp_path: Path) -> None:
     marker = tmp_path / "work" / "clicked.txt"
     cell = k.submit("%%acp\n$ echo approved > clicked.txt\n", new_cell_id())
     button = k.wait_for(lambda: k.buttons("Allow once"), "the Allow once button")
+    k.wait_for(k.cell_waiting, "the cell to await its turn")
     assert not cell.done  # the cell is still waiting for the turn
     assert not marker.exists()
     k.click(button[0])
@@ -47,6 +48,7 @@ def test_click_while_cell_waits_runs_command(k: Kernel, tmp_path: Path) -> None:
 def test_reject_click_leaves_command_unrun(k: Kernel, tmp_path: Path) -> None:
     cell = k.submit("%%acp\n$ touch nope.txt\n", new_cell_id())
     button = k.wait_for(lambda: k.buttons("Reject"), "the Reject button")
+    k.wait_for(k.cell_waiting, "the cell to await its turn")
     k.click(button[0])
     k.wait_for(lambda: cell.done, "the cell to finish")
     assert not (tmp_path / "work" / "nope.txt").exists()
