@@ -292,6 +292,13 @@ class Connection:
             try:
                 await self._send.send(data)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+                if self._failure is None and self._on_eof is not None:
+                    # The peer stopped reading: usually it is exiting. Let the owner say how
+                    # (for an agent process: its exit code and stderr tail) before we report.
+                    try:
+                        self.fail(await self._on_eof())
+                    except Exception:
+                        logger.exception("%s: on_eof callback failed", self.name)
                 if self._failure is not None:
                     raise self._failure from exc
                 raise ConnectionClosed(
