@@ -51,32 +51,6 @@ def _sigint_sets(loop: asyncio.AbstractEventLoop, event: asyncio.Event) -> Itera
         signal.signal(signal.SIGINT, previous)
 
 
-def _nudge_shell_streams() -> None:
-    """Have the kernel look again for shell messages (the clicks) that wait unread.
-
-    Under load we saw, rarely, a click sent to an awaiting cell never reach it: every kernel
-    thread idle in its poller and the message not dispatched. ZeroMQ's file descriptors are
-    edge-triggered, so a missed edge leaves a message unread until the next one. Re-checking
-    the streams that carry shell messages (what pyzmq itself does after each event) costs
-    nothing when nothing is pending. Best effort: these are ipykernel internals.
-    """
-    try:
-        from IPython.core.getipython import get_ipython
-
-        kernel = getattr(get_ipython(), "kernel", None)
-        channel = getattr(kernel, "shell_channel_thread", None)
-        pair = getattr(getattr(channel, "manager", None), "_shell_channel_to_main", None)
-        stream = getattr(pair, "to_stream", None)
-        if stream is not None and stream.socket is not None:
-            stream._handle_events(stream.socket, 0)  # this (the main) thread owns this stream
-        shell = getattr(kernel, "shell_stream", None)
-        loop = getattr(channel, "io_loop", None)
-        if shell is not None and loop is not None:
-            loop.add_callback(lambda: shell.socket and shell._handle_events(shell.socket, 0))
-    except Exception:  # pragma: no cover - other kernels, other versions
-        log.debug("could not nudge the kernel's shell streams", exc_info=True)
-
-
 class PromptTemplateError(ValueError):
     pass
 
@@ -227,11 +201,7 @@ class CellRun:
         with _sigint_sets(loop, interrupted):
             stop = asyncio.ensure_future(interrupted.wait())
             try:
-                while not (turn_done.done() or stop.done()):
-                    await asyncio.wait(
-                        {turn_done, stop}, timeout=0.5, return_when=asyncio.FIRST_COMPLETED
-                    )
-                    _nudge_shell_streams()
+                await asyncio.wait({turn_done, stop}, return_when=asyncio.FIRST_COMPLETED)
             except asyncio.CancelledError:
                 interrupted.set()
             finally:
