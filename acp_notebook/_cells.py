@@ -171,7 +171,7 @@ class CellRun:
 
     def _final_refresh(self) -> None:
         for decision in self.session.permissions:
-            if decision.pending and getattr(decision, "turn", None) is self.turn:
+            if decision.pending and decision.turn is self.turn:
                 decision.settle(None, "cancel", "the turn ended")
         self._sync_cards()
         try:
@@ -241,5 +241,5 @@ class CellRun:
 
     def close_view(self) -> None:
         for card in self.cards:
-            card.close_quietly() if hasattr(card, "close_quietly") else card.close()
+            card.close_quietly()
         self.view.close_all()

@@ -108,7 +108,7 @@ class Turn:
 
     @property
     def permissions(self) -> list[PermissionDecision]:
-        return [d for d in self.session.permissions if d.turn is self]  # type: ignore[attr-defined]
+        return [d for d in self.session.permissions if d.turn is self]
 
     # -- feeding (called by the session) ---------------------------------------------------
     def _push(self, update: p.SessionUpdate) -> None:
@@ -224,7 +224,7 @@ class Session:
     def _end_turn(self, turn: Turn, error: BaseException | None = None) -> None:
         # A permission still pending when the turn ends can no longer be meant: fail closed.
         for decision in self.permissions:
-            if decision.pending and getattr(decision, "turn", None) is turn:
+            if decision.pending and decision.turn is turn:
                 decision.settle(None, "cancel", "the turn ended")
         turn._finish(error)
 
@@ -479,7 +479,7 @@ class Agent:
             self._problem(f"permission request for unknown session {request.session_id!r}")
             decision.settle(None, "invalid", "unknown session")
             return decision.response()
-        decision.turn = session.turn  # type: ignore[attr-defined]
+        decision.turn = session.turn
         session.permissions.append(decision)
         for on_permission in list(session._permission_listeners):
             try:

@@ -47,6 +47,7 @@ class PermissionDecision:
     option_id: str | None = None
     decided_by: DecidedBy | None = None
     detail: str = ""
+    turn: Any = field(default=None, repr=False, compare=False)  # the client Turn it belongs to
     done: anyio.Event = field(default_factory=anyio.Event, repr=False, compare=False)
 
     @property

@@ -32,7 +32,8 @@ from . import _bridge, _events
 from ._bridge import AgentHandle, IOThread
 from ._permission import PermissionDecision
 from ._widgets import AgentPanel, PermissionCard, TerminalWidget
-from ._widgets._parts import e, wire
+from ._widgets._card import close_deep
+from ._widgets._parts import e, set_children, set_if_changed, wire
 
 log = logging.getLogger("acp_notebook.sidepanel")
 
@@ -209,30 +210,13 @@ def _section(css: str, title: str) -> tuple[Any, Any, Any]:
     return box, head, body
 
 
-def _set(widget: Any, name: str, value: Any) -> None:
-    """Set a trait only when it differs (no widget message otherwise)."""
-    if getattr(widget, name) != value:
-        setattr(widget, name, value)
-
-
-def _set_children(box: Any, children: Iterable[Any]) -> None:
-    new = tuple(children)
-    old = tuple(box.children)
-    if len(old) != len(new) or any(a is not b for a, b in zip(old, new, strict=True)):
-        box.children = new
-
-
 def _close_tree(widget: Any) -> None:
     """Close a panel widget and what it holds, except the terminal models the cells share."""
     if isinstance(widget, TerminalWidget):
         return
     for child in getattr(widget, "children", ()):
         _close_tree(child)
-    for name in ("layout", "style"):
-        model = getattr(widget, name, None)
-        if isinstance(model, ipywidgets.Widget):
-            model.close()
-    widget.close()
+    close_deep(widget)
 
 
 def _cell_id(run: Any) -> str:
@@ -463,10 +447,12 @@ class SidePanel:
                     _close_tree(widget)
                 entry.box.close()
         self._entries = keep
-        _set_children(self._inbox, [entry.box for entry in keep])
-        _set(self.panel, "pending_count", len(keep))
+        set_children(self._inbox, [entry.box for entry in keep])
+        set_if_changed(self.panel, "pending_count", len(keep))
         title = f"Approval inbox ({len(keep)} pending)" if keep else "Approval inbox (empty)"
-        _set(self._inbox_head, "value", f'<div class="acp-panel-section-title">{e(title)}</div>')
+        set_if_changed(
+            self._inbox_head, "value", f'<div class="acp-panel-section-title">{e(title)}</div>'
+        )
 
     def _sync_agents(self) -> None:
         rows = []
@@ -476,18 +462,20 @@ class SidePanel:
                 row = self._agent_row(handle)
                 self._agent_rows[id(handle)] = row
             facts = agent_facts(handle)
-            _set(row.info, "value", _agent_html(facts, self._errors.get(handle.name, "")))
+            set_if_changed(row.info, "value", _agent_html(facts, self._errors.get(handle.name, "")))
             busy = handle.name in self._busy
-            _set(row.extra["close"], "disabled", busy or not facts["alive"])
-            _set(row.extra["restart"], "disabled", busy)
+            set_if_changed(row.extra["close"], "disabled", busy or not facts["alive"])
+            set_if_changed(row.extra["restart"], "disabled", busy)
             rows.append(row.box)
         live = {id(h) for h in self._handles.values()}
         for key in [k for k in self._agent_rows if k not in live]:
             _close_tree(self._agent_rows.pop(key).box)
-        _set_children(self._agents, rows)
+        set_children(self._agents, rows)
         alive = sum(1 for h in self._handles.values() if h.alive)
         head = f"Agents ({alive} alive, {len(self._handles) - alive} exited)"
-        _set(self._agents_head, "value", f'<div class="acp-panel-section-title">{e(head)}</div>')
+        set_if_changed(
+            self._agents_head, "value", f'<div class="acp-panel-section-title">{e(head)}</div>'
+        )
 
     def _agent_row(self, handle: AgentHandle) -> _Row:
         info = ipywidgets.HTML()
@@ -519,15 +507,19 @@ class SidePanel:
                     self._session_rows[key] = row
                 label = names.get(id(session), "(unnamed)")
                 facts = session_facts(label, handle.name, session)
-                _set(row.info, "value", _session_html(facts, self._errors.get(session.id, "")))
+                set_if_changed(
+                    row.info, "value", _session_html(facts, self._errors.get(session.id, ""))
+                )
                 pickers = self._sync_pickers(row, handle, session, facts["config"])
-                _set_children(row.box, [row.info, *pickers])
+                set_children(row.box, [row.info, *pickers])
                 rows.append(row.box)
         for key in [k for k in self._session_rows if k not in seen]:
             _close_tree(self._session_rows.pop(key).box)
-        _set_children(self._sessions, rows)
+        set_children(self._sessions, rows)
         head = f"Sessions ({len(rows)})"
-        _set(self._sessions_head, "value", f'<div class="acp-panel-section-title">{e(head)}</div>')
+        set_if_changed(
+            self._sessions_head, "value", f'<div class="acp-panel-section-title">{e(head)}</div>'
+        )
 
     def _sync_pickers(
         self, row: _Row, handle: AgentHandle, session: Any, config: list[dict[str, Any]]
@@ -545,16 +537,16 @@ class SidePanel:
                 pickers[config_id] = picker
             picker._acp_syncing = True
             try:
-                _set(picker, "description", str(option.get("name", config_id)))
+                set_if_changed(picker, "description", str(option.get("name", config_id)))
                 if kind == "select":
                     choices = _choices(option)
-                    _set(picker, "options", choices)
+                    set_if_changed(picker, "options", choices)
                     current = str(option.get("currentValue", ""))
                     if current in [value for _l, value in choices]:
-                        _set(picker, "value", current)
+                        set_if_changed(picker, "value", current)
                 else:
-                    _set(picker, "value", bool(option.get("currentValue")))
-                _set(picker, "disabled", not handle.alive or bool(session.closed))
+                    set_if_changed(picker, "value", bool(option.get("currentValue")))
+                set_if_changed(picker, "disabled", not handle.alive or bool(session.closed))
             finally:
                 picker._acp_syncing = False
             shown.append(picker)
@@ -599,7 +591,7 @@ class SidePanel:
                 self._term_rows[id(widget)] = row
             name = names.get(id(run.session), run.session.id)
             state = "running" if not _run_done(run) else "finished"
-            _set(
+            set_if_changed(
                 row.info,
                 "value",
                 f'<div class="acp-panel-terminal-label" data-state="{state}">'
@@ -611,24 +603,26 @@ class SidePanel:
             row = self._term_rows.pop(key)
             row.info.close()
             row.box.close()  # never the terminal model itself: the cell still shows it
-        _set_children(self._terms, rows)
+        set_children(self._terms, rows)
         head = f"Terminals ({len(running)} running turn(s))"
-        _set(self._terms_head, "value", f'<div class="acp-panel-section-title">{e(head)}</div>')
+        set_if_changed(
+            self._terms_head, "value", f'<div class="acp-panel-section-title">{e(head)}</div>'
+        )
 
     def _sync_log(self) -> None:
         names = list(self._handles)
         self._log_pick._acp_syncing = True
         try:
-            _set(self._log_pick, "options", names)
+            set_if_changed(self._log_pick, "options", names)
             if self._log_name not in names:
                 self._log_name = names[-1] if names else ""
             if self._log_name:
-                _set(self._log_pick, "value", self._log_name)
+                set_if_changed(self._log_pick, "value", self._log_name)
         finally:
             self._log_pick._acp_syncing = False
         handle = self._handles.get(self._log_name)
         text = log_text(handle, LOG_LINES, 600) if handle is not None else "(no agent connected)"
-        _set(self._log_pre, "value", f'<pre class="acp-panel-log-pre">{e(text)}</pre>')
+        set_if_changed(self._log_pre, "value", f'<pre class="acp-panel-log-pre">{e(text)}</pre>')
 
     def _on_log_pick(self, change: dict[str, Any]) -> None:
         if getattr(self._log_pick, "_acp_syncing", False) or not change.get("new"):

@@ -291,3 +291,17 @@ def plan_text(plan: PlanState) -> list[str]:
     if plan.raw is not None:
         return [f"Plan ({plan.type})"]
     return ["Plan:"] + [f"  [{entry.status}] {entry.content}" for entry in plan.entries]
+
+
+def set_if_changed(widget: Any, name: str, value: Any) -> None:
+    """Set a trait only when it differs, so an unchanged refresh sends no widget message."""
+    if getattr(widget, name) != value:
+        setattr(widget, name, value)
+
+
+def set_children(box: Any, children: Iterable[Any]) -> None:
+    """Replace a container's children only when they are not the same widgets already."""
+    new = tuple(children)
+    old = tuple(box.children)
+    if len(old) != len(new) or any(a is not b for a, b in zip(old, new, strict=True)):
+        box.children = new

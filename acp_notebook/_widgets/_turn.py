@@ -18,7 +18,7 @@ messages first, then tool calls.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 import ipywidgets  # type: ignore[import-untyped]
@@ -39,6 +39,8 @@ from ._parts import (
     generic_text,
     plan_html,
     plan_text,
+    set_children,
+    set_if_changed,
     tool_call_header_html,
     tool_call_header_text,
     wire,
@@ -166,19 +168,6 @@ class _CallPart:
         return [self.header, self.io, self.box, *self.slots.values()]
 
 
-def _set(widget: Any, name: str, value: Any) -> None:
-    """Set a trait only when it differs (no message otherwise)."""
-    if getattr(widget, name) != value:
-        setattr(widget, name, value)
-
-
-def _set_children(box: Any, children: Iterable[Any]) -> None:
-    new = tuple(children)
-    old = tuple(box.children)
-    if len(old) != len(new) or any(a is not b for a, b in zip(old, new, strict=True)):
-        box.children = new
-
-
 class TurnView(ipywidgets.VBox):  # type: ignore[misc]
     """Live view of one turn; see the module docstring for the threading and caching rules."""
 
@@ -247,7 +236,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                 shown[("call", call.tool_call_id)] = self._sync_call(call).box
             for key, card in self._loose_cards.items():
                 shown[("card", key)] = card
-            _set_children(self._timeline, (shown[k] for k in self._order if k in shown))
+            set_children(self._timeline, (shown[k] for k in self._order if k in shown))
 
             sections: list[Any] = [self._style, self._prompt]
             if self._sync_thoughts(turn):
@@ -257,14 +246,14 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             sections.append(self._timeline)
             anchored = {tid for call in calls.values() for tid in call.terminal_ids}
             loose = [self._terms[t].widget for t in terms if t not in anchored and t in self._terms]
-            _set_children(self._terminals, loose)
+            set_children(self._terminals, loose)
             if loose:
                 sections.append(self._terminals)
             if self._sync_extras(turn):
                 sections.append(self._extras)
             self._sync_footer(turn)
             sections.append(self._footer)
-            _set_children(self, sections)
+            set_children(self, sections)
 
     def _note_state(self, turn: TurnState) -> tuple[list[MessageState], dict[str, ToolCallState]]:
         """Messages (no thoughts) and tool calls; first-seen ones join the order."""
@@ -296,7 +285,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             entry = (widget, -1)
         widget, revision = entry
         if revision != msg.revision:
-            _set(widget, "value", _message_html(msg))
+            set_if_changed(widget, "value", _message_html(msg))
             self._messages[msg.message_id] = (widget, msg.revision)
         return widget
 
@@ -308,12 +297,12 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             return part
         part.revision = call.revision
         part.content = list(call.content)
-        _set(
+        set_if_changed(
             part.header,
             "value",
             tool_call_header_html(call.title, call.kind, call.status, call.locations),
         )
-        _set(part.io, "value", _io_html(call))
+        set_if_changed(part.io, "value", _io_html(call))
         self._layout_call(part)
         return part
 
@@ -328,12 +317,12 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             slot = part.slots.get(index)
             if slot is None:
                 slot = part.slots[index] = ipywidgets.HTML()
-            _set(slot, "value", content_html(item, _not_started))
+            set_if_changed(slot, "value", content_html(item, _not_started))
             children.append(slot)
         if part.io.value:
             children.append(part.io)
         children += part.cards
-        _set_children(part.box, children)
+        set_children(part.box, children)
 
     def _sync_terminal(self, term_id: str, term: TerminalState) -> None:
         feed = self._terms.get(term_id)
@@ -368,12 +357,12 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         if meta != feed.meta:
             exited_now = meta[4] is not None and (feed.meta is None or feed.meta[4] is None)
             with widget.hold_sync():
-                _set(widget, "command", meta[0])
-                _set(widget, "cwd", meta[1])
-                _set(widget, "cols", meta[2])
-                _set(widget, "rows", meta[3])
-                _set(widget, "exit_status", meta[4])
-                _set(widget, "can_cancel", meta[5])
+                set_if_changed(widget, "command", meta[0])
+                set_if_changed(widget, "cwd", meta[1])
+                set_if_changed(widget, "cols", meta[2])
+                set_if_changed(widget, "rows", meta[3])
+                set_if_changed(widget, "exit_status", meta[4])
+                set_if_changed(widget, "can_cancel", meta[5])
             feed.meta = meta
             if exited_now:
                 widget.flush()
@@ -383,20 +372,20 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         key = tuple((m.message_id, m.revision) for m in thoughts)
         if self._once("thoughts", key):
             text = turn.thoughts
-            _set(self._thoughts_html, "value", render_markdown(text) if text else "")
+            set_if_changed(self._thoughts_html, "value", render_markdown(text) if text else "")
         return bool(self._thoughts_html.value)
 
     def _sync_plan(self, turn: TurnState) -> bool:
         plan = turn.plan
         key = None if plan is None else (plan.plan_id, plan.revision)
         if self._once("plan", key):
-            _set(self._plan, "value", plan_html(plan) if plan is not None else "")
+            set_if_changed(self._plan, "value", plan_html(plan) if plan is not None else "")
         return plan is not None
 
     def _sync_extras(self, turn: TurnState) -> bool:
         key = (len(turn.notices), len(turn.unknown_updates))
         if self._once("extras", key):
-            _set(self._extras, "value", _extras_html(turn))
+            set_if_changed(self._extras, "value", _extras_html(turn))
         return key != (0, 0)
 
     def _footer_text(self, turn: TurnState) -> str:
@@ -426,7 +415,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         return f'<div class="acp-footer">{html}</div>'
 
     def _sync_footer(self, turn: TurnState) -> None:
-        _set(self._footer, "value", self._footer_html(turn))
+        set_if_changed(self._footer, "value", self._footer_html(turn))
 
     # -- permission cards ----------------------------------------------------------------------
     def add_card(self, card: PermissionCard) -> None:
