@@ -259,3 +259,50 @@ def test_close_quietly_reports_nothing(make_card: Callable[..., Any]) -> None:
     card, rec = make_card(timeout=30)
     card.close_quietly()
     assert rec.calls == [] and card.comm is None
+
+
+def test_a_click_during_construction_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A front end may click a button as soon as its model is announced, while the card is
+    still being built in the I/O thread. That click must still reach the owner (this race
+    once lost clicks in the kernel tests)."""
+    import ipywidgets
+
+    from acp_notebook._widgets import _card
+
+    real_hbox = ipywidgets.HBox
+
+    def click_then_box(children: list[Any], **kwargs: Any) -> Any:
+        children[0].click()  # the click lands before the card has finished its constructor
+        return real_hbox(children, **kwargs)
+
+    monkeypatch.setattr(_card.ipywidgets, "HBox", click_then_box)
+    rec = Recorder()
+    card = PermissionCard(PermissionDecision(request(command())), rec)
+    try:
+        assert rec.calls == [("yes", "click")]
+        assert card.buttons[0].disabled
+    finally:
+        monkeypatch.setattr(_card.ipywidgets, "HBox", real_hbox)
+        card.close()
+    assert rec.calls == [("yes", "click")]  # closing after the click asks nothing more
+
+
+def test_a_failing_card_update_still_reports_the_click(make_card: Callable[..., Any]) -> None:
+    card, rec = make_card()
+
+    class Broken:
+        @property
+        def value(self) -> str:
+            return ""
+
+        @value.setter
+        def value(self, _v: str) -> None:
+            raise RuntimeError("the status widget is gone")
+
+    status = card._status
+    card._status = Broken()
+    try:
+        card.buttons[1].click()  # the card cannot show "answer sent", but the answer is sent
+        assert rec.calls == [("always", "click")]
+    finally:
+        card._status = status

@@ -136,7 +136,12 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
         self._chosen = False  # on_choose was called (or the card was closed)
         self._outcome: tuple[str | None, str | None, str] | None = None
         self._stop = threading.Event()
+        # Everything the click path touches exists before the first button does: a front end
+        # (or a fast client) may click a button the moment its model is announced, while this
+        # constructor is still running in another thread.
+        self._timer: threading.Thread | None = None
         self._info = ipywidgets.HTML(value=STYLE + self.request_html(with_ids=True))
+        self._status = ipywidgets.HTML(value="")
         self._buttons: list[ipywidgets.Button] = []
         for option in decision.request.options:
             button = ipywidgets.Button(
@@ -147,10 +152,8 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
             button.on_click(self._click_handler(option.option_id))
             self._buttons.append(button)
         self._button_box = ipywidgets.HBox(self._buttons)
-        self._status = ipywidgets.HTML(value="")
         super().__init__(children=[self._info, self._button_box, self._status])
         self.add_class("acp-card")
-        self._timer: threading.Thread | None = None
         if not decision.pending:
             self.mark_decided(decision.option_id, decision.decided_by, decision.detail)
         elif timeout is not None:
@@ -209,14 +212,21 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
                 return
             self._chosen = True
             self._stop.set()
-            if decided_by != "closed":
-                for button in self._buttons:
-                    button.disabled = True
-                self._status.value = '<span class="acp-card-status">answer sent…</span>'
+        # Report first: the answer must reach the owner even if updating the card fails.
         try:
             self._on_choose(option_id, decided_by)
         except Exception:  # the owner's bug must not break the comm handler or the timer
             log.exception("permission card callback failed")
+        if decided_by == "closed":
+            return
+        try:
+            with self._lock:
+                if self._outcome is None:  # mark_decided may have run already
+                    for button in self._buttons:
+                        button.disabled = True
+                    self._status.value = '<span class="acp-card-status">answer sent…</span>'
+        except Exception:
+            log.exception("updating the permission card failed")
 
     def mark_decided(self, option_id: str | None, decided_by: str | None, detail: str = "") -> None:
         """Show the outcome and disable every button (idempotent)."""
