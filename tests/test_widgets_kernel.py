@@ -70,14 +70,17 @@ def counting(delay, callback):
 w = TerminalWidget(command="flood", schedule=counting)
 data = bytes(range(256)) * 4096 * 5   # 5 MiB
 fed = threading.Event()
+took = []
 def run():
+    t0 = time.monotonic()
     for i in range(0, len(data), 1024):
         w.feed(data[i:i + 1024])
+    took.append(time.monotonic() - t0)
     fed.set()
 threading.Thread(target=run).start()
 fed.wait()
 time.sleep(0.5)   # the cell keeps the main thread busy; the timer thread flushes the tail
-print("seq", w.seq, "timer flushes", len(fired))
+print("seq", w.seq, "timer flushes", len(fired), "feeding took", took[0])
 """
     messages = run_cell(kernel, code)
     chunks = custom_messages(messages)
@@ -87,11 +90,14 @@ print("seq", w.seq, "timer flushes", len(fired))
     data = bytes(range(256)) * 4096 * 5
     assert b"".join(b for _, b in chunks) == data
     printed = "".join(m["content"].get("text", "") for m in messages if m["msg_type"] == "stream")
-    match = re.search(r"seq (\d+) timer flushes (\d+)", printed)
+    match = re.search(r"seq (\d+) timer flushes (\d+) feeding took ([0-9.e-]+)", printed)
     assert match is not None, printed
     assert int(match[1]) == len(chunks)
-    # 5 MiB / 64 KiB = 80 full batches, plus at most one small batch per timer flush
-    assert len(data) // (64 * 1024) <= len(chunks) <= len(data) // (64 * 1024) + int(match[2])
+    fired, took = int(match[2]), float(match[3])
+    # Never more than one 64 KiB batch per flush (5 MiB / 64 KiB = 80) plus the timer flushes,
+    # and never more than one flush per 25 ms gap while the bytes kept coming.
+    assert len(chunks) <= len(data) // (64 * 1024) + fired
+    assert len(chunks) <= took / 0.025 + fired + 1
 
 
 def test_ready_is_answered_with_the_backlog(kernel: BlockingKernelClient) -> None:

@@ -100,7 +100,7 @@ def test_20mb_from_a_thread_is_size_batched_when_no_timer_fires(
     make_widget: Callable[..., TerminalWidget],
 ) -> None:
     scheduler = ManualScheduler()
-    widget = make_widget(schedule=scheduler)
+    widget = make_widget(schedule=scheduler, min_gap=0)  # size flushes alone, no rate cap
     sent = recording(widget)
     data = payload(20_000_000)
 
@@ -147,6 +147,82 @@ def test_20mb_from_a_thread_with_real_timers_is_bounded_by_the_flush_policy(
     # every message is a full 64 KiB batch, a timer flush, or the final explicit flush
     assert len(small) <= fired + 1
     assert len(msgs) <= len(data) // MAX_PENDING + fired + 1
+
+
+class SimulatedTime:
+    """A clock plus timers that fire, in order, as the test advances the clock."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.timers: list[tuple[float, ManualTimer]] = []
+        self.delays: list[float] = []
+
+    def clock(self) -> float:
+        return self.now
+
+    def schedule(self, delay: float, callback: Callable[[], None]) -> TimerHandle:
+        timer = ManualTimer(callback)
+        self.delays.append(delay)
+        self.timers.append((self.now + delay, timer))
+        return timer
+
+    def advance(self, seconds: float) -> None:
+        end = self.now + seconds
+        while True:
+            due = sorted((t for t in self.timers if not t[1].cancelled), key=lambda t: t[0])
+            if not due or due[0][0] > end:
+                break
+            when, timer = due[0]
+            self.timers.remove((when, timer))
+            self.now = max(self.now, when)
+            timer.callback()
+        self.now = end
+
+
+def test_a_flood_costs_at_most_one_message_per_min_gap(
+    make_widget: Callable[..., TerminalWidget],
+) -> None:
+    sim = SimulatedTime()
+    widget = TerminalWidget(schedule=sim.schedule, min_gap=0.025)
+    widget._coalescer._clock = sim.clock  # the widget takes no clock; the coalescer does
+    sent = recording(widget)
+    data = payload(20 * 2**20)
+    piece = 16 * KIB
+    seconds_per_piece = piece / 25e6  # 25 MB/s, about what the embedded agent can flood
+    for start in range(0, len(data), piece):
+        widget.feed(data[start : start + piece])
+        sim.advance(seconds_per_piece)
+    sim.advance(1.0)
+    widget.close()
+
+    msgs = chunks(sent)
+    duration = len(data) / 25e6
+    assert b"".join(m[1][0] for m in msgs) == data  # nothing lost, in order
+    assert [m[0]["seq"] for m in msgs] == list(range(1, len(msgs) + 1))
+    assert len(msgs) <= duration / 0.025 + 2  # about 40 msgs/s, not 25 MB / 64 KiB = 380/s
+    assert len(msgs) >= duration / 0.025 / 2  # and it does keep flushing while the flood lasts
+
+
+def test_a_trickle_is_flushed_after_the_interval() -> None:
+    sim = SimulatedTime()
+    coalesced: list[Message] = []
+    coalescer = ByteCoalescer(
+        lambda c, b: coalesced.append((c, b)),
+        min_gap=0.025,
+        schedule=sim.schedule,
+        clock=sim.clock,
+    )
+    coalescer.feed(b"a")
+    sim.advance(0.01)
+    coalescer.feed(b"b")
+    assert coalesced == [] and sim.delays == [0.04]  # one timer, 40 ms after the first byte
+    sim.advance(0.03)
+    assert [b for _c, b in coalesced] == [[b"ab"]]
+    # A 64 KiB burst right after that flush waits for the gap, then goes out at once.
+    coalescer.feed(b"x" * MAX_PENDING)
+    assert len(coalesced) == 1
+    sim.advance(0.025)
+    assert len(coalesced) == 2 and coalesced[1][1] == [b"x" * MAX_PENDING]
 
 
 def test_small_writes_wait_for_the_timer(make_widget: Callable[..., TerminalWidget]) -> None:

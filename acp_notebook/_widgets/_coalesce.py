@@ -2,14 +2,19 @@
 
 The coalescer owns no widget: it calls ``send(content, buffers)`` and is safe to feed from any
 thread.  Bytes are flushed when ``interval`` seconds have passed since the first pending byte or
-when ``max_pending`` bytes are pending, whichever comes first.  Every flush is one message with a
-sequence number that increases by one.  All flushed bytes are kept (up to ``backlog_limit``, the
-oldest are dropped beyond it) so a view that starts late can ask for the whole transcript.
+when ``max_pending`` bytes are pending, whichever comes first; a size-triggered flush still waits
+until ``min_gap`` seconds have passed since the previous one, so a flood costs at most
+``1 / min_gap`` messages per second per terminal (its messages just grow).  Every flush is
+one message with a sequence number that increases by one.  All flushed bytes are kept (up to
+``backlog_limit``, the oldest are dropped beyond it) so a view that starts late can ask for
+the whole transcript.
 """
 
 from __future__ import annotations
 
+import math
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -27,6 +32,7 @@ Schedule = Callable[[float, Callable[[], None]], TimerHandle]
 
 DEFAULT_INTERVAL = 0.04
 DEFAULT_MAX_PENDING = 64 * 1024
+DEFAULT_MIN_GAP = 0.03  # at most ~33 messages per second per terminal, however fast bytes come
 DEFAULT_BACKLOG_LIMIT = 16 * 2**20
 
 
@@ -52,15 +58,23 @@ class ByteCoalescer:
         interval: float = DEFAULT_INTERVAL,
         max_pending: int = DEFAULT_MAX_PENDING,
         backlog_limit: int = DEFAULT_BACKLOG_LIMIT,
+        min_gap: float = DEFAULT_MIN_GAP,
         schedule: Schedule = thread_timer,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if interval <= 0 or max_pending <= 0 or backlog_limit <= 0:
             raise ValueError("interval, max_pending and backlog_limit must be positive")
+        if min_gap < 0:
+            raise ValueError("min_gap must not be negative")
         self._send = send
         self._interval = interval
         self._max_pending = max_pending
         self._backlog_limit = backlog_limit
+        self._min_gap = min_gap
         self._schedule = schedule
+        self._clock = clock
+        self._last_flush = -math.inf
+        self._due = math.inf  # when the armed timer fires
         # One lock guards the state *and* the send, so messages leave in seq order even when a
         # timer thread and a feeding thread flush at the same moment.
         self._lock = threading.RLock()
@@ -110,12 +124,15 @@ class ByteCoalescer:
             self._pending.append(chunk)
             self._pending_size += len(chunk)
             self._total += len(chunk)
+            now = self._clock()
             if self._pending_size >= self._max_pending:
-                self._flush_locked()
+                ready_at = self._last_flush + self._min_gap
+                if ready_at <= now:
+                    self._flush_locked(now)
+                else:
+                    self._arm_locked(ready_at, now)
             elif self._timer is None:
-                self._timer_generation += 1
-                generation = self._timer_generation
-                self._timer = self._schedule(self._interval, lambda: self._on_timer(generation))
+                self._arm_locked(now + self._interval, now)
 
     def flush(self) -> None:
         """Send whatever is pending now."""
@@ -163,6 +180,15 @@ class ByteCoalescer:
 
     # -- internals ---------------------------------------------------------------------------
 
+    def _arm_locked(self, due: float, now: float) -> None:
+        """Make sure a flush happens by ``due`` (an earlier armed timer is kept)."""
+        if self._timer is not None and self._due <= due:
+            return
+        self._cancel_timer_locked()
+        generation = self._timer_generation
+        self._due = due
+        self._timer = self._schedule(max(due - now, 1e-3), lambda: self._on_timer(generation))
+
     def _on_timer(self, generation: int) -> None:
         with self._lock:
             if generation != self._timer_generation:
@@ -175,11 +201,13 @@ class ByteCoalescer:
             self._timer.cancel()
             self._timer = None
         self._timer_generation += 1
+        self._due = math.inf
 
-    def _flush_locked(self) -> None:
+    def _flush_locked(self, now: float | None = None) -> None:
         self._cancel_timer_locked()
         if not self._pending:
             return
+        self._last_flush = self._clock() if now is None else now
         payload = b"".join(self._pending)
         self._pending.clear()
         self._pending_size = 0

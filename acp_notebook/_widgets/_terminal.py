@@ -25,6 +25,7 @@ from ._coalesce import (
     DEFAULT_BACKLOG_LIMIT,
     DEFAULT_INTERVAL,
     DEFAULT_MAX_PENDING,
+    DEFAULT_MIN_GAP,
     ByteCoalescer,
     Schedule,
     thread_timer,
@@ -52,8 +53,8 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
     """A display-only terminal fed with raw bytes.
 
     ``feed`` may be called from any thread; bytes are batched (every ``interval`` seconds or at
-    ``max_pending`` bytes) into one binary message each, and kept (up to ``backlog_limit``) for
-    views that render late.
+    ``max_pending`` bytes, but never more often than every ``min_gap`` seconds) into one binary
+    message each, and kept (up to ``backlog_limit``) for views that render late.
     """
 
     _model_name = Unicode("TerminalModel").tag(sync=True)
@@ -79,6 +80,7 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
         interval: float = DEFAULT_INTERVAL,
         max_pending: int = DEFAULT_MAX_PENDING,
         backlog_limit: int = DEFAULT_BACKLOG_LIMIT,
+        min_gap: float = DEFAULT_MIN_GAP,
         schedule: Schedule = thread_timer,
         **kwargs: Any,
     ) -> None:
@@ -92,6 +94,7 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
             interval=interval,
             max_pending=max_pending,
             backlog_limit=backlog_limit,
+            min_gap=min_gap,
             schedule=schedule,
         )
         self.on_msg(self._handle_view_msg)

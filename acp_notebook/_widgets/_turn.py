@@ -207,7 +207,9 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
 
     # -- ordering ------------------------------------------------------------------------------
     def note_update(self, update: Any) -> None:
-        """Record the arrival order of a message or tool call (cheap; sends nothing)."""
+        """Record the arrival order of a message or tool call, and pass new terminal bytes
+        straight to a terminal view that already exists (its coalescer batches them, so they
+        leave within tens of milliseconds instead of waiting for the next refresh)."""
         with self._lock:
             message_id = getattr(update, "message_id", None)
             if isinstance(message_id, str):
@@ -215,6 +217,17 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             call_id = getattr(update, "tool_call_id", None)
             if isinstance(call_id, str):
                 self._order.setdefault(("call", call_id), None)
+            if getattr(update, "session_update", None) == "terminal_output_chunk":
+                self._feed_new_bytes(str(getattr(update, "terminal_id", "")))
+
+    def _feed_new_bytes(self, term_id: str) -> None:
+        feed = self._terms.get(term_id)
+        term = self.turn.session.terminals.get(term_id)  # a fed view means it is this turn's
+        if self._closed or feed is None or term is None or term.generation != feed.generation:
+            return  # the next refresh creates the view or applies the snapshot
+        if term.total_bytes > feed.fed:
+            feed.widget.feed(term.since(feed.fed))
+            feed.fed = term.total_bytes
 
     # -- refresh -------------------------------------------------------------------------------
     def refresh(self) -> None:
