@@ -375,7 +375,7 @@ class AgentServer:
         if kind in ALLOW_KINDS:
             return Decision(True, always=kind == "allow_always")
         if kind in REJECT_KINDS:
-            return Decision(False, always=kind == "reject_always", reason="rejected by the user")
+            return Decision(False, always=kind == "reject_always", reason="rejected by the client")
         return Decision(False, reason=f"option {outcome.option_id!r} was not offered", abort=True)
 
     async def _decide(

@@ -118,7 +118,7 @@ test.describe('%%acp cell with the embedded agent', () => {
     await expect(rejectedCard.locator('.acp-card-decision')).toHaveText(
       'Rejected: Reject - by a click'
     );
-    await expect(rejectedCall).toContainText('rejected by the user');
+    await expect(rejectedCall).toContainText('rejected by the client');
 
     // the agent goes on to the second command, which asks again; allow it (a control: the
     // check below must be able to see a file the agent did create)
