@@ -604,7 +604,8 @@ class SidePanel:
             row.info.close()
             row.box.close()  # never the terminal model itself: the cell still shows it
         set_children(self._terms, rows)
-        head = f"Terminals ({len(running)} running turn(s))"
+        live = sum(1 for _r, _t, widget in chosen if widget.exit_status is None)
+        head = f"Terminals ({len(chosen)} shown, {live} running)" if chosen else "Terminals (none)"
         set_if_changed(
             self._terms_head, "value", f'<div class="acp-panel-section-title">{e(head)}</div>'
         )

@@ -11,6 +11,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "sends_invalid: the test sends deliberately invalid messages to an agent"
     )
+    # The PTY tests run commands in this process, as the agent does. When the suite itself was
+    # started in the background (``bash .ci/run &``) SIGINT arrives ignored; do what the
+    # agent's main() does, or interrupted commands only ever die by SIGKILL.
+    from acp_notebook.agent._pty import let_commands_receive_sigint
+
+    let_commands_receive_sigint()
 
 
 @pytest.fixture

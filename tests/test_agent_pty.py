@@ -7,7 +7,12 @@ from pathlib import Path
 import anyio
 import pytest
 
-from acp_notebook.agent._pty import BATCH_BYTES, ExitStatus, PtyCommand
+from acp_notebook.agent._pty import (
+    BATCH_BYTES,
+    ExitStatus,
+    PtyCommand,
+    let_commands_receive_sigint,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -53,9 +58,7 @@ async def test_batches_are_at_most_16_kib_and_nothing_is_lost(tmp_path: Path) ->
 
 
 async def test_interrupt_sends_sigint_to_the_group(tmp_path: Path) -> None:
-    # A long grace period: on a loaded machine the shell may take over a second to exit after
-    # SIGINT, and then the SIGKILL fallback (tested below) would be what ended it.
-    command = PtyCommand("echo started; sleep 30", tmp_path, grace=20)
+    command = PtyCommand("echo started; sleep 30", tmp_path)
     result: list[ExitStatus] = []
     seen = anyio.Event()
 
@@ -108,3 +111,21 @@ def test_exit_status_from_returncode() -> None:
     assert ExitStatus.from_returncode(0).success
     assert ExitStatus.from_returncode(-9) == ExitStatus(signal="SIGKILL")
     assert ExitStatus.from_returncode(2) == ExitStatus(exit_code=2)
+
+
+def test_commands_get_sigint_back_when_we_started_with_it_ignored(tmp_path: Path) -> None:
+    """``nohup agent &`` starts the agent with SIGINT ignored; its commands must still be
+    interruptible, so the agent replaces "ignore" with a handler (reset to default on exec)."""
+    import signal
+    import subprocess
+
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        assert let_commands_receive_sigint() is True
+        assert let_commands_receive_sigint() is False  # nothing to do the second time
+        child = subprocess.run(
+            ["/bin/sh", "-c", "kill -INT $$; sleep 5"], cwd=tmp_path, timeout=10, check=False
+        )
+        assert child.returncode == -signal.SIGINT  # the shell died of SIGINT, not ignored it
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -153,6 +153,14 @@ def test_inbox_approve_from_panel_and_reject_from_cell(k: Kernel, tmp_path: Path
         "print(w.model_id, w.data)"
     ).text()
     assert terminals[0] in out and "panel-output" in out
+    # the section head counts terminals (a's has exited), not turns (b's still waits)
+    k.wait_for(
+        lambda: any(
+            "Terminals (1 shown, 0 running)" in str(k.models[cid].get("value", ""))
+            for cid in descendants(k, panel)
+        ),
+        "the terminals head to count the exited terminal",
+    )
 
     # reject b from its cell: the inbox empties and nothing ran
     cell_reject = [

@@ -148,10 +148,13 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
                 description=visible(option.name),
                 button_style=button_style(str(option.kind)),
                 tooltip=str(option.kind),
+                layout=ipywidgets.Layout(width="auto"),  # the whole label, never "Allo…"
             )
             button.on_click(self._click_handler(option.option_id))
             self._buttons.append(button)
-        self._button_box = ipywidgets.HBox(self._buttons)
+        self._button_box = ipywidgets.HBox(
+            self._buttons, layout=ipywidgets.Layout(flex_flow="row wrap")
+        )
         super().__init__(children=[self._info, self._button_box, self._status])
         self.add_class("acp-card")
         if not decision.pending:

@@ -12,6 +12,7 @@ from pathlib import Path
 import anyio
 
 from ._faults import Faults
+from ._pty import let_commands_receive_sigint
 from ._scenario import Scenario, ScenarioError, load_scenario
 from ._server import AgentServer
 from ._stdio import FdReceiveStream, FdSendStream
@@ -100,6 +101,7 @@ async def _serve(server: AgentServer) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    let_commands_receive_sigint()  # cancel = SIGINT first, even when started with it ignored
     logging.basicConfig(
         stream=sys.stderr,
         level=str(args.log_level).upper(),

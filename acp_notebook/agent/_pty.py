@@ -21,11 +21,32 @@ from pathlib import Path
 
 import anyio
 
-__all__ = ["BATCH_BYTES", "BATCH_SECONDS", "ExitStatus", "PtyCommand"]
+__all__ = [
+    "BATCH_BYTES",
+    "BATCH_SECONDS",
+    "ExitStatus",
+    "PtyCommand",
+    "let_commands_receive_sigint",
+]
 
 BATCH_BYTES = 16 * 1024
 BATCH_SECONDS = 0.020
 _DRAIN_IDLE_SECONDS = 0.1
+
+
+def let_commands_receive_sigint() -> bool:
+    """Make sure the commands we start can be interrupted; return True if that needed a change.
+
+    A process started in the background by a non-interactive shell (``nohup agent &``) begins
+    with SIGINT *ignored*, and an ignored signal stays ignored across fork and exec: every
+    command would then shrug off our interrupt and only die by SIGKILL after the grace period.
+    A handler, unlike "ignore", is reset to the default on exec, so installing Python's usual
+    one gives commands the default SIGINT behaviour again. Main thread only.
+    """
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        return False
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    return True
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,8 @@ import { MODULE_NAME, MODULE_VERSION } from './version';
 const RESET_SEQUENCE = '\x1bc\x1b[3J';
 /** How long the test hooks (data-* attributes) wait after the last write. */
 const HOOK_DELAY_MS = 30;
+/** A short command's screen shrinks to its output, but never below this many rows. */
+const MIN_VISIBLE_ROWS = 2;
 
 interface IExitStatus {
   exitCode?: number | null;
@@ -103,6 +105,7 @@ export class TerminalView extends DOMWidgetView {
       'change:command change:cwd change:exit_status change:can_cancel',
       this._updateHeader
     );
+    this.listenTo(this.model, 'change:exit_status', this._fitHeight);
     this.listenTo(this.model, 'change:cols change:rows', this._resize);
 
     const { Terminal } = await import('@xterm/xterm');
@@ -119,6 +122,7 @@ export class TerminalView extends DOMWidgetView {
     void this.displayed.then(() => {
       if (this._term && screen.isConnected && !this._term.element) {
         this._term.open(screen);
+        this._fitHeight();
       }
     });
     // xterm parses writes made before open(); the backlog request need not wait.
@@ -144,6 +148,43 @@ export class TerminalView extends DOMWidgetView {
 
   private _resize(): void {
     this._term?.resize(this._cols(), this._rows());
+    this._fitHeight();
+  }
+
+  /**
+   * Show only the rows in use: a two-line command should not sit above twenty empty rows.
+   * Only the visible height changes (xterm keeps its full size, so cursor movement and
+   * full-screen programs behave as on a real terminal of that size); once the output has
+   * scrolled, or a program switched to the alternate screen, every row is shown.
+   */
+  private _fitHeight(): void {
+    const term = this._term;
+    const screen = this._screen;
+    const inner = screen?.querySelector('.xterm-screen') as HTMLElement | null;
+    if (!term || !screen || !inner || !inner.offsetHeight) {
+      return;
+    }
+    const rows = term.rows;
+    const buffer = term.buffer.active;
+    let used = rows;
+    if (buffer.type === 'normal' && buffer.baseY === 0) {
+      const exited = this.model.get('exit_status') !== null;
+      // While the command runs, its cursor line counts (more output will land there).
+      let last = exited ? -1 : buffer.cursorY;
+      for (let i = rows - 1; i > last; i--) {
+        const line = buffer.getLine(i);
+        if (line && line.translateToString(true) !== '') {
+          last = i;
+          break;
+        }
+      }
+      used = Math.min(rows, Math.max(MIN_VISIBLE_ROWS, last + 1));
+    }
+    const style = getComputedStyle(screen);
+    const padding = parseFloat(style.paddingTop) + parseFloat(style.paddingBottom) || 0;
+    const cell = inner.offsetHeight / rows;
+    screen.style.maxHeight = used >= rows ? '' : `${Math.ceil(cell * used + padding)}px`;
+    this.el.dataset.visibleRows = String(used);
   }
 
   private _buildHeader(): HTMLElement {
@@ -268,6 +309,7 @@ export class TerminalView extends DOMWidgetView {
     }
     this._hookTimer = window.setTimeout(() => {
       this._hookTimer = null;
+      this._fitHeight();
       this._updateHooks();
     }, HOOK_DELAY_MS);
   }

@@ -85,6 +85,8 @@ test.describe('terminal widget', () => {
     await first.locator('.acp-terminal-stop').click();
     await expect(first).toHaveAttribute('data-text', 'ok\nprogress 100%\nstop requested');
     await expect(second).toHaveAttribute('data-text', 'ok\nprogress 100%\nstop requested');
+    // only the rows in use are shown (3 lines + the running cursor's line), not all 6
+    await expect(first).toHaveAttribute('data-visible-rows', '4');
 
     // the side panel: a third view of the same model, and the pending badge on its tab
     await page.notebook.runCell(2);
@@ -101,6 +103,7 @@ test.describe('terminal widget', () => {
     await expect(first.locator('.acp-exit-badge')).toHaveText('exit 0');
     await expect(first.locator('.acp-exit-badge')).toHaveAttribute('data-state', 'ok');
     await expect(first.locator('.acp-terminal-stop')).toBeHidden();
+    await expect(first).toHaveAttribute('data-visible-rows', '3'); // exited: no cursor line
 
     await page.screenshot({ path: path.join(ARTIFACTS, 'terminal-widget.png') });
   });
@@ -124,6 +127,7 @@ test.describe('terminal widget', () => {
     );
     // 2 MiB / 64 KiB = 32 full batches, plus a few timer flushes: far below the server's limit
     expect(Number(await view.getAttribute('data-seq'))).toBeLessThan(200);
+    await expect(view).toHaveAttribute('data-visible-rows', '10'); // scrolled: every row shown
     await expect(page.getByText('IOPub message rate exceeded')).toHaveCount(0);
   });
 
