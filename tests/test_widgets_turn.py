@@ -445,6 +445,9 @@ def test_static_bundle_is_a_deterministic_transcript(make_view: Callable[..., Tu
     html = bundles[0]["text/html"]
     assert "Running <strong>tests</strong> &lt;now&gt;." in html
     assert "ansi-green-fg" in html and "3 passed" in html
+    # the transcript carries its own colours: JupyterLab only colours ansi-* spans in text
+    # outputs, and nbconvert's page style is not there when the HTML is shown elsewhere
+    assert re.search(r"\.acp-turn-static \.ansi-green-fg\{color:#[0-9a-f]{6}\}", html)
     assert "Approved: Allow - by policy" in html and "stop reason: end_turn" in html
     assert "<now>" not in html
 

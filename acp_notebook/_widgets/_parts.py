@@ -39,7 +39,8 @@ __all__ = [
     "wire",
 ]
 
-STYLE = """<style>
+STYLE = (
+    """<style>
 .acp-turn-prompt{border-left:3px solid #888;padding:2px 8px;margin:4px 0;white-space:pre-wrap;
 font-family:var(--jp-code-font-family,monospace)}
 .acp-badge{display:inline-block;padding:0 6px;border-radius:8px;font-size:85%;
@@ -61,7 +62,31 @@ word-break:break-all;background:var(--jp-layout-color2,#f6f6f6);padding:2px 4px}
 .acp-turn .widget-html>.widget-html-content,.acp-card .widget-html>.widget-html-content{
 line-height:1.4}
 .acp-turn-static .acp-terminal-header{display:block}
-</style>"""
+"""
+    + (
+        # Terminal colours in the static transcript (JupyterLab only colours ``ansi-*`` spans inside
+        # its own text outputs, and a saved notebook should still show a red FAILED as red).
+        "".join(
+            f".acp-turn-static .ansi-{name}-fg{{color:{normal}}}"
+            f".acp-turn-static .ansi-{name}-bg{{background:{normal}}}"
+            f".acp-turn-static .ansi-{name}-intense-fg{{color:{intense}}}"
+            f".acp-turn-static .ansi-{name}-intense-bg{{background:{intense}}}\n"
+            for name, normal, intense in (
+                ("black", "#3e424d", "#282c36"),
+                ("red", "#e75c58", "#b22b31"),
+                ("green", "#00a250", "#007427"),
+                ("yellow", "#ddb62b", "#b27d12"),
+                ("blue", "#208ffb", "#0065ca"),
+                ("magenta", "#d160c4", "#a03196"),
+                ("cyan", "#60c6c8", "#258f8f"),
+                ("white", "#c5c1b4", "#a1a6b2"),
+            )
+        )
+        + ".acp-turn-static .ansi-bold{font-weight:bold}"
+        ".acp-turn-static .ansi-underline{text-decoration:underline}\n"
+        "</style>"
+    )
+)
 #: Classes that keep MathJax (JupyterLab: v3, nbconvert/classic: v2) from typesetting ``$...$``.
 NO_MATH = "mathjax_ignore tex2jax_ignore"
 

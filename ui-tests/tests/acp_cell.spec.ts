@@ -95,10 +95,33 @@ test.describe('%%acp cell with the embedded agent', () => {
     await expect(transcript).toHaveClass(/\bmathjax_ignore\b/);
     await expect(transcript.locator('mjx-container, .MathJax')).toHaveCount(0);
 
+    // ... but the live view is what shows while it can: the turn is not shown twice
+    await expect(live).toBeVisible();
+    await expect(transcript).toBeHidden();
+
     // tall enough for the whole turn, so the element screenshot is not clipped
     await page.setViewportSize({ width: 1024, height: 1600 });
     await live.scrollIntoViewIfNeeded();
     await live.screenshot({ path: path.join(ARTIFACTS, 'finished-turn.png') });
+
+    // Saved and reopened without the kernel that drew it: the static transcript stands in
+    // for the live view, which can no longer render (its models are gone).
+    await page.notebook.save();
+    await page.kernel.shutdownAll();
+    // (the notebook comes back with the restored layout, so there is no Launcher to wait for)
+    await page.reload({ waitForIsReady: false });
+    await page.locator('#jupyterlab-splash').waitFor({ state: 'detached' });
+    if (!(await page.notebook.isOpen('approve.ipynb'))) {
+      await page.notebook.openByPath(`${tmpPath}/approve.ipynb`); // not restored with the layout
+    }
+    await page.notebook.activate('approve.ipynb');
+    const reopened = cellOutput(page, 1);
+    await expect(reopened.locator('.acp-turn-static')).toBeVisible();
+    await expect(reopened.locator('.acp-turn-static')).toContainText('progress 3/3');
+    await expect(reopened.locator('.acp-turn:not(.acp-turn-static)')).toHaveCount(0);
+    await expect(reopened.getByText('Loading widget')).toBeHidden();
+    await expect(reopened.getByText('Error displaying widget')).toBeHidden();
+    await reopened.screenshot({ path: path.join(ARTIFACTS, 'reopened-turn.png') });
   });
 
   test('Reject leaves the command unrun; the next command still asks', async ({
