@@ -223,23 +223,31 @@ test.describe('agent side panel under load', () => {
 
 // -- Notebook 7 ------------------------------------------------------------------------------------
 
-async function waitForServer(url: string, server: ChildProcess, log: string[]): Promise<void> {
+/**
+ * Wait until the server answers; return its base URL. The server may have moved to another port
+ * (port_retries) when the one asked for was taken, so the port is read from its log.
+ */
+async function waitForServer(server: ChildProcess, log: string[]): Promise<string> {
   const deadline = Date.now() + 90000;
   while (Date.now() < deadline) {
     if (server.exitCode !== null) {
       throw new Error(`jupyter notebook exited ${server.exitCode}:\n${log.join('')}`);
     }
-    try {
-      const response = await fetch(url);
-      if (response.ok) {
-        return;
+    const found = /https?:\/\/(?:localhost|127\.0\.0\.1):(\d+)\//.exec(log.join(''));
+    if (found) {
+      const base = `http://localhost:${found[1]}`;
+      try {
+        const response = await fetch(`${base}/api/status`);
+        if (response.ok) {
+          return base;
+        }
+      } catch {
+        // not listening yet
       }
-    } catch {
-      // not listening yet
     }
     await new Promise(resolve => setTimeout(resolve, 500));
   }
-  throw new Error(`jupyter notebook did not answer at ${url}:\n${log.join('')}`);
+  throw new Error(`jupyter notebook did not answer:\n${log.join('')}`);
 }
 
 test.describe('Notebook 7', () => {
@@ -258,6 +266,7 @@ test.describe('Notebook 7', () => {
         '--config',
         'jupyter_server_test_config.py',
         `--ServerApp.port=${port}`,
+        '--ServerApp.port_retries=50', // another process (a kernel) may hold that port
         `--ServerApp.root_dir=${root}`,
         '--JupyterNotebookApp.expose_app_in_browser=True'
       ],
@@ -267,8 +276,8 @@ test.describe('Notebook 7', () => {
     server.stderr?.on('data', chunk => log.push(String(chunk)));
     const page = await browser.newPage();
     try {
-      await waitForServer(`http://localhost:${port}/api/status`, server, log);
-      await page.goto(`http://localhost:${port}/notebooks/panel7.ipynb`);
+      const base = await waitForServer(server, log);
+      await page.goto(`${base}/notebooks/panel7.ipynb`);
       await page.waitForFunction(() => (window as any).jupyterapp?.shell?.currentWidget);
       // wait for the kernel before running everything
       await page.waitForFunction(
