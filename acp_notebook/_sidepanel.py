@@ -604,7 +604,9 @@ class SidePanel:
             row.info.close()
             row.box.close()  # never the terminal model itself: the cell still shows it
         set_children(self._terms, rows)
-        live = sum(1 for _r, _t, widget in chosen if widget.exit_status is None)
+        live = sum(
+            1 for run, _t, widget in chosen if widget.exit_status is None and not _run_done(run)
+        )
         head = f"Terminals ({len(chosen)} shown, {live} running)" if chosen else "Terminals (none)"
         set_if_changed(
             self._terms_head, "value", f'<div class="acp-panel-section-title">{e(head)}</div>'

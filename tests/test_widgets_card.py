@@ -251,6 +251,7 @@ def test_a_failing_callback_does_not_escape(make_card: Callable[..., Any]) -> No
     try:
         card.buttons[0].click()  # logged, not raised into the comm handler
         assert all(b.disabled for b in card.buttons)
+        assert "could not be sent" in card.status_html  # and the card says so
     finally:
         card.close()
 
@@ -269,20 +270,24 @@ def test_a_click_during_construction_is_reported(monkeypatch: pytest.MonkeyPatch
 
     from acp_notebook._widgets import _card
 
-    real_hbox = ipywidgets.HBox
+    real_button = ipywidgets.Button
+    made: list[Any] = []
 
-    def click_then_box(children: list[Any], **kwargs: Any) -> Any:
-        children[0].click()  # the click lands before the card has finished its constructor
-        return real_hbox(children, **kwargs)
+    def button_after_clicking_the_first(**kwargs: Any) -> Any:
+        if len(made) == 1:
+            made[0].click()  # lands while the card is still building its other buttons
+        made.append(real_button(**kwargs))
+        return made[-1]
 
-    monkeypatch.setattr(_card.ipywidgets, "HBox", click_then_box)
+    monkeypatch.setattr(_card.ipywidgets, "Button", button_after_clicking_the_first)
     rec = Recorder()
     card = PermissionCard(PermissionDecision(request(command())), rec)
+    monkeypatch.setattr(_card.ipywidgets, "Button", real_button)
     try:
         assert rec.calls == [("yes", "click")]
-        assert card.buttons[0].disabled
+        # every button ends up disabled, including those made after the click
+        assert len(card.buttons) == len(OPTIONS) and all(b.disabled for b in card.buttons)
     finally:
-        monkeypatch.setattr(_card.ipywidgets, "HBox", real_hbox)
         card.close()
     assert rec.calls == [("yes", "click")]  # closing after the click asks nothing more
 

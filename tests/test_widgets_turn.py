@@ -287,6 +287,32 @@ def test_terminal_bytes_are_fed_once_each(
     assert widget.exit_status == {"exitCode": 2}
 
 
+def test_new_bytes_reach_an_existing_terminal_without_a_refresh(
+    make_view: Callable[..., TurnView],
+) -> None:
+    """Bytes must not wait for the (throttled) refresh: note_update hands them on at once, so
+    the terminal's coalescer can send them within its 40 ms. The exit badge goes out only after
+    the last bytes."""
+    state, turn = session()
+    apply(state, RUN, TERM, out("term_1", b"one\r\n"))
+    view = make_view(turn)  # its constructor refreshes once: the terminal view exists now
+    widget = view.terminal_widgets["term_1"]
+    sent: list[tuple[str, Any]] = []
+    widget.send = lambda content, buffers=None: sent.append(("msg", bytes(buffers[0])))
+    widget.observe(lambda change: sent.append(("exit", change["new"])), names="exit_status")
+    apply(state, out("term_1", b"two\r\n"), out("term_1", b"three"), view=view)
+    assert widget.data == b"one\r\ntwo\r\nthree"  # no refresh() in between
+    apply(state, out("term_1", b"!"), view=view)
+    apply(
+        state,
+        {"sessionUpdate": "terminal_update", "terminalId": "term_1", "exitStatus": {"exitCode": 0}},
+        view=view,
+    )
+    view.refresh()
+    assert sent[-1] == ("exit", {"exitCode": 0})
+    assert b"".join(data for kind, data in sent if kind == "msg").endswith(b"three!")
+
+
 def test_snapshot_replacement_resets_the_terminal(make_view: Callable[..., TurnView]) -> None:
     state, turn = session()
     apply(state, TERM, out("term_1", b"old output\n"))

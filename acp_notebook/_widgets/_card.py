@@ -157,6 +157,10 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
         )
         super().__init__(children=[self._info, self._button_box, self._status])
         self.add_class("acp-card")
+        with self._lock:
+            if self._chosen and self._outcome is None:  # clicked while the buttons were built
+                for button in self._buttons:
+                    button.disabled = True
         if not decision.pending:
             self.mark_decided(decision.option_id, decision.decided_by, decision.detail)
         elif timeout is not None:
@@ -216,10 +220,12 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
             self._chosen = True
             self._stop.set()
         # Report first: the answer must reach the owner even if updating the card fails.
+        status = '<span class="acp-card-status">answer sent…</span>'
         try:
             self._on_choose(option_id, decided_by)
         except Exception:  # the owner's bug must not break the comm handler or the timer
             log.exception("permission card callback failed")
+            status = '<span class="acp-card-warning">the answer could not be sent</span>'
         if decided_by == "closed":
             return
         try:
@@ -227,7 +233,7 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
                 if self._outcome is None:  # mark_decided may have run already
                     for button in self._buttons:
                         button.disabled = True
-                    self._status.value = '<span class="acp-card-status">answer sent…</span>'
+                    self._status.value = status
         except Exception:
             log.exception("updating the permission card failed")
 

@@ -369,6 +369,8 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             feed.fed = term.total_bytes
         if meta != feed.meta:
             exited_now = meta[4] is not None and (feed.meta is None or feed.meta[4] is None)
+            if exited_now:
+                widget.flush()  # the last bytes go out before the exit badge does
             with widget.hold_sync():
                 set_if_changed(widget, "command", meta[0])
                 set_if_changed(widget, "cwd", meta[1])
@@ -377,8 +379,6 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                 set_if_changed(widget, "exit_status", meta[4])
                 set_if_changed(widget, "can_cancel", meta[5])
             feed.meta = meta
-            if exited_now:
-                widget.flush()
 
     def _sync_thoughts(self, turn: TurnState) -> bool:
         thoughts = [m for m in turn.messages if m.role == "thought"]

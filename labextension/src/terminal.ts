@@ -90,6 +90,7 @@ export class TerminalView extends DOMWidgetView {
   private _bytes = 0;
   private _hookTimer: number | null = null;
   private _stopping = false;
+  private _resizeObserver: ResizeObserver | null = null;
 
   async render(): Promise<void> {
     this.el.classList.add('acp-terminal');
@@ -123,6 +124,10 @@ export class TerminalView extends DOMWidgetView {
       if (this._term && screen.isConnected && !this._term.element) {
         this._term.open(screen);
         this._fitHeight();
+        // A view first laid out while hidden (a closed panel tab, a scrolled-away cell) has no
+        // size yet: fit again whenever its size changes.
+        this._resizeObserver = new ResizeObserver(() => this._fitHeight());
+        this._resizeObserver.observe(this.el);
       }
     });
     // xterm parses writes made before open(); the backlog request need not wait.
@@ -133,6 +138,8 @@ export class TerminalView extends DOMWidgetView {
     if (this._hookTimer !== null) {
       window.clearTimeout(this._hookTimer);
     }
+    this._resizeObserver?.disconnect();
+    this._resizeObserver = null;
     this._term?.dispose();
     this._term = null;
     return super.remove();
@@ -182,8 +189,11 @@ export class TerminalView extends DOMWidgetView {
     }
     const style = getComputedStyle(screen);
     const padding = parseFloat(style.paddingTop) + parseFloat(style.paddingBottom) || 0;
+    // A narrow view scrolls sideways: keep room for that scrollbar below the last row.
+    const scrollbar = Math.max(0, screen.offsetHeight - screen.clientHeight);
     const cell = inner.offsetHeight / rows;
-    screen.style.maxHeight = used >= rows ? '' : `${Math.ceil(cell * used + padding)}px`;
+    screen.style.maxHeight =
+      used >= rows ? '' : `${Math.ceil(cell * used + padding + scrollbar)}px`;
     this.el.dataset.visibleRows = String(used);
   }
 
