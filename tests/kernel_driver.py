@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from jupyter_client.blocking.client import BlockingKernelClient
@@ -169,6 +170,16 @@ def kernel(cwd: str) -> Iterator[Kernel]:
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+@contextmanager
+def acp_kernel(tmp_path: Path) -> Iterator[Kernel]:
+    """A kernel working in ``tmp_path/work`` with ``%load_ext acp_notebook`` done."""
+    work = tmp_path / "work"
+    work.mkdir()
+    with kernel(str(work)) as kern:
+        kern.run("%load_ext acp_notebook")
+        yield kern
 
 
 def new_cell_id() -> str:

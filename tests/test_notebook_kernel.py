@@ -11,15 +11,12 @@ from typing import Any
 
 import pytest
 
-from tests.kernel_driver import Kernel, kernel, new_cell_id
+from tests.kernel_driver import Kernel, acp_kernel, new_cell_id
 
 
 @pytest.fixture
 def k(tmp_path: Path) -> Iterator[Kernel]:
-    work = tmp_path / "work"
-    work.mkdir()
-    with kernel(str(work)) as kern:
-        kern.run("%load_ext acp_notebook")
+    with acp_kernel(tmp_path) as kern:
         data = tmp_path / "agent-data"
         kern.run(f"%acp connect -- {sys.executable} -m acp_notebook.agent --data-dir {data}")
         yield kern
@@ -139,10 +136,7 @@ def test_help_is_real(k: Kernel) -> None:
 
 
 def test_flood_stays_under_widget_message_rate(tmp_path: Path) -> None:
-    work = tmp_path / "work"
-    work.mkdir()
-    with kernel(str(work)) as kern:
-        kern.run("%load_ext acp_notebook")
+    with acp_kernel(tmp_path) as kern:
         kern.run(
             f"%acp connect -- {sys.executable} -m acp_notebook.agent --data-dir {tmp_path}/d "
             "--flood-output 20"

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.kernel_driver import Kernel, kernel, new_cell_id
+from tests.kernel_driver import Kernel, acp_kernel, new_cell_id
 
 AGENT = f"{sys.executable} -m acp_notebook.agent"
 
@@ -27,11 +27,7 @@ def _connect(k: Kernel, tmp_path: Path, extra: str = "") -> None:
 
 @pytest.fixture
 def k(tmp_path: Path) -> Iterator[Kernel]:
-    work = tmp_path / "work"
-    work.mkdir()
-    with kernel(str(work)) as kern:
-        # What %load_ext will do once the notebook layer installs the panel's subscriptions.
-        kern.run("%load_ext acp_notebook\nimport acp_notebook._sidepanel")
+    with acp_kernel(tmp_path) as kern:  # %load_ext installs the panel's subscriptions
         yield kern
 
 

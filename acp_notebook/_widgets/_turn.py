@@ -151,6 +151,12 @@ class _TermFeed:
         self.fed = 0  # stream offset (since the last snapshot) fed to the widget
         self.meta: tuple[Any, ...] | None = None
 
+    def take_new(self, term: TerminalState) -> None:
+        """Feed the widget the bytes it has not had (same snapshot generation only)."""
+        if term.total_bytes > self.fed:
+            self.widget.feed(term.since(self.fed))
+            self.fed = term.total_bytes
+
 
 class _CallPart:
     def __init__(self, call_id: str) -> None:
@@ -225,9 +231,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         term = self.turn.session.terminals.get(term_id)  # a fed view means it is this turn's
         if self._closed or feed is None or term is None or term.generation != feed.generation:
             return  # the next refresh creates the view or applies the snapshot
-        if term.total_bytes > feed.fed:
-            feed.widget.feed(term.since(feed.fed))
-            feed.fed = term.total_bytes
+        feed.take_new(term)
 
     # -- refresh -------------------------------------------------------------------------------
     def refresh(self) -> None:
@@ -364,9 +368,8 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             widget.replace(term.data)
             feed.generation = term.generation
             feed.fed = term.total_bytes
-        elif term.total_bytes > feed.fed:
-            widget.feed(term.since(feed.fed))
-            feed.fed = term.total_bytes
+        else:
+            feed.take_new(term)
         if meta != feed.meta:
             exited_now = meta[4] is not None and (feed.meta is None or feed.meta[4] is None)
             if exited_now:

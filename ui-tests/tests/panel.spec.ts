@@ -10,25 +10,9 @@ import * as path from 'path';
 
 import { expect, galata, test } from '@jupyterlab/galata';
 
-const ARTIFACTS = path.resolve(__dirname, '..', '..', 'test-artifacts');
-const UI_TESTS = path.resolve(__dirname, '..');
+import { ARTIFACTS, notebook, openNotebook } from './notebook';
 
-function notebook(sources: string[]): string {
-  return JSON.stringify({
-    cells: sources.map(source => ({
-      cell_type: 'code',
-      execution_count: null,
-      metadata: {},
-      outputs: [],
-      source
-    })),
-    metadata: {
-      kernelspec: { display_name: 'Python 3', language: 'python', name: 'python3' }
-    },
-    nbformat: 4,
-    nbformat_minor: 5
-  });
-}
+const UI_TESTS = path.resolve(__dirname, '..');
 
 // `import acp_notebook._sidepanel` installs the panel's event subscriptions (auto-open on the
 // first connect); harmless once %load_ext does it too.
@@ -50,14 +34,7 @@ test.describe('agent side panel', () => {
     page,
     tmpPath
   }) => {
-    const name = 'panel.ipynb';
-    await page.contents.uploadContent(
-      notebook([SETUP, CONNECT, CELL_A, CELL_B, CLOSE]),
-      'text',
-      `${tmpPath}/${name}`
-    );
-    await page.notebook.openByPath(`${tmpPath}/${name}`);
-    await page.notebook.activate(name);
+    await openNotebook(page, tmpPath, 'panel.ipynb', [SETUP, CONNECT, CELL_A, CELL_B, CLOSE]);
     await page.notebook.runCell(0);
     await page.notebook.runCell(1);
 
@@ -153,14 +130,7 @@ test.describe('agent side panel under load', () => {
     page,
     tmpPath
   }) => {
-    const name = 'flood5.ipynb';
-    await page.contents.uploadContent(
-      notebook([SETUP, FLOOD_CONNECT, ...FLOOD_CELLS]),
-      'text',
-      `${tmpPath}/${name}`
-    );
-    await page.notebook.openByPath(`${tmpPath}/${name}`);
-    await page.notebook.activate(name);
+    await openNotebook(page, tmpPath, 'flood5.ipynb', [SETUP, FLOOD_CONNECT, ...FLOOD_CELLS]);
     await page.notebook.runCell(0);
     await page.notebook.runCell(1);
     const panel = page.locator('#acp-notebook-panel');

@@ -2,25 +2,7 @@ import * as path from 'path';
 
 import { expect, galata, test } from '@jupyterlab/galata';
 
-const ARTIFACTS = path.resolve(__dirname, '..', '..', 'test-artifacts');
-
-/** A notebook file whose cells are the given sources (uploaded, not typed, so no autoclose). */
-function notebook(sources: string[]): string {
-  return JSON.stringify({
-    cells: sources.map(source => ({
-      cell_type: 'code',
-      execution_count: null,
-      metadata: {},
-      outputs: [],
-      source
-    })),
-    metadata: {
-      kernelspec: { display_name: 'Python 3', language: 'python', name: 'python3' }
-    },
-    nbformat: 4,
-    nbformat_minor: 5
-  });
-}
+import { ARTIFACTS, openNotebook } from './notebook';
 
 const CREATE = [
   'from acp_notebook._widgets import AgentPanel, TerminalWidget',
@@ -54,14 +36,7 @@ test.describe('terminal widget', () => {
     page,
     tmpPath
   }) => {
-    const name = 'terminal.ipynb';
-    await page.contents.uploadContent(
-      notebook([CREATE, SECOND_VIEW, PANEL, EXIT]),
-      'text',
-      `${tmpPath}/${name}`
-    );
-    await page.notebook.openByPath(`${tmpPath}/${name}`);
-    await page.notebook.activate(name);
+    await openNotebook(page, tmpPath, 'terminal.ipynb', [CREATE, SECOND_VIEW, PANEL, EXIT]);
 
     await page.notebook.runCell(0);
     const first = page.locator('.jp-OutputArea .acp-terminal').first();
@@ -112,10 +87,7 @@ test.describe('terminal widget', () => {
     page,
     tmpPath
   }) => {
-    const name = 'flood.ipynb';
-    await page.contents.uploadContent(notebook([FLOOD]), 'text', `${tmpPath}/${name}`);
-    await page.notebook.openByPath(`${tmpPath}/${name}`);
-    await page.notebook.activate(name);
+    await openNotebook(page, tmpPath, 'flood.ipynb', [FLOOD]);
     await page.notebook.runCell(0);
     const view = page.locator('.jp-OutputArea .acp-terminal').first();
     const line = '\x1b[33mPASSED\x1b[0m tests/test_flood.py::test_case 0123456789 abcdefghij\r\n';
