@@ -62,6 +62,7 @@ class AgentUnderTest:
         self.permission_requests: list[dict[str, Any]] = []
         self.problems: list[str] = []
         self.policy: Policy = select("allow-once")
+        self.on_update: Callable[[dict[str, Any]], None] | None = None  # sees each update first
         self._changed = anyio.Event()
 
     # -- handlers --------------------------------------------------------------------
@@ -78,6 +79,8 @@ class AgentUnderTest:
     async def on_notification(self, method: str, params: Any) -> None:
         assert method == "session/update", method
         assert_valid("UpdateSessionNotification", params)
+        if self.on_update is not None:
+            self.on_update(params["update"])
         self.updates.append(params)
         self._poke()
 
@@ -380,6 +383,38 @@ async def test_terminal_cancel_stops_one_command_and_the_turn_goes_on(
     assert first["status"] == "cancelled"
     assert second["status"] == "completed"
     assert after == b"after\n"
+    assert idle["stopReason"] == "end_turn"
+
+
+async def test_a_terminal_can_be_cancelled_the_moment_it_is_announced(
+    data_dir: Path, cwd: Path
+) -> None:
+    # The announcement carries ``capabilities.cancel``, so a client may press stop at once,
+    # before any output or any other update. Each of these commands is cancelled that early.
+    cancelled: list[Any] = []
+    async with agent(data_dir) as a, anyio.create_task_group() as tg:
+
+        async def stop(terminal_id: str) -> None:
+            params = {"sessionId": sid, "terminalId": terminal_id}
+            cancelled.append(await a.call("terminal/cancel", params, "CancelTerminalResponse"))
+
+        def on_update(update: dict[str, Any]) -> None:
+            if update["sessionUpdate"] == "terminal_update" and "command" in update:
+                tg.start_soon(stop, update["terminalId"])
+
+        await a.initialize()
+        sid = await a.new_session(cwd)
+        a.on_update = on_update
+        await a.prompt(sid, "$ sleep 30\n$ sleep 31\n$ sleep 32")
+        idle = only(await a.wait_for(lambda: a.idles(sid)))
+        statuses = [c["status"] for c in a.tool_calls(sid).values()]
+        signals = [
+            a.terminal(sid, r["subject"]["terminalId"])[0]["exitStatus"].get("signal")
+            for r in a.permission_requests[:3]
+        ]
+    assert cancelled == [{}, {}, {}]
+    assert statuses == ["cancelled", "cancelled", "cancelled"]
+    assert all(s in ("SIGINT", "SIGKILL") for s in signals)
     assert idle["stopReason"] == "end_turn"
 
 

@@ -424,26 +424,31 @@ class AgentServer:
         if not decision.allow:
             return await self._refuse(session, turn, tool_call_id, decision)
         pty = PtyCommand(command, session.cwd, grace=self.grace)
-        await self._send_update(session, wire.terminal_start(terminal_id, command, cwd))
-        await self._send_update(session, wire.tool_call(tool_call_id, status="in_progress"))
+        # Registered before it is announced: the announcement offers ``terminal/cancel``, and a
+        # client may use it the moment it reads it. (An interrupt before ``run`` still counts.)
         session.terminals[terminal_id] = pty
-        if turn.cancelled:
-            pty.interrupt()
 
         async def output(data: bytes) -> None:
             await self._send_update(session, wire.terminal_chunk(terminal_id, data))
 
         try:
-            status = await pty.run(output)
-        except OSError as exc:
-            await self._send_update(session, wire.terminal_exit(terminal_id, None))
-            await self._send_update(
-                session,
-                wire.tool_call(
-                    tool_call_id, status="failed", content=[wire.text(f"could not start: {exc}")]
-                ),
-            )
-            return "next"
+            await self._send_update(session, wire.terminal_start(terminal_id, command, cwd))
+            await self._send_update(session, wire.tool_call(tool_call_id, status="in_progress"))
+            if turn.cancelled:
+                pty.interrupt()
+            try:
+                status = await pty.run(output)
+            except OSError as exc:
+                await self._send_update(session, wire.terminal_exit(terminal_id, None))
+                await self._send_update(
+                    session,
+                    wire.tool_call(
+                        tool_call_id,
+                        status="failed",
+                        content=[wire.text(f"could not start: {exc}")],
+                    ),
+                )
+                return "next"
         finally:
             session.terminals.pop(terminal_id, None)
         await self._send_update(session, wire.terminal_exit(terminal_id, status))
