@@ -5,10 +5,11 @@ agent with ``--flood-output MIB``; five ``%%acp --bg`` cells on five sessions th
 terminals at the same time while the side panel shows them (second views of the same terminal
 models, the inbox, the agents and the sessions). Every iopub ``comm_msg`` is counted, in total
 and per second, and split into messages for the panel's own widgets and everything else.
-The same run without the panel gives the baseline. The server's default iopub limit is
-1000 messages/s (``ServerApp.iopub_msg_rate_limit``).
+The same run without the panel gives the baseline. Then ten sessions flood at once, side by
+side with the kernel-wide terminal budget (``FlushBudget``, 150 msg/s) on and switched off.
+The server's default iopub limit is 1000 messages/s (``ServerApp.iopub_msg_rate_limit``).
 
-    python bench/bench_panel.py [MIB_PER_SESSION]      # default 16
+    python bench/bench_panel.py [MIB_PER_SESSION]      # default 16 (8 for the ten sessions)
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ sys.path.insert(0, str(ROOT))
 from tests.kernel_driver import Kernel, kernel, new_cell_id  # noqa: E402
 
 SESSIONS = 5
+MANY_SESSIONS = 10
 IOPUB_LIMIT = 1000
+NO_BUDGET = "import acp_notebook._widgets._coalesce as _c\n_c.SHARED_BUDGET.rate = 1e9"
 
 
 def _panel_models(k: Kernel) -> set[str]:
@@ -46,7 +49,9 @@ def _panel_models(k: Kernel) -> set[str]:
     return found
 
 
-def run(mib: float, with_panel: bool) -> dict[str, float]:
+def run(
+    mib: float, with_panel: bool, sessions: int = SESSIONS, budget: bool = True
+) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp) / "work"
         work.mkdir()
@@ -54,28 +59,30 @@ def run(mib: float, with_panel: bool) -> dict[str, float]:
             k.run("%load_ext acp_notebook\nimport acp_notebook._sidepanel")
             if not with_panel:
                 k.run("%acp panel --no-auto")
+            if not budget:
+                k.run(NO_BUDGET)
             k.run(
                 f"%acp connect --name embedded -- {sys.executable} -m acp_notebook.agent "
                 f"--data-dir {tmp}/data --flood-output {mib}"
             )
             k.comm_msgs.clear()
             start = time.monotonic()
-            for i in range(SESSIONS):
+            for i in range(sessions):
                 k.run(f"%%acp --bg --allow '*' --session s{i} -o t{i}\nflood\n", new_cell_id())
             k.run(
                 "import time\n"
-                f"while not all(globals()[f't{{i}}'].done for i in range({SESSIONS})):\n"
+                f"while not all(globals()[f't{{i}}'].done for i in range({sessions})):\n"
                 "    time.sleep(0.05)"
             )
             # let the last throttled refreshes go out
             end = time.monotonic()
             k.wait_for(lambda: not k.pump(0.6), "iopub to go quiet")
             total = k.run(
-                f"print(sum(x.total_bytes for i in range({SESSIONS}) "
+                f"print(sum(x.total_bytes for i in range({sessions}) "
                 "for x in globals()[f't{i}'].terminals.values()))"
             ).text()
             flooded = int(total.strip().splitlines()[-1])
-            assert flooded >= SESSIONS * mib * 2**20, flooded
+            assert flooded >= sessions * mib * 2**20, flooded
             panel = _panel_models(k)
             msgs = [(t, m) for t, m in k.comm_msgs if t <= end + 1.0]
             per_second = Counter(int(t - start) for t, _m in msgs)
@@ -112,6 +119,24 @@ def main() -> None:
     print(f"peak rate with panel: {peak:.0f}/s, ratio to the iopub limit: {peak / IOPUB_LIMIT:.3f}")
     if peak >= IOPUB_LIMIT:
         raise SystemExit(f"peak {peak:.0f}/s reaches the iopub limit {IOPUB_LIMIT}/s")
+
+    many = max(mib / 2, 1.0)
+    print(f"{MANY_SESSIONS} sessions x {many:g} MiB each, panel open, terminal budget on vs off")
+    side: dict[bool, dict[str, float]] = {}
+    for budget in (False, True):
+        r = run(many, True, MANY_SESSIONS, budget)
+        side[budget] = r
+        print(
+            f"  budget {'on ' if budget else 'off'}: {r['messages']:5.0f} comm messages in "
+            f"{r['elapsed']:.1f} s = {r['rate']:.0f}/s average, "
+            f"peak {r['peak']:.0f} in one second; {r['bytes'] / 2**20:.0f} MiB delivered"
+        )
+    on, off = side[True], side[False]
+    print(
+        f"{MANY_SESSIONS} floods: peak ratio budget on/off {on['peak'] / off['peak']:.2f}; "
+        f"peak with budget, ratio to the iopub limit: {on['peak'] / IOPUB_LIMIT:.3f}; "
+        f"elapsed ratio on/off {on['elapsed'] / off['elapsed']:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from acp_notebook._widgets import AgentPanel, TerminalWidget
-from acp_notebook._widgets._coalesce import ByteCoalescer, TimerHandle, thread_timer
+from acp_notebook._widgets._coalesce import ByteCoalescer, FlushBudget, TimerHandle, thread_timer
 from acp_notebook._widgets._static import default_renderer, render_plain
 from acp_notebook._widgets._version import MODULE_VERSION
 
@@ -100,7 +100,8 @@ def test_20mb_from_a_thread_is_size_batched_when_no_timer_fires(
     make_widget: Callable[..., TerminalWidget],
 ) -> None:
     scheduler = ManualScheduler()
-    widget = make_widget(schedule=scheduler, min_gap=0)  # size flushes alone, no rate cap
+    # size flushes alone: no per-terminal gap, no shared budget
+    widget = make_widget(schedule=scheduler, min_gap=0, budget=None)
     sent = recording(widget)
     data = payload(20_000_000)
 
@@ -183,7 +184,7 @@ def test_a_flood_costs_at_most_one_message_per_min_gap(
     make_widget: Callable[..., TerminalWidget],
 ) -> None:
     sim = SimulatedTime()
-    widget = TerminalWidget(schedule=sim.schedule, min_gap=0.025)
+    widget = TerminalWidget(schedule=sim.schedule, min_gap=0.025, budget=FlushBudget())
     widget._coalescer._clock = sim.clock  # the widget takes no clock; the coalescer does
     sent = recording(widget)
     data = payload(20 * 2**20)
@@ -203,6 +204,59 @@ def test_a_flood_costs_at_most_one_message_per_min_gap(
     assert len(msgs) >= duration / 0.025 / 2  # and it does keep flushing while the flood lasts
 
 
+@pytest.mark.parametrize("streams", [1, 3, 12])
+def test_many_floods_share_one_message_budget(streams: int) -> None:
+    """Each terminal alone may send ~33 msgs/s; twelve at once must not send 12 x 33."""
+    sim = SimulatedTime()
+    budget = FlushBudget(rate=100.0)
+    sent: list[list[Message]] = [[] for _ in range(streams)]
+    coalescers = [
+        ByteCoalescer(
+            lambda c, b, out=out: out.append((c, b)),
+            schedule=sim.schedule,
+            clock=sim.clock,
+            budget=budget,
+        )
+        for out in sent
+    ]
+    data = [payload(4 * 2**20)[i:] + bytes([i]) for i in range(streams)]
+    piece = 16 * KIB
+    seconds_per_round = piece / 4e6  # every stream floods at 4 MB/s for about a second
+    rounds = max(len(d) for d in data) // piece + 1
+    for r in range(rounds):
+        for coalescer, d in zip(coalescers, data, strict=True):
+            coalescer.feed(d[r * piece : (r + 1) * piece])
+        sim.advance(seconds_per_round)
+    duration = sim.now
+    counts = [len(out) for out in sent]  # before the final flushes
+    sim.advance(1.0)
+    for coalescer in coalescers:
+        coalescer.close()
+
+    for out, d in zip(sent, data, strict=True):
+        assert b"".join(b[0] for _c, b in out) == d  # nothing lost, in order
+        assert [c["seq"] for c, _b in out] == list(range(1, len(out) + 1))
+    per_stream_cap = 1 / 0.03  # the default min_gap
+    expected_rate = min(100.0, streams * per_stream_cap)
+    assert sum(counts) <= expected_rate * duration + streams  # the budget holds
+    assert sum(counts) >= expected_rate * duration * 0.6  # and is not starved either
+    assert max(counts) - min(counts) <= 2 + max(counts) // 5  # shared fairly
+    assert budget.busy(sim.now) == 0  # closed coalescers leave the budget
+
+
+def test_an_idle_terminal_does_not_use_the_budget() -> None:
+    budget = FlushBudget(rate=100.0, window=1.0)
+    quiet, busy = object(), object()
+    budget.flushed(quiet, 0.0)
+    assert budget.gap(busy, 0.5) == pytest.approx(2 / 100)  # quiet flushed 0.5 s ago
+    assert budget.gap(busy, 1.6) == pytest.approx(1 / 100)  # and has been idle for a window
+    budget.flushed(busy, 1.6)
+    assert budget.busy(1.6) == 1
+    assert budget.gap(busy, 1.6) == pytest.approx(1 / 100)  # a stream does not count itself
+    with pytest.raises(ValueError):
+        FlushBudget(rate=0)
+
+
 def test_a_trickle_is_flushed_after_the_interval() -> None:
     sim = SimulatedTime()
     coalesced: list[Message] = []
@@ -211,6 +265,7 @@ def test_a_trickle_is_flushed_after_the_interval() -> None:
         min_gap=0.025,
         schedule=sim.schedule,
         clock=sim.clock,
+        budget=FlushBudget(),  # not the kernel-wide one: this clock is simulated
     )
     coalescer.feed(b"a")
     sim.advance(0.01)

@@ -4,7 +4,9 @@ The coalescer owns no widget: it calls ``send(content, buffers)`` and is safe to
 thread.  Bytes are flushed when ``interval`` seconds have passed since the first pending byte or
 when ``max_pending`` bytes are pending, whichever comes first; a size-triggered flush still waits
 until ``min_gap`` seconds have passed since the previous one, so a flood costs at most
-``1 / min_gap`` messages per second per terminal (its messages just grow).  Every flush is
+``1 / min_gap`` messages per second per terminal (its messages just grow).  Coalescers also
+share a kernel-wide :class:`FlushBudget`: when many terminals stream at once, each one spaces
+its flushes further apart, so their sum stays near the budget's rate.  Every flush is
 one message with a sequence number that increases by one.  All flushed bytes are kept (up to
 ``backlog_limit``, the oldest are dropped beyond it) so a view that starts late can ask for
 the whole transcript.
@@ -34,6 +36,7 @@ DEFAULT_INTERVAL = 0.04
 DEFAULT_MAX_PENDING = 64 * 1024
 DEFAULT_MIN_GAP = 0.03  # at most ~33 messages per second per terminal, however fast bytes come
 DEFAULT_BACKLOG_LIMIT = 16 * 2**20
+DEFAULT_BUDGET_RATE = 150.0  # messages per second shared by all busy terminals of a kernel
 
 
 def thread_timer(delay: float, callback: Callable[[], None]) -> TimerHandle:
@@ -46,6 +49,51 @@ def thread_timer(delay: float, callback: Callable[[], None]) -> TimerHandle:
     timer.daemon = True
     timer.start()
     return timer
+
+
+class FlushBudget:
+    """A message rate that all busy coalescers share (thread-safe).
+
+    A coalescer counts as busy for ``window`` seconds after its last flush.  With ``n`` busy,
+    each keeps its flushes at least ``n / rate`` seconds apart, so together they send about
+    ``rate`` messages per second however many stream, each getting an equal share.  Times come
+    from the coalescers' own clocks; a time more than ``window`` away from ``now`` (another
+    clock) is not counted.
+    """
+
+    def __init__(self, rate: float = DEFAULT_BUDGET_RATE, *, window: float = 1.0) -> None:
+        if rate <= 0 or window <= 0:
+            raise ValueError("rate and window must be positive")
+        self.rate = rate
+        self.window = window
+        self._lock = threading.Lock()
+        self._last: dict[int, float] = {}  # id(coalescer) -> time of its last flush
+
+    def busy(self, now: float) -> int:
+        """How many coalescers flushed within ``window`` of ``now``."""
+        with self._lock:
+            return sum(1 for t in self._last.values() if abs(now - t) <= self.window)
+
+    def gap(self, key: object, now: float) -> float:
+        """The spacing ``key`` should keep between flushes right now."""
+        with self._lock:
+            others = sum(
+                1 for k, t in self._last.items() if k != id(key) and abs(now - t) <= self.window
+            )
+        return (others + 1) / self.rate
+
+    def flushed(self, key: object, now: float) -> None:
+        with self._lock:
+            self._last[id(key)] = now
+            if len(self._last) > 64:  # forget long-idle coalescers that were never closed
+                self._last = {k: t for k, t in self._last.items() if abs(now - t) <= self.window}
+
+    def forget(self, key: object) -> None:
+        with self._lock:
+            self._last.pop(id(key), None)
+
+
+SHARED_BUDGET = FlushBudget()
 
 
 class ByteCoalescer:
@@ -61,6 +109,7 @@ class ByteCoalescer:
         min_gap: float = DEFAULT_MIN_GAP,
         schedule: Schedule = thread_timer,
         clock: Callable[[], float] = time.monotonic,
+        budget: FlushBudget | None = SHARED_BUDGET,
     ) -> None:
         if interval <= 0 or max_pending <= 0 or backlog_limit <= 0:
             raise ValueError("interval, max_pending and backlog_limit must be positive")
@@ -73,6 +122,7 @@ class ByteCoalescer:
         self._min_gap = min_gap
         self._schedule = schedule
         self._clock = clock
+        self._budget = budget
         self._last_flush = -math.inf
         self._due = math.inf  # when the armed timer fires
         # One lock guards the state *and* the send, so messages leave in seq order even when a
@@ -126,13 +176,13 @@ class ByteCoalescer:
             self._total += len(chunk)
             now = self._clock()
             if self._pending_size >= self._max_pending:
-                ready_at = self._last_flush + self._min_gap
+                ready_at = self._last_flush + self._gap(now)
                 if ready_at <= now:
                     self._flush_locked(now)
                 else:
                     self._arm_locked(ready_at, now)
             elif self._timer is None:
-                self._arm_locked(now + self._interval, now)
+                self._arm_locked(max(now + self._interval, self._last_flush + self._gap(now)), now)
 
     def flush(self) -> None:
         """Send whatever is pending now."""
@@ -177,8 +227,16 @@ class ByteCoalescer:
         with self._lock:
             self._flush_locked()
             self._closed = True
+        if self._budget is not None:
+            self._budget.forget(self)
 
     # -- internals ---------------------------------------------------------------------------
+
+    def _gap(self, now: float) -> float:
+        """Least time between two flushes: our own ``min_gap`` or our share of the budget."""
+        if self._budget is None:
+            return self._min_gap
+        return max(self._min_gap, self._budget.gap(self, now))
 
     def _arm_locked(self, due: float, now: float) -> None:
         """Make sure a flush happens by ``due`` (an earlier armed timer is kept)."""
@@ -208,6 +266,8 @@ class ByteCoalescer:
         if not self._pending:
             return
         self._last_flush = self._clock() if now is None else now
+        if self._budget is not None:
+            self._budget.flushed(self, self._last_flush)
         payload = b"".join(self._pending)
         self._pending.clear()
         self._pending_size = 0

@@ -26,7 +26,9 @@ from ._coalesce import (
     DEFAULT_INTERVAL,
     DEFAULT_MAX_PENDING,
     DEFAULT_MIN_GAP,
+    SHARED_BUDGET,
     ByteCoalescer,
+    FlushBudget,
     Schedule,
     thread_timer,
 )
@@ -53,8 +55,9 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
     """A display-only terminal fed with raw bytes.
 
     ``feed`` may be called from any thread; bytes are batched (every ``interval`` seconds or at
-    ``max_pending`` bytes, but never more often than every ``min_gap`` seconds) into one binary
-    message each, and kept (up to ``backlog_limit``) for views that render late.
+    ``max_pending`` bytes, but never more often than every ``min_gap`` seconds, nor more often
+    than their share of ``budget`` allows) into one binary message each, and kept (up to
+    ``backlog_limit``) for views that render late.
     """
 
     _model_name = Unicode("TerminalModel").tag(sync=True)
@@ -82,6 +85,7 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
         backlog_limit: int = DEFAULT_BACKLOG_LIMIT,
         min_gap: float = DEFAULT_MIN_GAP,
         schedule: Schedule = thread_timer,
+        budget: FlushBudget | None = SHARED_BUDGET,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -96,6 +100,7 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
             backlog_limit=backlog_limit,
             min_gap=min_gap,
             schedule=schedule,
+            budget=budget,
         )
         self.on_msg(self._handle_view_msg)
 
