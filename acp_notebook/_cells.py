@@ -195,10 +195,10 @@ class CellRun:
         assert self.done is not None
         loop = asyncio.get_running_loop()
         interrupted = asyncio.Event()
-        # Tell the front end (and tests) that the cell is now awaiting the turn.
-        self.view.add_class(WAITING_CLASS)
         turn_done = asyncio.ensure_future(asyncio.shield(asyncio.wrap_future(self.done)))
         with _sigint_sets(loop, interrupted):
+            # Tell the front end (and tests) the cell awaits the turn and Interrupt cancels it.
+            self.view.add_class(WAITING_CLASS)
             stop = asyncio.ensure_future(interrupted.wait())
             try:
                 await asyncio.wait({turn_done, stop}, return_when=asyncio.FIRST_COMPLETED)

@@ -22,6 +22,9 @@ log = logging.getLogger("acp_notebook.client")
 
 PROTOCOL_VERSION = 2
 CLIENT_NAME = "acp_notebook"
+# Updates for a session id we do not know yet, held while a session/new is in flight: the
+# agent may send them right behind its answer, before the caller has registered the session.
+EARLY_UPDATE_LIMIT = 200
 
 UpdateListener = Callable[["Session", p.SessionUpdate], None]
 PermissionListener = Callable[["Session", PermissionDecision], None]
@@ -329,6 +332,10 @@ class Agent:
         self.auth_methods: list[p.AuthMethod] = []
         self.sessions: dict[str, Session] = {}
         self.problems: list[str] = []
+        self._opening = 0  # session/new requests in flight
+        self._early: dict[str, list[Any]] = {}  # session id -> held update params, in order
+        # Counted, not sized: each one already passed the connection's line limit.
+        self._early_count = 0
         connection.set_request_handler(self._on_request)
         connection.set_notification_handler(self._on_notification)
 
@@ -392,11 +399,31 @@ class Agent:
     # -- sessions ------------------------------------------------------------------------
     async def new_session(self, cwd: str | os.PathLike[str] | None = None) -> Session:
         path = _absolute(cwd)
-        result = await self._request("session/new", {"cwd": path})
-        parsed = p.NewSessionResponse.model_validate(result)
-        session = Session(self, parsed.session_id, path)
-        session.config_options = list(parsed.config_options or [])
-        self.sessions[session.id] = session
+        self._opening += 1
+        try:
+            result = await self._request("session/new", {"cwd": path})
+            parsed = p.NewSessionResponse.model_validate(result)
+            session = Session(self, parsed.session_id, path)
+            session.config_options = list(parsed.config_options or [])
+            self.sessions[session.id] = session
+            # Updates that came right behind the answer, in order, before any later one.
+            held = self._early.pop(session.id, [])
+            self._early_count -= len(held)
+            for params in held:
+                try:
+                    self._dispatch_update(params)
+                except Exception as exc:  # as the reader does for one it applies itself
+                    log.exception("applying a held session/update failed")
+                    session._problem(f"a session/update could not be applied: {exc!r}")
+        finally:
+            self._opening -= 1
+            if not self._opening:
+                for session_id, held in self._early.items():
+                    self._problem(
+                        f"{len(held)} session/update(s) for unknown session {session_id!r} ignored"
+                    )
+                self._early.clear()
+                self._early_count = 0
         return session
 
     async def list_sessions(self, cwd: str | os.PathLike[str] | None = None) -> list[p.SessionInfo]:
@@ -449,9 +476,20 @@ class Agent:
         if method != "session/update":
             log.debug("ignoring notification %s", method)
             return
+        self._dispatch_update(params)
+
+    def _dispatch_update(self, params: Any) -> None:
         session_id = params.get("sessionId") if isinstance(params, dict) else None
         session = self.sessions.get(session_id) if isinstance(session_id, str) else None
         if session is None:
+            if (
+                self._opening
+                and isinstance(session_id, str)
+                and self._early_count < EARLY_UPDATE_LIMIT
+            ):
+                self._early.setdefault(session_id, []).append(params)
+                self._early_count += 1
+                return
             self._problem(f"session/update for unknown session {session_id!r} ignored")
             return
         try:
@@ -481,6 +519,12 @@ class Agent:
             return decision.response()
         decision.turn = session.turn
         session.permissions.append(decision)
+        if session.turn is None or session.turn.done:
+            # Requests run in their own task, so the idle that ended the turn may have been
+            # applied first; or the agent asks between turns. No cell waits for an answer any
+            # more: fail closed, visibly.
+            decision.settle(None, "cancel", "the turn ended")
+            session._problem(f"permission request {request.title!r} came after the turn ended")
         for on_permission in list(session._permission_listeners):
             try:
                 on_permission(session, decision)

@@ -216,7 +216,7 @@ class AgentProcess:
         """Wait for the agent to exit; returns its return code."""
         return await self._process.wait()
 
-    async def exit_error(self, stderr_wait: float = 1.0) -> AgentExited:
+    async def exit_error(self, stderr_wait: float = 3.0) -> AgentExited:
         """`AgentExited` for this (exited) agent, once its stderr has been read to the end.
 
         Waits at most ``stderr_wait`` seconds for the end of stderr (a grandchild may hold it).

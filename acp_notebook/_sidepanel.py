@@ -279,6 +279,9 @@ class SidePanel:
     def __init__(self, io: IOThread) -> None:
         self.io = io
         self._lock = threading.RLock()
+        # Set while *this thread* writes picker values: only those echoes are ignored, a
+        # person's change handled meanwhile on another thread still counts.
+        self._syncing = threading.local()
         self._closed = False
         self._dirty = True
         self._tick = 0
@@ -535,7 +538,7 @@ class SidePanel:
             if picker is None:
                 picker = self._make_picker(handle, session, config_id, kind)
                 pickers[config_id] = picker
-            picker._acp_syncing = True
+            self._syncing.on = True
             try:
                 set_if_changed(picker, "description", str(option.get("name", config_id)))
                 if kind == "select":
@@ -548,9 +551,13 @@ class SidePanel:
                     set_if_changed(picker, "value", bool(option.get("currentValue")))
                 set_if_changed(picker, "disabled", not handle.alive or bool(session.closed))
             finally:
-                picker._acp_syncing = False
+                self._syncing.on = False
             shown.append(picker)
         return shown
+
+    def _echo(self) -> bool:
+        """Is this change one we are making ourselves (in this thread)?"""
+        return bool(getattr(self._syncing, "on", False))
 
     def _make_picker(self, handle: AgentHandle, session: Any, config_id: str, kind: str) -> Any:
         if kind == "select":
@@ -558,10 +565,9 @@ class SidePanel:
         else:
             picker = ipywidgets.Checkbox(value=False, indent=False)
         picker.add_class("acp-panel-config")
-        picker._acp_syncing = False
 
         def changed(change: dict[str, Any]) -> None:
-            if picker._acp_syncing or change.get("new") is None:
+            if self._echo() or change.get("new") is None:
                 return
             self.set_config_option(handle, session, config_id, change["new"])
 
@@ -614,7 +620,7 @@ class SidePanel:
 
     def _sync_log(self) -> None:
         names = list(self._handles)
-        self._log_pick._acp_syncing = True
+        self._syncing.on = True
         try:
             set_if_changed(self._log_pick, "options", names)
             if self._log_name not in names:
@@ -622,13 +628,13 @@ class SidePanel:
             if self._log_name:
                 set_if_changed(self._log_pick, "value", self._log_name)
         finally:
-            self._log_pick._acp_syncing = False
+            self._syncing.on = False
         handle = self._handles.get(self._log_name)
         text = log_text(handle, LOG_LINES, 600) if handle is not None else "(no agent connected)"
         set_if_changed(self._log_pre, "value", f'<pre class="acp-panel-log-pre">{e(text)}</pre>')
 
     def _on_log_pick(self, change: dict[str, Any]) -> None:
-        if getattr(self._log_pick, "_acp_syncing", False) or not change.get("new"):
+        if self._echo() or not change.get("new"):
             return
         self._log_name = str(change["new"])
         self._log_dirty = True

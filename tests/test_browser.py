@@ -59,7 +59,7 @@ def test_jupyterlab_lists_the_extension() -> None:
     assert re.search(r"acp-notebook v[0-9.]+\s+enabled\s+OK", listing), listing
 
 
-def test_playwright_suite_passes() -> None:
+def test_playwright_suite_passes(tmp_path: Path) -> None:
     missing = _missing_prerequisites()
     if missing:
         pytest.fail(f"browser tests cannot run, missing: {'; '.join(missing)}. {SETUP_HINT}")
@@ -70,6 +70,9 @@ def test_playwright_suite_passes() -> None:
         # A free port, so a JupyterLab someone already runs on the default one does not clash.
         "ACP_UI_PORT": os.environ.get("ACP_UI_PORT") or str(_free_port()),
         "FORCE_COLOR": "0",
+        # Everything the suite, its servers and kernels put in a temp dir lands under pytest's
+        # tmp_path (which pytest prunes), not in /tmp for good.
+        "TMPDIR": str(tmp_path),
     }
     jlpm = shutil.which("jlpm")
     assert jlpm is not None

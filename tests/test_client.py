@@ -42,6 +42,16 @@ def permission_answers(log: Path) -> list[dict[str, Any]]:
     return [m["result"] for m in sent(log) if "result" in m]
 
 
+async def answers_after_one_turn(session: acp.Session, log: Path) -> list[dict[str, Any]]:
+    """Prompt, wait for the turn to end and for our answer to a permission request."""
+    turn = await session.prompt("go")
+    await turn.wait()
+    with anyio.fail_after(10):
+        while not permission_answers(log):
+            await anyio.sleep(0.02)
+    return permission_answers(log)
+
+
 @pytest.mark.anyio
 async def test_initialize_then_prompt_turn(tmp_path: Path) -> None:
     async with fake_agent("plain", tmp_path) as (agent, log):
@@ -233,6 +243,40 @@ async def test_cancel_answers_pending_permission_cancelled(tmp_path: Path) -> No
 
 
 @pytest.mark.anyio
+async def test_a_permission_asked_after_the_turn_ended_is_cancelled_at_once(
+    tmp_path: Path,
+) -> None:
+    asked: list[acp.RequestPermissionRequest] = []
+
+    async def allow(request: acp.RequestPermissionRequest) -> str | None:
+        asked.append(request)
+        return "ok"
+
+    async with fake_agent("idle_then_permission", tmp_path, allow) as (agent, log):
+        session = await agent.new_session(cwd=tmp_path)
+        answers = await answers_after_one_turn(session, log)
+        decision = session.permissions[0]
+    assert answers == [{"outcome": {"outcome": "cancelled"}}]
+    assert asked == []  # no handler was asked to allow something no turn is waiting for
+    assert (decision.decided_by, decision.detail) == ("cancel", "the turn ended")
+
+
+@pytest.mark.anyio
+async def test_updates_sent_right_behind_the_session_new_answer_are_kept(
+    tmp_path: Path,
+) -> None:
+    async with fake_agent("update_around_new", tmp_path) as (agent, _log):
+        session = await agent.new_session(cwd=tmp_path)
+        first = [c.name for c in session.state.available_commands]  # sent before the answer
+        with anyio.fail_after(10):
+            while [c.name for c in session.state.available_commands] != ["right-behind"]:
+                await anyio.sleep(0.01)
+        problems = list(agent.problems)
+    assert first in (["early"], ["right-behind"])  # held and applied, never lost
+    assert problems == []
+
+
+@pytest.mark.anyio
 async def test_turn_end_answers_unanswered_permission_cancelled(tmp_path: Path) -> None:
     async def never(request: acp.RequestPermissionRequest) -> str | None:
         await anyio.sleep_forever()
@@ -240,9 +284,4 @@ async def test_turn_end_answers_unanswered_permission_cancelled(tmp_path: Path) 
 
     async with fake_agent("permission_then_idle", tmp_path, never) as (agent, log):
         session = await agent.new_session(cwd=tmp_path)
-        turn = await session.prompt("go")
-        await turn.wait()
-        with anyio.fail_after(10):
-            while not permission_answers(log):
-                await anyio.sleep(0.02)
-        assert permission_answers(log) == [{"outcome": {"outcome": "cancelled"}}]
+        assert await answers_after_one_turn(session, log) == [{"outcome": {"outcome": "cancelled"}}]

@@ -72,7 +72,7 @@ def test_interrupt_cancels_turn(k: Kernel) -> None:
         lambda: any(s.get("_model_name") == "TerminalModel" for s in k.models.values()),
         "the terminal widget",
     )
-    time.sleep(0.5)  # let the command start in the agent's PTY
+    k.wait_for(k.cell_waiting, "the cell to await its turn (with its own SIGINT handler)")
     k.km.interrupt_kernel()
     k.wait_for(lambda: cell.done, "the cell to finish after interrupt")
     out = k.run("print(t.stop_reason, t.done)").text()

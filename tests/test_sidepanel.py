@@ -142,14 +142,8 @@ def test_inbox_approve_from_panel_and_reject_from_cell(k: Kernel, tmp_path: Path
 
     terminals = k.wait_for(panel_terminals, "the terminal in the panel")
     assert k.models[terminals[0]]["command"].startswith("echo from-panel")
-    out = k.run(
-        "from acp_notebook._magics import _state\n"
-        f"run = _state['cells']['cell:{cell_a}']\n"
-        "w = list(run.view.terminal_widgets.values())[0]\n"
-        "print(w.model_id, w.data)"
-    ).text()
-    assert terminals[0] in out and "panel-output" in out
-    # the section head counts terminals (a's has exited), not turns (b's still waits)
+    # the section head counts terminals (a's has exited), not turns (b's still waits);
+    # it exited, so all of its output has reached the widget
     k.wait_for(
         lambda: any(
             "Terminals (1 shown, 0 running)" in str(k.models[cid].get("value", ""))
@@ -157,6 +151,13 @@ def test_inbox_approve_from_panel_and_reject_from_cell(k: Kernel, tmp_path: Path
         ),
         "the terminals head to count the exited terminal",
     )
+    out = k.run(
+        "from acp_notebook._magics import _state\n"
+        f"run = _state['cells']['cell:{cell_a}']\n"
+        "w = list(run.view.terminal_widgets.values())[0]\n"
+        "print(w.model_id, w.data)"
+    ).text()
+    assert terminals[0] in out and "panel-output" in out
 
     # reject b from its cell: the inbox empties and nothing ran
     cell_reject = [
@@ -271,7 +272,13 @@ def test_sessions_show_title_usage_commands_and_config(k: Kernel, tmp_path: Path
     def session_html() -> str:
         return "\n".join(html_within(k, r) for r in with_class(k, "acp-panel-session", panel))
 
-    text = k.wait_for(lambda: "/review" in session_html() and session_html(), "the session row")
+    text = k.wait_for(
+        lambda: (
+            all(s in session_html() for s in ("/review", "idle (end_turn)", "1200/200000"))
+            and session_html()
+        ),
+        "the session row with commands, usage and the idle state",
+    )
     assert "<b>cfg</b>" in text and "configure me" in text  # name, and title from session_info
     assert "idle (end_turn)" in text
     assert "1200/200000 tokens" in text

@@ -79,7 +79,13 @@ def run():
     fed.set()
 threading.Thread(target=run).start()
 fed.wait()
-time.sleep(0.5)   # the cell keeps the main thread busy; the timer thread flushes the tail
+# The cell keeps the main thread busy while the timer thread flushes the tail.
+deadline = time.monotonic() + 30
+def settled():
+    with w._coalescer._lock:  # a flush empties `pending` and sends under this lock
+        return not w._coalescer._pending_size
+while not settled() and time.monotonic() < deadline:
+    time.sleep(0.01)
 print("seq", w.seq, "timer flushes", len(fired), "feeding took", took[0])
 """
     messages = run_cell(kernel, code)

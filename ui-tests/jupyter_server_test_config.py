@@ -4,7 +4,7 @@ The extension is served straight from ``acp_notebook/labextension`` (built by
 ``labextension/build.sh``), so the tests do not depend on how the package was installed.
 """
 
-import tempfile
+import os
 from pathlib import Path
 
 import jupyterlab.galata
@@ -18,8 +18,16 @@ c.ServerApp.allow_root = True  # CI runs as root
 _built = Path(__file__).resolve().parents[1] / "acp_notebook" / "labextension"
 if not (_built / "package.json").is_file():
     raise SystemExit(f"{_built} is missing: run labextension/build.sh first")
-_extensions = Path(tempfile.mkdtemp(prefix="acp-labextensions-"))
-(_extensions / "acp-notebook").symlink_to(_built)
+# One git-ignored directory holding a symlink, remade on each start (no temp dirs left behind).
+_extensions = Path(__file__).resolve().parent / ".labextensions"
+_extensions.mkdir(exist_ok=True)
+_link = _extensions / "acp-notebook"
+if not (_link.is_symlink() and _link.resolve() == _built):
+    # Made aside and renamed into place: a server already running never sees it missing.
+    _fresh = _extensions / f".acp-notebook-{os.getpid()}"
+    _fresh.unlink(missing_ok=True)
+    _fresh.symlink_to(_built)
+    os.replace(_fresh, _link)
 c.LabServerApp.extra_labextensions_path = [
     str(Path(jupyterlab.galata.__file__).parent),
     str(_extensions),

@@ -97,6 +97,21 @@ def turn(session_id: str, prompt: list) -> None:
             ask(params)
         update(session_id, {"sessionUpdate": "state_update", "state": "running"})
     update(session_id, {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})
+    if MODE == "idle_then_permission":  # asks when no turn is running any more
+        params = {
+            "sessionId": session_id,
+            "title": "Run `late`?",
+            "subject": {"type": "command", "command": "late", "cwd": "/tmp"},
+            "options": OPTIONS,
+        }
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": next_id[0],
+                "method": "session/request_permission",
+                "params": params,
+            }
+        )
 
 
 def handle(message: dict) -> None:
@@ -153,7 +168,21 @@ def handle(message: dict) -> None:
                 }
             )
             return
+
+        def commands(name: str) -> None:
+            update(
+                "s1",
+                {
+                    "sessionUpdate": "available_commands_update",
+                    "availableCommands": [{"type": "command", "name": name, "description": "d"}],
+                },
+            )
+
+        if MODE == "update_around_new":  # an update for the new session before its answer
+            commands("early")
         send({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": "s1"}})
+        if MODE == "update_around_new":  # and one right behind it, as real agents do
+            commands("right-behind")
     elif method == "session/prompt":
         send(
             {
