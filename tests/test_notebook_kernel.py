@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.kernel_driver import Kernel, acp_kernel, new_cell_id
+from tests.kernel_driver import Kernel, acp_kernel, new_cell_id, process_gone
 
 
 @pytest.fixture
@@ -24,7 +24,8 @@ def k(tmp_path: Path) -> Iterator[Kernel]:
 
 def test_connect_reports_agent(k: Kernel) -> None:
     out = k.run("%acp status").text()
-    assert "acp-notebook-agent" in out and "alive" in out
+    # the same label as `%acp connect` and the panel: the agent's title, then its version
+    assert "acp_notebook agent" in out and "alive" in out
 
 
 def _click_while_waiting(k: Kernel, code: str, label: str) -> Any:
@@ -97,7 +98,7 @@ def test_rerun_replaces_view_and_closes_old_models(k: Kernel) -> None:
 
 
 def test_output_variable_exposes_turn(k: Kernel) -> None:
-    k.run("%%acp --allow 'printf*' -o t\nabout to print\n$ printf 'a\\nb\\n'; exit 3\n")
+    k.run("%%acp --allow 'printf*' --allow 'exit *' -o t\nprint\n$ printf 'a\\nb\\n'; exit 3\n")
     out = k.run(
         "term = list(t.terminals.values())[0]\n"
         "print(repr(term.data), term.exit_status, t.stop_reason)\n"
@@ -177,3 +178,36 @@ def test_terminal_stop_button_sends_terminal_cancel(k: Kernel) -> None:
     ).text()
     assert '"method": "terminal/cancel"' in out
     assert "SIGINT" in out or "SIGKILL" in out
+
+
+def _reply(k: Kernel, code: str) -> tuple[dict[str, Any], Any]:
+    """Run ``code``; return its execute_reply content (a front end's Run All looks at its
+    status) and the execution's iopub record."""
+    execution = k.submit(code)
+    k.wait_for(lambda: execution.done, f"idle after {code[:60]!r}")
+    while True:
+        reply = k.kc.get_shell_msg(timeout=30)
+        if reply["parent_header"].get("msg_id") == execution.msg_id:
+            return reply["content"], execution
+
+
+def test_failed_or_interrupted_connect_fails_the_cell(tmp_path: Path) -> None:
+    with acp_kernel(tmp_path) as kern:
+        reply, cell = _reply(kern, f"%acp connect -- {sys.executable} -c \"print('not json')\"")
+        assert reply["status"] == "error" and reply["ename"] == "UsageError"
+        assert "a line that is not JSON-RPC: 'not json'" in reply["evalue"]
+        text = cell.text()
+        assert "Could not connect" in text and "IPython.core.display.HTML object" not in text
+
+        # Interrupt while the agent never answers: the cell fails and the agent is stopped.
+        pid_file = tmp_path / "pid"
+        code = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid()));"
+        code += " time.sleep(1000)"
+        execution = kern.submit(f"%acp connect -- {sys.executable} -c {code!r}")
+        kern.wait_for(pid_file.exists, "the agent to start")
+        kern.km.interrupt_kernel()
+        kern.wait_for(lambda: execution.done, "the cell to end after the interrupt")
+        assert execution.error is not None and execution.error["ename"] == "KeyboardInterrupt"
+        pid = int(pid_file.read_text())
+        kern.wait_for(partial(process_gone, pid), "the agent to be gone", 15)
+        assert "no agents connected" in kern.run("%acp status").text()

@@ -67,11 +67,12 @@ def test_every_output_is_compared(cells: list[Any]) -> None:
 
 
 def test_allowed_command_shows_its_terminal(cells: list[Any]) -> None:
-    cell = _acp_cell(cells, "%%acp --allow 'for bar in *'")
+    cell = _acp_cell(cells, "%%acp --allow 'printf *' --allow 'sleep *'")
     text = _text(cell)
     assert "building [#####] done" in text  # the \r redraws, in their final state
     assert "[exit 0]" in text
-    assert "by policy --allow 'for bar in *'" in text
+    # The loop's simple commands each matched a rule; the card names every rule it used.
+    assert "by policy --allow 'printf *', --allow 'sleep *'" in text
     assert "stop reason: end_turn" in text
     html = _text(cell, "text/html")
     assert "ansi-green-intense-fg" in html  # colours survive in the static transcript

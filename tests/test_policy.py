@@ -1,0 +1,356 @@
+"""``--allow`` / ``--deny`` policies (``acp_notebook._policy``), without a kernel or an agent.
+
+A command subject is judged per simple command: deny rejects if any piece (substitutions
+included) matches; allow approves only if every piece matches and nothing is substituted.
+Anything else is left to a person (``decide`` returns None).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from acp_notebook._policy import Policy, PolicyDecision, has_substitution, simple_commands
+from acp_notebook._protocol import RequestPermissionRequest
+
+ASK = None  # the policy does not decide: a person is asked
+ONCE = ("allow_once", "allow_always", "reject_once", "reject_always")
+
+QUICKSTART_LOOP = (
+    "for bar in '#' '##' '###' '####' '#####'; do"
+    " printf '\\r\\033[36mbuilding\\033[0m [%-5s]' $bar; sleep 0.2; done;"
+    " printf ' \\033[1;32mdone\\033[0m\\n'"
+)
+
+
+def request(
+    subject: dict[str, Any] | None, kinds: tuple[str, ...] = ONCE
+) -> RequestPermissionRequest:
+    payload: dict[str, Any] = {
+        "sessionId": "s1",
+        "title": "May I?",
+        "options": [{"optionId": k.replace("_", "-"), "name": k, "kind": k} for k in kinds],
+    }
+    if subject is not None:
+        payload["subject"] = subject
+    return RequestPermissionRequest.model_validate(payload)
+
+
+def command(text: str, kinds: tuple[str, ...] = ONCE) -> RequestPermissionRequest:
+    return request({"type": "command", "command": text, "cwd": "/w"}, kinds)
+
+
+def tool_call(title: str | None) -> RequestPermissionRequest:
+    call: dict[str, Any] = {"toolCallId": "c1", "kind": "edit", "status": "pending"}
+    if title is not None:
+        call["title"] = title
+    return request({"type": "tool_call", "toolCall": call})
+
+
+def outcome(decision: PolicyDecision | None) -> tuple[str, str] | None:
+    """(option id, rule) of a decision; the option id also says allow or reject."""
+    if decision is None:
+        return None
+    assert decision.allow == decision.option_id.startswith("allow"), decision
+    return decision.option_id, decision.rule
+
+
+def allowed(*globs: str) -> tuple[str, str]:
+    return "allow-once", ", ".join(f"--allow {g!r}" for g in globs)
+
+
+def denied(glob: str) -> tuple[str, str]:
+    return "reject-once", f"--deny {glob!r}"
+
+
+# -- allow: every simple command must match, nothing may be substituted ---------------------------
+
+ECHO = Policy(allow=("echo *",))
+
+ECHO_CASES = [
+    # the reported bypasses
+    ("echo hi; touch PWNED", ASK),
+    ("echo $(touch PWNED2)", ASK),
+    ("echo a\ntouch b", ASK),
+    ("echo ok && touch PWNED4", ASK),
+    # every separator
+    ("echo ok || touch x", ASK),
+    ("echo ok | sh", ASK),
+    ("echo ok |& sh", ASK),
+    ("echo ok & touch x", ASK),
+    ("echo ok;touch x", ASK),
+    ("echo ok\r\ntouch x", ASK),
+    ("echo ok;\n;touch x", ASK),
+    # subshells and groups
+    ("(touch x)", ASK),
+    ("echo ok;(touch x)", ASK),
+    ("(echo ok)|touch x", ASK),
+    ("{ touch x; }", ASK),
+    # substitutions: always asked, even when quoted or holding only allowed commands
+    ('echo "$(touch x)"', ASK),
+    ("echo `touch x`", ASK),
+    ('echo "`echo x`"', ASK),
+    ("echo $(echo ok)", ASK),
+    ("echo $((1 + 2))", ASK),
+    ("echo <(touch x)", ASK),
+    ("echo >(touch x)", ASK),
+    ("echo '$(literal)'", ASK),  # conservative: quotes are not looked at for substitutions
+    ("echo $\\\n(touch x)", ASK),  # a line continuation cannot hide one
+    ("echo \\$\\(x\\)", ASK),  # nor can backslashes
+    ("echo $''(touch x)", ASK),  # nor empty quotes
+    # quoting that does not parse
+    ("echo 'unclosed", ASK),
+    ('echo "unclosed', ASK),
+    ("echo hi \\", ASK),
+    # `#` is never taken for a comment that could hide a command
+    ("echo a#b; touch x", ASK),
+    ("echo # ; touch x", ASK),
+    # what the glob sees is the whole simple command
+    ("FOO=1 echo hi", ASK),
+    ("/bin/echo hi", ASK),
+    ("echo", ASK),  # `echo *` needs a space
+    ("", ASK),
+    (";", ASK),
+    # allowed
+    ("echo hi", allowed("echo *")),
+    ("echo hi > out.txt", allowed("echo *")),  # redirections are part of the command
+    ("echo hi 2>&1 >>log &>/dev/null", allowed("echo *")),
+    ("echo 'a;b'", allowed("echo *")),  # a quoted operator is one word
+    ('echo "a && b | c & d"', allowed("echo *")),
+    ("echo 'a\ntouch b'", allowed("echo *")),  # a quoted newline too
+    ("echo a\\\ntouch b", allowed("echo *")),  # a line continuation: `echo atouch b`
+    ("echo hi; echo there", allowed("echo *")),
+    ("echo a && echo b || echo c | echo d", allowed("echo *")),
+    ("echo $HOME ${USER:-me}", allowed("echo *")),  # variables are not substitutions
+    ("echo hi;", allowed("echo *")),
+    ("echo hi &", allowed("echo *")),
+    ("echo hi\n", allowed("echo *")),
+    ("(echo a; echo b)", allowed("echo *")),
+    ("echo hi # a comment", allowed("echo *")),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), ECHO_CASES)
+def test_allow_echo(text: str, expected: tuple[str, str] | None) -> None:
+    assert outcome(ECHO.decide(command(text))) == expected
+
+
+# Several rules: each simple command may match a different one; the rule names all it used.
+TOOLS = Policy(allow=("printf *", "sleep *", "echo*", "[ *", "cat *"))
+
+TOOLS_CASES = [
+    (QUICKSTART_LOOP, allowed("printf *", "sleep *")),
+    ("sleep 1; echo later", allowed("sleep *", "echo*")),
+    ("echo later; sleep 1; echo again", allowed("echo*", "sleep *")),
+    ("for f in a b; do echo $f; done", allowed("echo*")),
+    ("for f in a b\ndo\n  echo $f\ndone", allowed("echo*")),
+    ("for f; do echo $f; done", allowed("echo*")),
+    ("for f in a b; do touch $f; done", ASK),
+    ("for f in $(ls); do echo $f; done", ASK),  # the header's words may hold a substitution
+    ("for ((i = 0; i < 3; i++)); do echo $i; done", ASK),  # not a `for NAME` header
+    ("if [ -f x ]; then cat x; else echo no; fi", allowed("[ *", "cat *", "echo*")),
+    ("if [ -f x ]; then rm x; fi", ASK),
+    ("if [ -f x ]; then cat x; elif rm x; then echo; fi", ASK),
+    ("while true; do sleep 1; done", ASK),  # the condition is a command too: `true`
+    ("until sleep 1; do echo; done", allowed("sleep *", "echo*")),
+    ("while sleep 1; do touch x; done", ASK),
+    ("{ echo a; sleep 1; }", allowed("echo*", "sleep *")),
+    ("! echo a", allowed("echo*")),
+    ("time sleep 1", allowed("sleep *")),
+    ("(echo a; sleep 1) | cat -n", allowed("echo*", "sleep *", "cat *")),
+    ("cat x | sh", ASK),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), TOOLS_CASES)
+def test_allow_several_rules(text: str, expected: tuple[str, str] | None) -> None:
+    assert outcome(TOOLS.decide(command(text))) == expected
+
+
+def test_allow_while_with_its_condition_allowed() -> None:
+    policy = Policy(allow=("sleep *", "true"))
+    decision = policy.decide(command("while true; do sleep 1; done"))
+    assert outcome(decision) == allowed("true", "sleep *")
+
+
+# `*` is not special: it matches every simple command, but a substitution is still asked about.
+EVERYTHING = Policy(allow=("*",))
+
+EVERYTHING_CASES = [
+    ("sleep 1; echo later", allowed("*")),
+    ("rm -rf build && make", allowed("*")),
+    ("anything at all", allowed("*")),
+    ("echo $(date)", ASK),
+    ("echo `date`", ASK),
+    ("diff <(ls a) <(ls b)", ASK),
+    ("echo 'oops", ASK),
+    ("", ASK),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), EVERYTHING_CASES)
+def test_allow_star(text: str, expected: tuple[str, str] | None) -> None:
+    assert outcome(EVERYTHING.decide(command(text))) == expected
+
+
+# -- deny: any simple command, anywhere, or the whole string --------------------------------------
+
+NO_TOUCH = Policy(allow=("*",), deny=("touch *",))
+
+DENY_CASES = [
+    ("touch x", denied("touch *")),
+    ("echo ok && touch PWNED4", denied("touch *")),
+    ("echo ok; touch x", denied("touch *")),
+    ("echo ok\ntouch x", denied("touch *")),
+    ("echo ok | touch x", denied("touch *")),
+    ("echo ok & touch x", denied("touch *")),
+    ("(touch x)", denied("touch *")),
+    ("{ touch x; }", denied("touch *")),
+    ("echo $(touch x)", denied("touch *")),
+    ('echo "$(touch x)"', denied("touch *")),
+    ("echo `touch x`", denied("touch *")),
+    ('echo "`touch x`"', denied("touch *")),
+    ("echo <(touch x)", denied("touch *")),
+    ("cat >(touch x)", denied("touch *")),
+    ("echo $(echo $(touch x))", denied("touch *")),
+    ('echo "$(echo "$(touch x)")"', denied("touch *")),
+    ("echo $\\\n(touch x)", denied("touch *")),
+    ('echo "$\\\n(touch x)"', denied("touch *")),  # a continuation inside double quotes
+    ("if true; then touch x; fi", denied("touch *")),
+    ("for f in a; do touch $f; done", denied("touch *")),
+    ("while true; do touch x; done", denied("touch *")),
+    ("time touch x", denied("touch *")),
+    ("! touch x", denied("touch *")),
+    ("'touch' x", denied("touch *")),
+    ("\\touch x", denied("touch *")),
+    ("t'ou'ch x", denied("touch *")),
+    # unbalanced quotes: a best-effort split still finds it
+    ("touch x 'unclosed", denied("touch *")),
+    ("echo 'unclosed; touch x", denied("touch *")),
+    ('echo "$(touch x', denied("touch *")),
+    # a quoted `touch` is an argument, not a command
+    ("echo 'touch x'", allowed("*")),
+    ("echo touch x", allowed("*")),
+    ("echo 'a; touch x'", allowed("*")),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), DENY_CASES)
+def test_deny(text: str, expected: tuple[str, str] | None) -> None:
+    assert outcome(NO_TOUCH.decide(command(text))) == expected
+
+
+def test_deny_matches_the_whole_string_too() -> None:
+    policy = Policy(allow=("*",), deny=("echo hi; *",))
+    assert outcome(policy.decide(command("echo hi; ls"))) == denied("echo hi; *")
+    assert outcome(policy.decide(command("ls; echo hi"))) == allowed("*")
+
+
+def test_deny_sees_a_command_with_its_leading_keyword() -> None:
+    policy = Policy(allow=("*",), deny=("time *",))
+    assert outcome(policy.decide(command("echo a; time make"))) == denied("time *")
+
+
+def test_deny_names_the_first_matching_rule_in_order() -> None:
+    policy = Policy(deny=("ls *", "rm *", "touch *"))
+    assert outcome(policy.decide(command("touch a; rm b"))) == denied("rm *")
+
+
+def test_deny_wins_over_allow() -> None:
+    policy = Policy(allow=("rm *", "echo *"), deny=("rm *",))
+    assert outcome(policy.decide(command("rm x"))) == denied("rm *")
+    assert outcome(policy.decide(command("echo a; rm x"))) == denied("rm *")
+    assert outcome(policy.decide(command("echo a"))) == allowed("echo *")
+
+
+def test_no_rules_decide_nothing() -> None:
+    assert Policy().decide(command("echo hi")) is None
+    assert Policy.from_globs(None, None) == Policy()
+    assert Policy.from_globs(["a"], ["b"]) == Policy(("a",), ("b",))
+
+
+# -- which option is picked -----------------------------------------------------------------------
+
+PICK_CASES = [
+    # (policy, offered kinds, expected option id or ASK)
+    (ECHO, ("reject_once", "allow_always", "allow_once"), "allow-once"),
+    (ECHO, ("reject_once", "allow_always"), "allow-always"),
+    (ECHO, ("reject_once", "reject_always", "_snooze"), ASK),  # never an invented option
+    (NO_TOUCH, ("allow_once", "reject_always", "reject_once"), "reject-once"),
+    (NO_TOUCH, ("allow_once", "reject_always"), "reject-always"),
+    (NO_TOUCH, ("allow_once", "allow_always"), ASK),  # a deny never falls back to allow
+]
+
+
+@pytest.mark.parametrize(("policy", "kinds", "expected"), PICK_CASES)
+def test_picks_an_offered_option(
+    policy: Policy, kinds: tuple[str, ...], expected: str | None
+) -> None:
+    text = "echo hi" if policy is ECHO else "touch x"
+    decision = policy.decide(command(text, kinds))
+    assert (decision.option_id if decision else None) == expected
+    if decision is not None:
+        assert decision.allow is (policy is ECHO)
+
+
+# -- tool-call subjects: the whole title ----------------------------------------------------------
+
+WRITE = Policy(allow=("Write *",), deny=("Write secrets*",))
+
+TITLE_CASES = [
+    (tool_call("Write hello.txt"), allowed("Write *")),
+    (tool_call("Write hello.txt; rm x"), allowed("Write *")),  # a title is not shell
+    (tool_call("Write secrets.env"), denied("Write secrets*")),
+    (tool_call("Read hello.txt"), ASK),
+    (tool_call(None), ASK),
+    (request(None), ASK),
+    (request({"type": "_mcp_tool", "server": "files", "tool": "rm"}), ASK),
+]
+
+
+@pytest.mark.parametrize(("req", "expected"), TITLE_CASES)
+def test_tool_call_titles(req: RequestPermissionRequest, expected: tuple[str, str] | None) -> None:
+    assert outcome(WRITE.decide(req)) == expected
+
+
+# -- the splitting itself -------------------------------------------------------------------------
+
+SPLIT_CASES = [
+    ("a b; c", ["a b", "c"]),
+    ("a 'b c' \"d e\"", ["a b c d e"]),
+    ("a;(b)|c", ["a", "b", "c"]),  # shlex groups `;(` and `)|`; they are cut apart
+    ("a >f 2>&1 <in", ["a > f 2 >& 1 < in"]),
+    ("a &>>log && b", ["a &>> log", "b"]),
+    ("if a; then b; elif c; then d; else e; fi", ["a", "b", "c", "d", "e"]),
+    ("while ! a; do b; done > out", ["a", "b", "done > out"]),
+    ("for x in 1 2; do a $x; done", ["a $x"]),
+    ("for = in 1; do a; done", ["for = in 1", "a"]),  # not a NAME: kept
+    ("{ a; } ; ( b )", ["a", "b"]),
+    ("case $x in y) a;; esac", ["case $x in y", "a"]),
+    ("a 'b", None),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), SPLIT_CASES)
+def test_simple_commands(text: str, expected: list[str] | None) -> None:
+    assert simple_commands(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("echo $HOME", False),
+        ("echo a > b < c", False),
+        ("echo (a)", False),
+        ("echo $(a)", True),
+        ("echo $((1))", True),
+        ("echo `a`", True),
+        ("a <(b)", True),
+        ("a >(b)", True),
+        ("a $\\\n(b)", True),
+        ("a '$'\"(\"b)", True),
+    ],
+)
+def test_has_substitution(text: str, expected: bool) -> None:
+    assert has_substitution(text) is expected
