@@ -15,6 +15,7 @@ import asyncio
 import atexit
 import concurrent.futures
 import logging
+import re
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractContextManager
@@ -25,6 +26,7 @@ import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from ._client import Agent, Session, connect
+from ._errors import ConnectionClosed
 from ._permission import PermissionDecision
 from ._protocol import RequestPermissionRequest
 
@@ -102,14 +104,33 @@ class AgentHandle:
     _done: concurrent.futures.Future[None]
     sessions: dict[str, Session] = field(default_factory=dict)
     error: BaseException | None = None
+    closed: bool = False  # closed on purpose (not merely exited)
 
     @property
     def alive(self) -> bool:
         proc = self.agent.process
         return not self._done.done() and (proc is None or proc.returncode is None)
 
+    @property
+    def label(self) -> str:
+        """What the agent calls itself: its title (else its name) and version."""
+        info = self.agent.info
+        if info is None:
+            return "?"
+        return f"{info.title or info.name} {info.version}"
+
     def close(self, timeout: float = 15.0) -> None:
-        """Close every session's pending decisions (fail closed) and shut the agent down."""
+        """Close every session's pending decisions (fail closed) and shut the agent down.
+
+        A closed handle leaves `handles()` (when it is the one registered under its name).
+        """
+        self.closed = True
+        if _handles.get(self.name) is self:
+            del _handles[self.name]
+        _closed.pop(self.name, None)
+        _closed[self.name] = self
+        while len(_closed) > CLOSED_KEPT:
+            del _closed[next(iter(_closed))]
         if self._done.done():
             return
         self.io.soon(self._stop.set)
@@ -119,28 +140,86 @@ class AgentHandle:
             log.debug("agent %s closed with %r", self.name, exc)
 
 
+class ConnectFailed(Exception):
+    """``open_agent`` failed: ``error`` is what ``connect`` raised, ``problems`` what went
+    wrong on the connection before (lines that are not JSON-RPC, ...). ``str()`` is the whole
+    story (with the agent's stderr tail); ``summary`` is one line without the stderr."""
+
+    _STDERR = "; last lines of its stderr:\n"
+
+    def __init__(self, error: BaseException, problems: Sequence[str]) -> None:
+        self.error = error
+        self.problems = list(problems)
+        text = str(error) or type(error).__name__
+        if isinstance(error, OSError) and not isinstance(error, TimeoutError):
+            text = f"cannot start it: {text}"
+        head, sep, tail = text.partition(self._STDERR)
+        if self.problems:
+            more = len(self.problems) - 1
+            when = "before that " if isinstance(error, ConnectionClosed) else ""
+            head += f"; {when}{describe_problem(self.problems[0])}"
+            if more:
+                head += f" (and {more} more problem{'s' if more > 1 else ''})"
+        first, newline, _rest = head.partition("\n")
+        self.summary = first + (" (...)" if newline else "")
+        if sep:
+            self.summary += " (its stderr is shown above)"
+        super().__init__(head + sep + tail)
+
+
+_UNPARSABLE = re.compile(r"^unparsable line \(.*?\): (?P<line>.*)$", re.DOTALL)
+
+
+def describe_problem(problem: str) -> str:
+    """A connection problem as a clause: "it wrote a line that is not JSON-RPC: 'x'"."""
+    found = _UNPARSABLE.match(problem)
+    if found:
+        return f"it wrote a line that is not JSON-RPC: {found['line']}"
+    return f"it sent something wrong: {problem}"
+
+
+STOP_WAIT = 10.0  # seconds to wait for an abandoned agent to be stopped
+
+
 async def _hold_agent(
     argv: Sequence[str],
     cwd: str,
     permission: Callable[[RequestPermissionRequest], Awaitable[str | None]],
-    *,
-    task_status: anyio.abc.TaskStatus[tuple[Agent, anyio.Event]],
+    timeout: float | None,
+    problems: list[str],
+    started: concurrent.futures.Future[tuple[Agent, anyio.Event]],
+    ended: threading.Event,
 ) -> None:
-    stop = anyio.Event()
-    async with connect(argv, cwd=cwd, permission=permission) as agent:
-        task_status.started((agent, stop))
-        async with anyio.create_task_group() as tg:
+    try:
+        stop = anyio.Event()
+        async with connect(
+            argv,
+            cwd=cwd,
+            permission=permission,
+            initialize_timeout=timeout,
+            on_problem=problems.append,
+        ) as agent:
+            if not started.set_running_or_notify_cancel():
+                return  # the caller gave up (interrupted) as initialize ended: stop it
+            started.set_result((agent, stop))
+            async with anyio.create_task_group() as tg:
 
-            async def stop_when_dead() -> None:
-                await agent.connection.wait_closed()
-                stop.set()
+                async def stop_when_dead() -> None:
+                    await agent.connection.wait_closed()
+                    stop.set()
 
-            tg.start_soon(stop_when_dead)
-            await stop.wait()
-            tg.cancel_scope.cancel()
-        for session in agent.sessions.values():
-            for decision in session.permissions:
-                decision.settle(None, "closed", "the agent was closed")
+                tg.start_soon(stop_when_dead)
+                await stop.wait()
+                tg.cancel_scope.cancel()
+            for session in agent.sessions.values():
+                for decision in session.permissions:
+                    decision.settle(None, "closed", "the agent was closed")
+    except BaseException as exc:
+        if not started.done() and started.set_running_or_notify_cancel():
+            started.set_exception(exc)
+        raise
+    finally:
+        ended.set()
 
 
 async def _ask_nobody(request: RequestPermissionRequest) -> str | None:
@@ -150,11 +229,37 @@ async def _ask_nobody(request: RequestPermissionRequest) -> str | None:
     return None  # pragma: no cover
 
 
-def open_agent(name: str, argv: Sequence[str], cwd: str) -> AgentHandle:
-    """Launch and initialize an agent in the I/O thread; raise what ``connect`` raised."""
+CONNECT_TIMEOUT = 30.0  # seconds an agent gets to answer `initialize`
+
+
+def open_agent(
+    name: str, argv: Sequence[str], cwd: str, *, timeout: float | None = CONNECT_TIMEOUT
+) -> AgentHandle:
+    """Launch and initialize an agent in the I/O thread.
+
+    Raises `ConnectFailed` (with what ``connect`` raised and the connection's problems) when
+    the agent cannot be started or initialized, or does not answer ``initialize`` within
+    ``timeout`` seconds. If the wait is interrupted (KeyboardInterrupt), the agent is stopped
+    before the interrupt goes on.
+    """
     io = io_thread()
-    done: concurrent.futures.Future[None]
-    done, (agent, stop) = io.portal.start_task(_hold_agent, list(argv), cwd, _ask_nobody)
+    problems: list[str] = []
+    started: concurrent.futures.Future[tuple[Agent, anyio.Event]] = concurrent.futures.Future()
+    ended = threading.Event()
+    done: concurrent.futures.Future[None] = io.submit(
+        _hold_agent, list(argv), cwd, _ask_nobody, timeout, problems, started, ended
+    )
+    try:
+        agent, stop = started.result()
+    except BaseException as exc:
+        if not isinstance(exc, Exception) or isinstance(exc, concurrent.futures.CancelledError):
+            # Interrupted while waiting: cancel the connect and let it stop the agent.
+            started.cancel()
+            done.cancel()
+            ended.wait(STOP_WAIT)
+            raise
+        ended.wait(STOP_WAIT)
+        raise ConnectFailed(exc, problems) from exc
     return AgentHandle(name, list(argv), cwd, agent, io, stop, done)
 
 
@@ -166,10 +271,18 @@ def settle_soon(
 
 
 _handles: dict[str, AgentHandle] = {}
+_closed: dict[str, AgentHandle] = {}  # the last few closed agents, by name, oldest first
+CLOSED_KEPT = 8
 
 
 def handles() -> dict[str, AgentHandle]:
+    """The open agents by name (an agent leaves when it is closed, not when it exits)."""
     return _handles
+
+
+def closed_handles() -> dict[str, AgentHandle]:
+    """The last few agents that were closed, by name, oldest first."""
+    return _closed
 
 
 def shutdown() -> None:
@@ -180,6 +293,7 @@ def shutdown() -> None:
         except Exception:  # pragma: no cover - best effort at shutdown
             log.debug("closing %s failed", handle.name, exc_info=True)
     _handles.clear()
+    _closed.clear()
     global _io
     if _io is not None:
         _io.stop()

@@ -56,26 +56,42 @@ class PromptTemplateError(ValueError):
 
 
 def interpolate(body: str, namespace: Mapping[str, Any]) -> str:
-    """``{name}`` from the user namespace; ``{{`` and ``}}`` stand for literal braces."""
+    """``{name}`` from the user namespace; ``{{`` and ``}}`` stand for literal braces.
+
+    Only plain names are filled in (with an optional ``!r``/``!s``/``!a`` conversion and a
+    format spec such as ``{x:>8}``): no expressions, indexing or attributes.
+    """
+    formatter = string.Formatter()
     try:
-        return string.Formatter().vformat(body, (), _Namespace(namespace))
-    except KeyError as exc:
+        parts = list(formatter.parse(body))
+    except ValueError as exc:
         raise PromptTemplateError(
-            f"{{{exc.args[0]}}} is not defined in the notebook (write {{{{ and }}}} for braces)"
+            f"cannot fill in the prompt: {exc} (write {{{{ and }}}} for literal braces)"
         ) from None
-    except (ValueError, IndexError, AttributeError) as exc:
-        raise PromptTemplateError(f"cannot fill in the prompt: {exc}") from None
-
-
-class _Namespace(dict[str, Any]):
-    def __init__(self, namespace: Mapping[str, Any]) -> None:
-        super().__init__()
-        self._ns = namespace
-
-    def __missing__(self, key: str) -> Any:
-        if key in self._ns:
-            return self._ns[key]
-        raise KeyError(key)
+    out: list[str] = []
+    for literal, field_name, spec, conversion in parts:
+        out.append(literal)
+        if field_name is None:
+            continue
+        if not field_name.isidentifier() or (spec and "{" in spec):
+            raw = "{" + field_name
+            raw += f"!{conversion}" if conversion else ""
+            raw += f":{spec}" if spec else ""
+            raise PromptTemplateError(
+                f"only {{name}} is interpolated; '{raw}}}' is not a plain name"
+                " - compute it in a variable first (or write {{ and }} for literal braces)"
+            )
+        if field_name not in namespace:
+            raise PromptTemplateError(
+                f"{{{field_name}}} is not defined in the notebook"
+                " (write {{ and }} for literal braces)"
+            )
+        try:
+            value = formatter.convert_field(namespace[field_name], conversion)
+            out.append(formatter.format_field(value, spec or ""))
+        except (ValueError, TypeError) as exc:
+            raise PromptTemplateError(f"cannot fill in {{{field_name}}}: {exc}") from None
+    return "".join(out)
 
 
 @dataclass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -54,6 +55,18 @@ class TurnInProgress(AcpError):
 
 class ProtocolViolation(AcpError):
     """The agent sent something that does not parse as ACP v2."""
+
+
+class InitializeTimeout(AcpError, TimeoutError):
+    """The agent did not answer ``initialize`` in time; it was stopped."""
+
+    def __init__(self, seconds: float, stderr_tail: str) -> None:
+        text = f"the agent did not answer `initialize` within {seconds:g} s and was stopped"
+        tail = stderr_tail.rstrip()
+        text += f"; last lines of its stderr:\n{tail}" if tail else " (its stderr was empty)"
+        super().__init__(text)
+        self.seconds = seconds
+        self.stderr_tail = stderr_tail
 
 
 def _auth_method_name(method: p.AuthMethod) -> str:
@@ -581,17 +594,25 @@ async def connect(
     env: Mapping[str, str] | None = None,
     permission: PermissionHandler | None = None,
     max_line_bytes: int = 64 * 2**20,
+    initialize_timeout: float | None = None,
+    on_problem: Callable[[str], None] | None = None,
 ) -> AsyncIterator[Agent]:
     """Launch ``argv`` as an ACP v2 agent, initialize it, and yield the ``Agent``.
 
     ``argv`` is a list (never a shell string); ``env`` entries are added to the inherited
     environment. Leaving the block closes the agent (bounded: stdin closed, SIGTERM, SIGKILL).
+    ``initialize_timeout``: seconds to wait for the answer to ``initialize``; after that the
+    agent is stopped at once and `InitializeTimeout` raised. ``on_problem`` is called with each
+    connection problem (also kept in ``agent.problems``), from the start: it sees what a
+    failing agent wrote before ``connect`` raised.
     """
     if isinstance(argv, str | bytes):
         raise TypeError("argv must be a list of strings, not a shell command string")
-    problems: list[str] = []
+    problems: list[str] = _ProblemList(on_problem)
     try:
-        async with _open(argv, cwd, env, permission, max_line_bytes, problems) as agent:
+        async with _open(
+            argv, cwd, env, permission, max_line_bytes, problems, initialize_timeout
+        ) as agent:
             yield agent
     except BaseExceptionGroup as group:
         # Task groups inside wrap what the block raised; give the caller the error itself.
@@ -599,6 +620,22 @@ async def connect(
         if leaf is None:
             raise
         raise leaf from leaf.__cause__
+
+
+class _ProblemList(list[str]):
+    """``agent.problems``, telling an optional callback about each new one."""
+
+    def __init__(self, callback: Callable[[str], None] | None) -> None:
+        super().__init__()
+        self._callback = callback
+
+    def append(self, problem: str) -> None:
+        super().append(problem)
+        if self._callback is not None:
+            try:
+                self._callback(problem)
+            except Exception:
+                log.exception("on_problem callback failed")
 
 
 def _single_error(group: BaseExceptionGroup[BaseException]) -> BaseException | None:
@@ -614,6 +651,57 @@ def _single_error(group: BaseExceptionGroup[BaseException]) -> BaseException | N
     return leaves[0] if len(leaves) == 1 else None
 
 
+class _GaveUp(ConnectionClosed):
+    """Fails a pending ``initialize`` that timed out or whose caller was cancelled."""
+
+    def __init__(self, timed_out: bool) -> None:
+        super().__init__("initialize timed out" if timed_out else "initialize was abandoned")
+        self.timed_out = timed_out
+
+
+async def _initialize(
+    agent: Agent,
+    process: AgentProcess,
+    connection: Connection,
+    tg: anyio.abc.TaskGroup,
+    timeout: float | None,
+) -> None:
+    """``agent.initialize()``, bounded by ``timeout``; when it times out or the caller is
+    cancelled, the agent is stopped at once (no grace period: it never answered).
+
+    The request is not cancelled but *failed* (``connection.fail``): a cancelled request
+    sends ``$/cancel_request``, for which the connection would start a task in a task
+    group that is being cancelled, which anyio never delivers the cancellation to.
+    """
+    finished = False
+    guard_scope = anyio.CancelScope()
+
+    async def guard() -> None:
+        timed_out = False
+        try:
+            with guard_scope:
+                await anyio.sleep(math.inf if timeout is None else timeout)
+                timed_out = True
+        finally:
+            if not finished:  # timed out, or cancelled from outside (the caller gave up)
+                connection.fail(_GaveUp(timed_out))
+
+    tg.start_soon(guard)
+    try:
+        with anyio.CancelScope(shield=True):
+            await agent.initialize()
+    except _GaveUp as exc:
+        await process.aclose(grace=0)
+        if exc.timed_out:
+            tail = (await process.exit_error()).stderr_tail
+            raise InitializeTimeout(timeout or 0, tail) from None
+        await anyio.lowlevel.checkpoint_if_cancelled()  # the caller's cancellation goes on
+        raise
+    finally:
+        finished = True
+        guard_scope.cancel()
+
+
 @asynccontextmanager
 async def _open(
     argv: Sequence[str],
@@ -622,6 +710,7 @@ async def _open(
     permission: PermissionHandler | None,
     max_line_bytes: int,
     problems: list[str],
+    initialize_timeout: float | None,
 ) -> AsyncIterator[Agent]:
     async with open_agent_connection(
         list(argv),
@@ -642,7 +731,7 @@ async def _open(
 
             tg.start_soon(watch_exit)
             try:
-                await agent.initialize()
+                await _initialize(agent, process, connection, tg, initialize_timeout)
                 yield agent
             finally:
                 tg.cancel_scope.cancel()

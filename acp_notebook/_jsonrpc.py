@@ -267,8 +267,8 @@ class Connection:
 
         The pending `request` call still gets whatever the peer answers. No-op once closed.
         """
-        if self.closed or self._tg is None:
-            return
+        if self.closed or self._tg is None or self._tg.cancel_scope.cancel_called:
+            return  # (a task started in a cancelled group would never get to run its send)
         self._tg.start_soon(self._send_cancel, request_id)
 
     async def _send_cancel(self, request_id: int) -> None:

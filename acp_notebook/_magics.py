@@ -16,7 +16,7 @@ import re
 import shlex
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import IPython.core.magic as _magic
 import IPython.display as _display
@@ -25,17 +25,18 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, magics_class
 
 from . import _bridge, _events
-from ._bridge import AgentHandle, open_agent
+from ._bridge import CONNECT_TIMEOUT, AgentHandle, ConnectFailed, open_agent
 from ._cells import CellRun, PromptTemplateError, interpolate
-from ._client import Session
+from ._client import Session, TurnInProgress
+from ._errors import AcpError, AgentExited
 from ._policy import Policy
+from ._visible import visible_text
 
 # IPython 8 ships these without hints (or exports) and IPython 9 with hints that reject
 # methods: use them untyped, so the module type-checks the same under both.
 magic_arguments: Any = _magic_arguments
 line_magic: Any = _magic.line_magic
 cell_magic: Any = _magic.cell_magic
-HTML: Any = vars(_display)["HTML"]
 display: Any = vars(_display)["display"]
 
 DEFAULT_SESSION = "default"
@@ -60,9 +61,33 @@ def _parse_cell_line(line: str) -> argparse.Namespace:
         argv = shlex.split(line)
     except ValueError as exc:
         raise UsageError(f"%%acp: {exc}") from None
-    # The parser built by magic_arguments; its errors are UsageErrors with the usage line.
+    # The parser built by magic_arguments; its errors are UsageErrors (without the usage line).
     parser: argparse.ArgumentParser = AcpMagics.acp_cell.parser
-    return parser.parse_args(argv)
+    try:
+        return parser.parse_args(argv)
+    except UsageError as exc:
+        raise UsageError(f"%%acp: {exc} ({_usage(parser)})") from None
+
+
+def _usage(parser: argparse.ArgumentParser) -> str:
+    """The parser's usage line as "usage: %acp log [--name NAME] [-n N]" (one line)."""
+    usage = " ".join(parser.format_usage().split())
+    usage = usage.replace(":: ", "", 1)  # magic_arguments' formatter starts with "::"
+    return usage if usage.startswith("usage:") else f"usage: {usage}"
+
+
+def _one_line(exc: BaseException) -> str:
+    """An error as one line: the exit status of an agent (its stderr is for `%acp status`),
+    else the first line of the message."""
+    if isinstance(exc, AgentExited):
+        how = f"was killed by signal {exc.signal}" if exc.signal else "exited"
+        if not exc.signal and exc.returncode is not None:
+            how += f" with code {exc.returncode}"
+        more = "; `%acp status` shows its stderr" if exc.stderr_tail.strip() else ""
+        return f"the agent {how}{more}"
+    text = str(exc).strip() or type(exc).__name__
+    first, _, rest = text.partition("\n")
+    return first.rstrip(":;, ") + (" (...)" if rest.strip() else "")
 
 
 def _cell_key(shell: Any) -> str:
@@ -72,14 +97,48 @@ def _cell_key(shell: Any) -> str:
     return f"exec:{getattr(shell, 'execution_count', 0)}"
 
 
-def _agent(name: str | None = None) -> AgentHandle:
+def _default_name() -> str | None:
+    """The default agent: the last one connected, or (once it is closed) the newest open one."""
     handles = _bridge.handles()
-    key = name or _state["default_agent"]
+    name: str | None = _state["default_agent"]
+    if name in handles:
+        return name
+    return next(reversed(handles), None)
+
+
+def _agent(name: str | None = None) -> AgentHandle:
+    """An open agent (it may have exited by itself; a closed one is gone)."""
+    handles = _bridge.handles()
+    key = name or _default_name()
     if key is None or key not in handles:
+        connected = ", ".join(repr(n) for n in handles) or "none"
+        closed = " (it was closed)" if key in _bridge.closed_handles() else ""
         if name:
-            raise UsageError(f"no agent named {name!r}; connected: {sorted(handles) or 'none'}")
-        raise UsageError("no agent connected: run `%acp connect` first (see %acp?)")
+            raise UsageError(f"no agent named {name!r}{closed}; connected: {connected}")
+        last = _state["default_agent"]
+        if last in _bridge.closed_handles():
+            closed = f" ({last!r} was closed)"
+        raise UsageError(f"no agent connected{closed}: run `%acp connect` first (see %acp?)")
     return handles[key]
+
+
+def _exit_label(handle: AgentHandle) -> str:
+    proc = handle.agent.process
+    sig = proc.exit_signal if proc is not None else None
+    if sig:
+        return f"signal {sig}"
+    code = proc.returncode if proc is not None else None
+    return f"code {code}" if code is not None else "its connection closed"
+
+
+def _live(handle: AgentHandle) -> AgentHandle:
+    """The handle, if its agent still runs; else a one-line UsageError."""
+    if not handle.alive:
+        raise UsageError(
+            f"agent {handle.name!r} has exited ({_exit_label(handle)}); `%acp status` shows its"
+            " stderr, `%acp connect` starts a new one"
+        )
+    return handle
 
 
 def _session_for(name: str, new: bool) -> tuple[AgentHandle, Session]:
@@ -87,18 +146,36 @@ def _session_for(name: str, new: bool) -> tuple[AgentHandle, Session]:
     if not new and name in sessions:
         agent_name, session = sessions[name]
         handle = _bridge.handles().get(agent_name)
-        if handle is not None and handle.alive and not session.closed:
+        if (
+            handle is not None
+            and handle.alive
+            and session.agent is handle.agent
+            and not session.closed
+        ):
             return handle, session
     handles = _bridge.handles()
-    handle = handles[name] if name in handles else _agent()
-    if not handle.alive:
-        raise UsageError(f"agent {handle.name!r} has exited; `%acp connect` again")
+    handle = _live(handles[name] if name in handles else _agent())
     fresh: Session = handle.io.call(handle.agent.new_session, handle.cwd)
     sessions[name] = (handle.name, fresh)
     return handle, fresh
 
 
+def _forget_sessions(handle: AgentHandle) -> None:
+    """Drop the session names bound to this agent (it was closed or replaced)."""
+    for name, (_agent_name, session) in list(_state["sessions"].items()):
+        if session.agent is handle.agent:
+            del _state["sessions"][name]
+
+
 def _start_cell(shell: Any, line: str, body: str) -> CellRun:
+    """Start a ``%%acp`` cell's turn; errors the user can act on are one-line UsageErrors."""
+    try:
+        return _start_cell_inner(shell, line, body)
+    except AcpError as exc:
+        raise UsageError(f"%%acp: {_one_line(exc)}") from None
+
+
+def _start_cell_inner(shell: Any, line: str, body: str) -> CellRun:
     from ._widgets import TurnView
 
     args = _parse_cell_line(line)
@@ -116,7 +193,14 @@ def _start_cell(shell: Any, line: str, body: str) -> CellRun:
         previous.close_view()
     handle, session = _session_for(args.session, args.new)
     io = handle.io
-    turn = io.call(session.start_turn, prompt)
+    try:
+        turn = io.call(session.start_turn, prompt)
+    except TurnInProgress:
+        raise UsageError(
+            f"%%acp: session {args.session!r} is busy: a turn started earlier (with --bg?) is"
+            f" still running. Wait for it to end, stop it with `%acp cancel --session"
+            f" {args.session}`, or use another session with `--session NAME`"
+        ) from None
     policy = Policy.from_globs(args.allow, args.deny)
 
     def stop_terminal(terminal_id: str) -> None:  # the terminal's stop button (main thread)
@@ -185,16 +269,51 @@ async def run_cell_async(line: str, body: str) -> None:
 _SUBCOMMANDS = ("connect", "cancel", "close", "sessions", "resume", "status", "log", "panel")
 
 
-def _sub_parser(prog: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=f"%acp {prog}", add_help=False, exit_on_error=False)
-    return parser
+class _HelpShown(Exception):
+    """A subcommand's ``--help`` was printed: the magic returns normally."""
+
+
+class _SubParser(argparse.ArgumentParser):
+    """A subcommand's parser: ``--help`` prints and returns, a bad option is one UsageError."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message} ({_usage(self)})")
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        if status == 0:  # after --help
+            raise _HelpShown
+        raise UsageError(f"{self.prog}: {(message or '').strip() or 'error'} ({_usage(self)})")
+
+
+def _sub_parser(prog: str, description: str) -> argparse.ArgumentParser:
+    return _SubParser(prog=f"%acp {prog}", description=description, exit_on_error=False)
 
 
 def _parse_sub(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
     try:
         return parser.parse_args(list(argv))
-    except (argparse.ArgumentError, SystemExit) as exc:
-        raise UsageError(f"{parser.prog}: {exc}; usage: {parser.format_usage().strip()}") from None
+    except argparse.ArgumentError as exc:  # exit_on_error=False raises these for bad values
+        parser.error(str(exc))
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
+    return value
 
 
 def _connect(argv: list[str]) -> None:
@@ -203,9 +322,24 @@ def _connect(argv: list[str]) -> None:
     if "--" in argv:
         cut = argv.index("--")
         own, agent_argv = argv[:cut], argv[cut + 1 :]
-    parser = _sub_parser("connect")
-    parser.add_argument("--name", default=None)
-    parser.add_argument("--cwd", default=None)
+    parser = _sub_parser(
+        "connect",
+        "Launch an agent (the embedded agent when no ARGV is given after --) and initialize it."
+        " It replaces an agent of the same name only once it is initialized.",
+    )
+    parser.usage = "%(prog)s [--name NAME] [--cwd DIR] [--timeout SECONDS] [-- ARGV...]"
+    parser.add_argument(
+        "--name", default=None, help="name of the agent (default: embedded, or ARGV[0]'s name)"
+    )
+    parser.add_argument("--cwd", default=None, metavar="DIR", help="its working directory")
+    parser.add_argument(
+        "--timeout",
+        type=_positive_seconds,
+        default=CONNECT_TIMEOUT,
+        metavar="SECONDS",
+        help="stop the agent if it has not answered `initialize` after SECONDS"
+        " (default: %(default)g)",
+    )
     args = _parse_sub(parser, own)
     import os
 
@@ -214,77 +348,97 @@ def _connect(argv: list[str]) -> None:
         raise UsageError(f"%acp connect: {cwd} is not a directory")
     command = agent_argv or embedded_agent_argv()
     name = args.name or ("embedded" if not agent_argv else os.path.basename(command[0]))
-    old = _bridge.handles().pop(name, None)
+    try:
+        handle = open_agent(name, command, cwd, timeout=args.timeout)
+    except ConnectFailed as exc:
+        title = f"Could not connect {name!r} ({shlex.join(command)})"
+        display(_ErrorBox(title, str(exc)))
+        raise UsageError(f"%acp connect: could not connect {name!r}: {exc.summary}") from None
+    # Only now that the new agent is initialized does it replace the old one of that name.
+    old = _bridge.handles().get(name)
     if old is not None:
         old.close()
-    try:
-        handle = open_agent(name, command, cwd)
-    except Exception as exc:
-        message = str(exc) or type(exc).__name__
-        display(_error_html(f"Could not connect {name!r} ({shlex.join(command)})", message))
-        return
+        _events.emit("agent_closed", old)
+        _forget_sessions(old)
     _bridge.handles()[name] = handle
     _state["default_agent"] = name
     _events.emit("agent_connected", handle)
-    info = handle.agent.info
-    label = f"{info.title or info.name} {info.version}" if info else "?"
     pid = handle.agent.process.pid if handle.agent.process else "?"
-    print(f"acp: connected {name!r}: {label} (pid {pid}, cwd {cwd})")
+    replaced = f"; it replaces the previous {name!r}, now closed" if old is not None else ""
+    print(f"acp: connected {name!r}: {handle.label} (pid {pid}, cwd {cwd}){replaced}")
 
 
-def _error_html(title: str, detail: str) -> HTML:
-    import html
+class _ErrorBox:
+    """An error shown as HTML, with the same text as text/plain (nbval, nbconvert, terminals)."""
 
-    return HTML(
-        f"<div class='acp-error'><b>{html.escape(title)}</b><pre>{html.escape(detail)}</pre></div>"
-    )
+    def __init__(self, title: str, detail: str) -> None:
+        self.title = title
+        self.detail = detail
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, str]:
+        import html
+
+        return {
+            "text/plain": f"{self.title}\n{self.detail}",
+            "text/html": f"<div class='acp-error'><b>{html.escape(self.title)}</b>"
+            f"<pre>{html.escape(self.detail)}</pre></div>",
+        }
 
 
 def _cancel(argv: list[str]) -> None:
-    parser = _sub_parser("cancel")
-    parser.add_argument("--session", default=DEFAULT_SESSION)
+    parser = _sub_parser("cancel", "Cancel the session's running turn (session/cancel).")
+    parser.add_argument(
+        "--session", default=DEFAULT_SESSION, help="session name (default: %(default)s)"
+    )
     args = _parse_sub(parser, argv)
     entry = _state["sessions"].get(args.session)
     if entry is None:
         raise UsageError(f"no session named {args.session!r}")
-    handle = _agent(entry[0])
+    handle = _live(_agent(entry[0]))
     handle.io.call(entry[1].cancel)
     print(f"acp: cancel sent to session {args.session!r}")
 
 
 def _close(argv: list[str]) -> None:
-    parser = _sub_parser("close")
-    parser.add_argument("--name", default=None)
+    parser = _sub_parser(
+        "close", "Close an agent: pending permission requests are answered cancelled."
+    )
+    parser.add_argument("--name", default=None, help="the agent (default: the default agent)")
     args = _parse_sub(parser, argv)
     handle = _agent(args.name)
     handle.close()
     _events.emit("agent_closed", handle)
-    for name, (agent_name, _) in list(_state["sessions"].items()):
-        if agent_name == handle.name:
-            del _state["sessions"][name]
-    print(f"acp: closed {handle.name!r}")
+    _forget_sessions(handle)
+    after = ""
+    now = _default_name()
+    if now is not None and handle.name == _state["default_agent"]:
+        after = f"; the default agent is now {now!r}"
+    print(f"acp: closed {handle.name!r}{after}")
 
 
 def _sessions(argv: list[str]) -> None:
-    parser = _sub_parser("sessions")
-    parser.add_argument("--name", default=None)
+    parser = _sub_parser("sessions", "List the sessions the agent knows (session/list).")
+    parser.add_argument("--name", default=None, help="the agent (default: the default agent)")
     args = _parse_sub(parser, argv)
-    handle = _agent(args.name)
+    handle = _live(_agent(args.name))
     infos: list[Any] = handle.io.call(handle.agent.list_sessions)
     if not infos:
         print("acp: the agent lists no sessions")
     for info in infos:
         title = f"  {info.title}" if getattr(info, "title", None) else ""
-        print(f"{info.session_id}  {info.cwd}{title}")
+        # The agent wrote all of it: hidden characters are shown, not obeyed.
+        print(visible_text(f"{info.session_id}  {info.cwd}{title}", prose=True))
 
 
 def _resume(argv: list[str]) -> None:
-    parser = _sub_parser("resume")
-    parser.add_argument("session_id")
-    parser.add_argument("--session", default=DEFAULT_SESSION)
-    parser.add_argument("--name", default=None)
+    parser = _sub_parser("resume", "Resume a session of the agent and replay its history.")
+    parser.add_argument("session_id", help="the session's id (see `%%acp sessions`)")
+    parser.add_argument(
+        "--session", default=DEFAULT_SESSION, help="name it here (default: %(default)s)"
+    )
+    parser.add_argument("--name", default=None, help="the agent (default: the default agent)")
     args = _parse_sub(parser, argv)
-    handle = _agent(args.name)
+    handle = _live(_agent(args.name))
     session: Session = handle.io.call(_resume_call, handle, args.session_id)
     _state["sessions"][args.session] = (handle.name, session)
     state = session.state
@@ -300,26 +454,29 @@ async def _resume_call(handle: AgentHandle, session_id: str) -> Session:
 
 
 def _status(argv: list[str]) -> None:
+    parser = _sub_parser("status", "The agents, their processes, and the named sessions.")
+    _parse_sub(parser, argv)
     handles = _bridge.handles()
     if not handles:
         print("acp: no agents connected")
+    default_name = _default_name()
     for name, handle in handles.items():
-        agent = handle.agent
-        proc = agent.process
-        info = agent.info
+        proc = handle.agent.process
         if handle.alive:
             life = f"alive (pid {proc.pid if proc else '?'})"
         else:
-            code = proc.returncode if proc else None
-            sig = getattr(proc, "exit_signal", None)
-            life = f"exited ({'signal ' + sig if sig else 'code ' + str(code)})"
-        label = f"{info.name} {info.version}" if info else "?"
-        default = " [default]" if name == _state["default_agent"] else ""
+            life = f"exited ({_exit_label(handle)})"
+        default = " [default]" if name == default_name else ""
+        label = visible_text(handle.label, prose=True)
         print(f"{name}{default}: {label}, {life}, argv {shlex.join(handle.argv)}")
         if not handle.alive and proc is not None:
-            tail = proc.stderr_tail(2000).strip()
+            tail = visible_text(proc.stderr_tail(2000).strip(), multiline=True)
             if tail:
                 print("  stderr tail:\n    " + tail.replace("\n", "\n    "))
+    for name, handle in _bridge.closed_handles().items():
+        if name not in handles:
+            label = visible_text(handle.label, prose=True)
+            print(f"{name}: {label}, closed (exited, {_exit_label(handle)})")
     for session_name, (agent_name, session) in _state["sessions"].items():
         state = session.state
         stop = f" ({state.stop_reason})" if state.state == "idle" and state.stop_reason else ""
@@ -338,9 +495,11 @@ def shorten_base64(text: str, keep: int = 24) -> str:
 
 
 def _log(argv: list[str]) -> None:
-    parser = _sub_parser("log")
-    parser.add_argument("--name", default=None)
-    parser.add_argument("-n", type=int, default=20)
+    parser = _sub_parser("log", "The last protocol messages (base64 payloads shortened).")
+    parser.add_argument("--name", default=None, help="the agent (default: the default agent)")
+    parser.add_argument(
+        "-n", type=_positive_int, default=20, help="how many (at least 1; default %(default)s)"
+    )
     args = _parse_sub(parser, argv)
     handle = _agent(args.name)
     entries = list(handle.agent.connection.log)[-args.n :]
@@ -353,7 +512,9 @@ def _log(argv: list[str]) -> None:
 def _panel(argv: list[str]) -> None:
     from . import _sidepanel
 
-    parser = _sub_parser("panel")
+    parser = _sub_parser(
+        "panel", "Open the agent side panel (JupyterLab, Notebook 7) and print a text summary."
+    )
     parser.add_argument("--no-auto", action="store_true", help="do not open it on connect")
     parser.add_argument("--auto", action="store_true", help="open it on the first connect")
     parser.add_argument("--close", action="store_true", help="close the panel")
@@ -406,8 +567,9 @@ class AcpMagics(Magics):
     def acp(self, line: str) -> None:
         """Manage ACP agents and sessions.
 
-        %acp connect [--name NAME] [--cwd DIR] [-- ARGV...]
-            Launch and initialize an agent (the embedded agent when no ARGV is given).
+        %acp connect [--name NAME] [--cwd DIR] [--timeout SECONDS] [-- ARGV...]
+            Launch and initialize an agent (the embedded agent when no ARGV is given);
+            it is stopped if it has not answered `initialize` after SECONDS (30).
         %acp cancel [--session NAME]       cancel the session's running turn
         %acp close [--name NAME]           close an agent (pending permissions fail closed)
         %acp sessions [--name NAME]        list the agent's sessions
@@ -419,6 +581,8 @@ class AcpMagics(Magics):
                                            open the JupyterLab side panel (and print a
                                            text summary); --no-auto: do not open it
                                            when an agent connects
+
+        `%acp SUBCOMMAND --help` shows a subcommand's options.
         """
         try:
             argv = shlex.split(line)
@@ -426,12 +590,25 @@ class AcpMagics(Magics):
             raise UsageError(f"%acp: {exc}") from None
         if not argv:
             raise UsageError("%acp needs a subcommand: " + ", ".join(_SUBCOMMANDS) + " (see %acp?)")
+        if argv[0] in ("-h", "--help", "help"):
+            print(acp_help())
+            return
         handler = _HANDLERS.get(argv[0])
         if handler is None:
-            raise UsageError(f"%acp: unknown subcommand {argv[0]!r}; try one of {_SUBCOMMANDS}")
-        handler(argv[1:])
+            raise UsageError(
+                f"%acp: unknown subcommand {argv[0]!r}; try one of {', '.join(_SUBCOMMANDS)}"
+                " (or %acp --help)"
+            )
+        try:
+            handler(argv[1:])
+        except _HelpShown:
+            return
+        except AcpError as exc:  # the agent refused, died, or is busy: one line, no traceback
+            raise UsageError(f"%acp {argv[0]}: {_one_line(exc)}") from None
 
-    @magic_arguments.magic_arguments()
+    # The name makes the usage line read "%%acp [...]" (magic_arguments would derive
+    # "%acp_cell" from the method's name).
+    @magic_arguments.magic_arguments(name="%acp")
     @magic_arguments.argument(
         "--session", default=DEFAULT_SESSION, help="session name (default: %(default)s)"
     )
@@ -443,21 +620,24 @@ class AcpMagics(Magics):
         action="append",
         default=[],
         metavar="GLOB",
-        help="approve commands (or tool-call titles) matching GLOB",
+        help="approve a command when every simple command in it matches GLOB (or a tool-call "
+        "title does); $(...) and backticks are always asked about",
     )
     @magic_arguments.argument(
         "--deny",
         action="append",
         default=[],
         metavar="GLOB",
-        help="reject commands (or tool-call titles) matching GLOB; deny wins over allow",
+        help="reject a command when any simple command in it, $(...) included, matches GLOB "
+        "(or a tool-call title does); deny wins over allow",
     )
     @magic_arguments.argument(
         "--timeout",
-        type=float,
+        type=_positive_seconds,
         default=None,
         metavar="SECONDS",
-        help="reject (fail closed) permission requests nobody answered in time",
+        help="a permission request still unanswered after SECONDS is answered 'cancelled'"
+        " (fail closed), and the turn ends cancelled",
     )
     @magic_arguments.argument(
         "--bg", action="store_true", help="return at once; the output keeps streaming"
@@ -481,6 +661,14 @@ class AcpMagics(Magics):
             run.wait_blocking()
         finally:
             _finish_cell(run)
+
+
+def acp_help() -> str:
+    """What ``%acp --help`` prints: the subcommands (the magic's own description)."""
+    import inspect
+
+    parser: argparse.ArgumentParser = AcpMagics.acp.parser
+    return inspect.cleandoc(parser.description or "")
 
 
 def transform_cell(lines: list[str]) -> list[str]:

@@ -17,6 +17,7 @@ from typing import Any, Literal
 import anyio
 
 from ._protocol import RequestPermissionRequest
+from ._visible import visible_text
 
 log = logging.getLogger("acp_notebook.permission")
 
@@ -39,7 +40,7 @@ DecidedBy = Literal[
 CANCELLED: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
 
 
-@dataclass
+@dataclass(repr=False)
 class PermissionDecision:
     """One entry of a session's decision log: what was asked, what was answered, and why."""
 
@@ -77,6 +78,18 @@ class PermissionDecision:
         self.detail = detail
         self.done.set()
         return True
+
+    def __repr__(self) -> str:
+        """Short and deterministic: ``<PermissionDecision 'Run `ls`?' allow_once by policy
+        --allow 'ls*'>``, ``<PermissionDecision 'Run `ls`?' pending>``."""
+        head = f"<PermissionDecision {self.request.title!r}"
+        if self.decided_by is None:
+            return f"{head} pending>"
+        what = self.option_kind or ("cancelled" if self.option_id is None else self.option_id)
+        detail = visible_text(self.detail)
+        if detail:
+            detail = f" {detail}" if self.decided_by == "policy" else f" ({detail})"
+        return f"{head} {what} by {self.decided_by}{detail}>"
 
     def response(self) -> dict[str, Any]:
         if self.option_id is None:

@@ -33,7 +33,7 @@ from ._bridge import AgentHandle, IOThread
 from ._permission import PermissionDecision
 from ._widgets import AgentPanel, PermissionCard, TerminalWidget
 from ._widgets._card import close_deep
-from ._widgets._parts import e, set_children, set_if_changed, wire
+from ._widgets._parts import e, set_children, set_if_changed, visible, visible_lines, wire
 
 log = logging.getLogger("acp_notebook.sidepanel")
 
@@ -85,17 +85,19 @@ def agent_facts(handle: AgentHandle) -> dict[str, Any]:
             exit_label = "closed"
         if proc is not None:
             stderr = proc.stderr_tail(2000).strip()
+    # Everything shown as text has its hidden characters made visible (acp_notebook._visible):
+    # the HTML and the text summary are both made from these facts.
     return {
-        "name": handle.name,
-        "agent": info.name if info else "?",
-        "title": (info.title or info.name) if info else "?",
-        "version": info.version if info else "?",
-        "argv": shlex.join(handle.argv),
-        "cwd": handle.cwd,
+        "name": visible(handle.name),
+        "agent": visible(info.name) if info else "?",
+        "title": visible(info.title or info.name) if info else "?",
+        "version": visible(info.version) if info else "?",
+        "argv": visible(shlex.join(handle.argv)),
+        "cwd": visible(handle.cwd),
         "pid": proc.pid if proc is not None else None,
         "alive": alive,
-        "exit": exit_label,
-        "stderr": stderr,
+        "exit": visible(exit_label),
+        "stderr": visible_lines(stderr),
     }
 
 
@@ -108,7 +110,7 @@ def _usage_text(usage: Any) -> str:
     cost = wire(usage.cost) if usage.cost is not None else None
     if isinstance(cost, dict) and "amount" in cost:
         parts.append(f"{cost['amount']} {cost.get('currency', '')}".strip())
-    return ", ".join(parts)
+    return visible(", ".join(parts))
 
 
 def _config_options(session: Any) -> list[dict[str, Any]]:
@@ -123,11 +125,11 @@ def _choices(option: dict[str, Any]) -> list[tuple[str, str]]:
         if not isinstance(item, dict):
             continue
         if "value" in item:
-            found.append((str(item.get("name", item["value"])), str(item["value"])))
+            found.append((visible(str(item.get("name", item["value"]))), str(item["value"])))
         for sub in item.get("options") or []:
             if isinstance(sub, dict) and "value" in sub:
                 label = f"{item.get('name', '')} / {sub.get('name', sub['value'])}"
-                found.append((label, str(sub["value"])))
+                found.append((visible(label), str(sub["value"])))
     return found
 
 
@@ -138,15 +140,16 @@ def session_facts(label: str, agent_name: str, session: Any) -> dict[str, Any]:
     for command in state.available_commands:
         payload = wire(command)
         if isinstance(payload, dict) and payload.get("name"):
-            commands.append(str(payload["name"]))
-    return {
-        "label": label,
-        "agent": agent_name,
-        "id": session.id,
-        "cwd": session.cwd,
-        "title": state.title or "",
-        "state": state.state or "new",
-        "stop_reason": state.stop_reason if state.state == "idle" else None,
+            commands.append(visible(str(payload["name"])))
+    stop_reason = state.stop_reason if state.state == "idle" else None
+    return {  # hidden characters made visible, as in agent_facts
+        "label": visible(label),
+        "agent": visible(agent_name),
+        "id": visible(session.id),
+        "cwd": visible(session.cwd),
+        "title": visible(state.title or ""),
+        "state": visible(state.state or "new"),
+        "stop_reason": visible(stop_reason) if stop_reason else None,
         "usage": _usage_text(state.usage),
         "commands": commands,
         "config": _config_options(session),
@@ -414,12 +417,12 @@ class SidePanel:
         self._entries.append(_Entry(run, decision, card, box, [label, show]))
 
     def _entry_label(self, run: Any) -> str:
-        name = self._session_names().get(id(run.session), run.session.id)
-        cell = _cell_id(run)
-        where = f"cell <code>{e(cell)}</code>" if cell else e(str(run.key))
+        name = visible(self._session_names().get(id(run.session), run.session.id))
+        cell = visible(_cell_id(run))
+        where = f"cell <code>{e(cell)}</code>" if cell else e(visible(str(run.key)))
         return (
             f'<div class="acp-inbox-label">session <b>{e(name)}</b> on '
-            f"{e(run.handle.name)} · {where}</div>"
+            f"{e(visible(run.handle.name))} · {where}</div>"
         )
 
     # -- refresh (I/O thread) ---------------------------------------------------------------------
@@ -540,7 +543,7 @@ class SidePanel:
                 pickers[config_id] = picker
             self._syncing.on = True
             try:
-                set_if_changed(picker, "description", str(option.get("name", config_id)))
+                set_if_changed(picker, "description", visible(str(option.get("name", config_id))))
                 if kind == "select":
                     choices = _choices(option)
                     set_if_changed(picker, "options", choices)
@@ -595,13 +598,14 @@ class SidePanel:
                 box.add_class("acp-panel-terminal")
                 row = _Row(box, head)
                 self._term_rows[id(widget)] = row
-            name = names.get(id(run.session), run.session.id)
+            name = visible(names.get(id(run.session), run.session.id))
+            where = visible(_cell_id(run) or str(run.key))
             state = "running" if not _run_done(run) else "finished"
             set_if_changed(
                 row.info,
                 "value",
                 f'<div class="acp-panel-terminal-label" data-state="{state}">'
-                f"session <b>{e(name)}</b> · {e(_cell_id(run) or str(run.key))} · {state}</div>",
+                f"session <b>{e(name)}</b> · {e(where)} · {state}</div>",
             )
             rows.append(row.box)
         keep = {id(widget) for _r, _t, widget in chosen}
@@ -631,7 +635,8 @@ class SidePanel:
             self._syncing.on = False
         handle = self._handles.get(self._log_name)
         text = log_text(handle, LOG_LINES, 600) if handle is not None else "(no agent connected)"
-        set_if_changed(self._log_pre, "value", f'<pre class="acp-panel-log-pre">{e(text)}</pre>')
+        shown = e(visible_lines(text))  # a raw line from the agent may hold anything
+        set_if_changed(self._log_pre, "value", f'<pre class="acp-panel-log-pre">{shown}</pre>')
 
     def _on_log_pick(self, change: dict[str, Any]) -> None:
         if self._echo() or not change.get("new"):
@@ -706,10 +711,14 @@ class SidePanel:
 
     # -- text --------------------------------------------------------------------------------
     def summary(self) -> str:
+        """The text summary (I/O thread). Its inbox is read from the decisions themselves, as
+        ``%acp status`` counts them, not from the inbox widgets: those are only pruned by the
+        next refresh, so a request settled since (a timeout, a click in the cell) used to be
+        listed as pending still. The widgets are brought up to date on the way."""
         with self._lock:
-            return _summary(
-                self._handles.values(), self._runs, [entry.decision for entry in self._entries]
-            )
+            if not self.closed:
+                self._sync_inbox()
+            return _summary(self._handles.values(), self._runs)
 
 
 def close_and_forget(handle: AgentHandle) -> None:
@@ -737,9 +746,20 @@ def reopen(handle: AgentHandle) -> AgentHandle:
 # -- the text summary (also for front ends without the labextension) -----------------------------
 
 
-def _summary(
-    handles: Iterable[AgentHandle], runs: Iterable[Any], pending: Iterable[PermissionDecision]
-) -> str:
+def _pending_decisions(handles: Iterable[AgentHandle]) -> list[PermissionDecision]:
+    """Every undecided permission request of these agents' sessions (read in the I/O thread)."""
+    return [
+        decision
+        for handle in handles
+        for session in list(handle.agent.sessions.values())
+        for decision in list(session.permissions)
+        if decision.pending
+    ]
+
+
+def _summary(handles: Iterable[AgentHandle], runs: Iterable[Any]) -> str:
+    """Every string from the agent or the user is shown with its hidden characters made
+    visible (the text goes to ``text/plain``, where front ends read ESC as a colour code)."""
     from ._magics import _state
 
     names = {id(session): name for name, (_a, session) in _state["sessions"].items()}
@@ -765,23 +785,24 @@ def _summary(
                 lines.append(f"    usage: {f['usage']}")
             for option in f["config"]:
                 name = option.get("name", option.get("configId"))
-                lines.append(f"    {name}: {option.get('currentValue')}")
+                lines.append(visible(f"    {name}: {option.get('currentValue')}"))
             if f["commands"]:
                 lines.append("    commands: " + " ".join("/" + c for c in f["commands"]))
     if not count:
         lines.append("  (none)")
-    pending = list(pending)
+    pending = _pending_decisions(handles)
     lines.append(f"Approval inbox: {len(pending)} pending")
     for decision in pending:
         subject = wire(decision.request.subject) if decision.request.subject is not None else {}
         command = subject.get("command") if isinstance(subject, dict) else None
         what = f"$ {command}" if command else decision.request.title
-        lines.append(f"  {what}  (session {decision.request.session_id})")
+        lines.append(visible(f"  {what}  (session {decision.request.session_id})"))
     terms = []
     for run in runs:
         for widget in getattr(run.view, "terminal_widgets", {}).values():
             state = "running" if not _run_done(run) else "finished"
-            terms.append(f"  $ {widget.command}  [{state}, {len(widget.data)} bytes]")
+            command = visible(widget.command)  # the turn view made it visible; no harm twice
+            terms.append(f"  $ {command}  [{state}, {len(widget.data)} bytes]")
     lines.append(f"Terminals: {len(terms)}")
     lines.extend(terms[-MAX_TERMINALS:])
     return "\n".join(lines)
@@ -796,10 +817,9 @@ def summary_text() -> str:
 
     handles = list(_bridge.handles().values())
     runs = list(_state["cells"].values())
-    pending = [card.decision for run in runs for card in run.cards if card.decision.pending]
     if handles:
-        return str(handles[0].io.call(_summary, handles, runs, pending))
-    return _summary(handles, runs, pending)
+        return str(handles[0].io.call(_summary, handles, runs))
+    return _summary(handles, runs)
 
 
 # -- module state and the event subscriptions --------------------------------------------------

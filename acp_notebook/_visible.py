@@ -2,14 +2,27 @@
 
 A permission card must show exactly what would run. Terminal controls (ESC, CR, BS, ...) can hide
 or redraw text, and bidirectional overrides can reorder it on screen ("Trojan Source"). Each one
-is replaced by a visible marker such as ``⟨ESC⟩`` or ``⟨U+202E RLO⟩``. Tab and newline are kept
-but also marked, since a newline in a one-line command is worth noticing.
+is replaced by a visible marker such as ``⟨ESC⟩`` or ``⟨U+202E RLO⟩``.
+
+Three strictnesses:
+
+* the default, for one-line labels (a command, a title, a path): tab and newline are kept but
+  also marked, since a newline in a one-line command is worth noticing;
+* ``multiline=True``, for text whose layout matters (a prompt, a JSON dump): newline (``\\n`` and
+  ``\\r\\n``, shown as ``\\n``) and tab pass unmarked, everything else as in the default;
+* ``prose=True``, for Markdown an agent wrote: as ``multiline``, and the zero-width joiners and
+  left/right marks that ordinary text in many scripts (and emoji sequences) need pass too. The
+  overrides, embeddings and isolates that reorder text are still marked.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
+
+__all__ = ["Visible", "make_visible", "visible_text"]
 
 _C0_NAMES = {
     0x00: "NUL", 0x07: "BEL", 0x08: "BS", 0x09: "TAB", 0x0A: "LF", 0x0B: "VT", 0x0C: "FF",
@@ -22,6 +35,14 @@ _FORMAT_NAMES = {
     0x2067: "RLI", 0x2068: "FSI", 0x2069: "PDI", 0xFEFF: "BOM", 0x2028: "LSEP", 0x2029: "PSEP",
 }  # fmt: skip
 
+_LAYOUT = frozenset("\n\t")
+_PROSE = _LAYOUT | frozenset("\u200c\u200d\u200e\u200f")  # ZWNJ, ZWJ, LRM, RLM
+# Printable ASCII never needs a marker: only runs of other characters are looked at, and a run
+# that ``str.isprintable`` passes (any script, no controls, no format characters) is kept whole.
+_RUN = re.compile(r"[^\x20-\x7e]+")
+# The same when newline and tab are kept: they end a run, and CR LF is matched as one.
+_LAYOUT_RUN = re.compile(r"\r\n|[^\x20-\x7e\n\t\r]+|\r")
+
 
 @dataclass(frozen=True)
 class Visible:
@@ -33,6 +54,7 @@ class Visible:
         return bool(self.hidden)
 
 
+@lru_cache(maxsize=4096)
 def _marker(ch: str) -> str | None:
     code = ord(ch)
     if code in _FORMAT_NAMES:
@@ -47,17 +69,32 @@ def _marker(ch: str) -> str | None:
     return None
 
 
-def make_visible(text: str) -> Visible:
-    parts: list[str] = []
-    hidden: list[str] = []
-    for ch in text:
+def make_visible(text: str, *, multiline: bool = False, prose: bool = False) -> Visible:
+    """``text`` with hidden characters replaced by markers (see the module docstring)."""
+    keep = _PROSE if prose else _LAYOUT if multiline else frozenset()
+    hidden: dict[str, None] = {}
+
+    def one(ch: str) -> str:
+        if ch in keep:
+            return ch
         name = _marker(ch)
         if name is None:
-            parts.append(ch)
-            continue
-        if name not in hidden:
-            hidden.append(name)
-        parts.append(f"⟨{name}⟩")
-        if ch == "\n":
-            parts.append("\n")
-    return Visible("".join(parts), tuple(hidden))
+            return ch
+        hidden.setdefault(name, None)
+        return f"⟨{name}⟩\n" if ch == "\n" else f"⟨{name}⟩"
+
+    def replace(match: re.Match[str]) -> str:
+        run = match.group()
+        if run.isprintable():
+            return run
+        if keep and run == "\r\n":  # a line break where newlines are kept
+            return "\n"
+        return "".join(one(ch) for ch in run)
+
+    pattern = _LAYOUT_RUN if keep else _RUN
+    return Visible(pattern.sub(replace, text), tuple(hidden))
+
+
+def visible_text(text: str, *, multiline: bool = False, prose: bool = False) -> str:
+    """Just the text of :func:`make_visible`."""
+    return make_visible(text, multiline=multiline, prose=prose).text

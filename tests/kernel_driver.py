@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import queue
 import time
 import uuid
@@ -184,3 +185,12 @@ def acp_kernel(tmp_path: Path) -> Iterator[Kernel]:
 
 def new_cell_id() -> str:
     return uuid.uuid4().hex[:12]
+
+
+def process_gone(pid: int) -> bool:
+    """No process with this id exists (any more)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False

@@ -30,6 +30,23 @@ def test_interpolation_and_brace_escapes() -> None:
         interpolate("hi {nobody}", {})
 
 
+@pytest.mark.parametrize("body", ["{d['a']}", "{x+1}", "{x.real}", "{}", "{x:{w}}"])
+def test_only_plain_names_are_interpolated(body: str) -> None:
+    with pytest.raises(PromptTemplateError) as info:
+        interpolate(f"say {body} now", {"d": {"a": 1}, "x": 1, "w": 3})
+    assert str(info.value) == (
+        f"only {{name}} is interpolated; '{body}' is not a plain name - compute it in a"
+        " variable first (or write {{ and }} for literal braces)"
+    )
+
+
+def test_a_missing_name_is_reported_as_itself() -> None:
+    with pytest.raises(PromptTemplateError, match=r"^\{nobody\} is not defined in the notebook"):
+        interpolate("{x} and {nobody}", {"x": 1})
+    # a conversion or a format spec on a plain name is fine
+    assert interpolate("{x!r:>5}|{y:.2f}", {"x": "a", "y": 1.0}) == "  'a'|1.00"
+
+
 def test_log_shortens_base64_payloads_either_json_style() -> None:
     payload = "QUJD" * 40
     for text in (

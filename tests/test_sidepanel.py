@@ -231,6 +231,26 @@ def test_no_auto_and_explicit_open_with_text_summary(k: Kernel, tmp_path: Path) 
     assert "VS Code" in text
 
 
+def test_text_summary_inbox_follows_the_decisions(k: Kernel, tmp_path: Path) -> None:
+    # The panel's refresher is slowed right down, so it cannot hide the bug: the text summary
+    # must read the decisions (as `%acp status` does), not the inbox widgets it prunes.
+    k.run("import acp_notebook._sidepanel as sp\nsp.REFRESH_INTERVAL = 3600\nrlo = '\\u202e'")
+    _connect(k, tmp_path)
+    panel = panel_id(k)
+    cell = k.run("%%acp --timeout 1\n$ echo {rlo}plain\n").text()  # nobody answers
+    assert "decision: Cancelled - no answer before the timeout" in cell
+    assert "> $ echo ⟨U+202E RLO⟩plain" in cell
+    text = k.run("%acp panel").text()
+    assert "0 pending permission(s)" in k.run("%acp status").text()
+    assert "Approval inbox: 0 pending" in text, text
+    assert "$ echo" not in text.split("Approval inbox:")[1]
+    # the session's title (the agent made it from the prompt) is shown visibly
+    assert "'$ echo ⟨U+202E RLO⟩plain', idle (cancelled)" in text and "\u202e" not in text
+    k.wait_for(lambda: pending(k) == 0, "the badge to drop to 0")  # the widgets follow
+    assert with_class(k, "acp-inbox-entry", panel) == []
+    assert "\u202e" not in html_within(k, panel)
+
+
 SCENARIO = [
     {
         "update": {

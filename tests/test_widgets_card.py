@@ -183,6 +183,52 @@ def test_command_hidden_characters_are_made_visible(make_card: Callable[..., Any
     assert "\x1b" not in text
 
 
+def test_description_and_option_kinds_show_hidden_characters(
+    make_card: Callable[..., Any],
+) -> None:
+    options = [{"optionId": "x", "name": "Go", "kind": "_vendor\u202ekind"}]
+    req = request(command(), description="first \u202eline\x1b[2K\nsecond", options=options)
+    card, _ = make_card(req)
+    card.mark_decided("x", "handler", "handler said \u202e\x07")
+    bundle = card.static_bundle()
+    for where, out in (("live", card._info.value + card.status_html), *bundle.items()):
+        assert "\u202e" not in out and "\x1b" not in out and "\x07" not in out, where
+    text = bundle["text/plain"]
+    assert "  first ⟨U+202E RLO⟩line⟨ESC⟩[2K\n  second" in text  # the newline is kept
+    assert "options: Go (_vendor⟨U+202E RLO⟩kind)" in text
+    assert "by the permission handler (handler said ⟨U+202E RLO⟩⟨BEL⟩)" in text
+    assert card.buttons[0].tooltip == "_vendor⟨U+202E RLO⟩kind"
+
+
+def test_permission_decision_repr_is_short_and_deterministic() -> None:
+    decision = PermissionDecision(request(command(), title="Run `ls`?"))
+    assert repr(decision) == "<PermissionDecision 'Run `ls`?' pending>"
+    decision.settle("yes", "policy", "--allow 'ls*'")
+    assert repr(decision) == "<PermissionDecision 'Run `ls`?' allow_once by policy --allow 'ls*'>"
+    assert str([decision]) == f"[{decision!r}]"
+    timed_out = PermissionDecision(request(command(), title="Run \u202e?"))
+    timed_out.settle(None, "timeout", "no answer before the timeout")
+    assert repr(timed_out) == (
+        "<PermissionDecision 'Run \\u202e?' cancelled by timeout (no answer before the timeout)>"
+    )
+    for shown in (repr(decision), repr(timed_out)):
+        assert "meta" not in shown and not re.search(r"0x[0-9a-f]+", shown)
+
+
+def test_make_visible_modes() -> None:
+    from acp_notebook._visible import make_visible, visible_text
+
+    text = "a\r\nb\tc\n\r\x1b\u202e漢字 👨\u200d💻"
+    strict = make_visible(text)
+    assert strict.text == "a⟨CR⟩⟨LF⟩\nb⟨TAB⟩c⟨LF⟩\n⟨CR⟩⟨ESC⟩⟨U+202E RLO⟩漢字 👨⟨U+200D ZWJ⟩💻"
+    assert strict.hidden == ("CR", "LF", "TAB", "ESC", "U+202E RLO", "U+200D ZWJ")
+    # layout kept (CR LF is a line break, a lone CR is not), joiners marked
+    lines = "a\nb\tc\n⟨CR⟩⟨ESC⟩⟨U+202E RLO⟩漢字 👨⟨U+200D ZWJ⟩💻"
+    assert visible_text(text, multiline=True) == lines
+    assert visible_text(text, prose=True) == lines.replace("⟨U+200D ZWJ⟩", "\u200d")
+    assert visible_text(lines, multiline=True) == lines  # markers stay as they are
+
+
 def test_plain_command_has_no_warning(make_card: Callable[..., Any]) -> None:
     card, _ = make_card()
     assert 'class="acp-card-warning"' not in card._info.value

@@ -244,6 +244,27 @@ def test_many_floods_share_one_message_budget(streams: int) -> None:
     assert budget.busy(sim.now) == 0  # closed coalescers leave the budget
 
 
+def test_the_budget_survives_a_close_from_inside_its_own_methods() -> None:
+    """A widget's ``__del__`` closes its coalescer, which leaves the budget; garbage collection
+    may run that in the middle of a budget method on the same thread. That once deadlocked."""
+    budget = FlushBudget(rate=100.0)
+    me, dying = object(), object()
+    budget.flushed(dying, 0.0)
+
+    class Now(float):  # does what a collection would, while the budget compares times
+        def __sub__(self, other: float) -> float:
+            budget.forget(dying)
+            budget.flushed(object(), 0.0)
+            return float(self) - other
+
+    result: list[float] = []
+    worker = threading.Thread(target=lambda: result.append(budget.gap(me, Now(0.5))), daemon=True)
+    worker.start()
+    worker.join(timeout=10)
+    assert not worker.is_alive(), "FlushBudget.gap deadlocked"
+    assert result and result[0] > 0
+
+
 def test_an_idle_terminal_does_not_use_the_budget() -> None:
     budget = FlushBudget(rate=100.0, window=1.0)
     quiet, busy = object(), object()

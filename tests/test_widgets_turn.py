@@ -503,10 +503,137 @@ def test_huge_terminal_transcript_is_capped(make_view: Callable[..., TurnView]) 
     state, turn = session()
     apply(state, TERM, out("term_1", b"".join(b"line %06d\n" % i for i in range(60000))))
     view = make_view(turn)
-    text = view.static_bundle()["text/plain"]
-    assert "line 059999" in text and "line 000001\n" not in text
-    assert "earlier bytes not shown" in text
-    assert len(text) < 400_000
+    bundle = view.static_bundle()
+    text = bundle["text/plain"]
+    assert "line 059999" in text and "line 059800\n" in text and "line 059799" not in text
+    # the lines before the converted tail are counted too
+    note = "… 59,800 earlier lines not saved in the notebook (the live view and `-o` keep them)"
+    assert note in text and note in bundle["text/html"]
+    assert len(text) < 4000 and len(bundle["text/html"]) < 8000
+
+
+def test_seq_3000_saves_only_its_last_200_lines(make_view: Callable[..., TurnView]) -> None:
+    state, turn = session("$ seq 1 3000")
+    view = make_view(turn, "$ seq 1 3000")
+    output = "".join(f"{i}\n" for i in range(1, 3001)).encode()
+    apply(state, RUN, TERM, out("term_1", output[:7000]), out("term_1", output[7000:]), view=view)
+    apply(state, {"sessionUpdate": "terminal_update", "terminalId": "term_1", "exitStatus": {}})
+    view.refresh()
+    bundle = view.static_bundle()
+    note = "… 2,800 earlier lines not saved in the notebook (the live view and `-o` keep them)"
+    text, html = bundle["text/plain"], bundle["text/html"]
+    body = text.split(note + "\n", 1)[1].split("\n  [exited]", 1)[0]
+    assert body.split("\n") == [f"  {i}" for i in range(2801, 3001)]
+    assert f'<span class="acp-omitted">{note}</span>\n2801\n2802\n' in html
+    assert "\n3000</pre>" in html and "\n2800\n" not in html
+    assert len(text) < 2500 and len(html) - html.index("<div class=") < 3000
+    assert view.static_bundle() == bundle  # deterministic
+    # everything is still there for the live view and for `-o`
+    assert turn.terminals["term_1"].data == output
+    flush_terminals(view)
+    assert view.terminal_widgets["term_1"].data == output
+
+
+def test_static_terminal_caps_bytes_and_a_single_huge_line() -> None:
+    from acp_notebook._widgets._static import STATIC_BYTES, cap_tail
+
+    wide = [f"{i:04d} " + "x" * 995 for i in range(60)]  # 60 lines of 1000 characters
+    text, html = cap_tail("\n".join(wide), "\n".join(wide))
+    lines = text.split("\n")
+    assert lines[0] == "… 44 earlier lines not saved in the notebook (the live view keeps them)"
+    assert lines[1].startswith("0044 ") and lines[-1].startswith("0059 ")
+    assert len(text.encode()) <= STATIC_BYTES + 100 and len(html.encode()) <= STATIC_BYTES + 200
+    # one line of 100 KB (no newline at all): its end, marked as cut; coloured HTML stays safe
+    huge = "a<b" * 40_000
+    text, html = cap_tail(huge, '<span class="ansi-red-fg">' + huge.replace("<", "&lt;"))
+    assert text.startswith("…") and text.endswith("a<b") and len(text.encode()) <= STATIC_BYTES + 3
+    assert html.startswith("…") and "<b" not in html and "<span" not in html
+    assert cap_tail("ok\n", "<b>ok</b>\n") == ("ok\n", "<b>ok</b>\n")  # it fits: as it is
+
+
+def test_exit_status_has_a_short_repr() -> None:
+    state, turn = session()
+    for status, shown in (
+        ({"exitCode": 0}, "ExitStatus(exit_code=0)"),
+        ({"signal": "SIGTERM"}, "ExitStatus(signal='SIGTERM')"),
+        ({}, "ExitStatus()"),
+    ):
+        apply(state, {**TERM, "exitStatus": status})
+        exit_status = turn.terminals["term_1"].exit_status
+        assert repr(exit_status) == str(exit_status) == shown
+        assert exit_status.to_wire() == status  # still the wire model underneath
+    assert turn.terminals["term_1"].exit_label == "exited"
+
+
+HIDDEN = "\u202e\x1b\x07"
+
+
+def test_hidden_characters_are_visible_outside_the_card(
+    make_view: Callable[..., TurnView],
+) -> None:
+    prompt = "$ echo \u202eexe.txt\x1b[2K\x07\nsecond\tline"  # e.g. from {var} interpolation
+    state, turn = session(prompt)
+    view = make_view(turn, prompt)
+    apply(
+        state,
+        {
+            "sessionUpdate": "plan_update",
+            "plan": {
+                "type": "items",
+                "planId": "p",
+                "entries": [{"content": "step \u202e1", "priority": "high", "status": "pending"}],
+            },
+        },
+        {
+            **RUN,
+            "title": "Run \u202etxt.exe",
+            "locations": [{"path": "src/\u202ecod.py", "line": 3}],
+            "rawInput": {"command": "echo \u202eexe.txt", "why": "two\nlines"},
+            "content": [
+                {"type": "content", "content": {"type": "text", "text": "out\x1b[31m\u202e"}},
+                {"type": "terminal", "terminalId": "term_1"},
+            ],
+        },
+        {**TERM, "command": "echo \u202eexe.txt\x07", "cwd": "/w\u202e"},
+        out("term_1", b"fine\n"),
+        chunk("m1", "said \u202eit\x1b[1m"),
+        IDLE,
+        view=view,
+    )
+    view.refresh()
+    bundle = view.static_bundle()
+    widget = view.terminal_widgets["term_1"]
+    shown = {
+        "live": all_html(view),
+        "html": bundle["text/html"],
+        "text": bundle["text/plain"],
+        "header": widget.command + widget.cwd,  # the live terminal's header is text too
+    }
+    for where, value in shown.items():
+        assert not set(HIDDEN) & set(value), where
+        assert "⟨U+202E RLO⟩" in value, where
+    text = bundle["text/plain"]
+    assert text.startswith("> $ echo ⟨U+202E RLO⟩exe.txt⟨ESC⟩[2K⟨BEL⟩\n> second\tline\n")
+    assert "Tool call: Run ⟨U+202E RLO⟩txt.exe [execute]" in text
+    assert "  at src/⟨U+202E RLO⟩cod.py:3" in text
+    assert "  [pending] step ⟨U+202E RLO⟩1" in text
+    assert "  out⟨ESC⟩[31m⟨U+202E RLO⟩" in text and "said ⟨U+202E RLO⟩it⟨ESC⟩[1m" in text
+    for html in (shown["live"], shown["html"]):
+        assert "$ echo ⟨U+202E RLO⟩exe.txt⟨ESC⟩[2K⟨BEL⟩\nsecond\tline</div>" in html
+        # the raw input keeps its layout (newlines, indentation) and stays escaped
+        assert "{\n  &quot;command&quot;: &quot;echo ⟨U+202E RLO⟩exe.txt&quot;," in html
+        assert "&quot;why&quot;: &quot;two\\nlines&quot;\n}" in html
+        assert "src/⟨U+202E RLO⟩cod.py:3" in html and "step ⟨U+202E RLO⟩1" in html
+    assert widget.command == "echo ⟨U+202E RLO⟩exe.txt⟨BEL⟩" and widget.cwd == "/w⟨U+202E RLO⟩"
+
+
+def test_agent_prose_keeps_joiners(make_view: Callable[..., TurnView]) -> None:
+    state, turn = session()
+    view = make_view(turn)
+    apply(state, chunk("m1", "dev: 👨\u200d💻, \u05e9\u200f!"), view=view)
+    view.refresh()
+    assert "👨\u200d💻, \u05e9\u200f!" in all_html(view)
+    assert "👨\u200d💻, \u05e9\u200f!" in view.static_bundle()["text/plain"]
 
 
 # -- lifetime and threads ------------------------------------------------------------------------

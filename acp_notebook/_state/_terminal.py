@@ -5,9 +5,10 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from .._protocol import TerminalExitStatus
 from ._ansi import AnsiHtml, AnsiTranscript
 
-__all__ = ["DEFAULT_MAX_BYTES", "TerminalState", "patch_meta"]
+__all__ = ["DEFAULT_MAX_BYTES", "ExitStatus", "TerminalState", "patch_meta"]
 
 DEFAULT_MAX_BYTES = 16 * 2**20
 _MIN_MAX_BYTES = 8
@@ -25,6 +26,33 @@ def patch_meta(old: dict[str, Any] | None, new: dict[str, Any] | None) -> dict[s
         else:
             merged[key] = value
     return merged
+
+
+class ExitStatus(TerminalExitStatus):
+    """A terminal's exit status as the state keeps it: the wire model, with a short repr.
+
+    ``TerminalState.exit_status`` turns every wire ``TerminalExitStatus`` into one of these, so
+    ``term.exit_status`` prints as ``ExitStatus(exit_code=0)`` (only the values that are there),
+    not as a wire model with every field. Fields, ``to_wire()`` and the fields-set record are
+    the wire model's.
+    """
+
+    @classmethod
+    def of(cls, status: Any) -> Any:
+        """``status`` as an :class:`ExitStatus` when it is a wire exit status, else as it is."""
+        if isinstance(status, TerminalExitStatus) and not isinstance(status, cls):
+            return cls.model_validate(status.to_wire())
+        return status
+
+    def __repr__(self) -> str:
+        values = {"exit_code": self.exit_code, "signal": self.signal, "meta": self.meta}
+        values.update(self.model_extra or {})
+        shown = ", ".join(
+            f"{name}={value!r}" for name, value in values.items() if value is not None
+        )
+        return f"ExitStatus({shown})"
+
+    __str__ = __repr__
 
 
 class TerminalState:
@@ -48,7 +76,7 @@ class TerminalState:
         self.size: Any = None  # TerminalSize model
         self.capabilities: Any = None  # TerminalCapabilities model
         self.meta: dict[str, Any] | None = None
-        self.exit_status: Any = None  # TerminalExitStatus model; set means exited
+        self._exit_status: Any = None
         self.tool_call_ids: list[str] = []  # tool calls whose content anchors this terminal
         self.reported = False  # a terminal_update or chunk has been seen
         self.revision = 0
@@ -131,6 +159,15 @@ class TerminalState:
     @property
     def omitted_bytes(self) -> int:
         return self._start
+
+    @property
+    def exit_status(self) -> Any:
+        """An :class:`ExitStatus` (a ``TerminalExitStatus``) once the process exited, else None."""
+        return self._exit_status
+
+    @exit_status.setter
+    def exit_status(self, status: Any) -> None:
+        self._exit_status = ExitStatus.of(status)
 
     @property
     def exited(self) -> bool:

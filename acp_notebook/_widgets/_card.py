@@ -37,6 +37,7 @@ from ._parts import (
     tool_call_header_html,
     tool_call_header_text,
     visible,
+    visible_lines,
     wire,
 )
 
@@ -105,7 +106,7 @@ def describe_decision(
         by = _BY.get(decided_by or "", f"by {decided_by or 'an unknown path'}")
         if detail and decided_by not in ("click", "panel", "timeout", "closed"):
             by += f" ({detail})"
-    return f"{verb} - {by}"
+    return visible(f"{verb} - {by}")
 
 
 def _hidden_warning(*texts: str) -> str | None:
@@ -147,7 +148,7 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
             button = ipywidgets.Button(
                 description=visible(option.name),
                 button_style=button_style(str(option.kind)),
-                tooltip=str(option.kind),
+                tooltip=visible(str(option.kind)),
                 layout=ipywidgets.Layout(width="auto"),  # the whole label, never "Allo…"
             )
             button.on_click(self._click_handler(option.option_id))
@@ -310,7 +311,7 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
         if request.description:
             parts.append(
                 f'<div class="acp-card-description" style="white-space:pre-wrap">'
-                f"{e(request.description)}</div>"
+                f"{e(visible_lines(request.description))}</div>"
             )
         subject = request.subject
         if isinstance(subject, CommandPermissionSubject):
@@ -341,7 +342,7 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
 
     def transcript_html(self) -> str:
         options = ", ".join(
-            f'<span class="acp-badge">{e(visible(o.name))} ({e(str(o.kind))})</span>'
+            f'<span class="acp-badge">{e(visible(o.name))} ({e(visible(str(o.kind)))})</span>'
             for o in self.decision.request.options
         )
         return (
@@ -353,7 +354,7 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
         request = self.decision.request
         lines = [f"Permission request: {visible(request.title)}"]
         if request.description:
-            lines += [f"  {line}" for line in request.description.splitlines()]
+            lines += [f"  {line}" for line in visible_lines(request.description).splitlines()]
         subject = request.subject
         if isinstance(subject, CommandPermissionSubject):
             lines.append(f"  command: {make_visible(subject.command).text}")
@@ -370,7 +371,7 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
                 lines += [f"    {line}" for line in content_text(item)]
         elif subject is not None:
             lines.append("  subject: " + generic_text(wire(subject)).replace("\n", "\n  "))
-        options = ", ".join(f"{visible(o.name)} ({o.kind})" for o in request.options)
+        options = ", ".join(f"{visible(o.name)} ({visible(str(o.kind))})" for o in request.options)
         lines.append(f"  options: {options}")
         lines.append(f"  decision: {self.outcome_text}")
         return lines

@@ -52,13 +52,18 @@ def thread_timer(delay: float, callback: Callable[[], None]) -> TimerHandle:
 
 
 class FlushBudget:
-    """A message rate that all busy coalescers share (thread-safe).
+    """A message rate that all busy coalescers share (thread-safe, and without a lock).
 
     A coalescer counts as busy for ``window`` seconds after its last flush.  With ``n`` busy,
     each keeps its flushes at least ``n / rate`` seconds apart, so together they send about
     ``rate`` messages per second however many stream, each getting an equal share.  Times come
     from the coalescers' own clocks; a time more than ``window`` away from ``now`` (another
     clock) is not counted.
+
+    There is deliberately no lock: ``forget`` runs from ``close``, which a widget's ``__del__``
+    calls, and garbage collection may run that in the middle of any other method on the same
+    thread (a lock held there would deadlock).  Each method only does single dict operations
+    (atomic under the GIL) or reads a ``copy()``; at worst a count is one stream off for a moment.
     """
 
     def __init__(self, rate: float = DEFAULT_BUDGET_RATE, *, window: float = 1.0) -> None:
@@ -66,31 +71,29 @@ class FlushBudget:
             raise ValueError("rate and window must be positive")
         self.rate = rate
         self.window = window
-        self._lock = threading.Lock()
         self._last: dict[int, float] = {}  # id(coalescer) -> time of its last flush
 
     def busy(self, now: float) -> int:
         """How many coalescers flushed within ``window`` of ``now``."""
-        with self._lock:
-            return sum(1 for t in self._last.values() if abs(now - t) <= self.window)
+        return sum(1 for t in self._last.copy().values() if abs(now - t) <= self.window)
 
     def gap(self, key: object, now: float) -> float:
         """The spacing ``key`` should keep between flushes right now."""
-        with self._lock:
-            others = sum(
-                1 for k, t in self._last.items() if k != id(key) and abs(now - t) <= self.window
-            )
+        mine = id(key)
+        others = sum(
+            1 for k, t in self._last.copy().items() if k != mine and abs(now - t) <= self.window
+        )
         return (others + 1) / self.rate
 
     def flushed(self, key: object, now: float) -> None:
-        with self._lock:
-            self._last[id(key)] = now
-            if len(self._last) > 64:  # forget long-idle coalescers that were never closed
-                self._last = {k: t for k, t in self._last.items() if abs(now - t) <= self.window}
+        self._last[id(key)] = now
+        if len(self._last) > 64:  # forget long-idle coalescers that were never closed
+            for k, t in self._last.copy().items():
+                if abs(now - t) > self.window:
+                    self._last.pop(k, None)
 
     def forget(self, key: object) -> None:
-        with self._lock:
-            self._last.pop(id(key), None)
+        self._last.pop(id(key), None)
 
 
 SHARED_BUDGET = FlushBudget()

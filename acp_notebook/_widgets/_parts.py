@@ -1,8 +1,11 @@
 """HTML and plain-text pieces shared by the turn view and the permission card.
 
 Every string that came from the agent is escaped here (``html.escape`` with quotes), or goes
-through :func:`render_markdown`. The plain-text forms are deterministic: no ids the agent made
-up at random, no addresses, no times.
+through :func:`render_markdown`. Every string shown as text has its control characters and bidi
+overrides made visible first (``acp_notebook._visible``), in the HTML and in the plain text alike:
+Jupyter front ends read ESC in ``text/plain`` as an ANSI colour code, and an RLO reorders what
+follows it. The plain-text forms are deterministic: no ids the agent made up at random, no
+addresses, no times.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from .._protocol import (
     TextContent,
 )
 from .._state import DiffView, PlanState, build_diff, diff_html
-from .._visible import make_visible
+from .._visible import visible_text
 from ._markdown import render_markdown, safe_link
 
 __all__ = [
@@ -36,6 +39,9 @@ __all__ = [
     "plan_text",
     "tool_call_header_html",
     "tool_call_header_text",
+    "visible",
+    "visible_lines",
+    "visible_prose",
     "wire",
 ]
 
@@ -105,7 +111,17 @@ def css(value: str) -> str:
 
 def visible(text: str) -> str:
     """Agent text for a one-line label: control and bidi characters made visible."""
-    return make_visible(text).text
+    return visible_text(text)
+
+
+def visible_lines(text: str) -> str:
+    """Multi-line text (a prompt, a JSON dump): as :func:`visible`, newlines and tabs kept."""
+    return visible_text(text, multiline=True)
+
+
+def visible_prose(text: str) -> str:
+    """Agent Markdown: as :func:`visible_lines`, joiners and LRM/RLM kept (see ``_visible``)."""
+    return visible_text(text, prose=True)
 
 
 def wire(model: Any) -> Any:
@@ -115,14 +131,21 @@ def wire(model: Any) -> Any:
 
 
 def generic_text(payload: Any) -> str:
-    return json.dumps(payload, indent=2, sort_keys=True, default=str, ensure_ascii=False)
+    """Indented JSON; hidden characters in it (JSON leaves U+202E and friends raw) made visible."""
+    dumped = json.dumps(payload, indent=2, sort_keys=True, default=str, ensure_ascii=False)
+    return visible_lines(dumped)
 
 
 def generic_html(payload: Any, summary: str | None = None) -> str:
     body = f'<pre class="acp-generic">{e(generic_text(payload))}</pre>'
     if summary is None:
         return body
-    return f"<details><summary>{e(summary)}</summary>{body}</details>"
+    return f"<details><summary>{e(visible(summary))}</summary>{body}</details>"
+
+
+def _kind(payload: Any) -> str:
+    """The ``type`` tag of an unknown payload, for a label."""
+    return str(payload.get("type", "?")) if isinstance(payload, dict) else "?"
 
 
 # -- content blocks ----------------------------------------------------------------------------
@@ -133,17 +156,17 @@ def block_html(block: Any) -> str:
     if isinstance(block, TextContent):
         return render_markdown(block.text)
     if isinstance(block, ResourceLink):
-        label = e(block.title or block.name)
+        label = e(visible(block.title or block.name))
         if safe_link(block.uri):
             return (
                 f'<p><a href="{e(block.uri)}" target="_blank" rel="noopener noreferrer nofollow">'
                 f"{label}</a></p>"
             )
-        return f"<p>{label} <code>{e(block.uri)}</code></p>"
+        return f"<p>{label} <code>{e(visible(block.uri))}</code></p>"
     payload = wire(block)
-    kind = payload.get("type", "?") if isinstance(payload, dict) else "?"
+    kind = _kind(payload)
     if kind in ("image", "audio") and isinstance(payload, dict):
-        return f"<p><em>[{e(kind)} {e(str(payload.get('mimeType', '')))}]</em></p>"
+        return f"<p><em>[{e(kind)} {e(visible(str(payload.get('mimeType', ''))))}]</em></p>"
     return generic_html(payload, f"[{kind} content]")
 
 
@@ -153,10 +176,10 @@ def block_html(block: Any) -> str:
 def _location_text(loc: Any) -> str:
     payload = wire(loc)
     if not isinstance(payload, dict):
-        return str(payload)
+        return visible(str(payload))
     path = str(payload.get("path", "?"))
     line = payload.get("line")
-    return f"{path}:{line}" if line is not None else path
+    return visible(f"{path}:{line}" if line is not None else path)
 
 
 def tool_call_header_html(
@@ -170,8 +193,8 @@ def tool_call_header_html(
         f'<span class="acp-tool-call-title">{e(visible(title or "tool call"))}</span>',
     ]
     if kind:
-        parts.append(f' <span class="acp-badge acp-tool-kind">{e(kind)}</span>')
-    parts.append(f' <span class="acp-badge acp-status-{css(status)}">{e(status)}</span>')
+        parts.append(f' <span class="acp-badge acp-tool-kind">{e(visible(kind))}</span>')
+    parts.append(f' <span class="acp-badge acp-status-{css(status)}">{e(visible(status))}</span>')
     locs = [_location_text(loc) for loc in locations]
     if locs:
         parts.append(
@@ -188,8 +211,8 @@ def tool_call_header_text(
 ) -> list[str]:
     line = f"Tool call: {visible(title or 'tool call')}"
     if kind:
-        line += f" [{kind}]"
-    line += f" - {status or 'pending'}"
+        line += f" [{visible(kind)}]"
+    line += f" - {visible(status or 'pending')}"
     lines = [line]
     locs = [_location_text(loc) for loc in locations]
     if locs:
@@ -216,7 +239,7 @@ def _entry_label(view: DiffView, index: int) -> str:
     label = f"{entry.operation} {target}"
     if entry.file_type and entry.file_type != "text":
         label += f" [{entry.file_type}]"
-    return label + _diff_stats(view, index)
+    return visible(label) + _diff_stats(view, index)
 
 
 def _diff_view(item: Any) -> DiffView:
@@ -232,13 +255,17 @@ def diff_item_html(item: Any) -> str:
     view = _diff_view(item)
     out = ['<div class="acp-diff-files">']
     for index, entry in enumerate(view.entries):
-        body = diff_html(DiffView((entry,), view.patch_format))
+        # The state layer escapes the diff but leaves hidden characters as they are: mark them
+        # in the finished markup (its tags are plain ASCII, so only the text can hold any).
+        body = visible_lines(diff_html(DiffView((entry,), view.patch_format)))
         out.append(
             f'<details open class="acp-diff-fold"><summary><code>{e(_entry_label(view, index))}'
             f"</code></summary>{body}</details>"
         )
     if view.extra_files or view.patch_text is not None:
-        rest = diff_html(DiffView((), view.patch_format, view.patch_text, view.extra_files))
+        rest = visible_lines(
+            diff_html(DiffView((), view.patch_format, view.patch_text, view.extra_files))
+        )
         out.append(f"<details open><summary>more of the patch</summary>{rest}</details>")
     if not view.entries and not view.extra_files and view.patch_text is None:
         out.append('<div class="acp-diff-note">empty diff</div>')
@@ -249,9 +276,9 @@ def diff_item_html(item: Any) -> str:
 def diff_item_text(item: Any) -> list[str]:
     view = _diff_view(item)
     lines = [f"diff: {_entry_label(view, i)}" for i in range(len(view.entries))]
-    lines += [f"diff: {f.path}" for f in view.extra_files]
+    lines += [f"diff: {visible(f.path)}" for f in view.extra_files]
     if view.patch_text is not None:
-        lines.append(f"diff: patch ({view.patch_format or '?'})")
+        lines.append(f"diff: patch ({visible(view.patch_format or '?')})")
     return lines
 
 
@@ -262,7 +289,7 @@ def content_html(item: Any, terminal_label: Callable[[str], str] | None = None) 
     if isinstance(item, ContentToolCallContent):
         block = item.content
         if isinstance(block, TextContent):
-            return f'<pre class="acp-tool-call-text">{e(block.text)}</pre>'
+            return f'<pre class="acp-tool-call-text">{e(visible_lines(block.text))}</pre>'
         return block_html(block)
     if isinstance(item, TerminalToolCallContent):
         label = terminal_label(item.terminal_id) if terminal_label else "terminal"
@@ -270,8 +297,7 @@ def content_html(item: Any, terminal_label: Callable[[str], str] | None = None) 
     payload = wire(item)
     if isinstance(payload, dict) and payload.get("type") == "diff":
         return diff_item_html(item)  # a diff whose changes include unknown operations
-    kind = payload.get("type", "?") if isinstance(payload, dict) else "?"
-    return generic_html(payload, f"[{kind} content]")
+    return generic_html(payload, f"[{_kind(payload)} content]")
 
 
 def content_text(item: Any) -> list[str]:
@@ -280,15 +306,11 @@ def content_text(item: Any) -> list[str]:
     if isinstance(item, ContentToolCallContent):
         block = item.content
         if isinstance(block, TextContent):
-            return block.text.splitlines() or [""]
-        payload = wire(block)
-        kind = payload.get("type", "?") if isinstance(payload, dict) else "?"
-        return [f"[{kind} content]"]
+            return visible_lines(block.text).splitlines() or [""]
+        return [f"[{visible(_kind(wire(block)))} content]"]
     if isinstance(item, TerminalToolCallContent):
         return []  # drawn by the caller
-    payload = wire(item)
-    kind = payload.get("type", "?") if isinstance(payload, dict) else "?"
-    return [f"[{kind} content]"]
+    return [f"[{visible(_kind(wire(item)))} content]"]
 
 
 # -- plan -------------------------------------------------------------------------------------
@@ -296,15 +318,16 @@ def content_text(item: Any) -> list[str]:
 
 def plan_html(plan: PlanState) -> str:
     if plan.raw is not None:
-        return f'<div class="acp-plan"><b>Plan</b> ({e(plan.type)}){generic_html(plan.raw)}</div>'
+        kind = e(visible(plan.type))
+        return f'<div class="acp-plan"><b>Plan</b> ({kind}){generic_html(plan.raw)}</div>'
     rows = []
     for entry in plan.entries:
         status = str(entry.status)
         icon = _STATUS_ICON.get(status, "•")
         rows.append(
-            f'<li class="acp-plan-{css(status)}">{icon} {e(entry.content)} '
-            f'<span class="acp-badge acp-status-{css(status)}">{e(status)}</span>'
-            f'<span class="acp-badge">{e(str(entry.priority))}</span></li>'
+            f'<li class="acp-plan-{css(status)}">{icon} {e(visible(entry.content))} '
+            f'<span class="acp-badge acp-status-{css(status)}">{e(visible(status))}</span>'
+            f'<span class="acp-badge">{e(visible(str(entry.priority)))}</span></li>'
         )
     return (
         '<div class="acp-plan"><b>Plan</b>'
@@ -314,8 +337,10 @@ def plan_html(plan: PlanState) -> str:
 
 def plan_text(plan: PlanState) -> list[str]:
     if plan.raw is not None:
-        return [f"Plan ({plan.type})"]
-    return ["Plan:"] + [f"  [{entry.status}] {entry.content}" for entry in plan.entries]
+        return [f"Plan ({visible(plan.type)})"]
+    return ["Plan:"] + [
+        f"  [{visible(str(entry.status))}] {visible(entry.content)}" for entry in plan.entries
+    ]
 
 
 def set_if_changed(widget: Any, name: str, value: Any) -> None:

@@ -25,7 +25,6 @@ import ipywidgets  # type: ignore[import-untyped]
 
 from .._state import MessageState, TerminalState, ToolCallState, TurnState, ansi_to_html
 from .._state import ansi_to_text as _ansi_to_text
-from .._visible import make_visible
 from ._card import PermissionCard, close_deep
 from ._markdown import render_markdown
 from ._parts import (
@@ -43,25 +42,39 @@ from ._parts import (
     set_if_changed,
     tool_call_header_html,
     tool_call_header_text,
+    visible,
+    visible_lines,
+    visible_prose,
     wire,
 )
+from ._static import cap_tail
 from ._terminal import TerminalWidget
 
 __all__ = ["LIVE_TEXT", "TurnView"]
 
 LIVE_TEXT = "ACP turn (live view)"
-#: Static transcripts show at most this many bytes of a terminal's end.
+#: Static transcripts convert at most this many bytes of a terminal's end (then keep its last
+#: lines: ``_static.cap_tail``).
 STATIC_TERMINAL_BYTES = 256 * 1024
 
 TerminalCancel = Callable[[str], None]
 
 
 def _prompt_html(prompt: str) -> str:
-    return f'<div class="acp-turn-prompt">{e(prompt)}</div>'
+    return f'<div class="acp-turn-prompt">{e(visible_lines(prompt))}</div>'
+
+
+def _prompt_text(prompt: str) -> list[str]:
+    return [f"> {line}" for line in visible_lines(prompt).splitlines() or [""]]
+
+
+def _markdown(text: str) -> str:
+    """Agent Markdown with hidden characters made visible first (joiners kept: see _visible)."""
+    return render_markdown(visible_prose(text))
 
 
 def _message_html(msg: MessageState) -> str:
-    parts = [render_markdown(msg.text)] if msg.text else []
+    parts = [_markdown(msg.text)] if msg.text else []
     parts += [block_html(b) for b in msg.content if getattr(b, "type", None) != "text"]
     body = "".join(parts)
     if msg.role == "user":
@@ -86,10 +99,11 @@ def _extras_html(turn: TurnState) -> str:
     """Notices and updates this library does not know (shown generically, escaped)."""
     parts = []
     for notice in turn.notices:
-        description = f": {e(notice.description)}" if notice.description else ""
+        description = f": {e(visible_lines(notice.description))}" if notice.description else ""
+        severity = e(visible(str(notice.severity)))
         parts.append(
-            f'<div class="acp-notice acp-notice-{e(str(notice.severity))}">'
-            f"<b>{e(str(notice.severity))}</b> {e(notice.title)}{description}</div>"
+            f'<div class="acp-notice acp-notice-{severity}">'
+            f"<b>{severity}</b> {e(visible(notice.title))}{description}</div>"
         )
     for update in turn.unknown_updates:
         payload = wire(update)
@@ -109,32 +123,55 @@ def _exit_dict(status: Any) -> dict[str, Any] | None:
     return dict(payload) if isinstance(payload, dict) else {}
 
 
+#: What a static terminal's note says keeps the lines the notebook does not.
+TURN_KEEPS = "the live view and `-o` keep them"
+
+
+def _terminal_body(term: TerminalState) -> tuple[str, str]:
+    """The end of a terminal's output as ``(text, html)``: see :func:`cap_tail`."""
+    dropped = ""  # the state's own note: bytes it did not keep (past its memory bound)
+    if term.omitted_bytes:
+        dropped = f"[… {term.omitted_bytes} bytes omitted …]"
+    earlier = 0
+    if term.total_bytes - term.omitted_bytes <= STATIC_TERMINAL_BYTES:
+        text, markup = term.text, term.html
+        if dropped:  # both start with that note, on a line of its own
+            text, markup = text.partition("\n")[2], markup.partition("\n")[2]
+    else:  # convert only the end (from a line start), count the lines before it
+        data = term.data
+        start = len(data) - STATIC_TERMINAL_BYTES
+        cut = data.find(b"\n", start - 1, len(data) - 1)
+        if cut >= 0:
+            start = cut + 1
+        earlier = data.count(b"\n", 0, start)
+        tail = data[start:]
+        text, markup = _ansi_to_text(tail), ansi_to_html(tail)
+    body_text, body_html = cap_tail(text, markup, earlier=earlier, keeps=TURN_KEEPS)
+    if dropped:
+        body_text = f"{dropped}\n{body_text}"
+        body_html = f'<span class="acp-omitted">{e(dropped)}</span>\n{body_html}'
+    return body_text, body_html
+
+
 def terminal_transcript(term: TerminalState) -> tuple[str, str]:
-    """Deterministic ``(text, html)`` of a terminal: header, its last bytes, the exit state."""
-    kept = term.total_bytes - term.omitted_bytes
-    if kept <= STATIC_TERMINAL_BYTES:
-        body_text, body_html = term.text, term.html
-    else:
-        tail = term.since(term.total_bytes - STATIC_TERMINAL_BYTES)
-        cut = tail.find(b"\n")
-        if 0 <= cut < len(tail) - 1:
-            tail = tail[cut + 1 :]
-        note = f"[… {term.total_bytes - len(tail)} earlier bytes not shown …]"
-        body_text = note + "\n" + _ansi_to_text(tail)
-        body_html = f'<span class="acp-omitted">{e(note)}</span>\n' + ansi_to_html(tail)
-    head = f"$ {make_visible(term.command).text}" if term.command is not None else "$"
+    """Deterministic ``(text, html)`` of a terminal: header, the end of its output (at most
+    ``STATIC_LINES`` lines / ``STATIC_BYTES``; the live view and ``term.data`` keep it all),
+    the exit state."""
+    body_text, body_html = _terminal_body(term)
+    exit_label = visible(term.exit_label)
+    head = f"$ {visible(term.command)}" if term.command is not None else "$"
     if term.cwd:
-        head += f"  (in {make_visible(term.cwd).text})"
+        head += f"  (in {visible(term.cwd)})"
     lines = [head]
     if body_text.strip():
         lines.append(body_text.rstrip("\n"))
-    lines.append(f"[{term.exit_label}]")
+    lines.append(f"[{exit_label}]")
     header = ['<div class="acp-terminal-header">']
     if term.command is not None:
-        header.append(f"<code>$ {e(make_visible(term.command).text)}</code> ")
+        header.append(f"<code>$ {e(visible(term.command))}</code> ")
     if term.cwd:
-        header.append(f"in <code>{e(make_visible(term.cwd).text)}</code> ")
-    header.append(f'<span class="acp-badge">{e(term.exit_label)}</span></div>')
+        header.append(f"in <code>{e(visible(term.cwd))}</code> ")
+    header.append(f'<span class="acp-badge">{e(exit_label)}</span></div>')
     markup = (
         f'<div class="acp-terminal">{"".join(header)}'
         f'<pre class="acp-terminal-body">{body_html}</pre></div>'
@@ -356,9 +393,9 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         widget = feed.widget
         size = term.size
         caps = term.capabilities
-        meta = (
-            term.command or "",
-            term.cwd or "",
+        meta = (  # the header is text in the front end: hidden characters made visible
+            visible(term.command or ""),
+            visible(term.cwd or ""),
             size.cols if size is not None else 80,
             size.rows if size is not None else 24,
             _exit_dict(term.exit_status),
@@ -388,7 +425,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         key = tuple((m.message_id, m.revision) for m in thoughts)
         if self._once("thoughts", key):
             text = turn.thoughts
-            set_if_changed(self._thoughts_html, "value", render_markdown(text) if text else "")
+            set_if_changed(self._thoughts_html, "value", _markdown(text) if text else "")
         return bool(self._thoughts_html.value)
 
     def _sync_plan(self, turn: TurnState) -> bool:
@@ -407,13 +444,13 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
     def _footer_text(self, turn: TurnState) -> str:
         if not turn.done:
             state = turn.session.state
-            return f"working… ({state})" if state else "working…"
+            return visible(f"working… ({state})") if state else "working…"
         line = f"stop reason: {turn.stop_reason or 'none'}"
         error = turn.error
         if error is not None:
             message = getattr(error, "message", None)
             line += f" - error: {message if isinstance(message, str) else error}"
-        return line
+        return visible(line)
 
     def _usage_text(self, turn: TurnState) -> str:
         usage = turn.session.usage
@@ -423,7 +460,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         cost = usage.cost
         if cost is not None:
             text += f", cost {cost.amount} {cost.currency}"
-        return text
+        return visible(text)
 
     def _footer_html(self, turn: TurnState) -> str:
         parts = [self._footer_text(turn), self._usage_text(turn)]
@@ -485,7 +522,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         """Deterministic plain transcript of the turn (reads the state; sends nothing)."""
         with self._lock:
             turn = self.turn
-            lines = [f"> {line}" for line in self.prompt_text.splitlines() or [""]]
+            lines = _prompt_text(self.prompt_text)
             plan = turn.plan
             if plan is not None:
                 lines += ["", *plan_text(plan)]
@@ -495,7 +532,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                 lines.append("")
                 if kind == "message":
                     prefix = "user: " if item.role == "user" else ""
-                    lines.append(prefix + item.text)
+                    lines.append(prefix + visible_prose(item.text))
                 elif kind == "card":
                     lines += item.transcript_text()
                 else:
@@ -504,7 +541,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                 if term_id not in anchored and term.reported:
                     lines += ["", terminal_transcript(term)[0]]
             for notice in turn.notices:
-                lines += ["", f"{notice.severity}: {notice.title}"]
+                lines += ["", visible(f"{notice.severity}: {notice.title}")]
             for update in turn.unknown_updates:
                 lines += ["", "update: " + generic_text(wire(update))]
             lines += ["", self._footer_text(turn)]
@@ -537,8 +574,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             out.append(_prompt_html(self.prompt_text))
             if turn.thoughts:
                 out.append(
-                    f"<details><summary>Thoughts</summary>{render_markdown(turn.thoughts)}"
-                    "</details>"
+                    f"<details><summary>Thoughts</summary>{_markdown(turn.thoughts)}</details>"
                 )
             plan = turn.plan
             if plan is not None:
