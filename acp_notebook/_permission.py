@@ -101,6 +101,36 @@ def offered_ids(request: RequestPermissionRequest) -> set[str]:
     return {option.option_id for option in request.options}
 
 
+def _and(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def invalid_options(request: RequestPermissionRequest) -> str | None:
+    """Why ``request`` cannot be answered unambiguously, or ``None`` when it can.
+
+    A request with no options, an option with an empty id or no kind, or two options under
+    one id (whatever their kinds: the agent alone knows which one an answer would select) is
+    invalid; it is to be answered ``cancelled`` before any handler, policy or card sees it.
+    Agent strings in the reason have their hidden characters made visible. Unknown kinds are
+    valid (they are UI hints).
+    """
+    options = list(request.options or [])
+    if not options:
+        return "no options"
+    kinds: dict[str, list[str]] = {}
+    for option in options:
+        kind = str(option.kind or "")
+        if not option.option_id:
+            return f"an option has an empty id ({visible_text(kind) or 'no kind'})"
+        if not kind:
+            return f"option {visible_text(option.option_id)!r} has no kind"
+        kinds.setdefault(option.option_id, []).append(visible_text(kind))
+    for option_id, seen in kinds.items():
+        if len(seen) > 1:
+            return f"duplicate option id {visible_text(option_id)!r} ({_and(seen)})"
+    return None
+
+
 async def call_handler(handler: PermissionHandler, request: RequestPermissionRequest) -> str | None:
     """Run a sync or async handler. Sync handlers run in a worker thread so they cannot
     block the event loop; the thread is abandoned if the decision is cancelled."""
