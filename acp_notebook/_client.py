@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import weakref
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -17,6 +18,7 @@ from ._errors import AcpError, ConnectionClosed, RpcError
 from ._jsonrpc import Connection
 from ._permission import PermissionDecision, PermissionHandler, decide
 from ._process import AgentProcess, open_agent_connection
+from ._replay import REPLAY_BULK_BYTES, REPLAY_LIMIT, UpdateBuffer, UpdateStream
 from ._state import SessionState, TurnState
 
 log = logging.getLogger("acp_notebook.client")
@@ -92,7 +94,10 @@ class Turn:
         self.message_id: str | None = None
         self.prompt: list[dict[str, Any]] = []
         self._sent = False
-        self._updates: list[p.SessionUpdate] = []
+        # Not every update: a bounded replay for iterators that start late, and each live
+        # iterator's own bounded queue (see acp_notebook/_replay.py).
+        self._replay = UpdateBuffer(REPLAY_LIMIT, REPLAY_BULK_BYTES)
+        self._streams: weakref.WeakSet[UpdateStream] = weakref.WeakSet()
         self._changed = anyio.Event()
         self._done = anyio.Event()
         self.error: BaseException | None = None
@@ -128,7 +133,9 @@ class Turn:
 
     # -- feeding (called by the session) ---------------------------------------------------
     def _push(self, update: p.SessionUpdate) -> None:
-        self._updates.append(update)
+        self._replay.push(update)
+        for stream in list(self._streams):
+            stream._put(update)
         self._changed.set()
         self._changed = anyio.Event()
 
@@ -162,16 +169,28 @@ class Turn:
             self.message_id = result["messageId"]
 
     # -- waiting ---------------------------------------------------------------------------
-    async def updates(self) -> AsyncIterator[p.SessionUpdate]:
-        """This turn's session updates, in order, from the first; ends when the turn ends."""
-        index = 0
-        while True:
-            while index < len(self._updates):
-                yield self._updates[index]
-                index += 1
-            if self._done.is_set():
-                return
-            await self._changed.wait()
+    def updates(self) -> UpdateStream:
+        """This turn's session updates, in order; the iteration ends when the turn ends.
+
+        Memory stays bounded however much the agent sends; the bytes of terminal output are in
+        ``turn.terminals`` (capped per terminal), not here. The iterator yields:
+
+        * first, what the turn still keeps of the updates that arrived before the iterator was
+          created: its last ``REPLAY_LIMIT`` (5,000) updates, of which terminal output only
+          up to ``REPLAY_BULK_BYTES`` (1 MiB of base64), the most recent; older terminal
+          output goes first, so the prompt, tool calls and terminal starts stay longest;
+        * then every update that arrives, exactly as received. Each iterator queues what it has
+          not consumed yet, up to ``ITERATOR_LIMIT`` (20,000) updates and
+          ``ITERATOR_BULK_BYTES`` (16 MiB) of terminal output; past that the oldest queued
+          terminal output is dropped first.
+
+        ``iterator.dropped`` counts the updates it skipped either way (0 for an iterator made
+        before the prompt was sent and read as fast as the updates come). Create it before
+        ``await turn.send()`` (``session.start_turn``) to see everything.
+        """
+        stream = UpdateStream(self, self._replay)
+        self._streams.add(stream)
+        return stream
 
     async def wait(self) -> Any:
         """Wait for the idle ``state_update``; return the stop reason."""

@@ -1,0 +1,166 @@
+"""Bounded buffers of session updates for ``Turn.updates()`` (layer 3: client).
+
+A turn must not keep every raw update it saw: a terminal flood is mostly base64 text that the
+state decodes into its own capped buffer, and a list of every update would hold all of it
+(1 GiB of output is 1.4 GB of base64) for as long as the turn lives. So a turn keeps only a
+bounded *replay* of its updates, and each iterator gets its own bounded queue from the moment
+it is created. Both are :class:`UpdateBuffer` instances with different limits.
+
+*Bulk* updates are the ones whose payload the state does not keep as it is: terminal output
+(``terminal_output_chunk``, and ``terminal_update`` carrying an ``output`` snapshot). Every
+other update (messages, tool calls, plans, state changes) is small, or its content is kept by
+the state anyway, so holding it costs only the wrapper.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, deque
+from typing import Any, Protocol
+
+import anyio
+
+from . import _protocol as p
+
+__all__ = [
+    "ITERATOR_BULK_BYTES",
+    "ITERATOR_LIMIT",
+    "REPLAY_BULK_BYTES",
+    "REPLAY_LIMIT",
+    "UpdateBuffer",
+    "UpdateStream",
+    "bulk_weight",
+]
+
+# What a turn keeps for iterators that start late (after updates have arrived).
+REPLAY_LIMIT = 5_000  # updates
+REPLAY_BULK_BYTES = 1 * 2**20  # characters of terminal base64 among them
+# What one iterator may have queued but not consumed yet.
+ITERATOR_LIMIT = 20_000  # updates
+ITERATOR_BULK_BYTES = 16 * 2**20  # characters of terminal base64 among them
+
+
+def bulk_weight(update: Any) -> int:
+    """The size of ``update``'s terminal payload (its base64 text), 0 if it carries none."""
+    if isinstance(update, p.TerminalOutputChunk):
+        return len(update.data)
+    if isinstance(update, p.TerminalUpdate) and update.output is not None:
+        return len(update.output.data)
+    return 0
+
+
+class UpdateBuffer:
+    """Updates in arrival order, at most ``max_items`` of them and ``max_bulk`` bulk bytes.
+
+    Past a limit the oldest bulk update goes first; only when no bulk update is left does the
+    oldest other update go. So a flood of terminal output keeps the turn's structure (the
+    prompt, tool calls, terminal starts and exits, the final state) and its latest output.
+    ``dropped`` counts the updates that went. The order of what is kept never changes.
+    """
+
+    def __init__(self, max_items: int, max_bulk: int) -> None:
+        if max_items < 1 or max_bulk < 0:
+            raise ValueError("max_items must be positive and max_bulk not negative")
+        self.max_items = max_items
+        self.max_bulk = max_bulk
+        self.dropped = 0
+        self._items: OrderedDict[int, Any] = OrderedDict()  # arrival number -> update
+        self._bulk: deque[tuple[int, int]] = deque()  # (arrival number, weight), oldest first
+        self._bulk_bytes = 0
+        self._arrived = 0
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @property
+    def bulk_bytes(self) -> int:
+        """Bulk bytes held right now."""
+        return self._bulk_bytes
+
+    def push(self, update: Any) -> None:
+        key = self._arrived
+        self._arrived += 1
+        self._items[key] = update
+        weight = bulk_weight(update)
+        if weight:
+            self._bulk.append((key, weight))
+            self._bulk_bytes += weight
+        while self._bulk_bytes > self.max_bulk or len(self._items) > self.max_items:
+            self._drop_one()
+
+    def _drop_one(self) -> None:
+        if self._bulk:
+            key, weight = self._bulk.popleft()
+            self._bulk_bytes -= weight
+            del self._items[key]
+        else:
+            self._items.popitem(last=False)
+        self.dropped += 1
+
+    def popleft(self) -> tuple[bool, Any]:
+        """``(True, update)`` for the oldest update held, ``(False, None)`` when empty."""
+        if not self._items:
+            return False, None
+        key, update = self._items.popitem(last=False)
+        if self._bulk and self._bulk[0][0] == key:
+            self._bulk_bytes -= self._bulk.popleft()[1]
+        return True, update
+
+    def snapshot(self) -> list[Any]:
+        """The updates held, oldest first (references, not copies)."""
+        return list(self._items.values())
+
+
+class _Source(Protocol):
+    """What a stream reads from (a ``Turn``)."""
+
+    @property
+    def done(self) -> bool: ...
+
+    @property
+    def _changed(self) -> anyio.Event: ...
+
+
+class UpdateStream:
+    """An async iterator over one turn's updates (what ``Turn.updates()`` returns).
+
+    It starts with the turn's replay (what the turn still keeps of the updates that arrived
+    before it was created), then yields every later update, in order, and ends when the turn
+    ends. Updates wait in the stream's own :class:`UpdateBuffer` until they are consumed; a
+    consumer that falls more than ``ITERATOR_LIMIT`` updates or ``ITERATOR_BULK_BYTES`` of
+    terminal output behind loses the oldest (bulk first). ``dropped`` counts what this stream
+    did not yield: left out of the replay, or dropped from its queue. The turn refers to its
+    streams weakly, so a stream nobody holds any more (a loop that broke) stops filling.
+    """
+
+    def __init__(self, source: _Source, replay: UpdateBuffer) -> None:
+        self._source = source
+        self._queue = UpdateBuffer(ITERATOR_LIMIT, ITERATOR_BULK_BYTES)
+        for update in replay.snapshot():
+            self._queue.push(update)
+        self._skipped = replay.dropped
+        self._closed = False
+
+    @property
+    def dropped(self) -> int:
+        return self._skipped + self._queue.dropped
+
+    def _put(self, update: Any) -> None:
+        if not self._closed:
+            self._queue.push(update)
+
+    def __aiter__(self) -> UpdateStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        while True:
+            found, update = self._queue.popleft()
+            if found:
+                return update
+            if self._closed or self._source.done:
+                raise StopAsyncIteration
+            await self._source._changed.wait()
+
+    async def aclose(self) -> None:
+        """Stop: drop what is queued; the iteration ends."""
+        self._closed = True
+        self._queue = UpdateBuffer(1, 0)
