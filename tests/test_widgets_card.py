@@ -77,13 +77,48 @@ def test_one_button_per_option_styled_by_kind(make_card: Callable[..., Any]) -> 
     assert [b.description for b in card.buttons] == [o["name"] for o in OPTIONS]
     assert [b.button_style for b in card.buttons] == [
         "success",
-        "primary",
+        "success",
         "danger",
-        "warning",
+        "danger",
         "",
     ]
     assert button_style("_custom") == "" and button_style("future_kind") == ""
+    assert button_style("allow_forever") == ""  # an unknown kind is neutral, whatever its name
     assert not any(b.disabled for b in card.buttons)
+    # the persistent kinds look different from the one-time ones
+    classes = [set(b._dom_classes) for b in card.buttons]
+    assert "acp-kind-always" in classes[1] and "acp-kind-always" not in classes[0]
+    assert "acp-kind-always" in classes[3] and "acp-kind-unknown" in classes[4]
+
+
+def test_each_button_has_its_kind_beside_it(make_card: Callable[..., Any]) -> None:
+    card, _ = make_card()
+    badges = card.option_html
+    for words, html in zip(
+        ["allow once", "allow always", "reject once", "reject always", "unknown kind"],
+        badges,
+        strict=True,
+    ):
+        assert f">{words}</span>" in html
+    assert "acp-kind-allow" in badges[0] and "acp-kind-reject" in badges[2]
+    assert "acp-kind-unknown" in badges[4]
+    # each button sits in one box with its badge
+    for group, button in zip(card._button_box.children, card.buttons, strict=True):
+        assert group.children[0] is button
+    text = card.static_bundle()["text/plain"]
+    assert (
+        "options: Allow once [allow once], Always allow [allow always], Reject [reject once], "
+        "Never [reject always], Ask later [unknown kind: _custom_later]"
+    ) in text
+    html = card.static_bundle()["text/html"]
+    assert "allow always" in html and "unknown kind" in html
+
+
+def test_closing_a_card_closes_its_badges(make_card: Callable[..., Any]) -> None:
+    card, _ = make_card()
+    parts = [*card._button_box.children, *(g.children[1] for g in card._button_box.children)]
+    card.close()
+    assert all(p.comm is None for p in parts)
 
 
 def test_click_reports_the_option_once_and_disables(make_card: Callable[..., Any]) -> None:
@@ -94,7 +129,7 @@ def test_click_reports_the_option_once_and_disables(make_card: Callable[..., Any
     assert all(b.disabled for b in card.buttons)
     card.decision.settle("no", "click")
     card.mark_decided("no", "click")
-    assert card.outcome_text == "Rejected: Reject - by a click"
+    assert card.outcome_text == "Rejected: Reject - by a click · reject once"
     assert "Rejected: Reject" in card.status_html
     card.close()
     assert rec.calls == [("no", "click")]  # closing after a decision asks nothing more
@@ -128,7 +163,7 @@ def test_countdown_label_then_decision_stops_it(make_card: Callable[..., Any]) -
     assert re.search(r"No answer in \d+ s", card.status_html + "".join(labels))
     card.decision.settle("yes", "policy", "--allow 'ls *'")
     card.mark_decided("yes", "policy", "--allow 'ls *'")
-    assert card.outcome_text == "Approved: Allow once - by policy --allow 'ls *'"
+    assert card.outcome_text == "Approved: Allow once - by policy --allow 'ls *' · allow once"
     assert all(b.disabled for b in card.buttons)
     assert card.buttons[0].icon == "check"
     card.close()
@@ -140,8 +175,8 @@ def test_countdown_label_then_decision_stops_it(make_card: Callable[..., Any]) -
     [
         (None, "timeout", "", "Cancelled - no answer before the timeout"),
         (None, "cancel", "", "Cancelled - the turn was cancelled"),
-        ("always", "panel", "", "Approved: Always allow - from the side panel"),
-        ("other", "click", "", "Chose: Ask later - by a click"),
+        ("always", "panel", "", "Approved: Always allow - from the side panel · allow always"),
+        ("other", "click", "", "Chose: Ask later - by a click · unknown kind"),
         (None, "closed", "", "Cancelled - the card was closed"),
         (None, "error", "handler raised X", "Cancelled - the permission handler failed"),
     ],
@@ -164,7 +199,7 @@ def test_already_decided_decision_renders_decided(make_card: Callable[..., Any])
     card = PermissionCard(decision, rec, timeout=0.05)
     try:
         assert all(b.disabled for b in card.buttons)
-        assert card.outcome_text == "Rejected: Reject - by policy --deny 'rm *'"
+        assert card.outcome_text == "Rejected: Reject - by policy --deny 'rm *' · reject once"
     finally:
         card.close()
     assert rec.calls == []
@@ -195,7 +230,7 @@ def test_description_and_option_kinds_show_hidden_characters(
         assert "\u202e" not in out and "\x1b" not in out and "\x07" not in out, where
     text = bundle["text/plain"]
     assert "  first ⟨U+202E RLO⟩line⟨ESC⟩[2K\n  second" in text  # the newline is kept
-    assert "options: Go (_vendor⟨U+202E RLO⟩kind)" in text
+    assert "options: Go [unknown kind: _vendor⟨U+202E RLO⟩kind]" in text
     assert "by the permission handler (handler said ⟨U+202E RLO⟩⟨BEL⟩)" in text
     assert card.buttons[0].tooltip == "_vendor⟨U+202E RLO⟩kind"
 
@@ -285,7 +320,7 @@ def test_static_bundle_is_deterministic(make_card: Callable[..., Any]) -> None:
     assert one.static_bundle() == two.static_bundle()
     text = one.static_bundle()["text/plain"]
     assert "0x" not in text and "t1" not in text and "c1" not in text  # no ids, no addresses
-    assert text.endswith("decision: Approved: Allow once - by a click")
+    assert text.endswith("decision: Approved: Allow once - by a click · allow once")
     assert one._repr_mimebundle_()["text/plain"] == text
 
 

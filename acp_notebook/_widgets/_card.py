@@ -5,7 +5,13 @@ The card never settles a decision itself. It reports a choice through
 
 * ``(option_id, "click")`` when a button is pressed;
 * ``(None, "timeout")`` when ``timeout`` seconds pass without an answer;
-* ``(None, "closed")`` when the card is closed while the decision is still open.
+* ``(None, "closed")`` when the card is closed while the decision is still open;
+* ``(None, "invalid")`` at once when the request cannot be answered unambiguously
+  (:func:`invalid_options`: duplicate option ids ...); such a card has no live button.
+
+Each button is styled by its option's kind (green allow, red reject, neutral for a kind this
+library does not know) and has the kind beside it as a badge; a name that reads as the
+opposite of the kind ("Reject" for an ``allow_once``) gets a visible warning.
 
 The owner settles the decision (thread-safely) and then calls :meth:`PermissionCard.mark_decided`
 with what really happened, which may differ (a policy, a cancel, the side panel ...).
@@ -16,15 +22,22 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import threading
 import time
+import unicodedata
 from collections.abc import Callable
 from typing import Any
 
 import ipywidgets  # type: ignore[import-untyped]
 
-from .._permission import PermissionDecision
-from .._protocol import CommandPermissionSubject, ToolCallPermissionSubject, is_set
+from .._permission import PermissionDecision, invalid_options
+from .._protocol import (
+    CommandPermissionSubject,
+    PermissionOption,
+    ToolCallPermissionSubject,
+    is_set,
+)
 from .._visible import make_visible
 from ._parts import (
     NO_MATH,
@@ -47,12 +60,14 @@ __all__ = [
     "button_style",
     "close_deep",
     "describe_decision",
+    "kind_badge",
+    "name_warning",
 ]
 
 log = logging.getLogger("acp_notebook.widgets")
 
 ChooseCallback = Callable[[str | None, str], None]
-"""``on_choose(option_id, decided_by)``; ``decided_by`` is ``click``, ``timeout`` or ``closed``."""
+"""``on_choose(option_id, decided_by)``: ``click``, ``timeout``, ``closed`` or ``invalid``."""
 
 
 def close_deep(widget: Any) -> None:
@@ -64,13 +79,111 @@ def close_deep(widget: Any) -> None:
     widget.close()
 
 
+_KIND_BADGES = {
+    "allow_once": "allow once",
+    "allow_always": "allow always",
+    "reject_once": "reject once",
+    "reject_always": "reject always",
+}
+UNKNOWN_KIND = "unknown kind"
+
+
+def kind_badge(kind: str) -> str:
+    """What a button says its option does: ``allow once`` ... or ``unknown kind``."""
+    return _KIND_BADGES.get(kind, UNKNOWN_KIND)
+
+
+def _effect(kind: str) -> str | None:
+    """``allow`` or ``reject`` for the four known kinds; None for any other."""
+    return kind.partition("_")[0] if kind in _KIND_BADGES else None
+
+
 def button_style(kind: str) -> str:
-    """ipywidgets ``button_style`` for a permission option kind; unknown kinds are neutral."""
-    if kind.startswith("allow_"):
-        return "primary" if kind == "allow_always" else "success"
-    if kind.startswith("reject_"):
-        return "warning" if kind == "reject_always" else "danger"
-    return ""
+    """ipywidgets ``button_style`` for a permission option kind: green for the allow kinds, red
+    for the reject kinds, neutral for any other (``allow_forever`` too: only the four kinds of
+    the protocol are known). The ``always`` kinds get a class of their own as well."""
+    return {"allow": "success", "reject": "danger"}.get(_effect(kind) or "", "")
+
+
+def _kind_classes(kind: str) -> list[str]:
+    effect = _effect(kind)
+    if effect is None:
+        return ["acp-kind-unknown"]
+    classes = [f"acp-kind-{effect}"]
+    if kind.endswith("_always"):
+        classes.append("acp-kind-always")
+    return classes
+
+
+# Words a name is read by (after NFKC and casefolding). A reject word, or an allow word right
+# after a negation ("don't allow", "do not run"), makes a name read as reject; otherwise an
+# allow word makes it read as allow. "Yes, and don't ask again" reads as allow.
+_ALLOW_WORDS = frozenset({
+    "allow", "allowed", "allows", "approve", "approved", "accept", "accepted", "yes", "y", "ok",
+    "okay", "run", "proceed", "continue", "confirm", "grant", "permit", "execute", "go", "sure",
+})  # fmt: skip
+_REJECT_WORDS = frozenset({
+    "reject", "rejected", "rejects", "deny", "denied", "denies", "no", "n", "nope", "cancel",
+    "cancelled", "canceled", "stop", "abort", "decline", "refuse", "block", "disallow", "forbid",
+    "skip",
+})  # fmt: skip
+_NEGATIONS = frozenset({"not", "don't", "dont", "never"})
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+
+
+def _reads_as(name: str) -> str | None:
+    """``allow``, ``reject`` or None: what the name of an option says it does."""
+    # Hidden characters must not split a word ("Re<ZWSP>ject"): read the name without them.
+    bare = "".join(
+        ch if make_visible(ch).text == ch else "" if unicodedata.category(ch) == "Cf" else " "
+        for ch in name
+    )
+    text = unicodedata.normalize("NFKC", bare).casefold().replace("\u2019", "'")
+    words = _WORD.findall(text)
+    allow = False
+    for index, word in enumerate(words):
+        if word in _REJECT_WORDS:
+            return "reject"
+        if word in _ALLOW_WORDS:
+            before = words[max(0, index - 2) : index]
+            if any(w in _NEGATIONS for w in before):
+                return "reject"
+            allow = True
+    return "allow" if allow else None
+
+
+def name_warning(option: PermissionOption) -> str | None:
+    """``⚠ the agent named this 'Reject' but it ALLOWS`` when an option's name reads as the
+    opposite of its kind; None otherwise (and for unknown kinds, which do neither)."""
+    kind = str(option.kind)
+    effect = _effect(kind)
+    reads = _reads_as(option.name)
+    if effect is None or reads is None or reads == effect:
+        return None
+    does = "ALLOWS" if effect == "allow" else "REJECTS"
+    return f"⚠ the agent named this '{visible(option.name)}' but it {does}"
+
+
+def _option_label(option: PermissionOption) -> str:
+    """``Reject [allow once] ⚠ the agent named this 'Reject' but it ALLOWS`` (plain text)."""
+    kind = str(option.kind)
+    badge = kind_badge(kind)
+    if badge == UNKNOWN_KIND:
+        badge = f"{UNKNOWN_KIND}: {visible(kind)}"
+    label = f"{visible(option.name)} [{badge}]"
+    warning = name_warning(option)
+    return f"{label} {warning}" if warning else label
+
+
+def option_badge_html(option: PermissionOption) -> str:
+    """The badge shown beside an option's button, and the warning when its name misleads."""
+    kind = str(option.kind)
+    classes = " ".join(["acp-badge", "acp-kind-badge", *_kind_classes(kind)])
+    html = f'<span class="{classes}">{e(kind_badge(kind))}</span>'
+    warning = name_warning(option)
+    if warning:
+        html += f' <span class="acp-card-warning acp-kind-mismatch">{e(warning)}</span>'
+    return html
 
 
 _BY = {
@@ -81,7 +194,7 @@ _BY = {
     "cancel": "the turn was cancelled",
     "closed": "the card was closed",
     "error": "the permission handler failed",
-    "invalid": "the answer was not an offered option",
+    "invalid": "the answer was not an offered option",  # or the request: see describe
     "no-handler": "nothing could answer",
     "withdrawn": "withdrawn by the agent",
 }
@@ -90,23 +203,29 @@ _BY = {
 def describe_decision(
     decision: PermissionDecision, option_id: str | None, decided_by: str | None, detail: str = ""
 ) -> str:
-    """One line: what was decided and by what (deterministic)."""
+    """One line: what was decided, by what, and the kind of the option chosen (deterministic):
+    ``Approved: Reject - by a click · allow once``."""
     option = next((o for o in decision.request.options if o.option_id == option_id), None)
+    kind = ""
     if option is None:
         verb = "Cancelled"
     else:
         kind = str(option.kind)
-        word = "Approved" if kind.startswith("allow") else "Rejected"
-        if not kind.startswith(("allow", "reject")):
-            word = "Chose"
+        word = {"allow": "Approved", "reject": "Rejected"}.get(_effect(kind) or "", "Chose")
         verb = f"{word}: {visible(option.name)}"
-    if decided_by == "policy":
+    invalid = invalid_options(decision.request) if decided_by == "invalid" else None
+    if invalid is not None:
+        by = f"invalid request: {invalid}"
+    elif decided_by == "policy":
         by = f"by policy {detail}" if detail else "by a policy rule"
     else:
         by = _BY.get(decided_by or "", f"by {decided_by or 'an unknown path'}")
         if detail and decided_by not in ("click", "panel", "timeout", "closed"):
             by += f" ({detail})"
-    return visible(f"{verb} - {by}")
+    line = f"{verb} - {by}"
+    if option is not None:
+        line += f" · {kind_badge(kind)}"
+    return visible(line)
 
 
 def _hidden_warning(*texts: str) -> str | None:
@@ -141,21 +260,34 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
         # (or a fast client) may click a button the moment its model is announced, while this
         # constructor is still running in another thread.
         self._timer: threading.Thread | None = None
+        # A request that cannot be answered unambiguously (duplicate ids ...) gets no live
+        # button: the client answers it cancelled before any card sees it, and should one reach
+        # a card undecided, the card answers it cancelled itself.
+        self.invalid = invalid_options(decision.request)
         self._info = ipywidgets.HTML(value=STYLE + self.request_html(with_ids=True))
         self._status = ipywidgets.HTML(value="")
         self._buttons: list[ipywidgets.Button] = []
+        self._badges: list[ipywidgets.HTML] = []
+        groups: list[ipywidgets.HBox] = []
         for option in decision.request.options:
+            kind = str(option.kind)
             button = ipywidgets.Button(
-                description=visible(option.name),
-                button_style=button_style(str(option.kind)),
-                tooltip=visible(str(option.kind)),
+                description=visible(option.name),  # styled by kind, never by name
+                button_style=button_style(kind),
+                tooltip=visible(kind),
+                disabled=self.invalid is not None,
                 layout=ipywidgets.Layout(width="auto"),  # the whole label, never "Allo…"
             )
+            for name in _kind_classes(kind):
+                button.add_class(name)
             button.on_click(self._click_handler(option.option_id))
             self._buttons.append(button)
-        self._button_box = ipywidgets.HBox(
-            self._buttons, layout=ipywidgets.Layout(flex_flow="row wrap")
-        )
+            badge = ipywidgets.HTML(value=option_badge_html(option))
+            self._badges.append(badge)
+            group = ipywidgets.HBox([button, badge])
+            group.add_class("acp-card-option")
+            groups.append(group)
+        self._button_box = ipywidgets.HBox(groups, layout=ipywidgets.Layout(flex_flow="row wrap"))
         super().__init__(children=[self._info, self._button_box, self._status])
         self.add_class("acp-card")
         with self._lock:
@@ -164,6 +296,8 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
                     button.disabled = True
         if not decision.pending:
             self.mark_decided(decision.option_id, decision.decided_by, decision.detail)
+        elif self.invalid is not None:
+            self._choose(None, "invalid")
         elif timeout is not None:
             self._start_countdown(timeout)
 
@@ -207,10 +341,16 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
     def status_html(self) -> str:
         return str(self._status.value)
 
+    @property
+    def option_html(self) -> list[str]:
+        """The kind badge (and any warning) beside each button, in option order."""
+        return [str(badge.value) for badge in self._badges]
+
     # -- choosing -------------------------------------------------------------------------
     def _click_handler(self, option_id: str) -> Callable[[Any], None]:
         def click(_button: Any) -> None:
-            self._choose(option_id, "click")
+            if self.invalid is None:  # a stale view may still click a disabled button
+                self._choose(option_id, "click")
 
         return click
 
@@ -295,7 +435,10 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
         if open_decision:
             self._choose(None, "closed")
         self._stop.set()
-        for child in [*self._buttons, self._button_box, self._info, self._status]:
+        groups = list(self._button_box.children)
+        for child in [*self._buttons, *self._badges, *groups, self._button_box]:
+            close_deep(child)
+        for child in [self._info, self._status]:
             close_deep(child)
         for name in ("layout", "style"):
             model = getattr(self, name, None)
@@ -308,6 +451,11 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
         """The request (title, description, subject), every agent string escaped."""
         request = self.decision.request
         parts = [f'<div class="acp-card-title"><b>🔐 {e(visible(request.title))}</b></div>']
+        if self.invalid is not None:
+            parts.append(
+                f'<div class="acp-card-warning">⚠ invalid request: {e(self.invalid)}; '
+                "it is answered cancelled</div>"
+            )
         if request.description:
             parts.append(
                 f'<div class="acp-card-description" style="white-space:pre-wrap">'
@@ -342,8 +490,7 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
 
     def transcript_html(self) -> str:
         options = ", ".join(
-            f'<span class="acp-badge">{e(visible(o.name))} ({e(visible(str(o.kind)))})</span>'
-            for o in self.decision.request.options
+            f"{e(visible(o.name))} {option_badge_html(o)}" for o in self.decision.request.options
         )
         return (
             f'<div class="acp-card {NO_MATH}">{self.request_html()}<div>options: {options}</div>'
@@ -371,7 +518,9 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
                 lines += [f"    {line}" for line in content_text(item)]
         elif subject is not None:
             lines.append("  subject: " + generic_text(wire(subject)).replace("\n", "\n  "))
-        options = ", ".join(f"{visible(o.name)} ({visible(str(o.kind))})" for o in request.options)
+        if self.invalid is not None:
+            lines.append(f"  invalid request: {self.invalid}")
+        options = ", ".join(_option_label(o) for o in request.options)
         lines.append(f"  options: {options}")
         lines.append(f"  decision: {self.outcome_text}")
         return lines

@@ -64,6 +64,12 @@ background:var(--jp-layout-color2,#f6f6f6)}
 .acp-card-command{font-family:var(--jp-code-font-family,monospace);white-space:pre-wrap;
 word-break:break-all;background:var(--jp-layout-color2,#f6f6f6);padding:2px 4px}
 .acp-card-warning{color:#b91c1c;font-weight:600}
+.acp-card-option{align-items:center;margin-right:10px}
+.acp-kind-badge.acp-kind-allow{background:#dcfce7;color:#14532d}
+.acp-kind-badge.acp-kind-reject{background:#fee2e2;color:#7f1d1d}
+.acp-kind-badge.acp-kind-always{font-weight:700;box-shadow:inset 0 0 0 1px currentColor}
+.acp-kind-badge.acp-kind-unknown{font-style:italic}
+.jupyter-button.acp-kind-always{box-shadow:0 0 0 2px #f59e0b}
 .acp-footer{color:#555;font-size:90%}
 .acp-turn .widget-html>.widget-html-content,.acp-card .widget-html>.widget-html-content{
 line-height:1.4}
