@@ -472,3 +472,54 @@ def test_anchor_and_terminal_updates_in_any_order(first: bytes, second: bytes, a
     )
     assert b.data == first + second
     assert b.tool_call_ids == ["c"] and state.tool_calls["c"].terminal_ids == ["t"]
+
+
+def test_a_terminal_holds_no_more_than_its_cap_plus_one_block() -> None:
+    """Issue 10, finding 3: the store's memory, not only what it shows, is within the cap.
+    (It used to keep up to half the cap more, not compacted yet, in a bytearray that
+    over-allocates and is copied when it grows.)"""
+    import gc
+    import tracemalloc
+
+    from acp_notebook._state._terminal import BLOCK_BYTES, TerminalState
+
+    cap = 4 * 2**20
+    chunk = b"".join(b"line %06d of a flood\n" % i for i in range(3_000))  # ~66 KB
+    gc.collect()
+    tracemalloc.start()
+    try:
+        term = TerminalState("t", max_bytes=cap)
+        for _ in range(64 * 2**20 // len(chunk)):
+            term.append(chunk)
+        held, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert term.total_bytes > 15 * cap and len(term.data) <= cap
+    assert held <= cap + 2 * BLOCK_BYTES + len(chunk), held
+    assert peak <= cap + 3 * BLOCK_BYTES + 2 * len(chunk), peak  # no copy of the whole store
+    assert term.data.endswith(chunk) and term.data.startswith(b"line ")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data(), terminal_bytes, st.integers(8, 64), st.integers(1, 40))
+def test_block_storage_keeps_the_same_bytes_whatever_the_block_size(
+    draw: st.DataObject, data: bytes, limit: int, block: int
+) -> None:
+    """The kept bytes, offsets and text do not depend on how the store cuts its blocks."""
+    from unittest import mock
+
+    from acp_notebook._state import _terminal
+
+    data = data * 4
+    one = _terminal.TerminalState("t", max_bytes=limit)
+    one.append(data)
+    pieces = draw.draw(split(data))
+    with mock.patch.object(_terminal, "BLOCK_BYTES", block):
+        many = _terminal.TerminalState("t", max_bytes=limit)
+        for piece in pieces:
+            many.append(piece)
+            assert many.data == data[many.omitted_bytes : many.total_bytes]
+        offset = draw.draw(st.integers(0, len(data) + 2))
+        assert many.since(offset) == one.since(offset)
+        assert (many.data, many.text, many.html) == (one.data, one.text, one.html)
+    assert many.omitted_bytes == one.omitted_bytes and many.total_bytes == len(data)

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from collections import deque
 from html import escape
 from typing import Any
 
 from .._protocol import TerminalExitStatus
 from ._ansi import AnsiHtml, AnsiTranscript
 
-__all__ = ["DEFAULT_MAX_BYTES", "ExitStatus", "TerminalState", "patch_meta"]
+__all__ = ["BLOCK_BYTES", "DEFAULT_MAX_BYTES", "ExitStatus", "TerminalState", "patch_meta"]
 
 DEFAULT_MAX_BYTES = 16 * 2**20
 _MIN_MAX_BYTES = 8
+# Small appends are gathered into blocks of about this size; bigger chunks are blocks of their
+# own. Dropping old bytes drops whole blocks, so nothing is ever compacted or copied whole.
+BLOCK_BYTES = 256 * 1024
 
 
 def patch_meta(old: dict[str, Any] | None, new: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -64,9 +68,14 @@ class TerminalState:
     how it was chunked. ``total_bytes`` still counts every byte of the stream
     (since the last snapshot), ``omitted_bytes`` the ones dropped.
 
-    ``text`` and ``html`` are computed lazily: appending bytes costs a copy into a
-    ``bytearray``; the converters only run, over the bytes not converted yet,
-    when ``text`` or ``html`` is read.
+    The bytes are held as a queue of immutable blocks (small appends gathered into a
+    ``bytearray`` tail until it reaches ``BLOCK_BYTES``), and dropping old bytes drops
+    whole blocks: what the store holds is the kept bytes plus at most one partly dropped
+    block and the tail, never a compaction copy of the whole buffer.
+
+    ``text`` and ``html`` are computed lazily: appending bytes costs a copy into the
+    tail (or none, for a big chunk); the converters only run, over the bytes not
+    converted yet, when ``text`` or ``html`` is read.
     """
 
     def __init__(self, terminal_id: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
@@ -87,8 +96,9 @@ class TerminalState:
 
     # -- bytes -----------------------------------------------------------------
     def _reset_bytes(self, data: bytes) -> None:
-        self._buf = bytearray(data)
-        self._phys = 0  # stream offset of _buf[0]
+        self._blocks: deque[bytes] = deque([bytes(data)] if data else [])
+        self._tail = bytearray()  # the newest bytes, after the blocks
+        self._phys = 0  # stream offset of the first byte held (of _blocks[0])
         self._start = 0  # stream offset of the first kept byte
         self._total = len(data)
         self._grid = 1  # next grid block that may hold the next cut
@@ -111,11 +121,58 @@ class TerminalState:
         """Live output: bytes appended in order."""
         if not data:
             return
-        self._buf += data
+        if len(data) >= BLOCK_BYTES:
+            self._seal()
+            self._blocks.append(bytes(data))
+        else:
+            self._tail += data
+            if len(self._tail) >= BLOCK_BYTES:
+                self._seal()
         self._total += len(data)
         if self._total - self._start > self._max:
             self._trim()
         self.revision += 1
+
+    def _seal(self) -> None:
+        """Turn the tail into a block."""
+        if self._tail:
+            self._blocks.append(bytes(self._tail))
+            self._tail = bytearray()
+
+    def _held(self) -> list[bytes | bytearray]:
+        """The blocks then the tail: every byte held, from stream offset ``_phys`` on."""
+        return [*self._blocks, self._tail]
+
+    def _slice(self, lo: int, hi: int) -> bytes:
+        """The held bytes at stream offsets ``[lo, hi)`` (clipped to what is held)."""
+        lo = max(lo, self._phys)
+        hi = min(hi, self._total)
+        if lo >= hi:
+            return b""
+        parts: list[bytes] = []
+        pos = self._phys
+        for block in self._held():
+            end = pos + len(block)
+            if end > lo and pos < hi:
+                parts.append(bytes(block[max(lo - pos, 0) : hi - pos]))
+            if end >= hi:
+                break
+            pos = end
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    def _find_newline(self, lo: int, hi: int) -> int:
+        """Stream offset of the first newline in ``[lo, hi)`` (held bytes only), else -1."""
+        pos = self._phys
+        for block in self._held():
+            end = pos + len(block)
+            if end > lo and pos < hi:
+                found = block.find(b"\n", max(lo - pos, 0), hi - pos)
+                if found >= 0:
+                    return pos + found
+            if end >= hi:
+                break
+            pos = end
+        return -1
 
     def _cut(self, k: int) -> int | None:
         """Stream offset of the first line start in grid block ``k`` (else the block start)."""
@@ -123,8 +180,8 @@ class TerminalState:
         hi = lo + self._block
         if hi > self._total:
             return None  # block not complete yet (cannot happen while max >= 2 * block)
-        found = self._buf.find(b"\n", lo - 1 - self._phys, hi - 1 - self._phys)
-        return found + self._phys + 1 if found >= 0 else lo
+        found = self._find_newline(lo - 1, hi - 1)
+        return found + 1 if found >= 0 else lo
 
     def _trim(self) -> None:
         while self._total - self._start > self._max:
@@ -133,15 +190,23 @@ class TerminalState:
                 break
             self._grid += 1
             self._start = cut
-        garbage = self._start - self._phys
-        if garbage > self._max // 2 or (garbage and garbage == len(self._buf)):
-            del self._buf[:garbage]
-            self._phys = self._start
+        # Drop the blocks that hold only dropped bytes. The byte just before the first kept
+        # one stays held: the next cut looks at it (is the grid block's start a line start?).
+        keep_from = max(self._start - 1, 0)
+        blocks = self._blocks
+        while blocks and self._phys + len(blocks[0]) <= keep_from:
+            self._phys += len(blocks.popleft())
+        if blocks and keep_from - self._phys >= BLOCK_BYTES:  # a big chunk, mostly dropped
+            blocks[0] = blocks[0][keep_from - self._phys :]
+            self._phys = keep_from
+        if not blocks and self._tail and keep_from > self._phys:
+            del self._tail[: keep_from - self._phys]
+            self._phys = keep_from
 
     @property
     def data(self) -> bytes:
         """The kept bytes."""
-        return bytes(self._buf[self._start - self._phys :])
+        return self._slice(self._start, self._total)
 
     def since(self, offset: int) -> bytes:
         """The kept bytes from stream offset ``offset`` on (from the first kept byte if that
@@ -150,7 +215,7 @@ class TerminalState:
         start = max(offset, self._start)
         if start >= self._total:
             return b""
-        return bytes(self._buf[start - self._phys :])
+        return self._slice(start, self._total)
 
     @property
     def total_bytes(self) -> int:
@@ -175,7 +240,7 @@ class TerminalState:
 
     # -- text ------------------------------------------------------------------
     def _pending(self, fed: int) -> bytes:
-        return bytes(self._buf[fed - self._phys : self._total - self._phys])
+        return self._slice(fed, self._total)
 
     def _omitted_note(self) -> str:
         return f"[… {self._start} bytes omitted …]\n" if self._start else ""
@@ -239,5 +304,5 @@ class TerminalState:
     def __repr__(self) -> str:
         return (
             f"TerminalState({self.terminal_id!r}, command={self.command!r}, "
-            f"bytes={len(self._buf) - (self._start - self._phys)}, exited={self.exited})"
+            f"bytes={self._total - self._start}, exited={self.exited})"
         )
