@@ -693,3 +693,180 @@ def test_refresh_from_another_thread_while_updates_arrive(
         thread.join()
     view.refresh()
     assert view.terminal_widgets["term_1"].data == expected
+
+
+# -- many terminals ------------------------------------------------------------------------------
+
+
+def many_terminals(
+    state: SessionState, view: TurnView, n: int, output: bytes = b"ok\n", text: bool = False
+) -> None:
+    """``n`` tool calls, each running a terminal that prints ``output`` and exits (or, with
+    ``text``, holding a line of text instead: the same turn without terminals)."""
+    for i in range(n):
+        content = (
+            {"type": "content", "content": {"type": "text", "text": f"step {i}"}}
+            if text
+            else {"type": "terminal", "terminalId": f"t{i}"}
+        )
+        call = {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": f"c{i}",
+            "title": f"step {i}",
+            "kind": "execute",
+            "status": "completed",
+            "content": [content],
+        }
+        updates: list[dict[str, Any]] = [call]
+        if not text:
+            exited = {"exitCode": i % 3}
+            updates += [
+                {"sessionUpdate": "terminal_update", "terminalId": f"t{i}", "command": f"echo {i}"},
+                out(f"t{i}", output),
+                {"sessionUpdate": "terminal_update", "terminalId": f"t{i}", "exitStatus": exited},
+            ]
+        apply(state, *updates, view=view)
+        if i % 50 == 0:
+            view.refresh()
+    view.refresh()
+
+
+def opened_models(published: Published, since: int = 0) -> dict[str, str]:
+    """comm id -> model name of every widget model opened (each one is a message to every
+    front end, and a model it keeps)."""
+    return {
+        cid: str(data.get("state", {}).get("_model_name"))
+        for kind, cid, data in published[since:]
+        if kind == "comm_open"
+    }
+
+
+def test_a_thousand_terminals_make_a_bounded_number_of_models(
+    make_view: Callable[..., TurnView], published: Published
+) -> None:
+    """Finding: 1,000 terminals in one turn made 10,000 widget models (a cell of 12 s)."""
+    from acp_notebook._widgets._turn import MAX_LIVE_TERMINALS
+
+    state, turn = session()
+    view = make_view(turn)
+    many_terminals(state, view, 1000)
+    models = opened_models(published)
+    terminals = [cid for cid, name in models.items() if name == "TerminalModel"]
+    assert len(terminals) == MAX_LIVE_TERMINALS == len(view.terminal_widgets)
+    assert len(models) < 3.2 * 1000 + 300, len(models)  # was 10,026
+    # beyond the cap a terminal costs no more models than a line of text would
+    text_state, text_turn = session()
+    before = len(published)
+    text_view = make_view(text_turn)
+    many_terminals(text_state, text_view, 1000, text=True)
+    assert len(models) <= len(opened_models(published, before)) + 3 * MAX_LIVE_TERMINALS + 20
+    # every byte is still in the turn's state (what -o gives)
+    assert len(turn.terminals) == 1000 and all(t.data == b"ok\n" for t in turn.terminals.values())
+
+
+def test_terminals_past_the_cap_are_listed_and_open_on_demand(
+    make_view: Callable[..., TurnView],
+) -> None:
+    from acp_notebook._widgets._turn import MAX_LIVE_TERMINALS
+
+    state, turn = session()
+    view = make_view(turn)
+    n = MAX_LIVE_TERMINALS + 5
+    many_terminals(state, view, n, output=b"\x1b[31mred\x1b[0m line\n" * 3)
+    assert set(view.terminal_widgets) == {f"t{i}" for i in range(MAX_LIVE_TERMINALS)}
+    listing = view.terminal_list
+    assert listing is not None and listing in view.children
+    labels = [label for label, _ in listing.picker.options]
+    assert [value for _, value in listing.picker.options] == [
+        f"t{i}" for i in range(MAX_LIVE_TERMINALS, n)
+    ]
+    assert labels[0] == f"#1  $ echo {MAX_LIVE_TERMINALS}  ·  exit {MAX_LIVE_TERMINALS % 3}"
+    assert "5 more terminals" in listing.summary.value
+    # where the tool call would show the live view it says where the terminal went
+    part = view._calls[f"c{MAX_LIVE_TERMINALS}"]
+    assert "not shown live" in all_html(part.box)
+    # open one: its live view appears in its tool call with every byte the state kept
+    listing.picker.value = f"t{MAX_LIVE_TERMINALS + 2}"
+    listing.open_button.click()
+    widget = view.terminal_widgets[f"t{MAX_LIVE_TERMINALS + 2}"]
+    assert widget in view._calls[f"c{MAX_LIVE_TERMINALS + 2}"].box.children
+    assert widget.data == turn.terminals[f"t{MAX_LIVE_TERMINALS + 2}"].data
+    assert widget.exit_status == {"exitCode": (MAX_LIVE_TERMINALS + 2) % 3}
+    assert f"t{MAX_LIVE_TERMINALS + 2}" not in [v for _, v in listing.picker.options]
+    assert "4 more terminals" in listing.summary.value
+    # the next terminal still goes to the list: the cap counts views made on their own
+    many_terminals(state, view, 0)
+    apply(
+        state,
+        {"sessionUpdate": "terminal_update", "terminalId": "late", "command": "ls"},
+        view=view,
+    )
+    listing.picker.value = f"t{MAX_LIVE_TERMINALS + 3}"
+    view.refresh()
+    assert "late" not in view.terminal_widgets
+    assert "late" in [v for _, v in listing.picker.options]
+    assert listing.picker.value == f"t{MAX_LIVE_TERMINALS + 3}"  # a new row keeps the pick
+    assert listing.picker.options[-1][0] == "#6  $ ls  ·  running"  # numbers stay put
+
+
+def test_opening_runs_on_the_state_thread_and_closing_closes_the_list(
+    make_view: Callable[..., TurnView], published: Published
+) -> None:
+    from acp_notebook._widgets._turn import MAX_LIVE_TERMINALS
+
+    queued: list[tuple[Any, ...]] = []
+    state, turn = session()
+    view = make_view(turn, call_soon=lambda fn, *args: queued.append((fn, *args)))
+    many_terminals(state, view, MAX_LIVE_TERMINALS + 1)
+    listing = view.terminal_list
+    assert listing is not None
+    listing.open_button.click()  # the first row is picked
+    tid = f"t{MAX_LIVE_TERMINALS}"
+    assert tid not in view.terminal_widgets and len(queued) == 1  # nothing read on this thread
+    fn, *args = queued.pop()
+    fn(*args)  # what the I/O thread runs
+    assert tid in view.terminal_widgets
+    assert view.terminal_list is listing and listing not in view.children  # nothing left to list
+    view.close_all()
+    opened = {cid for kind, cid, _ in published if kind == "comm_open"}
+    closed = {cid for kind, cid, _ in published if kind == "comm_close"}
+    assert opened == closed
+
+
+def test_terminal_list_labels_are_visible_text(make_view: Callable[..., TurnView]) -> None:
+    from acp_notebook._widgets._turn import MAX_LIVE_TERMINALS
+
+    state, turn = session()
+    view = make_view(turn)
+    many_terminals(state, view, MAX_LIVE_TERMINALS)
+    cmd = "echo \x1b[2K\u202e<b>x</b>"
+    apply(state, {"sessionUpdate": "terminal_update", "terminalId": "z", "command": cmd}, view=view)
+    view.refresh()
+    listing = view.terminal_list
+    assert listing is not None
+    label = listing.picker.options[0][0]
+    assert "\x1b" not in label and "\u202e" not in label
+    assert "⟨ESC⟩[2K⟨U+202E RLO⟩<b>x</b>" in label and label.endswith("running")
+
+
+def test_static_transcript_of_a_thousand_terminals_is_bounded(
+    make_view: Callable[..., TurnView],
+) -> None:
+    from acp_notebook._widgets._turn import MAX_LIVE_TERMINALS
+
+    state, turn = session()
+    view = make_view(turn)
+    output = b"".join(b"line %d of many\n" % i for i in range(150))  # 2 KB each
+    many_terminals(state, view, 1000, output=output)
+    bundle = view.static_bundle()
+    text, html = bundle["text/plain"], bundle["text/html"]
+    assert len(text) < 300_000, len(text)  # was 2.3 MB
+    assert len(html) < 600_000, len(html)
+    assert text.count("line 149 of many") == MAX_LIVE_TERMINALS
+    # the rest are named with their exit status, then counted
+    assert "$ echo 40" in text and "[exit 1]" in text
+    assert re.search(r"output of 968 more terminals not saved in the notebook", text)
+    assert re.search(r"and 768 more terminals not saved in the notebook", text)
+    assert "768 more terminals" in html
+    assert view.static_bundle() == bundle  # deterministic
+    assert all(t.data == output for t in turn.terminals.values())  # -o keeps every byte

@@ -3,7 +3,10 @@
 ``refresh()`` may be called as often as wanted: every part keeps what it
 last sent and is only touched when its content changed, so a refresh with nothing new sends
 no widget message. Terminals get one :class:`TerminalWidget` each, fed only the bytes they
-have not had yet (a snapshot replacement resets the widget).
+have not had yet (a snapshot replacement resets the widget), up to ``MAX_LIVE_TERMINALS`` per
+turn; the others are listed (command, exit status) and each gets its live view when opened.
+The HTML parts of tool calls and messages share one layout and one style model, and a tool
+call's input/output part exists only once it has some, so a long turn costs few models.
 
 ``refresh()`` (and ``add_card``, which refreshes) *reads* the session state, so call it on
 the thread that applies updates (the bridge's IO thread) or while holding whatever lock guards
@@ -22,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 import ipywidgets  # type: ignore[import-untyped]
+from ipywidgets.widgets.widget_string import HTMLStyle  # type: ignore[import-untyped]
 
 from .._state import MessageState, TerminalState, ToolCallState, TurnState, ansi_to_html
 from .._state import ansi_to_text as _ansi_to_text
@@ -50,12 +54,20 @@ from ._parts import (
 from ._static import cap_tail
 from ._terminal import TerminalWidget
 
-__all__ = ["LIVE_TEXT", "TurnView"]
+__all__ = ["LIVE_TEXT", "MAX_LIVE_TERMINALS", "TurnView"]
 
 LIVE_TEXT = "ACP turn (live view)"
 #: Static transcripts convert at most this many bytes of a terminal's end (then keep its last
 #: lines: ``_static.cap_tail``).
 STATIC_TERMINAL_BYTES = 256 * 1024
+#: A turn shows at most this many live terminal views on its own; the others are listed (command,
+#: exit status) and each opens on demand. Their bytes stay in the turn's state either way (``-o``).
+MAX_LIVE_TERMINALS = 32
+#: Static transcripts name (command, exit status) at most this many terminals past the ones
+#: whose output they keep, then count the rest.
+STATIC_LISTED_TERMINALS = 200
+#: A listed terminal's command is cut to this many characters in a label.
+LABEL_COMMAND_CHARS = 200
 
 TerminalCancel = Callable[[str], None]
 
@@ -153,13 +165,22 @@ def _terminal_body(term: TerminalState) -> tuple[str, str]:
     return body_text, body_html
 
 
-def terminal_transcript(term: TerminalState) -> tuple[str, str]:
+def _short_command(term: TerminalState) -> str:
+    command = visible(term.command or "")
+    if len(command) > LABEL_COMMAND_CHARS:
+        command = command[:LABEL_COMMAND_CHARS] + "…"
+    return command
+
+
+def terminal_transcript(term: TerminalState, *, body: bool = True) -> tuple[str, str]:
     """Deterministic ``(text, html)`` of a terminal: header, the end of its output (at most
     ``STATIC_LINES`` lines / ``STATIC_BYTES``; the live view and ``term.data`` keep it all),
-    the exit state."""
-    body_text, body_html = _terminal_body(term)
+    the exit state. Without ``body``: the header (command cut to ``LABEL_COMMAND_CHARS``) and
+    the exit state only."""
+    body_text, body_html = _terminal_body(term) if body else ("", "")
     exit_label = visible(term.exit_label)
-    head = f"$ {visible(term.command)}" if term.command is not None else "$"
+    command = visible(term.command or "") if body else _short_command(term)
+    head = f"$ {command}" if term.command is not None else "$"
     if term.cwd:
         head += f"  (in {visible(term.cwd)})"
     lines = [head]
@@ -168,15 +189,45 @@ def terminal_transcript(term: TerminalState) -> tuple[str, str]:
     lines.append(f"[{exit_label}]")
     header = ['<div class="acp-terminal-header">']
     if term.command is not None:
-        header.append(f"<code>$ {e(visible(term.command))}</code> ")
+        header.append(f"<code>$ {e(command)}</code> ")
     if term.cwd:
         header.append(f"in <code>{e(visible(term.cwd))}</code> ")
     header.append(f'<span class="acp-badge">{e(exit_label)}</span></div>')
-    markup = (
-        f'<div class="acp-terminal">{"".join(header)}'
-        f'<pre class="acp-terminal-body">{body_html}</pre></div>'
-    )
+    pre = f'<pre class="acp-terminal-body">{body_html}</pre>' if body else ""
+    markup = f'<div class="acp-terminal">{"".join(header)}{pre}</div>'
     return "\n".join(lines), markup
+
+
+class _StaticTerminals:
+    """Which terminals a static transcript shows, in the order it meets them: the output of
+    the first ``MAX_LIVE_TERMINALS``, then the header and exit state of the next
+    ``STATIC_LISTED_TERMINALS``, then only a count (``-o`` keeps every byte)."""
+
+    def __init__(self) -> None:
+        self.seen = 0
+
+    def next(self, term: TerminalState) -> tuple[str, str] | None:
+        self.seen += 1
+        if self.seen > MAX_LIVE_TERMINALS + STATIC_LISTED_TERMINALS:
+            return None
+        return terminal_transcript(term, body=self.seen <= MAX_LIVE_TERMINALS)
+
+    def notes(self) -> list[str]:
+        """What was left out, as lines for the end of the transcript."""
+        notes = []
+        no_output = self.seen - MAX_LIVE_TERMINALS
+        if no_output > 0:
+            notes.append(
+                f"… the output of {no_output:,} more terminals not saved in the notebook "
+                f"(it keeps the output of {MAX_LIVE_TERMINALS} per turn; `-o` keeps all)"
+            )
+        left_out = no_output - STATIC_LISTED_TERMINALS
+        if left_out > 0:
+            notes.append(
+                f"… and {left_out:,} more terminals not saved in the notebook, commands "
+                "included (`-o` keeps them)"
+            )
+        return notes
 
 
 class _TermFeed:
@@ -195,20 +246,87 @@ class _TermFeed:
             self.fed = term.total_bytes
 
 
+class _Shared:
+    """One layout and one style model for all the HTML parts of a view, one layout for all
+    its tool-call boxes (ipywidgets makes two models per HTML widget otherwise)."""
+
+    def __init__(self) -> None:
+        self.html_layout = ipywidgets.Layout()
+        self.html_style = HTMLStyle()
+        self.box_layout = ipywidgets.Layout()
+
+    def html(self) -> ipywidgets.HTML:
+        return ipywidgets.HTML(layout=self.html_layout, style=self.html_style)
+
+    def widgets(self) -> list[Any]:
+        return [self.html_layout, self.html_style, self.box_layout]
+
+
 class _CallPart:
-    def __init__(self, call_id: str) -> None:
+    def __init__(self, call_id: str, shared: _Shared) -> None:
         self.call_id = call_id
-        self.header = ipywidgets.HTML()
-        self.io = ipywidgets.HTML()
-        self.box = ipywidgets.VBox()
+        self.shared = shared
+        self.header = shared.html()
+        self.io: ipywidgets.HTML | None = None  # made when the call has input or output
+        self.box = ipywidgets.VBox(layout=shared.box_layout)
         self.box.add_class("acp-tool-call")
         self.slots: dict[int, ipywidgets.HTML] = {}
         self.revision = -1
         self.content: list[Any] = []
         self.cards: list[PermissionCard] = []
 
+    def set_io(self, value: str) -> None:
+        if self.io is None and value:
+            self.io = self.shared.html()
+        if self.io is not None:
+            set_if_changed(self.io, "value", value)
+
     def widgets(self) -> list[Any]:
-        return [self.header, self.io, self.box, *self.slots.values()]
+        io = [self.io] if self.io is not None else []
+        return [self.header, *io, self.box, *self.slots.values()]
+
+
+class TerminalList(ipywidgets.VBox):  # type: ignore[misc]
+    """The terminals of a turn past its live views: one line each (command, exit status) in a
+    list box, and a button that opens the one picked. A fixed number of models, however many
+    terminals it lists."""
+
+    def __init__(self, on_open: Callable[[str], None]) -> None:
+        self.summary = ipywidgets.HTML()
+        self.picker = ipywidgets.Select(options=[], rows=8, layout=ipywidgets.Layout(width="95%"))
+        self.open_button = ipywidgets.Button(description="open", icon="terminal")
+        self.open_button.on_click(lambda _b: self._open(on_open))
+        super().__init__(children=[self.summary, self.picker, self.open_button])
+        self.add_class("acp-terminal-list")
+        self.key: Any = None
+
+    def _open(self, on_open: Callable[[str], None]) -> None:
+        value = self.picker.value
+        if isinstance(value, str):
+            on_open(value)
+
+    def show(self, rows: list[tuple[str, str]]) -> None:
+        """``rows``: ``(label, terminal id)`` of every terminal listed, in order."""
+        count = len(rows)
+        word = "terminal" if count == 1 else "terminals"
+        set_if_changed(
+            self.summary,
+            "value",
+            f'<div class="acp-terminal-list-summary"><b>{count:,} more {word}</b> not shown '
+            f"live (a turn shows {MAX_LIVE_TERMINALS} live terminal views); pick one and "
+            "press open to see it. Their output is kept either way (<code>-o</code>).</div>",
+        )
+        options = tuple(rows)
+        if tuple(self.picker.options) != options:
+            value = self.picker.value
+            with self.hold_sync():
+                self.picker.options = options
+                if options:  # keep the pick, else pick the first: "open" always opens one
+                    kept = value in {tid for _, tid in options}
+                    self.picker.value = value if kept else options[0][1]
+
+    def widgets(self) -> list[Any]:
+        return [self.summary, self.picker, self.open_button]
 
 
 class TurnView(ipywidgets.VBox):  # type: ignore[misc]
@@ -220,16 +338,26 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         prompt_text: str,
         *,
         on_cancel_terminal: TerminalCancel | None = None,
+        call_soon: Callable[..., Any] | None = None,
     ) -> None:
+        """``call_soon(fn, *args)``, when given, runs ``fn(*args)`` on the thread that applies
+        updates: opening a listed terminal (a click, on the kernel's thread) reads the state
+        there. Without it the terminal opens on the clicking thread."""
         self.turn = turn
         self.prompt_text = prompt_text
         self._on_cancel_terminal = on_cancel_terminal
+        self._call_soon = call_soon
         self._lock = threading.RLock()
         self._closed = False
         self._order: dict[tuple[str, str], None] = {}
+        self._shared = _Shared()
         self._messages: dict[str, tuple[ipywidgets.HTML, int]] = {}
         self._calls: dict[str, _CallPart] = {}
         self._terms: dict[str, _TermFeed] = {}
+        self._auto_live = 0  # live terminal views made without being asked (<= the cap)
+        self._opened: set[str] = set()  # listed terminals opened on demand
+        self._listed: dict[str, None] = {}  # terminals past the cap, in the order first seen
+        self._list: TerminalList | None = None
         self._cards: list[PermissionCard] = []
         self._loose_cards: dict[str, PermissionCard] = {}
         self._keys: dict[str, Any] = {}  # last rendered key of each simple part
@@ -281,7 +409,10 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             terms = turn.terminals
             for term_id, term in terms.items():
                 if term.reported:  # a terminal only referenced (not started yet) gets no view
-                    self._sync_terminal(term_id, term)
+                    if self._live(term_id):
+                        self._sync_terminal(term_id, term)
+                    else:
+                        self._list_terminal(term_id, term)
             shown: dict[tuple[str, str], Any] = {}
             for msg in messages:
                 if self._shows(msg):
@@ -303,6 +434,8 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             set_children(self._terminals, loose)
             if loose:
                 sections.append(self._terminals)
+            if self._sync_list(terms):
+                sections.append(self._list)
             if self._sync_extras(turn):
                 sections.append(self._extras)
             self._sync_footer(turn)
@@ -335,7 +468,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
     def _sync_message(self, msg: MessageState) -> ipywidgets.HTML:
         entry = self._messages.get(msg.message_id)
         if entry is None:
-            widget = ipywidgets.HTML()
+            widget = self._shared.html()
             entry = (widget, -1)
         widget, revision = entry
         if revision != msg.revision:
@@ -346,7 +479,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
     def _sync_call(self, call: ToolCallState) -> _CallPart:
         part = self._calls.get(call.tool_call_id)
         if part is None:
-            part = self._calls[call.tool_call_id] = _CallPart(call.tool_call_id)
+            part = self._calls[call.tool_call_id] = _CallPart(call.tool_call_id, self._shared)
         if part.revision == call.revision:
             return part
         part.revision = call.revision
@@ -356,7 +489,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             "value",
             tool_call_header_html(call.title, call.kind, call.status, call.locations),
         )
-        set_if_changed(part.io, "value", _io_html(call))
+        part.set_io(_io_html(call))
         self._layout_call(part)
         return part
 
@@ -370,13 +503,75 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                 continue
             slot = part.slots.get(index)
             if slot is None:
-                slot = part.slots[index] = ipywidgets.HTML()
-            set_if_changed(slot, "value", content_html(item, _not_started))
+                slot = part.slots[index] = self._shared.html()
+            set_if_changed(slot, "value", content_html(item, self._terminal_label))
             children.append(slot)
-        if part.io.value:
+        if part.io is not None and part.io.value:
             children.append(part.io)
         children += part.cards
         set_children(part.box, children)
+
+    # -- the live terminal cap ------------------------------------------------------------------
+    def _live(self, term_id: str) -> bool:
+        """Whether a started terminal has (or now gets) a live view: the first
+        ``MAX_LIVE_TERMINALS`` do, and those opened from the list."""
+        if term_id in self._terms or term_id in self._opened:
+            return True
+        if self._auto_live < MAX_LIVE_TERMINALS:
+            self._auto_live += 1
+            return True
+        return False
+
+    def _list_terminal(self, term_id: str, term: TerminalState) -> None:
+        if term_id in self._listed:
+            return
+        self._listed[term_id] = None
+        for call_id in term.tool_call_ids:  # its tool call says where it went
+            part = self._calls.get(call_id)
+            if part is not None:
+                self._layout_call(part)
+
+    def _terminal_label(self, term_id: str) -> str:
+        if term_id in self._listed and term_id not in self._terms:
+            return "not shown live (open it from the list of terminals below)"
+        return _not_started(term_id)
+
+    def _sync_list(self, terms: dict[str, TerminalState]) -> bool:
+        """Update the list of terminals past the cap; True when it has any."""
+        waiting = [
+            (index, t) for index, t in enumerate(self._listed, 1) if t not in self._terms
+        ]  # numbered in the order they were listed, so a number stays with its terminal
+        waiting = [(index, t) for index, t in waiting if t in terms]
+        if not waiting:
+            return False
+        if self._list is None:
+            self._list = TerminalList(self.open_terminal)
+        rows = []
+        for index, term_id in waiting:
+            term = terms[term_id]
+            command = f"$ {_short_command(term)}" if term.command is not None else "$"
+            rows.append((f"#{index}  {command}  ·  {visible(term.exit_label)}", term_id))
+        self._list.show(rows)
+        return True
+
+    @property
+    def terminal_list(self) -> TerminalList | None:
+        """The list of terminals past the cap (None until there is one)."""
+        return self._list
+
+    def open_terminal(self, term_id: str) -> None:
+        """Give a listed terminal its live view (it gets every byte the state kept)."""
+        if self._call_soon is not None:
+            self._call_soon(self._open_terminal, term_id)
+        else:
+            self._open_terminal(term_id)
+
+    def _open_terminal(self, term_id: str) -> None:
+        with self._lock:
+            if self._closed or term_id not in self._listed:
+                return
+            self._opened.add(term_id)
+            self.refresh()
 
     def _sync_terminal(self, term_id: str, term: TerminalState) -> None:
         feed = self._terms.get(term_id)
@@ -442,6 +637,8 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         return key != (0, 0)
 
     def _footer_text(self, turn: TurnState) -> str:
+        if turn.ended_by is not None:
+            return visible(f"ended: {turn.ended_by}")
         if not turn.done:
             state = turn.session.state
             return visible(f"working… ({state})") if state else "working…"
@@ -528,6 +725,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                 lines += ["", *plan_text(plan)]
             terms = turn.terminals
             anchored: set[str] = set()
+            shown = _StaticTerminals()
             for kind, item in self._static_items():
                 lines.append("")
                 if kind == "message":
@@ -536,10 +734,14 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                 elif kind == "card":
                     lines += item.transcript_text()
                 else:
-                    lines += self._call_text(item, terms, anchored)
+                    lines += self._call_text(item, terms, anchored, shown)
             for term_id, term in terms.items():
                 if term_id not in anchored and term.reported:
-                    lines += ["", terminal_transcript(term)[0]]
+                    transcript = shown.next(term)
+                    if transcript is not None:
+                        lines += ["", transcript[0]]
+            for note in shown.notes():
+                lines += ["", note]
             for notice in turn.notices:
                 lines += ["", visible(f"{notice.severity}: {notice.title}")]
             for update in turn.unknown_updates:
@@ -548,7 +750,11 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             return "\n".join(lines)
 
     def _call_text(
-        self, call: ToolCallState, terms: dict[str, TerminalState], anchored: set[str]
+        self,
+        call: ToolCallState,
+        terms: dict[str, TerminalState],
+        anchored: set[str],
+        shown: _StaticTerminals,
     ) -> list[str]:
         lines = tool_call_header_text(call.title, call.kind, call.status, call.locations)
         for item in call.content:
@@ -557,8 +763,9 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                 term = terms.get(term_id)
                 if term is not None and term.reported and term_id not in anchored:
                     anchored.add(term_id)
-                    text = terminal_transcript(term)[0]
-                    lines += [f"  {line}" for line in text.split("\n")]
+                    transcript = shown.next(term)
+                    if transcript is not None:
+                        lines += [f"  {line}" for line in transcript[0].split("\n")]
                 continue
             lines += [f"  {line}" for line in content_text(item)]
         for card in self._call_cards(call.tool_call_id):
@@ -581,23 +788,32 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                 out.append(plan_html(plan))
             terms = turn.terminals
             anchored: set[str] = set()
+            shown = _StaticTerminals()
             for kind, item in self._static_items():
                 if kind == "message":
                     out.append(_message_html(item))
                 elif kind == "card":
                     out.append(item.transcript_html())
                 else:
-                    out.append(self._call_html(item, terms, anchored))
+                    out.append(self._call_html(item, terms, anchored, shown))
             for term_id, term in terms.items():
                 if term_id not in anchored and term.reported:
-                    out.append(terminal_transcript(term)[1])
+                    transcript = shown.next(term)
+                    if transcript is not None:
+                        out.append(transcript[1])
+            for note in shown.notes():
+                out.append(f'<div class="acp-omitted">{e(note)}</div>')
             out.append(_extras_html(turn))
             out.append(self._footer_html(turn))
             out.append("</div>")
             return "".join(out)
 
     def _call_html(
-        self, call: ToolCallState, terms: dict[str, TerminalState], anchored: set[str]
+        self,
+        call: ToolCallState,
+        terms: dict[str, TerminalState],
+        anchored: set[str],
+        shown: _StaticTerminals,
     ) -> str:
         out = [
             '<div class="acp-tool-call" style="border-left:3px solid #ccc;padding-left:6px;'
@@ -610,7 +826,9 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                 term = terms.get(term_id)
                 if term is not None and term.reported and term_id not in anchored:
                     anchored.add(term_id)
-                    out.append(terminal_transcript(term)[1])
+                    transcript = shown.next(term)
+                    if transcript is not None:
+                        out.append(transcript[1])
                     continue
                 if term is not None and term.reported:
                     continue
@@ -655,6 +873,9 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             for part in self._calls.values():
                 owned += part.widgets()
             owned += [feed.widget for feed in self._terms.values()]
+            if self._list is not None:
+                owned += [*self._list.widgets(), self._list]
+            owned += self._shared.widgets()
             owned += self._cards
         for widget in owned:
             close_deep(widget)
