@@ -51,6 +51,11 @@ def _sigint_sets(loop: asyncio.AbstractEventLoop, event: asyncio.Event) -> Itera
         signal.signal(signal.SIGINT, previous)
 
 
+def _log_failure(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.warning("cancelling the turn after a timeout failed: %r", task.exception())
+
+
 class PromptTemplateError(ValueError):
     pass
 
@@ -110,6 +115,7 @@ class CellRun:
     done: concurrent.futures.Future[Any] | None = None
     _dirty: bool = True
     _unsubscribe: list[Any] = field(default_factory=list)
+    _running: bool = False  # while run() runs (I/O thread)
 
     # -- I/O thread -------------------------------------------------------------------
     def attach(self) -> None:
@@ -161,18 +167,39 @@ class CellRun:
         detail = {"timeout": "no answer before the timeout", "closed": "the card was closed"}
         log.debug("card answered %r by %s", option_id, by)
         self.io.soon(decision.settle, option_id, by, detail.get(str(by), ""))
+        if by == "timeout":  # --timeout ends the turn: answered `cancelled`, then session/cancel
+            self.io.soon(self._cancel_after_timeout, decision)
+
+    def _cancel_after_timeout(self, decision: PermissionDecision) -> None:
+        if decision.decided_by != "timeout" or self.turn.done or not self._running:
+            return
+        # A plain callback on the I/O thread's loop: start the cancel as a task of that loop.
+        task = asyncio.ensure_future(self.session.cancel())
+        task.add_done_callback(_log_failure)
 
     async def run(self) -> Any:
-        """Send the prompt, keep the view fresh until the turn ends; return the stop reason."""
+        """Send the prompt, keep the view fresh until the turn ends; return the stop reason.
+
+        A turn that fails (the agent exited, the prompt was refused) raises the client's error
+        itself, never wrapped in an exception group.
+        """
+        failure: Exception | None = None
         async with anyio.create_task_group() as tg:
+            self._running = True
             tg.start_soon(self._refresher)
             try:
                 await self.turn.send()
-                return await self.turn.wait()
+                result = await self.turn.wait()
+            except Exception as exc:
+                failure = exc
             finally:
+                self._running = False
                 tg.cancel_scope.cancel()
                 self._final_refresh()
                 _events.emit("turn_ended", self)
+        if failure is not None:
+            raise failure
+        return result
 
     async def _refresher(self) -> None:
         while True:

@@ -14,9 +14,9 @@ import anyio
 from pydantic import ValidationError
 
 from . import _protocol as p
-from ._errors import AcpError, ConnectionClosed, RpcError
+from ._errors import AcpError, AgentExited, ConnectionClosed, RpcError
 from ._jsonrpc import Connection
-from ._permission import PermissionDecision, PermissionHandler, decide
+from ._permission import PermissionDecision, PermissionHandler, decide, invalid_options
 from ._process import AgentProcess, open_agent_connection
 from ._replay import REPLAY_BULK_BYTES, REPLAY_LIMIT, UpdateBuffer, UpdateStream
 from ._state import SessionState, TurnState
@@ -219,6 +219,12 @@ class Session:
         self.closed = False
         self._listeners: list[UpdateListener] = []
         self._permission_listeners: list[PermissionListener] = []
+        # The turn a `session/cancel` was sent for: from then until its idle, every permission
+        # request is answered `cancelled` before any listener or handler sees it.
+        self._cancelled_turn: Turn | None = None
+        # Permission requests whose answer is not written yet, each with an event set once the
+        # handler has returned it (the connection writes it right after, before it yields).
+        self._answering: list[tuple[PermissionDecision, anyio.Event]] = []
 
     # -- listeners (views subscribe here) ----------------------------------------------------
     def subscribe(self, listener: UpdateListener) -> Callable[[], None]:
@@ -261,6 +267,8 @@ class Session:
         for decision in self.permissions:
             if decision.pending and decision.turn is turn:
                 decision.settle(None, "cancel", "the turn ended")
+        if error is not None and not turn.state.done and turn.state is self.state.current_turn:
+            self.state.end_turn(ended_by(error))
         turn._finish(error)
 
     # -- outgoing ------------------------------------------------------------------------
@@ -286,12 +294,31 @@ class Session:
         await turn.send()
         return turn
 
+    @property
+    def cancelling(self) -> bool:
+        """A ``session/cancel`` was sent for the running turn, whose idle has not come yet."""
+        turn = self._cancelled_turn
+        return turn is not None and turn is self.turn and not turn.done
+
     async def cancel(self) -> None:
-        """Send ``session/cancel`` and answer every pending permission with ``cancelled``."""
+        """Send ``session/cancel`` and answer every pending permission with ``cancelled``.
+
+        From here until the turn's idle arrives, every new permission request of this session is
+        answered ``cancelled`` at once (nothing is approved for a cancelled turn). The pending
+        answers are written before the ``session/cancel`` (bounded: at most 1 s).
+        """
+        self._mark_cancelled()
+        with anyio.move_on_after(1.0):
+            for _decision, answered in list(self._answering):
+                await answered.wait()
+        await self.agent._notify("session/cancel", {"sessionId": self.id})
+
+    def _mark_cancelled(self) -> None:
+        if self.turn is not None and not self.turn.done:
+            self._cancelled_turn = self.turn
         for decision in self.permissions:
             if decision.pending:
                 decision.settle(None, "cancel", "the session was cancelled")
-        await self.agent._notify("session/cancel", {"sessionId": self.id})
 
     async def cancel_terminal(self, terminal_id: str) -> None:
         """``terminal/cancel``: ask the agent to stop one terminal's command (only offered when
@@ -331,6 +358,18 @@ class Session:
 
     def __repr__(self) -> str:
         return f"<Session {self.id} cwd={self.cwd!r}>"
+
+
+def ended_by(error: BaseException) -> str:
+    """Why a turn ended without its idle state, in a few words (from the error's fields)."""
+    if isinstance(error, AgentExited):
+        return error.status
+    if isinstance(error, ConnectionClosed):
+        return "the connection to the agent closed"
+    if isinstance(error, RpcError):
+        return f"the agent refused the prompt: {error.message}"
+    text = str(error).strip() or type(error).__name__
+    return text.partition("\n")[0]
 
 
 def _prompt_blocks(
@@ -502,6 +541,10 @@ class Agent:
             raise
 
     async def _notify(self, method: str, params: dict[str, Any]) -> None:
+        if method == "session/cancel":  # whoever sends it, the turn approves nothing more
+            session = self.sessions.get(str(params.get("sessionId")))
+            if session is not None:
+                session._mark_cancelled()
         await self.connection.notify(method, params)
 
     async def _on_notification(self, method: str, params: Any) -> None:
@@ -557,6 +600,23 @@ class Agent:
             # more: fail closed, visibly.
             decision.settle(None, "cancel", "the turn ended")
             session._problem(f"permission request {request.title!r} came after the turn ended")
+        elif session.cancelling:
+            decision.settle(None, "cancel", "the turn was cancelled")
+            session._problem(f"permission request {request.title!r} came after session/cancel")
+        elif (reason := invalid_options(request)) is not None:
+            # Ambiguous options: whatever we answered, the agent might read it as an allow.
+            decision.settle(None, "invalid", reason)
+            session._problem(f"permission request {request.title!r} is invalid: {reason}")
+        answered = anyio.Event()
+        entry = (decision, answered)
+        session._answering.append(entry)
+        try:
+            return await self._decide(session, decision)
+        finally:
+            session._answering[:] = [e for e in session._answering if e is not entry]
+            answered.set()
+
+    async def _decide(self, session: Session, decision: PermissionDecision) -> dict[str, Any]:
         for on_permission in list(session._permission_listeners):
             try:
                 on_permission(session, decision)

@@ -81,13 +81,23 @@ class AgentExited(ConnectionClosed):
         self.signal = signal
         self.stderr_tail = stderr_tail
 
-    def __str__(self) -> str:
+    @property
+    def status(self) -> str:
+        """How it ended, in a few words: "the agent exited with code 3"."""
         if self.signal is not None:
-            text = f"the agent was killed by signal {self.signal}"
-        elif self.returncode is not None:
-            text = f"the agent exited with code {self.returncode}"
-        else:
-            text = "the agent exited"
+            return f"the agent was killed by signal {self.signal}"
+        if self.returncode is not None:
+            return f"the agent exited with code {self.returncode}"
+        return "the agent exited"
+
+    @property
+    def last_stderr_line(self) -> str:
+        """The last non-blank line the agent wrote to stderr ("" when none)."""
+        lines = [line for line in self.stderr_tail.splitlines() if line.strip()]
+        return lines[-1].strip() if lines else ""
+
+    def __str__(self) -> str:
+        text = self.status
         tail = self.stderr_tail.rstrip()
         if tail:
             text += "; last lines of its stderr:\n" + tail

@@ -27,7 +27,7 @@ from IPython.core.magic import Magics, magics_class
 from . import _bridge, _events
 from ._bridge import CONNECT_TIMEOUT, AgentHandle, ConnectFailed, open_agent
 from ._cells import CellRun, PromptTemplateError, interpolate
-from ._client import Session, TurnInProgress
+from ._client import Session, TurnInProgress, ended_by
 from ._errors import AcpError, AgentExited
 from ._policy import Policy
 from ._visible import visible_text
@@ -67,6 +67,18 @@ def _parse_cell_line(line: str) -> argparse.Namespace:
         return parser.parse_args(argv)
     except UsageError as exc:
         raise UsageError(f"%%acp: {exc} ({_usage(parser)})") from None
+
+
+def _say(text: str, *, multiline: bool = False) -> None:
+    """Print one line (or, with ``multiline``, a block) of plain-text output. Agents and cells
+    supply much of it (titles, versions, stderr, ids): control and bidi characters are shown
+    as visible markers, never sent to the terminal or the browser raw."""
+    print(visible_text(text, multiline=multiline))
+
+
+def _visible_error(exc: UsageError) -> UsageError:
+    """The same one-line error, its hidden characters made visible (IPython prints it raw)."""
+    return UsageError(visible_text(str(exc), multiline=True))
 
 
 def _usage(parser: argparse.ArgumentParser) -> str:
@@ -232,9 +244,17 @@ async def _cancel_terminal(session: Session, terminal_id: str) -> None:
 def _finish_cell(run: CellRun) -> None:
     bundle = run.io.call(run.view.static_bundle)  # the state is only read on the I/O thread
     display(_Static(bundle), raw=False)
-    error = run.turn.error
-    if error is not None:
-        print(f"acp: the turn failed: {error}", file=sys.stderr)
+
+
+def turn_failure(error: BaseException) -> str:
+    """A failed turn as one line: how the agent ended and the last line of its stderr."""
+    if isinstance(error, AgentExited):
+        text = f"%%acp: the turn failed: {error.status}"
+        last = error.last_stderr_line
+        if last:
+            text += f"; its last stderr line: {visible_text(last)}"
+        return text + " (`%acp status` shows more, `%acp connect` starts a new agent)"
+    return f"%%acp: the turn failed: {visible_text(ended_by(error))}"
 
 
 class _Static:
@@ -252,12 +272,18 @@ async def run_cell_async(line: str, body: str) -> None:
     from IPython.core.getipython import get_ipython
 
     shell = get_ipython()
-    run = _start_cell(shell, line, body)
+    try:
+        run = _start_cell(shell, line, body)
+    except UsageError as exc:
+        raise _visible_error(exc) from None
     args = _parse_cell_line(line)
     if args.bg:
         return
     try:
         await run.wait_in_cell()
+    except AcpError as exc:  # the agent died, the prompt was refused: one line, no traceback
+        _finish_cell(run)
+        raise _visible_error(UsageError(turn_failure(exc))) from None
     except BaseException:
         _finish_cell(run)
         raise
@@ -365,7 +391,7 @@ def _connect(argv: list[str]) -> None:
     _events.emit("agent_connected", handle)
     pid = handle.agent.process.pid if handle.agent.process else "?"
     replaced = f"; it replaces the previous {name!r}, now closed" if old is not None else ""
-    print(f"acp: connected {name!r}: {handle.label} (pid {pid}, cwd {cwd}){replaced}")
+    _say(f"acp: connected {name!r}: {handle.label} (pid {pid}, cwd {cwd}){replaced}")
 
 
 class _ErrorBox:
@@ -378,10 +404,12 @@ class _ErrorBox:
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, str]:
         import html
 
+        title = visible_text(self.title)
+        detail = visible_text(self.detail, multiline=True)
         return {
-            "text/plain": f"{self.title}\n{self.detail}",
-            "text/html": f"<div class='acp-error'><b>{html.escape(self.title)}</b>"
-            f"<pre>{html.escape(self.detail)}</pre></div>",
+            "text/plain": f"{title}\n{detail}",
+            "text/html": f"<div class='acp-error'><b>{html.escape(title)}</b>"
+            f"<pre>{html.escape(detail)}</pre></div>",
         }
 
 
@@ -396,7 +424,7 @@ def _cancel(argv: list[str]) -> None:
         raise UsageError(f"no session named {args.session!r}")
     handle = _live(_agent(entry[0]))
     handle.io.call(entry[1].cancel)
-    print(f"acp: cancel sent to session {args.session!r}")
+    _say(f"acp: cancel sent to session {args.session!r}")
 
 
 def _close(argv: list[str]) -> None:
@@ -413,7 +441,7 @@ def _close(argv: list[str]) -> None:
     now = _default_name()
     if now is not None and handle.name == _state["default_agent"]:
         after = f"; the default agent is now {now!r}"
-    print(f"acp: closed {handle.name!r}{after}")
+    _say(f"acp: closed {handle.name!r}{after}")
 
 
 def _sessions(argv: list[str]) -> None:
@@ -423,11 +451,10 @@ def _sessions(argv: list[str]) -> None:
     handle = _live(_agent(args.name))
     infos: list[Any] = handle.io.call(handle.agent.list_sessions)
     if not infos:
-        print("acp: the agent lists no sessions")
+        _say("acp: the agent lists no sessions")
     for info in infos:
         title = f"  {info.title}" if getattr(info, "title", None) else ""
-        # The agent wrote all of it: hidden characters are shown, not obeyed.
-        print(visible_text(f"{info.session_id}  {info.cwd}{title}", prose=True))
+        _say(f"{info.session_id}  {info.cwd}{title}")  # the agent wrote all of it
 
 
 def _resume(argv: list[str]) -> None:
@@ -442,7 +469,7 @@ def _resume(argv: list[str]) -> None:
     session: Session = handle.io.call(_resume_call, handle, args.session_id)
     _state["sessions"][args.session] = (handle.name, session)
     state = session.state
-    print(
+    _say(
         f"acp: resumed {args.session_id} as session {args.session!r}: "
         f"{len(state.messages)} messages, {len(state.tool_calls)} tool calls, "
         f"{len(state.terminals)} terminals replayed"
@@ -458,7 +485,7 @@ def _status(argv: list[str]) -> None:
     _parse_sub(parser, argv)
     handles = _bridge.handles()
     if not handles:
-        print("acp: no agents connected")
+        _say("acp: no agents connected")
     default_name = _default_name()
     for name, handle in handles.items():
         proc = handle.agent.process
@@ -468,20 +495,22 @@ def _status(argv: list[str]) -> None:
             life = f"exited ({_exit_label(handle)})"
         default = " [default]" if name == default_name else ""
         label = visible_text(handle.label, prose=True)
-        print(f"{name}{default}: {label}, {life}, argv {shlex.join(handle.argv)}")
+        _say(f"{name}{default}: {label}, {life}, argv {shlex.join(handle.argv)}")
         if not handle.alive and proc is not None:
             tail = visible_text(proc.stderr_tail(2000).strip(), multiline=True)
             if tail:
-                print("  stderr tail:\n    " + tail.replace("\n", "\n    "))
+                _say("  stderr tail:\n    " + tail.replace("\n", "\n    "), multiline=True)
     for name, handle in _bridge.closed_handles().items():
         if name not in handles:
             label = visible_text(handle.label, prose=True)
-            print(f"{name}: {label}, closed (exited, {_exit_label(handle)})")
+            _say(f"{name}: {label}, closed (exited, {_exit_label(handle)})")
     for session_name, (agent_name, session) in _state["sessions"].items():
         state = session.state
         stop = f" ({state.stop_reason})" if state.state == "idle" and state.stop_reason else ""
+        if state.state == "ended" and state.turns and state.turns[-1].ended_by:
+            stop = f" ({state.turns[-1].ended_by})"
         pending = sum(1 for d in session.permissions if d.pending)
-        print(
+        _say(
             f"session {session_name!r} on {agent_name!r}: {session.id}, "
             f"{state.state or 'new'}{stop}, {pending} pending permission(s)"
         )
@@ -506,7 +535,7 @@ def _log(argv: list[str]) -> None:
     for entry in entries:
         direction, message = entry[0], entry[1]
         text = message if isinstance(message, str) else json.dumps(message, ensure_ascii=False)
-        print(f"{'->' if direction == 'send' else '<-'} {shorten_base64(text)}")
+        _say(f"{'->' if direction == 'send' else '<-'} {shorten_base64(text)}")
 
 
 def _panel(argv: list[str]) -> None:
@@ -522,23 +551,23 @@ def _panel(argv: list[str]) -> None:
     if args.no_auto or args.auto:
         _sidepanel.AUTO_OPEN = bool(args.auto)
         state = "opens by itself" if args.auto else "no longer opens by itself"
-        print(f"acp: the agent panel {state} when an agent connects")
+        _say(f"acp: the agent panel {state} when an agent connects")
         return
     if args.close:
         _sidepanel.close_panel()
-        print("acp: agent panel closed")
+        _say("acp: agent panel closed")
         return
     from IPython.core.getipython import get_ipython
 
     shell = get_ipython()
     if getattr(shell, "kernel", None) is None:
-        print("acp: cannot open the agent panel: this is not a Jupyter kernel (no widgets).")
-        print(_sidepanel.summary_text())
+        _say("acp: cannot open the agent panel: this is not a Jupyter kernel (no widgets).")
+        _say(_sidepanel.summary_text(), multiline=True)
         return
     panel = _sidepanel.open_panel()
-    print(_sidepanel.summary_text())
+    _say(_sidepanel.summary_text(), multiline=True)
     if not panel.panel.rendered:
-        print(
+        _say(
             "acp: the agent panel opens in the right sidebar of JupyterLab or Notebook 7 with the"
             " acp-notebook extension. Other front ends (VS Code, Colab, nbclassic) cannot show it:"
             " the summary above is the same information as text (run `%acp panel` again to"
@@ -556,6 +585,30 @@ _HANDLERS = {
     "log": _log,
     "panel": _panel,
 }
+
+
+def _acp_line(line: str) -> None:
+    try:
+        argv = shlex.split(line)
+    except ValueError as exc:
+        raise UsageError(f"%acp: {exc}") from None
+    if not argv:
+        raise UsageError("%acp needs a subcommand: " + ", ".join(_SUBCOMMANDS) + " (see %acp?)")
+    if argv[0] in ("-h", "--help", "help"):
+        _say(acp_help(), multiline=True)
+        return
+    handler = _HANDLERS.get(argv[0])
+    if handler is None:
+        raise UsageError(
+            f"%acp: unknown subcommand {argv[0]!r}; try one of {', '.join(_SUBCOMMANDS)}"
+            " (or %acp --help)"
+        )
+    try:
+        handler(argv[1:])
+    except _HelpShown:
+        return
+    except AcpError as exc:  # the agent refused, died, or is busy: one line, no traceback
+        raise UsageError(f"%acp {argv[0]}: {_one_line(exc)}") from None
 
 
 @magics_class
@@ -585,26 +638,9 @@ class AcpMagics(Magics):
         `%acp SUBCOMMAND --help` shows a subcommand's options.
         """
         try:
-            argv = shlex.split(line)
-        except ValueError as exc:
-            raise UsageError(f"%acp: {exc}") from None
-        if not argv:
-            raise UsageError("%acp needs a subcommand: " + ", ".join(_SUBCOMMANDS) + " (see %acp?)")
-        if argv[0] in ("-h", "--help", "help"):
-            print(acp_help())
-            return
-        handler = _HANDLERS.get(argv[0])
-        if handler is None:
-            raise UsageError(
-                f"%acp: unknown subcommand {argv[0]!r}; try one of {', '.join(_SUBCOMMANDS)}"
-                " (or %acp --help)"
-            )
-        try:
-            handler(argv[1:])
-        except _HelpShown:
-            return
-        except AcpError as exc:  # the agent refused, died, or is busy: one line, no traceback
-            raise UsageError(f"%acp {argv[0]}: {_one_line(exc)}") from None
+            _acp_line(line)
+        except UsageError as exc:
+            raise _visible_error(exc) from None
 
     # The name makes the usage line read "%%acp [...]" (magic_arguments would derive
     # "%acp_cell" from the method's name).
@@ -654,11 +690,16 @@ class AcpMagics(Magics):
         Nothing the agent asks for runs without an explicit allow: a click, or an ``--allow`` rule.
         """
         # Called directly (without the input transformer): run the turn and block until it ends.
-        run = _start_cell(self.shell, line, cell)
+        try:
+            run = _start_cell(self.shell, line, cell)
+        except UsageError as exc:
+            raise _visible_error(exc) from None
         if _parse_cell_line(line).bg:
             return
         try:
             run.wait_blocking()
+        except AcpError as exc:
+            raise _visible_error(UsageError(turn_failure(exc))) from None
         finally:
             _finish_cell(run)
 

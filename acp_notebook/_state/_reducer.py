@@ -220,6 +220,9 @@ class TurnState:
         self.done = False
         self.stop_reason: str | None = None
         self.error: Any = None  # Error model when the stop reason carries one
+        # Why the turn ended without an idle state (the agent exited, the connection closed,
+        # the prompt was refused), or None.
+        self.ended_by: str | None = None
         self._message_ids: dict[str, None] = {}
         self._tool_call_ids: dict[str, None] = {}
         self._terminal_ids: dict[str, None] = {}
@@ -374,6 +377,17 @@ class SessionState:
         self.turns.append(turn)
         self.revision += 1
         return turn
+
+    def end_turn(self, reason: str) -> None:
+        """The running turn ended without an idle state (``reason``: "the agent exited
+        (code 3)"). The session is no longer running: ``state`` becomes ``"ended"``."""
+        if self.turns and not self.turns[-1].done:
+            turn = self.turns[-1]
+            turn.done = True
+            turn.ended_by = reason
+        if self.state != "idle":
+            self.state = "ended"
+        self.revision += 1
 
     def apply(self, update: Any) -> None:
         """Apply one parsed ``SessionUpdate`` model."""
