@@ -870,3 +870,39 @@ def test_static_transcript_of_a_thousand_terminals_is_bounded(
     assert "768 more terminals" in html
     assert view.static_bundle() == bundle  # deterministic
     assert all(t.data == output for t in turn.terminals.values())  # -o keeps every byte
+
+
+def test_one_tool_call_with_a_thousand_terminals(
+    make_view: Callable[..., TurnView], published: Published
+) -> None:
+    """The flood agent's shape: one tool call announces 1,000 terminals before they start."""
+    from acp_notebook._widgets._turn import MAX_LIVE_TERMINALS
+
+    state, turn = session()
+    view = make_view(turn)
+    call = {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "c",
+        "title": "flood",
+        "kind": "execute",
+        "status": "in_progress",
+        "content": [{"type": "terminal", "terminalId": f"t{i}"} for i in range(1000)],
+    }
+    apply(state, call, view=view)
+    view.refresh()  # all 1,000 referenced, none started
+    assert "1,000 terminals: 1,000 not started" in all_html(view._calls["c"].box)
+    for i in range(1000):
+        apply(
+            state,
+            {"sessionUpdate": "terminal_update", "terminalId": f"t{i}", "command": f"echo {i}"},
+            out(f"t{i}", b"x\n"),
+            view=view,
+        )
+        if i % 100 == 0:
+            view.refresh()
+    view.refresh()
+    models = opened_models(published)
+    assert sum(1 for name in models.values() if name == "TerminalModel") == MAX_LIVE_TERMINALS
+    assert len(models) < 250, len(models)  # was 2,069 (1,000 terminal views)
+    html = all_html(view._calls["c"].box)
+    assert "968 terminals: 968 not shown live" in html

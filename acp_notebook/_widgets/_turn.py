@@ -27,6 +27,7 @@ from typing import Any
 import ipywidgets  # type: ignore[import-untyped]
 from ipywidgets.widgets.widget_string import HTMLStyle  # type: ignore[import-untyped]
 
+from .._protocol import TerminalToolCallContent
 from .._state import MessageState, TerminalState, ToolCallState, TurnState, ansi_to_html
 from .._state import ansi_to_text as _ansi_to_text
 from ._card import PermissionCard, close_deep
@@ -495,17 +496,30 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
 
     def _layout_call(self, part: _CallPart) -> None:
         children: list[Any] = [part.header]
+        # Terminals without a live view (not started yet, or past the cap) share one slot, at
+        # the place of the first: a call with 1,000 terminals does not make 1,000 models.
+        quiet: list[Any] = []
+        quiet_slot: ipywidgets.HTML | None = None
         for index, item in enumerate(part.content):
             term_id = getattr(item, "terminal_id", None)
+            is_terminal = isinstance(item, TerminalToolCallContent)
             feed = self._terms.get(term_id) if isinstance(term_id, str) else None
-            if feed is not None and getattr(item, "type", None) == "terminal":
+            if feed is not None and is_terminal:
                 children.append(feed.widget)
+                continue
+            if is_terminal and quiet:
+                quiet.append(item)
                 continue
             slot = part.slots.get(index)
             if slot is None:
                 slot = part.slots[index] = self._shared.html()
-            set_if_changed(slot, "value", content_html(item, self._terminal_label))
+            if is_terminal:
+                quiet, quiet_slot = [item], slot
+            else:
+                set_if_changed(slot, "value", content_html(item, self._terminal_label))
             children.append(slot)
+        if quiet_slot is not None:
+            set_if_changed(quiet_slot, "value", self._quiet_terminals_html(quiet))
         if part.io is not None and part.io.value:
             children.append(part.io)
         children += part.cards
@@ -530,6 +544,20 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             part = self._calls.get(call_id)
             if part is not None:
                 self._layout_call(part)
+
+    def _quiet_terminals_html(self, items: list[Any]) -> str:
+        """One tool call's terminals that have no live view, in one line."""
+        if len(items) == 1:
+            return content_html(items[0], self._terminal_label)
+        listed = sum(1 for i in items if i.terminal_id in self._listed)
+        parts = []
+        if listed:
+            parts.append(f"{listed:,} not shown live (open them from the list of terminals below)")
+        if len(items) > listed:
+            parts.append(f"{len(items) - listed:,} not started")
+        return (
+            f'<div class="acp-terminal-ref">{len(items):,} terminals: {e("; ".join(parts))}</div>'
+        )
 
     def _terminal_label(self, term_id: str) -> str:
         if term_id in self._listed and term_id not in self._terms:
