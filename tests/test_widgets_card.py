@@ -392,3 +392,21 @@ def test_a_failing_card_update_still_reports_the_click(make_card: Callable[..., 
         assert rec.calls == [("always", "click")]
     finally:
         card._status = status
+
+
+def test_the_settled_line_names_the_kind_chosen(make_card: Callable[..., Any]) -> None:
+    card, _ = make_card()
+    card.decision.settle("always", "click")
+    card.mark_decided("always", "click")
+    assert card.outcome_text == "Approved: Always allow - by a click · allow always"
+    status = card.status_html
+    # the line itself, then the kind as a badge beside it
+    assert '<span class="acp-card-decision"><b>Approved: Always allow - by a click</b></span>' in (
+        status
+    )
+    assert "acp-card-decision-kind" in status and ">allow always</span>" in status
+    assert "acp-kind-always" in status
+    assert repr(card.decision).endswith("allow_always by click>")  # the log says the same kind
+    cancelled, _ = make_card()
+    cancelled.mark_decided(None, "cancel")
+    assert "acp-card-decision-kind" not in cancelled.status_html

@@ -201,10 +201,15 @@ _BY = {
 
 
 def describe_decision(
-    decision: PermissionDecision, option_id: str | None, decided_by: str | None, detail: str = ""
+    decision: PermissionDecision,
+    option_id: str | None,
+    decided_by: str | None,
+    detail: str = "",
+    *,
+    with_kind: bool = True,
 ) -> str:
     """One line: what was decided, by what, and the kind of the option chosen (deterministic):
-    ``Approved: Reject - by a click · allow once``."""
+    ``Approved: Reject - by a click · allow once`` (without the kind unless ``with_kind``)."""
     option = next((o for o in decision.request.options if o.option_id == option_id), None)
     kind = ""
     if option is None:
@@ -223,7 +228,7 @@ def describe_decision(
         if detail and decided_by not in ("click", "panel", "timeout", "closed"):
             by += f" ({detail})"
     line = f"{verb} - {by}"
-    if option is not None:
+    if option is not None and with_kind:
         line += f" · {kind_badge(kind)}"
     return visible(line)
 
@@ -392,9 +397,19 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
                     button.disabled = True
                     if option.option_id == option_id:
                         button.icon = "check"
-                self._status.value = (
-                    f'<span class="acp-card-decision"><b>{e(self.outcome_text)}</b></span>'
-                )
+                self._status.value = self._decision_html(option_id, decided_by, detail)
+
+    def _decision_html(self, option_id: str | None, decided_by: str | None, detail: str) -> str:
+        """The settled line, the chosen kind as a badge beside it (the kind classes colour it)."""
+        decision = self.decision
+        line = describe_decision(decision, option_id, decided_by, detail, with_kind=False)
+        html = f'<span class="acp-card-decision"><b>{e(line)}</b></span>'
+        option = next((o for o in decision.request.options if o.option_id == option_id), None)
+        if option is not None:
+            kind = str(option.kind)
+            classes = " ".join(["acp-badge", "acp-kind-badge", *_kind_classes(kind)])
+            html += f' <span class="{classes} acp-card-decision-kind">{e(kind_badge(kind))}</span>'
+        return html
 
     # -- countdown -------------------------------------------------------------------------
     def _start_countdown(self, timeout: float) -> None:
