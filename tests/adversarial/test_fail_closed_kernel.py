@@ -69,71 +69,122 @@ def live_buttons(k: Kernel) -> list[str]:
     ]
 
 
-def test_interrupt_then_a_request_under_allow_star_is_cancelled(tmp_path: Path, work: Path) -> None:
-    with hostile_kernel(tmp_path, work, "ask_after_cancel") as k:
-        interrupt_when_waiting(k, "%%acp --allow '*' -o t\ngo\n")
-        k.wait_for(lambda: answers(work), "our answer to the request after the cancel")
-        out = k.run("print([(d.decided_by, d.option_id) for d in t.permissions])").text()
-    assert answers(work)[0]["result"] == CANCELLED
-    assert "('cancel', None)" in out
-    assert pwned(work) == []
+def _decided_by(k: Kernel) -> str:
+    return k.run("print([d.decided_by for d in t.permissions])").text().strip()
 
 
-def test_a_card_whose_cell_has_ended_can_never_approve(tmp_path: Path, work: Path) -> None:
+def interrupt_then_ask_under_allow_star(k: Kernel, work: Path) -> str:
+    interrupt_when_waiting(k, "%%acp --allow '*' -o t\ngo\n")
+    k.wait_for(lambda: answers(work), "our answer to the request after the cancel")
+    return _decided_by(k)
+
+
+def click_a_card_whose_cell_has_ended(k: Kernel, work: Path) -> str:
     """The agent asks after the cancel and never goes idle: the cell ends by itself after its
-    wait; no live button may be left that a click could use to approve."""
-    with hostile_kernel(tmp_path, work, "ask_after_cancel", idle_delay="never") as k:
-        interrupt_when_waiting(k, "%%acp -o t\ngo\n")
-        k.wait_for(lambda: answers(work), "our answer to the request after the cancel")
-        k.run("pass")  # let the kernel publish what it had queued
-        for button in live_buttons(k):  # whatever a person could still click
-            k.click(button)
-        k.run("import time; time.sleep(0.5)")
-    assert answers(work)[0]["result"] == CANCELLED
-    assert pwned(work) == []
+    wait. Whatever button is left, a person clicks it."""
+    interrupt_when_waiting(k, "%%acp -o t\ngo\n")
+    k.wait_for(lambda: answers(work), "our answer to the request after the cancel")
+    k.run("pass")  # let the kernel publish what it had queued
+    left = live_buttons(k)
+    for button in left:
+        k.click(button)
+    k.run("import time; time.sleep(0.5)")
+    assert left == [], "a card of an ended cell still has live buttons"
+    return _decided_by(k)
 
 
-def test_timeout_answers_cancelled_and_then_cancels_the_turn(tmp_path: Path, work: Path) -> None:
-    with hostile_kernel(tmp_path, work, "ask_then_wait") as k:
-        k.run("%%acp --timeout 0.5 -o t\ngo\n")
-        out = k.run("print(t.stop_reason, [d.decided_by for d in t.permissions])").text()
+def let_the_timeout_pass(k: Kernel, work: Path) -> str:
+    k.run("%%acp --timeout 0.5 -o t\ngo\n")
+    assert "cancelled" in k.run("print(t.stop_reason)").text()  # the turn ended, cancelled
     methods = [
         m.get("method") or ("answer" if m.get("id", 0) >= 100 else "") for m in received(work)
     ]
-    assert answers(work)[0]["result"] == CANCELLED
     assert "session/cancel" in methods, methods
     assert methods.index("answer") < methods.index("session/cancel")
-    assert "cancelled ['timeout']" in out
-    assert pwned(work) == []
+    return _decided_by(k)
 
 
-def test_acp_cancel_answers_a_pending_request(tmp_path: Path, work: Path) -> None:
-    with hostile_kernel(tmp_path, work, "ask_then_wait") as k:
-        cell = k.submit("%%acp --bg -o t\ngo\n", new_cell_id())
-        k.wait_for(lambda: k.buttons("Allow once"), "the card")
-        k.wait_for(lambda: cell.done, "the --bg cell to return")
-        k.run("%acp cancel")
-        k.wait_for(lambda: answers(work), "our answer")
-        k.run("import time\nwhile not t.done: time.sleep(0.05)")
-    assert answers(work)[0]["result"] == CANCELLED
-    assert pwned(work) == []
+def run_acp_cancel(k: Kernel, work: Path) -> str:
+    cell = k.submit("%%acp --bg -o t\ngo\n", new_cell_id())
+    k.wait_for(lambda: k.buttons("Allow once"), "the card")
+    k.wait_for(lambda: cell.done, "the --bg cell to return")
+    k.run("%acp cancel")
+    k.wait_for(lambda: answers(work), "our answer")
+    k.run("import time\nwhile not t.done: time.sleep(0.05)")
+    return _decided_by(k)
 
 
-def test_policy_never_grants_allow_always(tmp_path: Path, work: Path) -> None:
-    """Under ``--allow '*'``, a request whose only allow option is ``allow_always`` goes to a
-    person (here nobody answers before the timeout)."""
-    with hostile_kernel(tmp_path, work, "allow_always_only") as k:
-        k.run("%%acp --allow '*' --timeout 1 -o t\ngo\n")
-        out = k.run("print([d.decided_by for d in t.permissions])").text()
-    assert "['timeout']" in out
-    assert answers(work)[0]["result"] == CANCELLED
-    assert pwned(work) == []
+def allow_star_with_only_allow_always(k: Kernel, work: Path) -> str:
+    """The policy never grants a persistent allow: a person is asked (nobody answers here)."""
+    k.run("%%acp --allow '*' --timeout 1 -o t\ngo\n")
+    return _decided_by(k)
 
 
-def test_kernel_shutdown_with_a_pending_request_runs_nothing(tmp_path: Path, work: Path) -> None:
-    with hostile_kernel(tmp_path, work, "ask_then_wait") as k:
-        k.submit("%%acp\ngo\n", new_cell_id())
-        k.wait_for(lambda: k.buttons("Allow once"), "the card")
-        k.km.shutdown_kernel(now=False)
-    assert all(a["result"] == CANCELLED for a in answers(work))
-    assert pwned(work) == []
+def allow_star_with_duplicate_ids(k: Kernel, work: Path) -> str:
+    k.run("%%acp --allow '*' -o t\ngo\n")
+    assert live_buttons(k) == []
+    return _decided_by(k)
+
+
+def shut_the_kernel_down(k: Kernel, work: Path) -> None:
+    """The kernel is gone afterwards: only the agent's side can be checked."""
+    k.submit("%%acp\ngo\n", new_cell_id())
+    k.wait_for(lambda: k.buttons("Allow once"), "the card")
+    k.km.shutdown_kernel(now=False)
+
+
+ROWS = [
+    # (path, agent mode, IDLE_DELAY, what the notebook does, how the decision log says it ended)
+    (
+        "interrupt, then a request under --allow '*'",
+        "ask_after_cancel",
+        "0.3",
+        interrupt_then_ask_under_allow_star,
+        "['cancel']",
+    ),
+    (
+        "a card whose cell has ended",
+        "ask_after_cancel",
+        "never",
+        click_a_card_whose_cell_has_ended,
+        "['cancel']",
+    ),
+    ("--timeout", "ask_then_wait", "0.3", let_the_timeout_pass, "['timeout']"),
+    ("%acp cancel", "ask_then_wait", "0.3", run_acp_cancel, "['cancel']"),
+    (
+        "--allow '*' and only allow_always",
+        "allow_always_only",
+        "0.3",
+        allow_star_with_only_allow_always,
+        "['timeout']",
+    ),
+    (
+        "--allow '*' and duplicate option ids",
+        "duplicate_ids",
+        "0.3",
+        allow_star_with_duplicate_ids,
+        "['invalid']",
+    ),
+    ("kernel shutdown", "ask_then_wait", "0.3", shut_the_kernel_down, None),
+]
+
+
+@pytest.mark.parametrize(
+    ("path", "mode", "idle_delay", "drive", "decided_by"), ROWS, ids=[row[0] for row in ROWS]
+)
+def test_fail_closed_matrix_in_a_kernel(
+    path: str,
+    mode: str,
+    idle_delay: str,
+    drive: Any,
+    decided_by: str | None,
+    tmp_path: Path,
+    work: Path,
+) -> None:
+    with hostile_kernel(tmp_path, work, mode, idle_delay) as k:
+        logged = drive(k, work)
+    assert logged == decided_by, path
+    got = answers(work)
+    assert got, "the agent got no answer"
+    assert all(a["result"] == CANCELLED for a in got), got
+    assert pwned(work) == [], "the hostile agent ran its command"
