@@ -171,8 +171,16 @@ def _option_label(option: PermissionOption) -> str:
     if badge == UNKNOWN_KIND:
         badge = f"{UNKNOWN_KIND}: {visible(kind)}"
     label = f"{visible(option.name)} [{badge}]"
-    warning = name_warning(option)
-    return f"{label} {warning}" if warning else label
+    return " ".join([label, *_option_warnings(option)])
+
+
+def _option_warnings(option: PermissionOption) -> list[str]:
+    """A name that reads as the opposite of its kind; hidden characters in a name."""
+    warnings = [w for w in [name_warning(option)] if w]
+    hidden = _hidden_warning(option.name)
+    if hidden:
+        warnings.append(f"⚠ {hidden} in this name")
+    return warnings
 
 
 def option_badge_html(option: PermissionOption) -> str:
@@ -180,8 +188,7 @@ def option_badge_html(option: PermissionOption) -> str:
     kind = str(option.kind)
     classes = " ".join(["acp-badge", "acp-kind-badge", *_kind_classes(kind)])
     html = f'<span class="{classes}">{e(kind_badge(kind))}</span>'
-    warning = name_warning(option)
-    if warning:
+    for warning in _option_warnings(option):
         html += f' <span class="acp-card-warning acp-kind-mismatch">{e(warning)}</span>'
     return html
 

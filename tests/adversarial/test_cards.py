@@ -143,5 +143,10 @@ def test_names_and_kinds_are_escaped_and_visible() -> None:
         assert "&lt;img src=x onerror=alert(1)&gt;⟨U+202E RLO⟩Reject" in html
         assert card.buttons[0].description == "<img src=x onerror=alert(1)>⟨U+202E RLO⟩Reject"
         assert "ALLOWS" in card.option_html[0]
+        assert "⚠ hidden characters made visible: U+202E RLO in this name" in card.option_html[0]
+        assert (
+            "hidden characters made visible: U+202E RLO in this name"
+            in (card.static_bundle()["text/plain"])
+        )
     finally:
         card.close()
