@@ -5,11 +5,13 @@
 * stderr goes to a pipe that a daemon thread drains into a bounded ring buffer. The thread
   does not depend on the event loop, so an agent flooding stderr never stalls, even while the
   loop is busy.
-* Orphans: every live process group is kept in a module registry (plain pids); an ``atexit``
-  hook SIGKILLs whatever is left when the interpreter exits. ``PR_SET_PDEATHSIG`` is *not*
-  used: it fires when the spawning *thread* exits, and some anyio backends (trio) spawn from a
-  worker thread, which would kill healthy agents. If the interpreter is killed outright the
-  agent still sees end of file on its stdin.
+* Orphans: the agent is launched through `acp_notebook._supervisor`, which leaves a watchdog
+  in the agent's process group before it execs the agent. The watchdog holds the read end of
+  a pipe whose write end only this process holds; when this process closes it or dies, even
+  by ``kill -9``, the watchdog SIGTERMs the group and SIGKILLs it a second later.
+  Every live group is also kept in a module registry (plain pids); an ``atexit`` hook SIGKILLs
+  whatever is left when the interpreter exits. ``PR_SET_PDEATHSIG`` is *not* used: it fires
+  when the spawning *thread* exits, and some anyio backends (trio) spawn from a worker thread.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import threading
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -35,7 +38,24 @@ __all__ = ["AgentLink", "AgentProcess", "open_agent_connection"]
 DEFAULT_STDERR_LIMIT = 64 * 1024
 
 _live_groups: dict[int, int] = {}  # pid -> process group id, for the atexit sweep
+_watch_fds: dict[int, int] = {}  # pid -> our end of its watchdog's pipe (close it: group dies)
 _registry_lock = threading.Lock()
+SUPERVISOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_supervisor.py")
+
+
+def _forget_agents_in_fork_child() -> None:
+    """After ``os.fork()`` (multiprocessing, ...): the child must not keep the watchdogs'
+    pipes open (their end of file would wait for the child) nor kill our agents at exit."""
+    global _registry_lock
+    _registry_lock = threading.Lock()  # another thread may have held it at the fork
+    for fd in _watch_fds.values():
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _watch_fds.clear()
+    _live_groups.clear()
+
+
+os.register_at_fork(after_in_child=_forget_agents_in_fork_child)
 
 
 def _kill_group(pgid: int, sig: int) -> bool:
@@ -97,6 +117,24 @@ class _StderrRing:
         return data.decode("utf-8", "replace")
 
 
+async def _read_to_end(fd: int) -> str:
+    """Read a pipe to its end without blocking the event loop; closes ``fd``."""
+    os.set_blocking(fd, False)
+    data = b""
+    try:
+        while True:
+            await anyio.wait_readable(fd)
+            try:
+                chunk = os.read(fd, 4096)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                return data.decode("ascii", "replace")
+            data += chunk
+    finally:
+        os.close(fd)
+
+
 class AgentProcess:
     """A running agent. Create with `AgentProcess.start` or ``async with AgentProcess.spawn``."""
 
@@ -105,6 +143,7 @@ class AgentProcess:
         self._stderr = stderr
         self.argv = argv
         self.pid: int = process.pid
+        self.supervisor_pid: int | None = None  # the watchdog in the agent's group
         self._closed = False
         stdin, stdout = process.stdin, process.stdout
         assert stdin is not None and stdout is not None
@@ -145,24 +184,45 @@ class AgentProcess:
             else:
                 environ[key] = value
         read_fd, write_fd = os.pipe()
+        watch_r, watch_w = os.pipe()  # both ends close-on-exec: no other child inherits them
+        status_r, status_w = os.pipe()
         try:
             process = await anyio.open_process(
-                args,
+                [sys.executable, "-I", "-S", SUPERVISOR, str(watch_r), str(status_w), "--", *args],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=write_fd,
                 cwd=cwd,
                 env=environ,
                 start_new_session=True,
+                pass_fds=(watch_r, status_w),
             )
         except BaseException:
-            os.close(read_fd)
+            for fd in (read_fd, watch_w, status_r):
+                os.close(fd)
             raise
         finally:
-            os.close(write_fd)
+            for fd in (write_fd, watch_r, status_w):
+                os.close(fd)
         with _registry_lock:
             _live_groups[process.pid] = process.pid
-        return cls(process, _StderrRing(read_fd, stderr_limit), args)
+            _watch_fds[process.pid] = watch_w
+        proc = cls(process, _StderrRing(read_fd, stderr_limit), args)
+        try:
+            # The launcher reports its watchdog, then execs the agent (which ends the report)
+            # or reports why the exec failed, the way Popen reports it.
+            for line in (await _read_to_end(status_r)).splitlines():
+                word, _, value = line.partition(" ")
+                if word == "W":
+                    proc.supervisor_pid = int(value)
+                elif word == "E":
+                    code = int(value)
+                    raise OSError(code, os.strerror(code), args[0])
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await proc.aclose(grace=0, term_grace=0)
+            raise
+        return proc
 
     @classmethod
     @asynccontextmanager
@@ -251,10 +311,13 @@ class AgentProcess:
                 self.send_signal_to_group(signal.SIGKILL)
                 with anyio.move_on_after(10):
                     await self.wait()
-            # Whatever the agent left behind in its group goes too.
+            # Whatever the agent left behind in its group goes too (the watchdog included).
             self.send_signal_to_group(signal.SIGKILL)
             with _registry_lock:
                 _live_groups.pop(self.pid, None)
+                watch_fd = _watch_fds.pop(self.pid, None)
+            if watch_fd is not None:
+                os.close(watch_fd)
             with contextlib.suppress(Exception):
                 await self.stdout.aclose()
             if self.returncode is not None:

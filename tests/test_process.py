@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import ast
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -11,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from acp_notebook._errors import AgentExited, RpcError
-from acp_notebook._process import AgentProcess, open_agent_connection
+from acp_notebook._process import SUPERVISOR, AgentProcess, _watch_fds, open_agent_connection
 
 pytestmark = pytest.mark.anyio
 
@@ -177,3 +180,142 @@ async def test_exit_while_idle_fails_next_request() -> None:
     assert info.value.returncode == 0
     assert "exited with code 0" in str(info.value)
     assert isinstance(conn.close_error(), AgentExited)
+
+
+# -- the watchdog (acp_notebook/_supervisor.py) ------------------------------------------------
+
+_WATCHED_PARENT = """
+import json, os, sys, time, anyio
+from acp_notebook._process import AgentProcess
+
+async def main():
+    proc = await AgentProcess.start({argv!r})
+    await proc.stdin.send(b'{{"jsonrpc":"2.0","id":1,"method":"spawn_grandchild"}}\\n')
+    data = b""
+    while not data.endswith(b"\\n"):
+        data += await proc.stdout.receive()
+    grandchild = json.loads(data)["result"]
+    forked = None
+    if {fork!r}:  # a child forked without exec (multiprocessing does it) outlives us
+        forked = os.fork()
+        if forked == 0:
+            time.sleep(60)
+            os._exit(0)
+    report = {{"pgid": proc.pid, "supervisor": proc.supervisor_pid,
+               "grandchild": grandchild, "forked": forked}}
+    print(json.dumps(report), flush=True)
+    time.sleep(600)  # killed here, with no chance to clean up
+
+anyio.run(main)
+"""
+
+
+def _fd_targets(pid: int) -> dict[int, str]:
+    """What each open descriptor of a process points to (one closed meanwhile is skipped)."""
+    targets = {}
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(FileNotFoundError):
+            targets[int(fd.name)] = os.readlink(fd)
+    return targets
+
+
+@pytest.mark.parametrize("fork", [False, True], ids=["plain", "with-a-forked-child"])
+def test_watchdog_kills_the_group_when_its_parent_is_killed(fork: bool) -> None:
+    argv = [*AGENT, "--ignore-eof", "--ignore-term"]
+    script = _WATCHED_PARENT.format(argv=argv, fork=fork)
+    with subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, start_new_session=True
+    ) as parent:
+        try:
+            assert parent.stdout is not None
+            report = json.loads(parent.stdout.readline())
+            pgid, supervisor = report["pgid"], report["supervisor"]
+            assert report["grandchild"]["pgid"] == pgid
+            members = set(_live_members(pgid))
+            assert members == {pgid, report["grandchild"]["pid"], supervisor}
+            parent.kill()  # SIGKILL: no atexit, no aclose
+            parent.wait()
+            assert _wait_until_gone(pgid) == []
+            if fork:  # it still holds the parent's descriptors, but not the watchdog's pipe
+                assert _live_members(parent.pid) == [report["forked"]]
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(parent.pid, signal.SIGKILL)  # the forked child, if any
+
+
+async def test_watchdog_holds_only_its_pipe_and_the_agent_not_even_that() -> None:
+    async with AgentProcess.spawn(AGENT) as first, AgentProcess.spawn(AGENT) as second:
+        for proc in (first, second):
+            assert proc.supervisor_pid is not None
+            assert set(_live_members(proc.pid)) == {proc.pid, proc.supervisor_pid}
+            watchdog = _fd_targets(proc.supervisor_pid)
+            assert {watchdog[fd] for fd in (0, 1, 2)} == {os.devnull}  # not the agent's stdio
+            (pipe,) = [t for fd, t in watchdog.items() if fd > 2]
+            ours = _watch_fds[proc.pid]
+            assert pipe == f"pipe:[{os.fstat(ours).st_ino}]"  # our end is the other end
+            assert os.get_inheritable(ours) is False
+            assert Path(f"/proc/{proc.supervisor_pid}/cwd").resolve() == Path("/")
+            # the agent is our own child and holds no watchdog pipe, its own nor the other's
+            with open(f"/proc/{proc.pid}/stat") as f:
+                assert int(f.read().rsplit(")", 1)[1].split()[1]) == os.getpid()
+            for other in (first, second):
+                assert other.supervisor_pid is not None
+                pipes = [t for fd, t in _fd_targets(other.supervisor_pid).items() if fd > 2]
+                assert not set(pipes) & set(_fd_targets(proc.pid).values())
+    for proc in (first, second):
+        assert proc.returncode == 0  # closing stdin was enough, as before
+        assert _wait_until_gone(proc.pid) == []  # the watchdog went with the group
+        assert proc.pid not in _watch_fds
+
+
+async def test_failed_exec_leaves_no_watchdog(tmp_path: Path) -> None:
+    before = dict(_watch_fds)
+    missing = str(tmp_path / "no-such-agent")
+    with pytest.raises(FileNotFoundError) as info:
+        await AgentProcess.start([missing])
+    assert info.value.filename == missing
+    not_executable = tmp_path / "not-executable"
+    not_executable.write_text("#!/bin/sh\n")
+    with pytest.raises(PermissionError):
+        await AgentProcess.start([str(not_executable)])
+    launchers = []
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            cmdline = (entry / "cmdline").read_bytes()
+            if str(tmp_path).encode() in cmdline and b"_supervisor.py" in cmdline:
+                launchers.append(int(entry.name))
+    deadline = time.monotonic() + 20
+    while launchers and time.monotonic() < deadline:
+        launchers = [p for p in launchers if _live_members(p)]
+        time.sleep(0.05)
+    assert launchers == []
+    assert _watch_fds == before  # nothing kept for the failed starts
+
+
+def _imported_at_startup(*args: str) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-X", "importtime", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    lines = [line for line in done.stderr.splitlines() if line.startswith("import time:")]
+    return {line.rsplit("|", 1)[1].strip() for line in lines[1:]}
+
+
+def test_launcher_imports_nothing_but_the_signal_module() -> None:
+    tree = ast.parse(Path(SUPERVISOR).read_text("utf-8"))
+    imported = {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
+    imported |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert imported <= {"__future__", "os", "signal", "_signal", "sys", "time"}
+    # what running it adds to a bare interpreter's startup (usage error: it exits at once)
+    bare = _imported_at_startup("-c", "import __future__, os, sys, time")
+    launcher = _imported_at_startup(SUPERVISOR)
+    assert "os" in launcher and "enum" not in launcher  # not `signal`, which imports enum
+    assert launcher - bare <= {"_signal"}
