@@ -100,6 +100,23 @@ def _notebook(out: str) -> list[Headline]:
     return found
 
 
+def _memory(out: str) -> list[Headline]:
+    found: list[Headline] = []
+    blocks = re.split(r"^(?=(?:api|kernel): \d+ terminal)", out, flags=re.M)
+    for block in blocks:
+        head = re.match(r"(api|kernel): (\d+) terminal\(s\) x ([\d.]+) MiB", block)
+        peak = re.search(r"peak RSS \(VmHWM\)\s+(\d+) MiB\s+(\d+) MiB", block)
+        after = re.search(r"RSS after the turn\s+(\d+) MiB\s+(\d+) MiB", block)
+        cap = re.search(r"cap: .* = (\d+) MiB;", block)
+        if head and peak and after and cap:
+            what = f"{head.group(1)} {head.group(2)} x {head.group(3)} MiB: peak fixed | pre-fix"
+            value = f"{peak.group(1)} | {peak.group(2)} MiB (cap {cap.group(1)} MiB)"
+            found.append((what, value))
+            value = f"{after.group(1)} | {after.group(2)} MiB"
+            found.append(("  RSS after the turn: fixed | pre-fix", value))
+    return found
+
+
 def _generic(out: str) -> list[Headline]:
     lines = [line.strip() for line in out.splitlines() if line.strip()]
     ratios = [line for line in lines if "ratio" in line.lower()]
@@ -113,6 +130,7 @@ EXTRACTORS: dict[str, Extractor] = {
     "bench_agent_flood.py": _flood,
     "bench_widgets_terminal.py": _widgets,
     "bench_notebook.py": _notebook,
+    "bench_memory.py": _memory,
 }
 
 

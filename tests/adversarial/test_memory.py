@@ -143,3 +143,45 @@ async def test_a_late_iterator_replays_the_structure_and_latest_output() -> None
         assert kinds[-3:] == ["terminal_update", "tool_call_update", "state_update"]
         chunks = sum(len(u.data) for u in updates if u.session_update == "terminal_output_chunk")
         assert 0 < chunks <= REPLAY_BULK_BYTES
+
+
+KERNEL_CHECK = """
+import gc, tracemalloc
+gc.collect()
+_held = tracemalloc.get_traced_memory()[0] - _base
+_log = sum(
+    len(m["params"]["update"].get("data", ""))
+    for _, m in t.session.agent.connection.log
+    if isinstance(m, dict) and isinstance(m.get("params"), dict)
+)
+tracemalloc.stop()
+print(_held, _log, sum(x.total_bytes for x in t.terminals.values()))
+"""
+
+
+def test_after_a_flood_cell_the_kernel_holds_only_the_capped_state(tmp_path: Path) -> None:
+    """In a real kernel, what a ``%%acp`` cell still holds once it has ended (traced in the
+    kernel): the terminal store and the terminal widget's backlog, each capped, and the
+    connection's log; before the fix, the turn's every update as well."""
+    from acp_notebook._widgets._coalesce import DEFAULT_BACKLOG_LIMIT
+    from tests.kernel_driver import acp_kernel
+
+    with acp_kernel(tmp_path) as kern:
+        take = kern._take
+
+        def take_light(msg: dict[str, Any]) -> None:  # a front end keeps no terminal bytes
+            msg["buffers"] = []
+            if msg["msg_type"] != "comm_msg":
+                take(msg)
+
+        kern._take = take_light  # type: ignore[method-assign]
+        argv = f"{sys.executable} {FLOOD} 1 {FLOOD_MIB} {CHUNK_KIB}"
+        kern.run(f"%acp connect --name flood -- {argv}")
+        kern.run("import gc, tracemalloc; gc.collect(); tracemalloc.start()")
+        kern.run("_base = tracemalloc.get_traced_memory()[0]")
+        kern.run("%%acp --session flood -o t\nflood\n")
+        held, logged, received = map(int, kern.run(KERNEL_CHECK).text().split())
+        kern.run("%acp close --name flood")
+    assert received == FLOOD_MIB * 2**20
+    bound = STORE_BOUND + DEFAULT_BACKLOG_LIMIT + REPLAY_BULK_BYTES + SLACK
+    assert held - logged <= bound, (held - logged) / 2**20
