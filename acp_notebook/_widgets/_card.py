@@ -294,7 +294,9 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
                 button.add_class(name)
             button.on_click(self._click_handler(option.option_id))
             self._buttons.append(button)
-            badge = ipywidgets.HTML(value=option_badge_html(option))
+            badge = ipywidgets.HTML(
+                value=option_badge_html(option), layout=ipywidgets.Layout(width="auto")
+            )
             self._badges.append(badge)
             group = ipywidgets.HBox([button, badge])
             group.add_class("acp-card-option")
