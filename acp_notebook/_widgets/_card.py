@@ -117,7 +117,8 @@ def _kind_classes(kind: str) -> list[str]:
 
 # Words a name is read by (after NFKC and casefolding). A reject word, or an allow word right
 # after a negation ("don't allow", "do not run"), makes a name read as reject; otherwise an
-# allow word makes it read as allow. "Yes, and don't ask again" reads as allow.
+# allow word makes it read as allow ("Yes, and don't ask again"), and a negation without one
+# as reject ("Never", "Not now").
 _ALLOW_WORDS = frozenset({
     "allow", "allowed", "allows", "approve", "approved", "accept", "accepted", "yes", "y", "ok",
     "okay", "run", "proceed", "continue", "confirm", "grant", "permit", "execute", "go", "sure",
@@ -149,7 +150,10 @@ def _reads_as(name: str) -> str | None:
             if any(w in _NEGATIONS for w in before):
                 return "reject"
             allow = True
-    return "allow" if allow else None
+    if allow:
+        return "allow"
+    # a negation with no allow word at all ("Never", "Not now") reads as reject
+    return "reject" if any(w in _NEGATIONS for w in words) else None
 
 
 def name_warning(option: PermissionOption) -> str | None:

@@ -57,6 +57,8 @@ def test_an_allow_named_reject_shows_allow_and_a_warning() -> None:
         ("Cancel", "allow_once"),
         ("stop!", "allow_once"),
         ("Don't allow", "allow_once"),
+        ("Never", "allow_always"),
+        ("Not now", "allow_once"),
         ("Re\u200bject", "allow_once"),  # a zero-width space does not hide the word
         ("\uff32\uff45\uff4a\uff45\uff43\uff54", "allow_once"),  # fullwidth letters
         ("Yes", "reject_once"),
@@ -83,6 +85,10 @@ def test_names_that_contradict_their_kind_are_flagged(name: str, kind: str) -> N
         ("Don't allow", "reject_once"),
         ("No, and tell the agent what to do", "reject_once"),
         ("Not now", "reject_once"),
+        ("Never", "reject_always"),
+        ("Allow and never ask again", "allow_always"),
+        ("Always", "allow_always"),
+        ("Go ahead", "allow_once"),
         ("Run", "allow_once"),
     ],
 )
