@@ -218,7 +218,7 @@ def _start_cell_inner(shell: Any, line: str, body: str) -> CellRun:
     def stop_terminal(terminal_id: str) -> None:  # the terminal's stop button (main thread)
         io.submit(_cancel_terminal, session, terminal_id)
 
-    view = io.call(_make_view, TurnView, turn, prompt, stop_terminal)
+    view = io.call(_make_view, TurnView, turn, prompt, stop_terminal, io.soon)
     run = CellRun(key, handle, session, turn, view, policy, args.timeout, io)
     io.call(run.attach)
     _state["cells"][key] = run
@@ -230,8 +230,8 @@ def _start_cell_inner(shell: Any, line: str, body: str) -> CellRun:
     return run
 
 
-def _make_view(view_cls: Any, turn: Any, prompt: str, stop_terminal: Any) -> Any:
-    return view_cls(turn.state, prompt, on_cancel_terminal=stop_terminal)
+def _make_view(view_cls: Any, turn: Any, prompt: str, stop_terminal: Any, call_soon: Any) -> Any:
+    return view_cls(turn.state, prompt, on_cancel_terminal=stop_terminal, call_soon=call_soon)
 
 
 async def _cancel_terminal(session: Session, terminal_id: str) -> None:
