@@ -450,3 +450,30 @@ def test_agent_panel_show_and_repr() -> None:
 def test_default_renderer_keeps_colours_from_the_state_layer() -> None:
     _text, html = default_renderer()(SAMPLE)
     assert 'class="ansi-green-fg"' in html
+
+
+def test_real_timers_run_on_one_long_lived_thread() -> None:
+    """Issue 10 (found by bench_memory): a thread per flush made ipykernel open a zmq socket
+    per thread (closed only by a periodic clean-up), so ten flooding terminals piled up
+    hundreds of sockets, reached zmq's limit ("Too many open files") and lost messages.
+    Every timer runs on one thread that lives on; a cancelled timer never runs."""
+    threads: list[threading.Thread] = []
+    ran = threading.Event()
+    cancelled: list[int] = []
+
+    for _ in range(20):
+        done = threading.Event()
+
+        def fire(done: threading.Event = done) -> None:
+            threads.append(threading.current_thread())
+            done.set()
+
+        thread_timer(0.001, fire)
+        assert done.wait(10)
+    # Cancelled well before it is due; the later one runs after its turn came.
+    thread_timer(0.5, lambda: cancelled.append(1)).cancel()
+    thread_timer(0.6, ran.set)
+    assert ran.wait(10)
+    assert len({id(t) for t in threads}) == 1 and threads[0].is_alive()
+    assert threads[0] is not threading.main_thread()
+    assert cancelled == []

@@ -14,12 +14,17 @@ the whole transcript.
 
 from __future__ import annotations
 
+import heapq
+import itertools
+import logging
 import math
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any, Protocol
+
+log = logging.getLogger("acp_notebook.widgets")
 
 Send = Callable[[dict[str, Any], list[bytes]], None]
 
@@ -39,16 +44,81 @@ DEFAULT_BACKLOG_LIMIT = 16 * 2**20
 DEFAULT_BUDGET_RATE = 150.0  # messages per second shared by all busy terminals of a kernel
 
 
+class _Timer:
+    """One scheduled callback; ``cancel`` only sets a flag (safe from ``__del__``, no lock)."""
+
+    __slots__ = ("callback", "cancelled")
+
+    def __init__(self, callback: Callable[[], None]) -> None:
+        self.callback = callback
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class _TimerThread:
+    """Runs every timer of the process, in due order, on one daemon thread that lives on.
+
+    Not a thread per timer: ipykernel gives each thread that sends on iopub its own zmq socket
+    and closes it only after the thread has ended and a periodic clean-up has run, so a thread
+    per flush (tens to hundreds a second with several floods) piled up sockets until zmq's
+    limit ("Too many open files"), and sends were lost. The condition's lock is re-entrant:
+    garbage collection may close a widget (and so schedule or cancel) on any thread, this
+    one included, while it holds the lock.
+    """
+
+    def __init__(self) -> None:
+        self._cv = threading.Condition(threading.RLock())
+        self._heap: list[tuple[float, int, _Timer]] = []
+        self._count = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def schedule(self, delay: float, callback: Callable[[], None]) -> _Timer:
+        timer = _Timer(callback)
+        entry = (time.monotonic() + max(delay, 0.0), next(self._count), timer)
+        with self._cv:
+            heapq.heappush(self._heap, entry)
+            if self._thread is None or not self._thread.is_alive():  # first use, or forked
+                self._thread = threading.Thread(
+                    target=self._run, name="acp-terminal-timers", daemon=True
+                )
+                self._thread.start()
+            self._cv.notify()
+        return timer
+
+    def _next(self) -> _Timer:
+        with self._cv:
+            while True:
+                heap = self._heap
+                while heap and heap[0][2].cancelled:
+                    heapq.heappop(heap)
+                now = time.monotonic()
+                if heap and heap[0][0] <= now:
+                    return heapq.heappop(heap)[2]
+                self._cv.wait(heap[0][0] - now if heap else None)
+
+    def _run(self) -> None:
+        while True:
+            timer = self._next()
+            if timer.cancelled:
+                continue
+            try:
+                timer.callback()
+            except Exception:
+                log.exception("a terminal flush timer failed")
+
+
+_TIMERS = _TimerThread()
+
+
 def thread_timer(delay: float, callback: Callable[[], None]) -> TimerHandle:
-    """Run ``callback`` once after ``delay`` seconds on a daemon thread.
+    """Run ``callback`` once after ``delay`` seconds on the timer thread (one per process).
 
     A thread (not the kernel's event loop) does the flushing, so bytes still leave while a cell
     keeps the loop busy; ipykernel's iopub socket accepts sends from any thread.
     """
-    timer = threading.Timer(delay, callback)
-    timer.daemon = True
-    timer.start()
-    return timer
+    return _TIMERS.schedule(delay, callback)
 
 
 class FlushBudget:

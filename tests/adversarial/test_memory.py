@@ -185,3 +185,32 @@ def test_after_a_flood_cell_the_kernel_holds_only_the_capped_state(tmp_path: Pat
     assert received == FLOOD_MIB * 2**20
     bound = STORE_BOUND + DEFAULT_BACKLOG_LIMIT + REPLAY_BULK_BYTES + SLACK
     assert held - logged <= bound, (held - logged) / 2**20
+
+
+OPEN_FDS = "import os; print(len(os.listdir('/proc/self/fd')))"
+
+
+def test_floods_in_a_kernel_do_not_pile_up_sockets(tmp_path: Path) -> None:
+    """Ten terminals flooding at once: a thread per flush used to give each flush its own
+    ipykernel iopub socket, hundreds of them (zmq then failed with "Too many open files" and
+    messages were lost). With one timer thread the kernel's descriptors stay flat."""
+    from tests.kernel_driver import acp_kernel
+
+    with acp_kernel(tmp_path) as kern:
+        take = kern._take
+
+        def take_light(msg: dict[str, Any]) -> None:
+            msg["buffers"] = []
+            if msg["msg_type"] != "comm_msg":
+                take(msg)
+
+        kern._take = take_light  # type: ignore[method-assign]
+        kern.run(f"%acp connect --name flood -- {sys.executable} {FLOOD} 10 24 {CHUNK_KIB}")
+        kern.run("%%acp --session flood\nflood\n")  # warm-up: views, threads, sockets
+        before = int(kern.run(OPEN_FDS).text())
+        counts = []
+        for _ in range(2):
+            kern.run("%%acp --session flood\nflood\n")
+            counts.append(int(kern.run(OPEN_FDS).text()))
+        kern.run("%acp close --name flood")
+    assert max(counts) <= before + 20, (before, counts)
