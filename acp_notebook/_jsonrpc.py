@@ -11,7 +11,13 @@ Works on plain JSON values (dicts), not on protocol models.
   for example a ``cancelled`` permission outcome). `Connection.cancel_request` sends one.
 * Batches are accepted (each element handled, each answer sent as its own line), never sent.
 * Bad lines are answered with ``-32700``; oversize lines are skipped while streaming. Both are
-  reported through ``on_problem`` and kept in `Connection.log`.
+  reported through ``on_problem`` and kept in `Connection.log`. A bad line is anything the
+  JSON decoder refuses (see `decode_json_line`: deep nesting and huge integers included) and
+  any message nested more than `MAX_DEPTH` levels. Its answer carries the request's id when
+  that can be read from the members before the bad one; a bad *answer* to one of our
+  requests fails that request with ``-32700`` instead. The note is a `BadLine`.
+* We never write ``NaN``/``Infinity`` or a value too deep to encode: `request`/`notify` raise
+  `TypeError`, a handler's result becomes an ``-32603`` answer.
 """
 
 from __future__ import annotations
@@ -37,10 +43,20 @@ from ._errors import (
     ConnectionClosed,
     RpcError,
 )
-from ._lines import LineReader, LineTooLong, memory_byte_pipe
+from ._lines import (
+    BadJson,
+    LineReader,
+    LineTooLong,
+    decode_json_line,
+    leading_members,
+    memory_byte_pipe,
+    nested_deeper,
+)
 
 __all__ = [
     "CANCEL_REQUEST_METHOD",
+    "MAX_DEPTH",
+    "BadLine",
     "Connection",
     "LogEntry",
     "NotificationHandler",
@@ -51,6 +67,11 @@ __all__ = [
 logger = logging.getLogger("acp_notebook.jsonrpc")
 
 CANCEL_REQUEST_METHOD: Final = "$/cancel_request"
+MAX_DEPTH: Final = 256
+"""Deepest nesting of arrays and objects accepted in a message (the message object is level 1).
+
+No ACP message comes near it; it keeps every later step (validation, repr, json.dumps of the
+log) far from Python's recursion limit."""
 
 RequestHandler: TypeAlias = Callable[[str, Any], Awaitable[Any]]
 NotificationHandler: TypeAlias = Callable[[str, Any], Awaitable[None]]
@@ -62,7 +83,29 @@ LogEntry: TypeAlias = tuple[Literal["send", "recv"], "dict[str, Any] | list[Any]
 PeerId: TypeAlias = int | str
 
 
-_json_decode = json.JSONDecoder().decode
+class BadLine(str):
+    """The problem note for a line that is not a JSON-RPC message we accept.
+
+    It is the note itself (``"unparsable line (<reason>): '<first 80 bytes>'"``), with fields.
+    """
+
+    reason: str
+    """Why, in a few words: the decoder's message, "nested too deeply", "NaN is not JSON"..."""
+    size: int
+    """The line's length in bytes (without its newline)."""
+    preview: str
+    """Its first 80 bytes as text."""
+    request_id: int | str | None
+    """The id read from the line, if it had a readable one."""
+
+    def __new__(cls, reason: str, line: bytes, request_id: int | str | None) -> BadLine:
+        preview = line[:80].decode("utf-8", "replace")
+        note = super().__new__(cls, f"unparsable line ({reason}): {preview!r}")
+        note.reason = reason
+        note.size = len(line)
+        note.preview = preview
+        note.request_id = request_id
+        return note
 
 
 class _Pending:
@@ -76,10 +119,10 @@ class _Pending:
 
 def _dumps(message: dict[str, Any]) -> bytes:
     try:
-        text = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+        text = json.dumps(message, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
         return text.encode("utf-8") + b"\n"
     except UnicodeEncodeError:  # lone surrogates: the ASCII form escapes them
-        return json.dumps(message, separators=(",", ":")).encode("ascii") + b"\n"
+        return json.dumps(message, separators=(",", ":"), allow_nan=False).encode("ascii") + b"\n"
 
 
 def _error_response(rid: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
@@ -286,7 +329,7 @@ class Connection:
     async def _write(self, message: dict[str, Any]) -> None:
         try:
             data = _dumps(message)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, RecursionError) as exc:
             raise TypeError(f"message is not JSON-serialisable: {exc}") from exc
         async with self._write_lock:
             try:
@@ -326,7 +369,7 @@ class Connection:
 
     async def _read_loop(self) -> None:
         reader = self._lines
-        decode = _json_decode
+        decode = decode_json_line
         log_append = self.log.append
         cancelled = anyio.get_cancelled_exc_class()
         try:
@@ -343,12 +386,16 @@ class Connection:
                         )
                         continue
                     try:
-                        message = decode(item.decode("utf-8"))
-                    except (UnicodeDecodeError, ValueError) as exc:
+                        message = decode(item)
+                    except BadJson as exc:
                         await self._bad_line(item, exc)
                         continue
+                    deep = nested_deeper(message, MAX_DEPTH, item)
                     if type(message) is not dict:
-                        await self._handle_other(message)
+                        await self._handle_other(message, item, deep)
+                        continue
+                    if deep:
+                        await self._refuse(item, _TOO_DEEP, message, None, parsed=True)
                         continue
                     log_append(("recv", message))
                     # Fast path for the flood case: a notification for the handler.
@@ -391,14 +438,56 @@ class Connection:
     def _lines_limit(self) -> int:
         return self._lines._max
 
-    async def _bad_line(self, line: bytes, exc: Exception) -> None:
+    async def _bad_line(self, line: bytes, exc: BadJson) -> None:
         if not line.strip():
             return  # blank line: tolerated silently
-        preview = line[:80].decode("utf-8", "replace")
-        self._problem(f"unparsable line ({exc}): {preview!r}")
-        await self._reply(_error_response(None, PARSE_ERROR, f"Parse error: {exc}"))
+        members, failed = leading_members(exc.text)
+        await self._refuse(line, exc.reason, members, failed, parsed=False)
 
-    async def _handle_other(self, message: Any) -> None:
+    async def _refuse(
+        self,
+        line: bytes,
+        reason: str,
+        members: dict[str, Any],
+        failed: str | None,
+        *,
+        parsed: bool,
+    ) -> None:
+        """Report a bad line and answer it, given the members that could be read.
+
+        ``members`` is the whole message if it ``parsed`` (but is refused), else what
+        `leading_members` read before the member ``failed``.
+        """
+        keys = set(members)
+        if failed is not None:
+            keys.add(failed)
+        rid = members.get("id")
+        if not (type(rid) is int or type(rid) is str):
+            rid = None
+        self._problem(BadLine(reason, line, rid))
+        asks = "method" in keys or "params" in keys
+        if not asks and ("result" in keys or "error" in keys):
+            # An answer to one of our requests that cannot be read: that request fails.
+            if rid is not None:
+                self._fail_pending(rid, RpcError(PARSE_ERROR, f"unreadable answer: {reason}"))
+            return
+        if parsed and asks and "id" not in keys:
+            return  # a notification: never answered
+        if rid is not None and rid in self._incoming:
+            rid = None  # that id is being served: it must not get a second answer
+        await self._reply(_error_response(rid, PARSE_ERROR, f"Parse error: {reason}"))
+
+    def _fail_pending(self, rid: PeerId, error: RpcError) -> None:
+        if type(rid) is not int:
+            return
+        waiter = self._pending.pop(rid, None)
+        if waiter is None:
+            self._abandoned.discard(rid)
+            return
+        waiter.error = error
+        waiter.event.set()
+
+    async def _handle_other(self, message: Any, line: bytes, deep: bool) -> None:
         """A parsed line that is not an object: a batch, or invalid."""
         if type(message) is list:
             self.log.append(("recv", message))
@@ -407,7 +496,10 @@ class Connection:
                 await self._reply(_error_response(None, INVALID_REQUEST, "Empty batch"))
                 return
             for element in message:
-                if type(element) is dict:
+                if deep and nested_deeper(element, MAX_DEPTH - 1):
+                    dict_element = element if type(element) is dict else {}
+                    await self._refuse(line, _TOO_DEEP, dict_element, None, parsed=True)
+                elif type(element) is dict:
                     await self._dispatch(element)
                 else:
                     self._problem(f"batch element is not an object: {element!r:.80}")
@@ -470,7 +562,7 @@ class Connection:
         rid = message["id"]
         waiter = self._pending.pop(rid, None) if type(rid) is int else None
         if waiter is None:
-            if rid in self._abandoned:
+            if type(rid) is int and rid in self._abandoned:
                 self._abandoned.discard(rid)
                 logger.debug("%s: dropped the answer to abandoned request %r", self.name, rid)
                 return
@@ -538,6 +630,9 @@ class Connection:
             await self._reply(_error_response(rid, INTERNAL_ERROR, f"Internal error: {exc}"))
         except ConnectionClosed:
             logger.debug("%s: answer to %s dropped, connection closed", self.name, method)
+
+
+_TOO_DEEP: Final = f"nested deeper than {MAX_DEPTH} levels"
 
 
 def connection_pair(

@@ -5,12 +5,21 @@ A line longer than ``max_line_bytes`` is never held whole: once the pending part
 line passes the limit the reader drops what it has and skips bytes until the next newline,
 then reports the line as a `LineTooLong` item.
 
+`decode_json_line` reads one line as JSON within bounds: anything the decoder refuses
+(invalid UTF-8, bad syntax, nesting too deep for the parser, an integer of too many digits,
+``NaN``/``Infinity``) is a `BadJson` with a short reason, never another exception.
+`nested_deeper` tells a parsed value that nests deeper than a limit (cheaply for the common
+case), and `leading_members` reads what it can of an object that failed to parse.
+
 `memory_byte_pipe` gives an in-process byte pipe (for tests, benchmarks and in-process peers).
 """
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
+from typing import Any
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
@@ -18,11 +27,15 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 __all__ = [
     "DEFAULT_CHUNK_BYTES",
+    "BadJson",
     "LineReader",
     "LineTooLong",
     "MemoryByteReceiveStream",
     "MemoryByteSendStream",
+    "decode_json_line",
+    "leading_members",
     "memory_byte_pipe",
+    "nested_deeper",
 ]
 
 DEFAULT_CHUNK_BYTES = 256 * 1024
@@ -138,6 +151,120 @@ class LineReader:
             self._pending = 0
             return [last]
         return []
+
+
+# -- one line as JSON, within bounds ---------------------------------------------------------
+
+
+class BadJson(ValueError):
+    """A line that is not JSON we accept."""
+
+    def __init__(self, reason: str, text: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        """A few words: the decoder's message, "nested too deeply", "NaN is not JSON"..."""
+        self.text = text
+        """The line as text (invalid UTF-8 replaced by U+FFFD), for `leading_members`."""
+
+
+class _NotJson(ValueError):
+    pass
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NotJson(f"{name} is not JSON")
+
+
+_decoder = json.JSONDecoder(parse_constant=_refuse_constant)
+_decode = _decoder.decode
+_raw_decode = _decoder.raw_decode
+_scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    found = _WHITESPACE.match(text, pos)
+    return pos if found is None else found.end()
+
+
+def decode_json_line(line: bytes) -> Any:
+    """The JSON value of ``line``; raises `BadJson` (and only that) when it has none.
+
+    ``NaN``, ``Infinity`` and ``-Infinity`` are refused (they are not JSON); lone surrogate
+    escapes such as ``"\\ud800"`` are accepted, as the JSON grammar allows them.
+    """
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadJson(str(exc), line.decode("utf-8", "replace")) from exc
+    try:
+        return _decode(text)
+    except json.JSONDecodeError as exc:
+        raise BadJson(str(exc), text) from exc
+    except _NotJson as exc:
+        raise BadJson(str(exc), text) from exc
+    except ValueError as exc:  # the only other one: int() refusing more than 4300 digits
+        raise BadJson("an integer with too many digits", text) from exc
+    except RecursionError as exc:
+        raise BadJson("nested too deeply", text) from exc
+
+
+def nested_deeper(value: Any, limit: int, line: bytes | None = None) -> bool:
+    """Whether ``value`` nests arrays and objects more than ``limit`` levels (``[]`` is 1).
+
+    With the ``line`` it was decoded from, most values are cleared without a walk: a line
+    with at most ``limit`` opening brackets cannot nest deeper. The walk uses no recursion.
+    """
+    if line is not None and (
+        len(line) <= 2 * limit or line.count(b"[") + line.count(b"{") <= limit
+    ):
+        return False
+    if type(value) is not dict and type(value) is not list:
+        return False
+    todo: list[tuple[Any, int]] = [(value, 1)]
+    while todo:
+        node, depth = todo.pop()
+        if depth > limit:
+            return True
+        for child in node.values() if type(node) is dict else node:
+            if type(child) is dict or type(child) is list:
+                todo.append((child, depth + 1))
+    return False
+
+
+def leading_members(text: str, max_members: int = 16) -> tuple[dict[str, Any], str | None]:
+    """What can be read of a JSON object that does not parse as a whole.
+
+    Reads the top-level members of the object ``text`` in order, each with the real
+    decoder, and stops at the first that cannot be read. Returns the members read and the
+    key of the member that failed (``None`` if it stopped elsewhere, or if ``text`` is not
+    an object). Bounded: at most ``max_members`` members, each decoded once.
+    """
+    members: dict[str, Any] = {}
+    pos = _skip_ws(text, 0)
+    if not text.startswith("{", pos):
+        return members, None
+    pos = _skip_ws(text, pos + 1)
+    for _ in range(max_members):
+        if not text.startswith('"', pos):
+            break
+        try:
+            key, pos = _scanstring(text, pos + 1)
+        except ValueError:
+            break
+        pos = _skip_ws(text, pos)
+        if not text.startswith(":", pos):
+            return members, key
+        pos = _skip_ws(text, pos + 1)
+        try:
+            members[key], pos = _raw_decode(text, pos)
+        except (ValueError, RecursionError):
+            return members, key
+        pos = _skip_ws(text, pos)
+        if not text.startswith(",", pos):
+            break
+        pos = _skip_ws(text, pos + 1)
+    return members, None
 
 
 class MemoryByteSendStream(ByteSendStream):

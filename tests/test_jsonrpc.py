@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 import tracemalloc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -10,7 +11,7 @@ import anyio
 import pytest
 
 from acp_notebook._errors import ConnectionClosed, MethodNotFound, RpcError
-from acp_notebook._jsonrpc import Connection, connection_pair
+from acp_notebook._jsonrpc import BadLine, Connection, connection_pair
 from acp_notebook._lines import LineReader, LineTooLong, memory_byte_pipe
 
 pytestmark = pytest.mark.anyio
@@ -111,8 +112,8 @@ async def test_bad_json_is_answered_and_reported() -> None:
         reply = await peer.recv()
         assert reply["id"] is None and reply["error"]["code"] == -32700
         await peer.send_raw(b'{"jsonrpc":"2.0","id":1,"method":"m","params":"\xff\xfe"}\n')
-        reply = await peer.recv()
-        assert reply["id"] is None and reply["error"]["code"] == -32700
+        reply = await peer.recv()  # not UTF-8, but its id can be read: the answer carries it
+        assert reply["id"] == 1 and reply["error"]["code"] == -32700
         await peer.send_raw(b"42\n")
         reply = await peer.recv()
         assert reply["id"] is None and reply["error"]["code"] == -32600
@@ -507,3 +508,247 @@ async def test_request_before_entering_is_an_error() -> None:
 
 def test_line_too_long_item_type() -> None:
     assert LineTooLong(3) == LineTooLong(3)
+
+
+# -- deep and huge JSON: a bad line, never the end of the connection --------------------------
+
+DEPTH_LIMIT = 256  # documented in docs/design.md (Layer 2: connection)
+UNPARSABLE = re.compile(
+    r"^unparsable line \(.*?\): (?P<line>.*)$", re.DOTALL
+)  # as _bridge reads it
+
+
+def deep_list(levels: int) -> bytes:
+    return b"[" * levels + b"]" * levels
+
+
+def deep_object(levels: int) -> bytes:
+    return b'{"a":' * levels + b"1" + b"}" * levels
+
+
+def request_line(rid: Any, params: bytes, method: str = "m") -> bytes:
+    """A request whose params are the raw JSON ``params`` (id and method come first)."""
+    head = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method})[:-1]
+    return head.encode() + b',"params":' + params + b"}\n"
+
+
+async def still_alive(conn: Connection, peer: RawPeer) -> None:
+    """Both directions still work: the peer's request is answered, ours gets its answer."""
+    with anyio.fail_after(10):
+        await peer.send({"jsonrpc": "2.0", "id": "alive?", "method": "ping"})
+        assert await peer.recv() == {
+            "jsonrpc": "2.0",
+            "id": "alive?",
+            "result": {"method": "ping", "params": None},
+        }
+        async with anyio.create_task_group() as tg:
+            got: list[Any] = []
+
+            async def ask() -> None:
+                got.append(await conn.request("ours"))
+
+            tg.start_soon(ask)
+            ours = await peer.recv()
+            await peer.send({"jsonrpc": "2.0", "id": ours["id"], "result": "fine"})
+        assert got == ["fine"]
+    assert not conn.closed
+
+
+@pytest.mark.parametrize(
+    ("line", "answer_id", "reason"),
+    [
+        (deep_list(1000) + b"\n", None, "nested too deeply"),
+        (deep_object(1000) + b"\n", None, "nested too deeply"),
+        (deep_list(100_000) + b"\n", None, "nested too deeply"),
+        # inside a valid request: the id is read from the members before the deep one
+        (request_line(5, deep_list(1000)), 5, "nested too deeply"),
+        (request_line("s-1", deep_object(1000)), "s-1", "nested too deeply"),
+        # deep enough to be refused, shallow enough for json to parse it
+        (request_line(6, deep_list(300)), 6, f"nested deeper than {DEPTH_LIMIT} levels"),
+        (deep_list(300) + b"\n", None, f"nested deeper than {DEPTH_LIMIT} levels"),
+        # huge numbers: Python refuses to convert an int of more than 4300 digits
+        (request_line(7, b"1" * 5000), 7, "an integer with too many digits"),
+        (request_line(8, b'{"n":-' + b"9" * 100_000 + b"}"), 8, "an integer with too many digits"),
+        # NaN and Infinity are not JSON
+        (request_line(9, b"NaN"), 9, "NaN is not JSON"),
+        (request_line(10, b"[-Infinity]"), 10, "-Infinity is not JSON"),
+    ],
+    ids=[
+        "list-1000",
+        "object-1000",
+        "list-100000",
+        "request-list-1000",
+        "request-object-1000",
+        "request-list-300",
+        "list-300",
+        "int-5000-digits",
+        "int-100000-digits",
+        "nan",
+        "infinity",
+    ],
+)
+async def test_deep_or_huge_json_is_a_bad_line(line: bytes, answer_id: Any, reason: str) -> None:
+    problems: list[str] = []
+    called: list[str] = []
+
+    async def handler(method: str, params: Any) -> Any:
+        called.append(method)
+        return await echo(method, params)
+
+    async with raw_peer(request_handler=handler, on_problem=problems.append) as (conn, peer):
+        await peer.send_raw(line)
+        with anyio.fail_after(10):
+            reply = await peer.recv()
+        assert reply["id"] == answer_id
+        assert reply["error"]["code"] == -32700
+        assert reason in reply["error"]["message"]
+        await still_alive(conn, peer)
+    assert called == ["ping"]  # the bad request never reached the handler
+    (problem,) = problems
+    found = UNPARSABLE.match(problem)  # the notebook layer's reading still works
+    assert found is not None and found["line"] == repr(line[:-1][:80].decode("utf-8", "replace"))
+    # ...and the problem carries fields, not only wording
+    assert isinstance(problem, BadLine)
+    assert problem.reason == reason
+    assert problem.size == len(line) - 1
+    assert problem.request_id == answer_id
+
+
+async def test_depth_limit_boundary() -> None:
+    """A message nested exactly DEPTH_LIMIT levels is served; one level more is refused."""
+    async with raw_peer(request_handler=echo) as (conn, peer):
+        # the message object is level 1, so params may nest DEPTH_LIMIT - 1 levels
+        await peer.send_raw(request_line(1, deep_list(DEPTH_LIMIT - 1)))
+        reply = await peer.recv()
+        assert reply["id"] == 1 and "result" in reply
+        await peer.send_raw(request_line(2, deep_list(DEPTH_LIMIT)))
+        reply = await peer.recv()
+        assert reply["id"] == 2 and reply["error"]["code"] == -32700
+        await still_alive(conn, peer)
+
+
+async def test_deep_notification_is_reported_not_handled() -> None:
+    problems: list[str] = []
+    seen: list[str] = []
+
+    async def on_note(method: str, params: Any) -> None:
+        seen.append(method)
+
+    with anyio.fail_after(20):
+        async with raw_peer(
+            request_handler=echo, notification_handler=on_note, on_problem=problems.append
+        ) as (conn, peer):
+            await deep_notifications(conn, peer)
+    assert seen == ["shallow"]
+    assert len(problems) == 2 and all(isinstance(p, BadLine) for p in problems)
+
+
+async def deep_notifications(conn: Connection, peer: RawPeer) -> None:
+    note = b'{"jsonrpc":"2.0","method":"deep","params":'
+    # parses, but too deep: it is known to be a notification, so nothing is answered
+    await peer.send_raw(note + deep_list(300) + b"}\n")
+    # cannot be parsed: nobody knows whether an id follows, so it is answered with id null
+    await peer.send_raw(note + deep_list(2000) + b"}\n")
+    await peer.send({"jsonrpc": "2.0", "method": "shallow"})
+    reply = await peer.recv()
+    assert reply["id"] is None and reply["error"]["code"] == -32700
+    await still_alive(conn, peer)
+
+
+async def test_deep_answer_to_our_request_fails_that_request_only() -> None:
+    problems: list[str] = []
+    async with raw_peer(request_handler=echo, on_problem=problems.append) as (conn, peer):
+        errors: list[RpcError] = []
+
+        async def ask() -> None:
+            with pytest.raises(RpcError) as info:
+                await conn.request("ask")
+            errors.append(info.value)
+
+        for levels in (300, 5000):
+            with anyio.fail_after(10):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(ask)
+                    ours = await peer.recv()
+                    head = f'{{"jsonrpc":"2.0","id":{ours["id"]},"result":'.encode()
+                    await peer.send_raw(head + deep_list(levels) + b"}\n")
+        assert [e.code for e in errors] == [-32700, -32700]
+        assert all("nested" in e.message for e in errors)
+        await still_alive(conn, peer)
+    # nothing was written back for the bad answers: they were answers, not requests
+    assert all("error" not in json.loads(line) for line in peer.raw_lines if b"alive" not in line)
+    assert len(problems) == 2
+
+
+async def test_deep_batch_element_is_refused_alone() -> None:
+    async with raw_peer(request_handler=echo) as (conn, peer):
+        batch = (
+            b'[{"jsonrpc":"2.0","id":1,"method":"a"},'
+            + request_line(2, deep_list(300))[:-1]
+            + b',{"jsonrpc":"2.0","id":3,"method":"c"}]\n'
+        )
+        await peer.send_raw(batch)
+        replies = {r["id"]: r for r in [await peer.recv() for _ in range(3)]}
+        assert replies[1]["result"]["method"] == "a"
+        assert replies[2]["error"]["code"] == -32700
+        assert replies[3]["result"]["method"] == "c"
+        # a batch too deep to parse at all is one bad line
+        await peer.send_raw(b"[" + request_line(4, deep_list(5000))[:-1] + b"]\n")
+        reply = await peer.recv()
+        assert reply["id"] is None and reply["error"]["code"] == -32700
+        await still_alive(conn, peer)
+
+
+async def test_id_after_the_deep_member_or_in_use_is_not_guessed() -> None:
+    release = anyio.Event()
+
+    async def handler(method: str, params: Any) -> Any:
+        if method == "slow":
+            await release.wait()
+        return method
+
+    with anyio.fail_after(20):
+        async with raw_peer(request_handler=handler) as (_conn, peer):
+            await ids_not_guessed(peer, release)
+
+
+async def ids_not_guessed(peer: RawPeer, release: anyio.Event) -> None:
+    # the id comes after the member that cannot be read: it is not looked for
+    await peer.send_raw(b'{"jsonrpc":"2.0","params":' + deep_list(2000) + b',"id":3}\n')
+    reply = await peer.recv()
+    assert reply["id"] is None and reply["error"]["code"] == -32700
+    # an id that is in use by a request being served is not answered a second time
+    await peer.send({"jsonrpc": "2.0", "id": 4, "method": "slow"})
+    await peer.send_raw(request_line(4, deep_list(2000)))
+    reply = await peer.recv()
+    assert reply["id"] is None and reply["error"]["code"] == -32700
+    release.set()
+    assert await peer.recv() == {"jsonrpc": "2.0", "id": 4, "result": "slow"}
+
+
+async def test_deep_values_we_send_are_refused_not_fatal() -> None:
+    async def handler(method: str, params: Any) -> Any:
+        deep: list[Any] = []
+        for _ in range(5000):
+            deep = [deep]
+        if method == "deep":
+            return deep
+        if method == "nan":
+            return float("nan")
+        return await echo(method, params)
+
+    problems: list[str] = []
+    async with raw_peer(request_handler=handler, on_problem=problems.append) as (conn, peer):
+        deep: list[Any] = []
+        for _ in range(5000):
+            deep = [deep]
+        with pytest.raises(TypeError, match="not JSON-serialisable"):
+            await conn.request("m", {"deep": deep})
+        with pytest.raises(TypeError, match="not JSON-serialisable"):
+            await conn.notify("m", {"nan": float("nan")})
+        for rid, method in ((1, "deep"), (2, "nan")):
+            await peer.send({"jsonrpc": "2.0", "id": rid, "method": method})
+            reply = await peer.recv()
+            assert reply["id"] == rid and reply["error"]["code"] == -32603
+        assert len(problems) == 2
+        await still_alive(conn, peer)
