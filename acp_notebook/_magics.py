@@ -656,16 +656,22 @@ class AcpMagics(Magics):
         action="append",
         default=[],
         metavar="GLOB",
-        help="approve a command when every simple command in it matches GLOB (or a tool-call "
-        "title does); $(...) and backticks are always asked about",
+        help="approve a command when every simple command in it (seen through env, sudo, "
+        "nohup, timeout, xargs, ...; each wrapper must match too) matches GLOB, or a tool-call "
+        "title does. Only a command read statically is approved: $VAR, $(...), backticks, "
+        "globs, $'...', eval, functions, a shell fed its input are always asked about, even "
+        "with GLOB '*'. Approves once, never 'always'",
     )
     @magic_arguments.argument(
         "--deny",
         action="append",
         default=[],
         metavar="GLOB",
-        help="reject a command when any simple command in it, $(...) included, matches GLOB "
-        "(or a tool-call title does); deny wins over allow",
+        help="reject a command when any simple command in it matches GLOB (or a tool-call "
+        "title does): nested ones in $(...), sh -c '...', subshells, functions and loops, "
+        "and wrapped ones (env, sudo, xargs, /bin/rm is rm) included; deny wins over allow. "
+        "A guard rail, not a sandbox: it cannot see code an interpreter runs (python -c, "
+        "perl -e), find -delete or -exec, or scripts on disk",
     )
     @magic_arguments.argument(
         "--timeout",

@@ -3,63 +3,67 @@
 A tool-call subject is judged by its title: the first ``--deny`` glob matching the whole title
 rejects, else the first ``--allow`` glob matching it approves.
 
-A command subject is a shell string, and one line of shell can run many programs
-(``echo hi; touch x``), so its globs are matched against each *simple command* in it:
+A command subject is a shell string. It is parsed with tree-sitter's bash grammar
+(:mod:`acp_notebook._shell`) into the simple commands it can run, nested ones included, and each
+simple command is matched as its words after quote removal, joined with single spaces, with its
+redirections as words (``echo hi > f``; ``2>&1``). Environment assignments in front
+(``X=1 make``) are looked through, and so are the wrappers ``env``, ``command``, ``builtin``,
+``exec``, ``nohup``, ``nice``, ``timeout``, ``time``, ``stdbuf``, ``xargs``, ``sudo``, ``doas``,
+``setsid`` and ``coproc``: ``sudo -u bob env X=1 rm x`` is matched as itself, as
+``env X=1 rm x`` and as ``rm x``.
 
-* the string is split (with :mod:`shlex`, so quotes are respected) on ``;``, ``&&``, ``||``,
-  ``|``, ``|&``, ``&``, newlines, ``(`` and ``)``; a simple command is matched as its words (quotes
-  removed) joined with single spaces. Redirections stay part of it as words of their own, so
-  ``echo *`` covers ``echo hi > f`` and ``echo hi 2>&1`` is seen as ``echo hi 2 >& 1``;
-* leading shell keywords (``if``, ``then``, ``do``, ``!``, ``{``, ``time``, ...) are dropped before
-  matching, pieces that only close a block (``done``, ``fi``, ``}``, ...) are skipped, and a
-  ``for NAME in WORDS`` header, which runs nothing by itself, is skipped too;
-* **deny** rejects when a deny glob matches the whole string, or any simple command, including
-  those inside ``$(...)``, backticks, ``<(...)`` and ``>(...)`` (quoted or not);
-* **allow** approves only when *every* simple command matches some allow glob, the quoting
-  parses, and the string holds no command or process substitution (``$(``, a backtick, ``<(``,
-  ``>(``; checked without regard to quotes). A substitution is always asked about, whatever the
-  globs, even ``--allow '*'``; otherwise ``*`` matches any simple command.
+* **deny** rejects when a deny glob matches the whole string, or any of those texts, for any
+  simple command found anywhere: in substitutions, subshells, groups, functions, loops, case
+  arms, ``sh -c '...'`` literals and here-documents fed to a shell. A program named with a path
+  is tried with its basename too (``/bin/rm x`` is ``rm x``). A word that is not literal is
+  matched as written (``rm $X`` is ``rm $X``, which ``rm *`` matches).
+* **allow** approves only a command that can be read statically, when every simple command
+  matches an allow glob. Statically means: it parses; every program, argument and redirection
+  target is a literal word (quotes removed; no ``$VAR``, ``${...}``, ``$(...)``, backticks,
+  ``$((...))``, ``<(...)``, unquoted ``*``, ``?`` or ``[...]`` patterns, brace expansion,
+  ``$'...'`` (which dash and bash read differently)); no function or alias definitions, no
+  ``eval``, ``source``, ``trap`` and the like; no ``[[ ]]`` or ``(( ))``; no shell reading
+  commands from its input (``sh <<EOF``, ``... | sh``), no here-document fed to an interpreter;
+  ``sh -c`` only with a literal script, which is read the same way; no assignment to ``PATH``,
+  ``IFS``, ``LD_*``, ``BASH_ENV`` and the like. A ``for NAME in WORDS`` loop over literal words
+  is read once per word, when ``$NAME`` is all the body does with the name. Anything else is
+  left to a person, even under ``--allow '*'``.
+  For a wrapper, the wrapper's command line and the wrapped one must *both* match an allow glob
+  (``--allow 'echo *'`` does not approve ``sudo echo x``), except for ``command``, ``builtin``
+  and ``exec``, which run the same program (``time`` is a program in dash, so it needs a rule).
+  A program under ``xargs`` also gets arguments read from its input, so the glob must match it
+  with any arguments added (``rm *`` does; ``rm -i`` does not), and without any unless
+  ``xargs -r`` is given. Allow compares a program named with a path by its
+  basename only in ``/bin``, ``/usr/bin``, ``/sbin``, ``/usr/sbin`` and ``/usr/local/bin``:
+  ``./echo hi`` is not ``echo hi``.
 
-This is a matcher, not a shell: anything it cannot vouch for falls to a person. A quoted word made
-only of operator characters (``';'``, ``\\;``) is taken for an operator, which can only make allow
-ask more often. What an allowed program does with its arguments (``sh -c``, ``xargs``,
-``find -exec``) is up to the glob: ``--allow 'sh *'`` allows whatever ``sh`` is told to run.
+What neither can see: what a program does once it runs. An interpreter running code
+(``python -c``, ``perl -e``, ``node -e``), ``find -delete`` and ``find -exec``, ``git`` aliases,
+``make``, scripts on disk, and programs that run others besides the wrappers above (``watch``,
+``flock``, ``su -c``, ``ssh``). A deny rule is a guard rail, not a sandbox.
 
-Deny wins over allow. A decision picks an *offered* option: ``allow_once`` (else ``allow_always``)
-for allow, ``reject_once`` (else ``reject_always``) for deny. It never invents an option id: when
-no option of the needed kind is offered, the policy does not decide and a person is asked.
+Deny wins over allow. A decision picks an *offered* option: ``allow_once`` for allow (never
+``allow_always``: a rule approves one request, and when ``allow_once`` is not offered a person is
+asked), ``reject_once`` (else ``reject_always``) for deny. It never invents an option id.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import re
-import shlex
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ._protocol import RequestPermissionRequest
 
+if TYPE_CHECKING:
+    from ._shell import Layer, Reading
+
 ALLOW_KINDS = ("allow_once", "allow_always")
 REJECT_KINDS = ("reject_once", "reject_always")
-
-# Characters shlex groups into operator tokens; runs of them are cut into bash's operators.
-_PUNCTUATION = "();<>|&\n"
-_OPERATORS = sorted(
-    {";;&", "<<<", "<<-", "&>>", "&&", "||", "|&", ";;", ";&", "<<", ">>", "<>", ">|", ">&", "<&"}
-    | {"&>", ";", "&", "|", "(", ")", "<", ">", "\n"},
-    key=len,
-    reverse=True,
-)
-# Operators that end a simple command (the rest are redirections and stay in it).
-_SEPARATORS = frozenset({";", "&&", "||", "|", "|&", "&", "\n", ";;", ";&", ";;&", "(", ")"})
-_LEADING_WORDS = frozenset(
-    {"do", "then", "else", "elif", "if", "while", "until", "!", "{", "(", "time"}
-)
-_CLOSERS = frozenset({"done", "fi", "esac", "}", ")"})
-# Command and process substitution (arithmetic ``$((`` included), found on the raw text.
-_SUBSTITUTION = re.compile(r"\$\(|`|<\(|>\(")
-_OPENERS = re.compile(r"[$<>]\(")
+_POLICY_ALLOWS = ("allow_once",)  # a rule approves one request: never allow_always
+# What only a `*` in a glob can match: the arguments xargs adds, which nobody has seen.
+_UNSEEN_ARGS = ("\x00", "\x00 -\x01 \x00/\x02")
 
 
 @dataclass(frozen=True)
@@ -90,30 +94,37 @@ class Policy:
                 return _pick(request, REJECT_KINDS, _rule("--deny", [pattern]), allow=False)
         for pattern in self.allow:
             if fnmatch.fnmatchcase(target, pattern):
-                return _pick(request, ALLOW_KINDS, _rule("--allow", [pattern]), allow=True)
+                return _pick(request, _POLICY_ALLOWS, _rule("--allow", [pattern]), allow=True)
         return None
 
     def _decide_command(
         self, request: RequestPermissionRequest, command: str
     ) -> PolicyDecision | None:
+        if not self.allow and not self.deny:
+            return None
+        from ._shell import read_command  # the parser loads on first use, not at %load_ext
+
+        reading = read_command(command)
         if self.deny:
-            candidates = deny_candidates(command)
+            candidates = deny_candidates(command, reading)
             for pattern in self.deny:
                 if any(fnmatch.fnmatchcase(text, pattern) for text in candidates):
                     return _pick(request, REJECT_KINDS, _rule("--deny", [pattern]), allow=False)
-        if not self.allow or has_substitution(command):
-            return None
-        commands = simple_commands(command)
-        if not commands:  # quoting does not parse, or nothing to run
+        if not self.allow or not reading.static or not reading.commands:
             return None
         used: list[str] = []
-        for text in commands:
-            glob = next((g for g in self.allow if fnmatch.fnmatchcase(text, g)), None)
-            if glob is None:
-                return None
-            if glob not in used:
-                used.append(glob)
-        return _pick(request, ALLOW_KINDS, _rule("--allow", used), allow=True)
+        for layers in reading.commands:
+            for layer in layers:
+                if layer.deny_only or not layer.needs_allow:
+                    continue
+                glob = next((g for g in self.allow if _allows(g, layer)), None)
+                if glob is None:
+                    return None
+                if glob not in used:
+                    used.append(glob)
+        if not used:
+            return None
+        return _pick(request, _POLICY_ALLOWS, _rule("--allow", used), allow=True)
 
 
 def subject_target(request: RequestPermissionRequest) -> str | None:
@@ -128,98 +139,52 @@ def subject_target(request: RequestPermissionRequest) -> str | None:
     return None
 
 
-def has_substitution(command: str) -> bool:
-    """Whether the command may contain a command or process substitution (quotes not regarded).
-
-    Line continuations, backslashes and quote marks are removed first, so ``$\\(`` or ``$''(``
-    cannot hide one; removing characters never separates a ``$(`` that was already there.
-    """
-    flat = re.sub(r"[\\'\"]", "", command.replace("\\\n", ""))
-    return _SUBSTITUTION.search(flat) is not None
-
-
 def simple_commands(command: str) -> list[str] | None:
-    """The simple commands an allow rule must each match; None when the quoting does not parse."""
-    segments, complete = _segments(command)
-    if not complete:
+    """The texts an allow rule must each match, or None when the command is not read statically."""
+    from ._shell import read_command
+
+    reading = read_command(command)
+    if not reading.static:
         return None
-    return [text for words in segments if (text := _matchable(words)) is not None]
+    return [
+        _allow_text(layer)
+        for layers in reading.commands
+        for layer in layers
+        if layer.needs_allow and not layer.deny_only
+    ]
 
 
-def deny_candidates(command: str) -> list[str]:
-    """Every text a deny glob is tried on: the whole string, its simple commands (with and
-    without leading keywords), and those of each substitution body found in it."""
+def deny_candidates(command: str, reading: Reading | None = None) -> list[str]:
+    """Every text a deny glob is tried on: the whole string, and each layer of each simple
+    command found, as written and with its program's basename."""
+    from ._shell import read_command
+
+    reading = reading or read_command(command)
     candidates = [command]
-    flat = command.replace("\\\n", "")
-    for text in [flat, *_substitution_bodies(flat)]:
-        segments, complete = _segments(text)
-        if not complete:  # best effort: also split as if there were no quotes at all
-            segments += _segments(text, quoting=False)[0]
-        for words in segments:
-            candidates.append(" ".join(words))
-            if (stripped := _matchable(words)) is not None:
-                candidates.append(stripped)
+    for layers in reading.commands:
+        for layer in layers:
+            for text in (layer.text(basename=False), layer.text(basename=True)):
+                candidates.append(text)
+                if layer.extra_args:  # xargs adds arguments nobody has seen
+                    candidates.append(f"{text} {_UNSEEN_ARGS[0]}")
     return list(dict.fromkeys(candidates))
 
 
-def _substitution_bodies(text: str) -> Iterator[str]:
-    """The text inside each ``$(``, ``<(``, ``>(`` (nested ones too) and each pair of backticks.
+def _allow_text(layer: Layer) -> str:
+    from ._shell import allow_program
 
-    Parentheses are counted without regard to quotes; an unclosed body runs to the end.
-    """
-    for match in _OPENERS.finditer(text):
-        depth, start = 1, match.end()
-        end = start
-        while end < len(text) and depth:
-            depth += {"(": 1, ")": -1}.get(text[end], 0)
-            end += 1
-        yield text[start : end - 1] if depth == 0 else text[start:]
-    yield from text.split("`")[1::2]
+    words = [w.text for w in layer.words]
+    words[0] = allow_program(words[0])
+    return " ".join(words)
 
 
-def _segments(command: str, *, quoting: bool = True) -> tuple[list[list[str]], bool]:
-    """Split into the word lists of simple commands; the flag is False when quoting failed
-    (the lists then hold what came before the failure)."""
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=_PUNCTUATION)
-    lexer.whitespace = " \t"  # newlines separate commands; shlex would skip them
-    lexer.whitespace_split = True  # a word runs to a blank or an operator, as in the shell
-    lexer.commenters = ""  # never hide text as a comment: `a#b` is a word, not `a`
-    if not quoting:
-        lexer.quotes = lexer.escapedquotes = lexer.escape = ""
-    segments: list[list[str]] = [[]]
-    complete = True
-    try:
-        for token in lexer:
-            for part in _operators(token) if token and set(token) <= set(_PUNCTUATION) else [token]:
-                if part in _SEPARATORS:
-                    segments.append([])
-                else:
-                    segments[-1].append(part)
-    except ValueError:  # no closing quotation, or a backslash at the very end
-        complete = False
-    return [words for words in segments if words], complete
-
-
-def _operators(run: str) -> Iterator[str]:
-    """Cut a run of operator characters (``;(`` or ``)|``, as shlex groups them) into operators."""
-    while run:
-        op = next(o for o in _OPERATORS if run.startswith(o))
-        yield op
-        run = run[len(op) :]
-
-
-def _matchable(words: list[str]) -> str | None:
-    """The text a glob sees for one simple command, or None when the piece runs nothing itself."""
-    rest = list(words)
-    while rest and rest[0] in _LEADING_WORDS:
-        rest.pop(0)
-    if not rest or all(word in _CLOSERS for word in rest):
-        return None
-    # A loop header `for NAME` or `for NAME in WORDS`; the body's commands follow `do`.
-    loop = rest[0] == "for" and len(rest) > 1 and rest[1].isidentifier()
-    if loop and (len(rest) == 2 or rest[2] == "in"):
-        return None
-    return " ".join(rest)
+def _allows(glob: str, layer: Layer) -> bool:
+    text = _allow_text(layer)
+    if layer.bare and not fnmatch.fnmatchcase(text, glob):
+        return False
+    return not layer.extra_args or all(
+        fnmatch.fnmatchcase(f"{text} {unseen}", glob) for unseen in _UNSEEN_ARGS
+    )
 
 
 def _rule(flag: str, patterns: Sequence[str]) -> str:

@@ -1,17 +1,21 @@
 """``--allow`` / ``--deny`` policies (``acp_notebook._policy``), without a kernel or an agent.
 
-A command subject is judged per simple command: deny rejects if any piece (substitutions
-included) matches; allow approves only if every piece matches and nothing is substituted.
-Anything else is left to a person (``decide`` returns None).
+A command subject is parsed as a shell does (tree-sitter's bash grammar) into its simple
+commands: deny rejects if any of them (nested ones and wrapped ones included) matches; allow
+approves only a command that can be read statically, every simple command matching a rule.
+Anything else is left to a person (``decide`` returns None). tests/adversarial/test_policy_corpus.py
+runs a corpus of commands under dash and bash to check that what is approved does what it says.
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 import pytest
 
-from acp_notebook._policy import Policy, PolicyDecision, has_substitution, simple_commands
+from acp_notebook._policy import Policy, PolicyDecision, simple_commands
 from acp_notebook._protocol import RequestPermissionRequest
 
 ASK = None  # the policy does not decide: a person is asked
@@ -41,6 +45,11 @@ def command(text: str, kinds: tuple[str, ...] = ONCE) -> RequestPermissionReques
     return request({"type": "command", "command": text, "cwd": "/w"}, kinds)
 
 
+def request_with_title(title: str, kinds: tuple[str, ...]) -> RequestPermissionRequest:
+    call = {"toolCallId": "c1", "kind": "edit", "status": "pending", "title": title}
+    return request({"type": "tool_call", "toolCall": call}, kinds)
+
+
 def tool_call(title: str | None) -> RequestPermissionRequest:
     call: dict[str, Any] = {"toolCallId": "c1", "kind": "edit", "status": "pending"}
     if title is not None:
@@ -62,6 +71,62 @@ def allowed(*globs: str) -> tuple[str, str]:
 
 def denied(glob: str) -> tuple[str, str]:
     return "reject-once", f"--deny {glob!r}"
+
+
+# -- issue 10, findings 1, 4 and 8: the exact repros ---------------------------------------------
+
+# Finding 1: shlex and the shell read quotes differently; each of these ran `touch` (the last two
+# under bash only) while the old policy approved it.
+FINDING_1 = [
+    (Policy(allow=("echo *",)), "echo hi #'\ntouch X\n#'"),  # a quote inside a comment
+    (Policy(allow=("echo *",)), "echo hi <<EOF\necho '\nEOF\ntouch X\n#'"),  # in a here-document
+    (Policy(allow=("echo *",)), "echo $'\\''; touch X #'"),  # ANSI-C: $'\'' is one quote
+    (Policy(allow=("*",)), "y=$'\\x24(touch X)'; echo ${y@P}"),  # prompt expansion runs $(...)
+]
+
+
+@pytest.mark.parametrize(("policy", "text"), FINDING_1)
+def test_finding_1_allow_does_not_approve_what_the_shell_reads_as_another_command(
+    policy: Policy, text: str
+) -> None:
+    assert policy.decide(command(text)) is None
+
+
+def test_finding_1_the_comment_is_read_as_a_comment() -> None:
+    # dash and bash run `echo hi` and `touch X`: allowing both approves it, as the shell reads it.
+    policy = Policy(allow=("echo *", "touch X"))
+    assert outcome(policy.decide(command("echo hi #'\ntouch X\n#'"))) == allowed(
+        "echo *", "touch X"
+    )
+
+
+# Finding 4: `--allow '*' --deny 'rm *'` approved all of these.
+NO_RM = Policy(allow=("*",), deny=("rm *",))
+FINDING_4 = [
+    ("X=1 rm x", denied("rm *")),
+    ("env rm x", denied("rm *")),
+    ("command rm x", denied("rm *")),
+    ("\\rm x", denied("rm *")),
+    ("$'rm' x", denied("rm *")),  # bash reads `rm`
+    ("$RM x", ASK),  # not readable statically: a person decides
+    ("rm${IFS}x", ASK),
+    ("/bin/rm x", denied("rm *")),
+    ("sudo rm x", denied("rm *")),
+    ("sh -c 'rm x'", denied("rm *")),
+    ("echo $(rm x)", denied("rm *")),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), FINDING_4)
+def test_finding_4_deny_sees_wrapped_and_prefixed_forms(
+    text: str, expected: tuple[str, str] | None
+) -> None:
+    assert outcome(NO_RM.decide(command(text))) == expected
+
+
+def test_finding_8_a_rule_never_grants_allow_always() -> None:
+    assert ECHO.decide(command("echo hi", ("reject_once", "allow_always"))) is None
+    assert WRITE.decide(request_with_title("Write a.txt", ("allow_always",))) is None
 
 
 # -- allow: every simple command must match, nothing may be substituted ---------------------------
@@ -95,9 +160,9 @@ ECHO_CASES = [
     ("echo $((1 + 2))", ASK),
     ("echo <(touch x)", ASK),
     ("echo >(touch x)", ASK),
-    ("echo '$(literal)'", ASK),  # conservative: quotes are not looked at for substitutions
+    ("echo '$(literal)'", allowed("echo *")),  # the parser knows a quoted `$(` is text
     ("echo $\\\n(touch x)", ASK),  # a line continuation cannot hide one
-    ("echo \\$\\(x\\)", ASK),  # nor can backslashes
+    ("echo \\$\\(x\\)", allowed("echo *")),  # nor can backslashes; escaped, it is text
     ("echo $''(touch x)", ASK),  # nor empty quotes
     # quoting that does not parse
     ("echo 'unclosed", ASK),
@@ -107,8 +172,10 @@ ECHO_CASES = [
     ("echo a#b; touch x", ASK),
     ("echo # ; touch x", ASK),
     # what the glob sees is the whole simple command
-    ("FOO=1 echo hi", ASK),
-    ("/bin/echo hi", ASK),
+    ("FOO=1 echo hi", allowed("echo *")),  # an assignment in front is looked through
+    ("PATH=. echo hi", ASK),  # unless it changes which program runs
+    ("/bin/echo hi", allowed("echo *")),  # a system directory: compared by basename
+    ("./echo hi", ASK),  # anywhere else it is a program on disk, not `echo`
     ("echo", ASK),  # `echo *` needs a space
     ("", ASK),
     (";", ASK),
@@ -122,7 +189,7 @@ ECHO_CASES = [
     ("echo a\\\ntouch b", allowed("echo *")),  # a line continuation: `echo atouch b`
     ("echo hi; echo there", allowed("echo *")),
     ("echo a && echo b || echo c | echo d", allowed("echo *")),
-    ("echo $HOME ${USER:-me}", allowed("echo *")),  # variables are not substitutions
+    ("echo $HOME ${USER:-me}", ASK),  # an expansion is not a literal word
     ("echo hi;", allowed("echo *")),
     ("echo hi &", allowed("echo *")),
     ("echo hi\n", allowed("echo *")),
@@ -145,7 +212,7 @@ TOOLS_CASES = [
     ("echo later; sleep 1; echo again", allowed("echo*", "sleep *")),
     ("for f in a b; do echo $f; done", allowed("echo*")),
     ("for f in a b\ndo\n  echo $f\ndone", allowed("echo*")),
-    ("for f; do echo $f; done", allowed("echo*")),
+    ("for f; do echo $f; done", ASK),  # the positional parameters are not known
     ("for f in a b; do touch $f; done", ASK),
     ("for f in $(ls); do echo $f; done", ASK),  # the header's words may hold a substitution
     ("for ((i = 0; i < 3; i++)); do echo $i; done", ASK),  # not a `for NAME` header
@@ -157,7 +224,7 @@ TOOLS_CASES = [
     ("while sleep 1; do touch x; done", ASK),
     ("{ echo a; sleep 1; }", allowed("echo*", "sleep *")),
     ("! echo a", allowed("echo*")),
-    ("time sleep 1", allowed("sleep *")),
+    ("time sleep 1", ASK),  # `time` is a program in dash: it needs a rule of its own
     ("(echo a; sleep 1) | cat -n", allowed("echo*", "sleep *", "cat *")),
     ("cat x | sh", ASK),
 ]
@@ -227,7 +294,7 @@ DENY_CASES = [
     ("t'ou'ch x", denied("touch *")),
     # unbalanced quotes: a best-effort split still finds it
     ("touch x 'unclosed", denied("touch *")),
-    ("echo 'unclosed; touch x", denied("touch *")),
+    ("echo 'unclosed; touch x", denied("touch *")),  # best effort: pieces read alone
     ('echo "$(touch x', denied("touch *")),
     # a quoted `touch` is an argument, not a command
     ("echo 'touch x'", allowed("*")),
@@ -275,7 +342,7 @@ def test_no_rules_decide_nothing() -> None:
 PICK_CASES = [
     # (policy, offered kinds, expected option id or ASK)
     (ECHO, ("reject_once", "allow_always", "allow_once"), "allow-once"),
-    (ECHO, ("reject_once", "allow_always"), "allow-always"),
+    (ECHO, ("reject_once", "allow_always"), ASK),  # a rule never grants allow_always
     (ECHO, ("reject_once", "reject_always", "_snooze"), ASK),  # never an invented option
     (NO_TOUCH, ("allow_once", "reject_always", "reject_once"), "reject-once"),
     (NO_TOUCH, ("allow_once", "reject_always"), "reject-always"),
@@ -320,14 +387,21 @@ SPLIT_CASES = [
     ("a b; c", ["a b", "c"]),
     ("a 'b c' \"d e\"", ["a b c d e"]),
     ("a;(b)|c", ["a", "b", "c"]),  # shlex groups `;(` and `)|`; they are cut apart
-    ("a >f 2>&1 <in", ["a > f 2 >& 1 < in"]),
+    ("a >f 2>&1 <in", ["a > f 2>&1 < in"]),
     ("a &>>log && b", ["a &>> log", "b"]),
     ("if a; then b; elif c; then d; else e; fi", ["a", "b", "c", "d", "e"]),
-    ("while ! a; do b; done > out", ["a", "b", "done > out"]),
-    ("for x in 1 2; do a $x; done", ["a $x"]),
-    ("for = in 1; do a; done", ["for = in 1", "a"]),  # not a NAME: kept
+    ("while ! a; do b; done > out", ["a", "b"]),
+    ("for x in 1 2; do a $x; done", ["a 1", "a 2"]),  # a loop over literal words, unrolled
+    ("for = in 1; do a; done", None),  # not a NAME: it does not parse
     ("{ a; } ; ( b )", ["a", "b"]),
-    ("case $x in y) a;; esac", ["case $x in y", "a"]),
+    ("case y in y) a;; z) b;; esac", ["a", "b"]),  # every arm
+    ("case $x in y) a;; esac", None),
+    (
+        "sudo -u bob env X=1 nice -n 5 rm x",
+        ["sudo -u bob env X=1 nice -n 5 rm x", "env X=1 nice -n 5 rm x", "nice -n 5 rm x", "rm x"],
+    ),
+    ("time command rm x", ["time command rm x", "rm x"]),  # `command` runs the same program
+    ("sh -c 'a; b'", ["a", "b", "sh -c a; b"]),
     ("a 'b", None),
 ]
 
@@ -337,20 +411,71 @@ def test_simple_commands(text: str, expected: list[str] | None) -> None:
     assert simple_commands(text) == expected
 
 
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("echo $HOME", False),
-        ("echo a > b < c", False),
-        ("echo (a)", False),
-        ("echo $(a)", True),
-        ("echo $((1))", True),
-        ("echo `a`", True),
-        ("a <(b)", True),
-        ("a >(b)", True),
-        ("a $\\\n(b)", True),
-        ("a '$'\"(\"b)", True),
-    ],
-)
-def test_has_substitution(text: str, expected: bool) -> None:
-    assert has_substitution(text) is expected
+NOT_STATIC = [
+    "echo $HOME",
+    "echo ${x}",
+    "echo $(a)",
+    "echo $((1))",
+    "echo `a`",
+    "a <(b)",
+    "a >(b)",
+    "a $\\\n(b)",
+    "echo ${y@P}",
+    "echo $'a'",
+    'echo $"a"',
+    "ls *.py",
+    "echo {a,b}",
+    "f() { a; }",
+    "alias a=b",
+    "eval a",
+    ". ./x",
+    "source x",
+    "trap 'a' EXIT",
+    "(( x ))",
+    "[[ -f x ]]",
+    "x=$(a)",
+    "a=(1 2)",
+    'sh -c "$x"',
+    "sh",
+    "echo a | bash",
+    "sh <<EOF\na\nEOF",
+    "python3 <<EOF\na\nEOF",
+    "bash -i -c a",
+    "env -S 'a b'",
+    "xargs -I{} a {}",
+    "declare -i x",
+    "printf -v 'a[$(b)]' x",
+    "PATH=/tmp a",
+    "LD_PRELOAD=x.so a",
+    "export PATH=/tmp",
+    "echo hi |",
+    "echo 'unclosed",
+    "cat <<A <<B\na\nA\nb\nB",
+]
+
+
+@pytest.mark.parametrize("text", NOT_STATIC)
+def test_what_is_not_read_statically_is_asked_even_under_star(text: str) -> None:
+    assert simple_commands(text) is None
+    assert EVERYTHING.decide(command(text)) is None
+
+
+def test_deep_nesting_fails_closed() -> None:
+    deep = "echo " + "$(echo " * 3000 + "hi" + ")" * 3000
+    assert EVERYTHING.decide(command(deep)) is None
+    assert outcome(NO_TOUCH.decide(command("{ " * 3000 + "touch x; " + "}; " * 3000))) == denied(
+        "touch *"
+    )
+
+
+def test_the_parser_is_imported_on_first_use_only() -> None:
+    """``%load_ext acp_notebook`` must not pay for tree-sitter."""
+    code = (
+        "import sys, acp_notebook, acp_notebook._magics, acp_notebook._cells, acp_notebook._policy;"
+        "print(sorted(m for m in sys.modules"
+        " if m.startswith(('tree_sitter', 'acp_notebook._shell'))))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"

@@ -1,0 +1,847 @@
+"""Read a shell command the way a shell does, with tree-sitter's bash grammar (for ``_policy``).
+
+:func:`read_command` returns every simple command the string can run, nested ones included
+(substitutions, subshells, groups, functions, loops, case arms, ``sh -c '...'`` literals, shells
+fed a here-document), each as the *layers* a wrapper chain peels off (``sudo env X=1 rm x`` is
+``sudo env X=1 rm x``, ``env X=1 rm x`` and ``rm x``), and whether the whole string can be read
+statically: every program and argument a literal word after quote removal, nothing expanded,
+substituted, defined or evaluated. A word that is not literal is kept as its source text, so a
+deny glob still sees ``rm $X`` as ``rm $X``.
+
+The parser is imported on first use: ``%load_ext`` does not pay for it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser
+
+# Programs named with a path are compared by basename; for allow only from these directories.
+SYSTEM_DIRS = frozenset({"/bin", "/usr/bin", "/sbin", "/usr/sbin", "/usr/local/bin"})
+
+SHELLS = frozenset({"sh", "bash", "dash", "ash", "ksh", "mksh", "zsh", "yash", "posh"})
+# Shells whose `-c` literal is read with the bash grammar for allow; the others only for deny.
+_POSIX_SHELLS = frozenset({"sh", "bash", "dash", "ash", "posh"})
+_OTHER_SHELLS = frozenset({"fish", "csh", "tcsh", "rc", "es", "nu", "pwsh", "elvish"})
+INTERPRETERS = frozenset(
+    {"python", "python2", "python3", "perl", "ruby", "node", "nodejs", "php", "lua", "tclsh"}
+    | {"wish", "Rscript", "R", "julia", "deno", "bun", "awk", "gawk", "mawk", "nawk", "irb"}
+    | {"sqlite3", "psql", "mysql", "gdb", "ed", "ex", "vi", "vim", "nvim", "expect", "osascript"}
+)
+# Builtins whose words are code, or that change what later words mean: never static.
+_DYNAMIC_BUILTINS = frozenset(
+    {"eval", "source", ".", "alias", "unalias", "trap", "hash", "enable", "bind", "complete"}
+    | {"compgen", "fc", "coproc", "select", "let", "shopt", "mapfile", "readarray", "history"}
+    | {"caller", "getopts"}
+)
+# Builtins that take variable names: bash evaluates `a[$(cmd)]` subscripts in them.
+_NAME_BUILTINS = frozenset(
+    {"read", "printf", "declare", "typeset", "local", "export", "readonly", "unset", "test", "["}
+    | {"wait", "kill", "shift", "exit", "return", "ulimit", "umask", "cd", "pushd"}
+)
+# Variables that change which program runs, or make a shell or the loader run other code.
+_RISKY_NAME = re.compile(
+    r"PATH|IFS|ENV|BASH_ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|CDPATH|GLOBIGNORE|HOME"
+    r"|LD_\w*|DYLD_\w*|BASH_FUNC_\w*|GCONV_PATH|BASH_LOADABLES_PATH|BASH_XTRACEFD|POSIXLY_CORRECT"
+)
+_GLOB_CHARS = frozenset("*?")
+_MAX_DEPTH = 8
+_MAX_LOOP_VALUES = 32
+
+
+class Word(NamedTuple):
+    text: str  # the literal value, else the word's source text
+    literal: bool
+
+
+@dataclass
+class Reading:
+    """What a command string runs, as far as can be told without running it."""
+
+    # Each simple command found, as its layers: the command, then what each wrapper runs.
+    commands: list[list[Layer]] = field(default_factory=list)
+    static: bool = True
+    reasons: list[str] = field(default_factory=list)
+
+    def dynamic(self, reason: str) -> None:
+        self.static = False
+        if reason not in self.reasons:
+            self.reasons.append(reason)
+
+
+@dataclass(frozen=True)
+class Layer:
+    words: tuple[Word, ...]
+    needs_allow: bool = True  # False for `command`, `builtin`, `exec`: the same program runs
+    extra_args: bool = False  # xargs: the program also gets arguments read from stdin
+    deny_only: bool = False  # a guess at the wrapped program, for deny only
+    bare: bool = True  # xargs without -r also runs the program once with no added arguments
+
+    def text(self, *, basename: bool) -> str:
+        words = [w.text for w in self.words]
+        if words and "/" in words[0] and basename:
+            words[0] = words[0].rsplit("/", 1)[1]
+        return " ".join(words)
+
+
+@cache
+def _parser() -> Parser:
+    import tree_sitter
+    import tree_sitter_bash
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+def read_command(command: str) -> Reading:
+    reading = Reading()
+    try:
+        _Reader(reading, 0).script(command)
+    except RecursionError:  # nested too deeply to walk: never static; deny reads it in pieces
+        reading = Reading()
+        reading.dynamic("nested too deeply")
+        _Reader(reading, 0, fallback=True).pieces_alone(command)
+    return reading
+
+
+def basename(program: str) -> str:
+    return program.rsplit("/", 1)[-1]
+
+
+def allow_program(program: str) -> str:
+    """The program as allow sees it: its basename only when it lives in a system directory."""
+    head, _, tail = program.rpartition("/")
+    return tail if head in SYSTEM_DIRS else program
+
+
+class _Reader:
+    def __init__(self, reading: Reading, depth: int, *, fallback: bool = False) -> None:
+        self.reading = reading
+        self.depth = depth
+        self.fallback = fallback  # reading the pieces of a string that does not parse
+        self.source = b""
+
+    # -- the tree ------------------------------------------------------------------------------
+
+    def script(self, command: str, *, posix: bool = True) -> None:
+        if self.depth > _MAX_DEPTH:
+            self.reading.dynamic("nested too deep")
+            return
+        if "\x00" in command:
+            self.reading.dynamic("a NUL byte")
+            command = command.replace("\x00", " ")
+        if not posix:
+            self.reading.dynamic("a script for a non-POSIX shell")
+        source, root = _parse(command.encode("utf-8", "surrogateescape"))
+        self.source = source
+        if root.has_error:
+            self.reading.dynamic("it does not parse")
+            if not self.fallback:
+                self.pieces_alone(command)
+        for gap in _gaps(root, source):
+            if gap.strip(b" \t\n"):
+                self.reading.dynamic(f"unexpected characters {gap!r}")
+        self.visit(root, {})
+
+    def pieces_alone(self, command: str) -> None:
+        """For deny, best effort: read each piece between operators and parentheses alone."""
+        for piece in re.split(r"\n|;|&&|\|\||\||&|\$\(|\(|\)|`|\{|\}", command):
+            _Reader(self.reading, self.depth + 1, fallback=True).script(piece)
+
+    def visit(self, node: Node, env: dict[str, str]) -> None:
+        kind = node.type
+        if node.is_missing or kind == "ERROR":
+            self.reading.dynamic("it does not parse")
+        if kind == "command":
+            self.command(node, [], env)
+            return
+        if kind == "redirected_statement":
+            body = node.child_by_field_name("body")
+            redirects = [c for c in node.named_children if c != body]
+            if body is not None and body.type == "command":
+                self.command(body, redirects, env)
+            elif body is not None:
+                self.visit(body, env)
+            for redirect in redirects:
+                self.redirect(redirect, env)
+            return
+        if kind == "for_statement":
+            self.for_loop(node, env)
+            return
+        if kind in ("variable_assignment", "variable_assignments"):
+            self.assignment(node, env)
+            return
+        if kind in ("declaration_command", "unset_command"):
+            self.declaration(node, env)
+            return
+        if kind == "test_command" and node.children and node.children[0].type == "[":
+            words = [w for child in node.children for w in self.test_words(child, env)]
+            self.reading.commands.append(self.unwrap(words, (), False, []))
+            return
+        if kind == "compound_statement" and node.children and node.children[0].type == "((":
+            self.reading.dynamic("an arithmetic command")
+            # dash has no `((`: it reads `((rm x))` as two subshells, and runs `rm x`.
+            _Reader(self.reading, self.depth + 1).script(_text(node, self.source)[1:-1])
+        if kind in _DYNAMIC_NODES:
+            self.reading.dynamic(_DYNAMIC_NODES[kind])
+        elif kind not in _STRUCTURAL_NODES and node.is_named:
+            self.reading.dynamic(f"a {kind.replace('_', ' ')}")
+        for child in node.children:
+            self.visit(child, env)
+
+    def test_words(self, node: Node, env: dict[str, str]) -> list[Word]:
+        """``[ ... ]`` as the words of the ``[`` builtin (tree-sitter reads it as an expression)."""
+        if not node.is_named or node.type == "test_operator":
+            return [Word(_text(node, self.source), True)]
+        if node.type in ("unary_expression", "binary_expression", "parenthesized_expression"):
+            return [w for child in node.children for w in self.test_words(child, env)]
+        return self.words(node, env)
+
+    def command(self, node: Node, redirects: list[Node], env: dict[str, str]) -> None:
+        words: list[Word] = []
+        assignments: list[Node] = []
+        inline_redirects: list[Node] = []
+        for child in node.children:
+            if not child.is_named:  # `$"..."` (translated) is read as `$` and a string
+                self.reading.dynamic(f"a {_text(child, self.source)!r} token")
+            elif child.type == "variable_assignment":
+                assignments.append(child)
+            elif child.type in _REDIRECTS:
+                inline_redirects.append(child)
+            elif child.type == "command_name":
+                words.extend(
+                    self.words(child.named_children[0], env) if child.named_children else []
+                )
+            elif child.type == "comment":
+                continue
+            else:
+                words.extend(self.words(child, env))
+        for child in assignments:
+            self.assignment(child, env)
+        all_redirects = inline_redirects + redirects
+        for child in inline_redirects:
+            self.redirect(child, env)
+        if not words:
+            return
+        redirect_words = tuple(w for r in all_redirects for w in self.redirect_words(r, env))
+        stdin_is_code = any(
+            r.type in ("heredoc_redirect", "herestring_redirect") for r in all_redirects
+        )
+        layers = self.unwrap(words, redirect_words, stdin_is_code, all_redirects)
+        self.reading.commands.append(layers)
+
+    # -- words -----------------------------------------------------------------------------------
+
+    def words(self, node: Node, env: dict[str, str]) -> list[Word]:
+        """A word as the shell sees it: one Word (or several when a loop variable splits)."""
+        for sub in _substitutions(node):
+            self.visit(sub, env)
+        parts = list(self.pieces(node, env, quoted=False))
+        text = "".join(p.text for p in parts)
+        literal = all(p.literal for p in parts)
+        if literal:
+            unquoted = "".join(p.text if p.quoted is False else "\x00" * len(p.text) for p in parts)
+            if _GLOB_CHARS & set(unquoted) or re.search(r"\[.*\]", unquoted):
+                self.reading.dynamic("a pathname pattern")
+            if re.search(r"\{[^{}]*(,|\.\.)[^{}]*\}", unquoted):
+                self.reading.dynamic("a brace expansion")
+        else:
+            self.reading.dynamic("an expansion")
+            text = _text(node, self.source)
+        return [Word(text, literal)]
+
+    def pieces(self, node: Node, env: dict[str, str], *, quoted: bool) -> Iterator[_Piece]:
+        kind = node.type
+        raw = _text(node, self.source)
+        if kind in ("word", "number") and not quoted:
+            yield _Piece(_unescape(raw), True, False)
+        elif kind == "raw_string":
+            yield _Piece(raw[1:-1], True, True)
+        elif kind == "string":
+            position = node.start_byte + 1
+            for child in node.named_children:
+                if child.start_byte > position:
+                    yield _Piece(
+                        _unquote_double(self.source[position : child.start_byte]), True, True
+                    )
+                if child.type == "string_content":
+                    yield _Piece(_unescape_double(child, self.source), True, True)
+                else:
+                    yield from self.pieces(child, env, quoted=True)
+                position = child.end_byte
+            end = node.end_byte - 1
+            yield _Piece(
+                _unquote_double(self.source[position:end]) if end > position else "", True, True
+            )
+        elif kind == "string_content":
+            yield _Piece(_unescape_double(node, self.source), True, True)
+        elif kind == "concatenation":
+            for child in node.children:
+                yield from self.pieces(child, env, quoted=quoted)
+        elif kind == "ansi_c_string":
+            self.reading.dynamic("ANSI-C quoting (dash and bash read it differently)")
+            decoded = _decode_ansi_c(raw[2:-1])
+            yield _Piece(raw if decoded is None else decoded, decoded is not None, True)
+        elif kind in ("simple_expansion", "expansion") and (name := _plain_name(node)) in env:
+            value = env[name]
+            if quoted or (value and not (set(value) & set(" \t\n*?["))):
+                yield _Piece(value, True, True)
+            else:
+                yield _Piece(raw, False, quoted)
+        else:
+            if kind == "translated_string":
+                self.reading.dynamic('a $"..." string')
+            yield _Piece(raw, False, quoted)
+
+    def redirect(self, node: Node, env: dict[str, str]) -> None:
+        for child in node.named_children:
+            if child.type in ("file_descriptor", "heredoc_start", "heredoc_end", "heredoc_content"):
+                continue
+            if child.type == "heredoc_body":
+                for sub in child.named_children:
+                    if sub.type != "heredoc_content":
+                        self.visit(sub, env)
+                start = next((c for c in node.children if c.type == "heredoc_start"), None)
+                end = next((c for c in node.children if c.type == "heredoc_end"), child)
+                # From the line after `<<EOF` (tree-sitter has dropped lines from the body).
+                first = self.source.find(b"\n", start.end_byte) + 1 if start else child.start_byte
+                body = self.source[first : end.start_byte].decode("utf-8", "surrogateescape")
+                quoted = start is None or re.search(r"[\\'\"]", _text(start, self.source))
+                if not quoted and re.search(r"[$`]", body):
+                    # The shell expands it as if double-quoted; tree-sitter misses some of it
+                    # (backticks, `<<-` bodies), so it is read again, as a double-quoted word.
+                    self.reading.dynamic("an expansion in a here-document")
+                    quoted_body = '"' + body.replace('"', '\\"') + '"'
+                    _Reader(self.reading, self.depth + 1).script(f": {quoted_body}")
+            elif child.type in _REDIRECTS:
+                self.redirect(child, env)
+            elif child.type in _STATEMENTS:
+                self.visit(child, env)
+            else:
+                self.words(child, env)
+
+    def redirect_words(self, node: Node, env: dict[str, str]) -> Iterator[Word]:
+        """A redirection as words: ``> f``, ``2>&1``, ``<< EOF`` (a here-document's body and
+        the rest of its line, which tree-sitter keeps inside it, are not words of it)."""
+        operator = ""
+        target: list[Word] = []
+        nested: list[Node] = []
+        for child in node.children:
+            if target or child.type == "heredoc_body":
+                if child.type in _REDIRECTS:
+                    nested.append(child)
+                continue
+            if child.type == "file_descriptor" or not child.is_named:
+                operator += _text(child, self.source)
+            elif child.type == "heredoc_start":
+                target = [
+                    Word(
+                        _unescape(_text(child, self.source).replace("'", "").replace('"', "")), True
+                    )
+                ]
+            elif child.type != "comment":
+                target = self.words(child, env)
+        if not target:
+            yield Word(operator, True)
+        elif operator.endswith("&"):
+            yield Word(operator + target[0].text, target[0].literal)
+        else:
+            yield Word(operator, True)
+            yield from target
+        for child in nested:
+            yield from self.redirect_words(child, env)
+
+    # -- assignments and declarations --------------------------------------------------------------
+
+    def assignment(self, node: Node, env: dict[str, str]) -> None:
+        if node.type == "variable_assignments":
+            for child in node.named_children:
+                self.assignment(child, env)
+            return
+        name = node.child_by_field_name("name")
+        value = node.child_by_field_name("value")
+        name_text = _text(name, self.source) if name is not None else ""
+        if name is None or name.type != "variable_name":
+            self.reading.dynamic("an assignment to an array element")
+            for sub in _substitutions(name) if name is not None else ():
+                self.visit(sub, env)
+        if _RISKY_NAME.fullmatch(name_text):
+            self.reading.dynamic(f"an assignment to {name_text}")
+        if _text(node, self.source)[len(name_text) :].startswith("+="):
+            self.reading.dynamic("an appending assignment")
+        if value is not None:
+            if value.type == "array":
+                self.reading.dynamic("an array")
+                self.visit(value, env)
+            else:
+                self.words(value, env)
+
+    def declaration(self, node: Node, env: dict[str, str]) -> None:
+        keyword = _text(node.children[0], self.source)
+        words: list[Word] = [Word(keyword, True)]
+        for child in node.named_children:
+            if child.type == "variable_assignment":
+                self.assignment(child, env)
+                name = child.child_by_field_name("name")
+                value = child.child_by_field_name("value")
+                head = _text(child, self.source)[
+                    : (value.start_byte if value else child.end_byte) - child.start_byte
+                ]
+                tail = self.words(value, env) if value is not None and value.type != "array" else []
+                literal = all(w.literal for w in tail) and name is not None
+                words.append(Word(head + "".join(w.text for w in tail), literal))
+            elif child.type == "variable_name":
+                name_text = _text(child, self.source)
+                if _RISKY_NAME.fullmatch(name_text):
+                    self.reading.dynamic(f"a declaration of {name_text}")
+                words.append(Word(name_text, True))
+            else:
+                words.extend(self.words(child, env))
+        for word in words[1:]:
+            if word.text.startswith(("-", "+")) and not set(word.text[1:]) <= set("xrgp"):
+                self.reading.dynamic(f"`{keyword} {word.text}`")
+        if any("[" in w.text and re.search(r"[$`]", w.text) for w in words):
+            self.reading.dynamic(f"a subscript `{keyword}` would evaluate")
+        self.reading.commands.append([Layer(tuple(words))])
+
+    # -- loops -----------------------------------------------------------------------------------
+
+    def for_loop(self, node: Node, env: dict[str, str]) -> None:
+        variable = node.child_by_field_name("variable")
+        body = node.child_by_field_name("body")
+        keyword = _text(node.children[0], self.source)
+        if keyword != "for" or variable is None or body is None:
+            self.reading.dynamic(f"a {keyword} loop")
+            for child in node.children:
+                self.visit(child, env)
+            return
+        name = _text(variable, self.source)
+        value_nodes = node.children_by_field_name("value")
+        values: list[str] | None = [] if value_nodes else None
+        for value in value_nodes:
+            for word in self.words(value, env):
+                if values is not None and word.literal:
+                    values.append(word.text)
+                else:
+                    values = None
+        if values is None:
+            self.reading.dynamic("a loop over words that are not literal")
+        bindable = (
+            values is not None
+            and 0 < len(values) <= _MAX_LOOP_VALUES
+            and not _RISKY_NAME.fullmatch(name)
+            and self._only_plain_uses(node, body, name)
+        )
+        if values is not None and bindable:
+            for text in values:
+                self.visit(body, {**env, name: text})
+        else:
+            self.visit(body, {k: v for k, v in env.items() if k != name})
+
+    def _only_plain_uses(self, loop: Node, body: Node, name: str) -> bool:
+        """Whether ``name`` is used in the loop only as ``$name``/``${name}`` (never assigned)."""
+        mentions = len(re.findall(rf"(?<![\w]){re.escape(name)}(?![\w])", _text(loop, self.source)))
+        plain = sum(1 for sub in _descendants(body) if _plain_name(sub) == name)
+        uses_ifs = b"IFS" in self.source
+        return mentions == plain + 1 and not uses_ifs
+
+    # -- wrappers ----------------------------------------------------------------------------------
+
+    def unwrap(
+        self,
+        words: list[Word],
+        redirect_words: tuple[Word, ...],
+        stdin_is_code: bool,
+        redirects: list[Node],
+    ) -> list[Layer]:
+        layers: list[Layer] = []
+        rest = words
+        extra = False
+        bare = True
+        while rest:
+            layers.append(Layer(tuple(rest) + redirect_words, True, extra, bare=bare))
+            program = rest[0]
+            name = basename(program.text)
+            if not program.literal:
+                break
+            if name in _DYNAMIC_BUILTINS or (
+                name == "exec" and len(rest) > 1 and rest[1].text.startswith("-")
+            ):
+                self.reading.dynamic(f"`{name}`")
+            if name in _NAME_BUILTINS and any(
+                "[" in w.text and re.search(r"[$`]", w.text) for w in rest
+            ):
+                self.reading.dynamic(f"a subscript `{name}` would evaluate")
+            if name in SHELLS or name in _OTHER_SHELLS:
+                self.shell(rest, stdin_is_code, redirects)
+                break
+            if name in INTERPRETERS and stdin_is_code:
+                self.reading.dynamic(f"a here-document or here-string fed to {name}")
+            if name in INTERPRETERS and (len(rest) == 1 or any(_is_stdin(w.text) for w in rest)):
+                self.reading.dynamic(f"{name} reading code from its input")
+            if name == "eval" and all(w.literal for w in rest[1:]):  # for deny: what it runs
+                _Reader(self.reading, self.depth + 1).script(" ".join(w.text for w in rest[1:]))
+            step = _wrapped(name, rest)
+            if step is None:
+                break
+            skip, transparent, static = step
+            if not static:
+                self.reading.dynamic(f"`{name}` with options that are not read")
+            if transparent and skip < len(rest):
+                layers[-1] = Layer(layers[-1].words, False, extra, bare=bare)
+            # Deny also tries every later word as the program: an option misread cannot hide it.
+            layers.extend(
+                Layer(tuple(rest[j:]) + redirect_words, True, True, deny_only=True)
+                for j in range(1, skip)
+                if rest[j].literal and not rest[j].text.startswith("-")
+            )
+            if name == "xargs":
+                extra = True
+                bare = not any(
+                    re.fullmatch(r"--no-run-if-empty|-[0rtpx]*r[0rtpx]*", w.text)
+                    for w in rest[1:skip]
+                )
+            rest = rest[skip:]
+            while rest and rest[0].literal and re.fullmatch(r"[A-Za-z_]\w*=.*", rest[0].text, re.S):
+                if _RISKY_NAME.fullmatch(rest[0].text.split("=", 1)[0]):
+                    self.reading.dynamic(f"{name} sets {rest[0].text.split('=', 1)[0]}")
+                rest = rest[1:]
+        return layers
+
+    def shell(self, words: list[Word], stdin_is_code: bool, redirects: list[Node]) -> None:
+        name = basename(words[0].text)
+        posix = name in _POSIX_SHELLS
+        command_flag = False
+        first: Word | None = None
+        i = 1
+        while i < len(words):
+            word = words[i].text
+            if not words[i].literal:
+                self.reading.dynamic(f"{name} with options that are not literal")
+            if word == "--":
+                first = words[i + 1] if i + 1 < len(words) else None
+                break
+            if word.startswith("--"):
+                if word not in ("--norc", "--noprofile", "--posix"):
+                    self.reading.dynamic(f"{name} {word}")
+                i += 1
+            elif word[:1] in ("-", "+") and len(word) > 1:
+                if word[1:] in ("o", "O"):
+                    i += 2
+                    continue
+                command_flag = command_flag or (word[0] == "-" and "c" in word)
+                if not set(word[1:]) <= set("ceuxvfnCabhmBEHPT"):
+                    self.reading.dynamic(f"{name} {word}")
+                i += 1
+            else:
+                first = words[i]
+                break
+        if command_flag:
+            if first is None:
+                self.reading.dynamic(f"{name} -c without a script")
+            elif first.literal:
+                _Reader(self.reading, self.depth + 1).script(first.text, posix=posix)
+            else:
+                self.reading.dynamic(f"{name} -c with a script that is not literal")
+        elif first is None or _is_stdin(first.text) or (stdin_is_code and not first.literal):
+            self.reading.dynamic(f"{name} reading commands from its input")
+            if stdin_is_code:
+                for body in self.heredoc_scripts(redirects):
+                    _Reader(self.reading, self.depth + 1).script(body, posix=False)
+        if not posix and not command_flag:
+            self.reading.dynamic(f"{name}")
+
+    def heredoc_scripts(self, redirects: list[Node]) -> Iterator[str]:
+        for redirect in redirects:
+            for child in redirect.named_children:
+                if child.type == "heredoc_body":
+                    yield _text(child, self.source)
+                elif redirect.type == "herestring_redirect":
+                    yield "".join(w.text for w in self.words(child, {}))
+
+
+class _Piece(NamedTuple):
+    text: str
+    literal: bool
+    quoted: bool
+
+
+# Nodes that only hold others, or whose words are judged by the code that visits their parent.
+_STRUCTURAL_NODES = frozenset(
+    {"program", "list", "pipeline", "subshell", "compound_statement", "negated_command"}
+    | {"if_statement", "elif_clause", "else_clause", "while_statement", "do_group"}
+    | {"case_statement", "case_item", "comment", "word", "string", "raw_string", "number"}
+    | {"concatenation", "string_content", "heredoc_body", "heredoc_start", "heredoc_end"}
+    | {"heredoc_content", "file_redirect", "heredoc_redirect", "herestring_redirect"}
+    | {"file_descriptor", "command_name", "variable_name", "extglob_pattern"}
+)
+_DYNAMIC_NODES = {
+    "command_substitution": "a command substitution",
+    "process_substitution": "a process substitution",
+    "arithmetic_expansion": "an arithmetic expansion",
+    "simple_expansion": "an expansion",
+    "expansion": "an expansion",
+    "function_definition": "a function definition",
+    "c_style_for_statement": "an arithmetic loop",
+    "test_command": "a [[ ]] or (( )) test",
+    "brace_expression": "a brace expansion",
+    "ansi_c_string": "ANSI-C quoting (dash and bash read it differently)",
+    "translated_string": 'a $"..." string',
+    "array": "an array",
+    "ERROR": "it does not parse",
+}
+_REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_STATEMENTS = frozenset(
+    {"pipeline", "list", "command", "redirected_statement", "subshell", "compound_statement"}
+    | {"negated_command", "if_statement", "while_statement", "for_statement", "case_statement"}
+    | {"function_definition", "variable_assignment", "declaration_command", "unset_command"}
+)
+
+
+# -- wrappers: how many words each one takes before the program it runs --------------------------
+
+# name -> (options taking a value, options taking none, transparent, positional operands)
+_WRAPPERS: dict[str, tuple[frozenset[str], frozenset[str], bool, int]] = {
+    "time": (frozenset({"-f", "-o"}), frozenset({"-p", "-a", "-v", "-q"}), False, 0),
+    "command": (frozenset(), frozenset({"-p"}), True, 0),
+    "builtin": (frozenset(), frozenset(), True, 0),
+    "exec": (frozenset({"-a"}), frozenset({"-c", "-l"}), True, 0),
+    "nohup": (frozenset(), frozenset(), False, 0),
+    "env": (frozenset({"-u", "-C"}), frozenset({"-i", "-", "-0", "-v"}), False, 0),
+    "nice": (frozenset({"-n"}), frozenset(), False, 0),
+    "timeout": (
+        frozenset({"-s", "-k"}),
+        frozenset({"-v", "--foreground", "--preserve-status"}),
+        False,
+        1,
+    ),
+    "stdbuf": (frozenset({"-i", "-o", "-e"}), frozenset(), False, 0),
+    "xargs": (
+        frozenset({"-a", "-d", "-E", "-L", "-n", "-P", "-s", "-I"}),
+        frozenset({"-0", "-r", "-t", "-p", "-x", "--null", "--no-run-if-empty", "--verbose"})
+        | frozenset({"--exit", "--open-tty", "-o"}),
+        False,
+        0,
+    ),
+    "sudo": (
+        frozenset({"-u", "-g", "-p", "-C", "-h", "-D", "-r", "-t", "-T", "-U", "-R"}),
+        frozenset({"-E", "-H", "-n", "-k", "-S", "-b", "-P", "-A", "-B", "-N"}),
+        False,
+        0,
+    ),
+    "doas": (frozenset({"-u", "-C"}), frozenset({"-n", "-L"}), False, 0),
+    "setsid": (frozenset(), frozenset({"-f", "-w", "-c"}), False, 0),
+    "coproc": (frozenset(), frozenset(), False, 0),
+    "busybox": (frozenset(), frozenset(), False, 0),
+}
+_LONG_WITH_VALUE = frozenset(
+    {"--signal", "--kill-after", "--adjustment", "--unset", "--chdir", "--user", "--group"}
+    | {"--input", "--output", "--error", "--arg-file", "--delimiter", "--max-args", "--eof"}
+    | {"--max-lines", "--max-procs", "--max-chars", "--prompt", "--close-from", "--host"}
+)
+# Options whose value may be glued on (`-n5`, `-uroot`), and long options with `=`.
+_GLUED = re.compile(r"(-[a-zA-Z])(.+)")
+
+
+def _wrapped(name: str, words: list[Word]) -> tuple[int, bool, bool] | None:
+    """(words to skip to reach the wrapped program, transparent, read statically), or None when
+    ``name`` is not a wrapper or runs no program here."""
+    spec = _WRAPPERS.get(name)
+    if spec is None:
+        return None
+    takes_value, flags, transparent, operands = spec
+    static = all(w.literal for w in words)
+    i = 1
+    while i < len(words):
+        word = words[i].text
+        if word == "--":
+            i += 1
+            break
+        if not word.startswith("-") or (word == "-" and name != "env"):
+            break
+        if name == "env" and (word == "-S" or word.startswith(("-S", "--split-string"))):
+            static = False
+        if (name == "nice" and re.fullmatch(r"-\d+", word)) or (
+            word.startswith("--") and "=" in word
+        ):
+            i += 1
+        elif word in takes_value or word in _LONG_WITH_VALUE:
+            i += 2
+        elif (
+            word in flags
+            or ((glued := _GLUED.fullmatch(word)) and glued.group(1) in takes_value)
+            or (name == "xargs" and re.fullmatch(r"-[ie]\S*|-l\d*", word))
+            or (len(word) > 2 and word[1] != "-" and all(f"-{c}" in flags for c in word[1:]))
+        ):
+            i += 1
+        else:  # an option not known here: skip it, and say the command is not read
+            static = False
+            i += 1
+    if name == "xargs" and any(w.text.startswith(("-I", "-i", "--replace")) for w in words[1:i]):
+        static = False
+    if name in ("sudo", "doas") and any(w.text in ("-i", "-s", "-e", "-l") for w in words[1:i]):
+        static = False
+    return min(i + operands, len(words)), transparent, static
+
+
+# -- text helpers --------------------------------------------------------------------------------
+
+
+def _parse(source: bytes) -> tuple[bytes, Node]:
+    """Parse, first removing the line continuations tree-sitter reads as blanks.
+
+    The shell removes a backslash-newline everywhere but in single quotes, comments and quoted
+    here-documents, so ``r\\<newline>m x`` is ``rm x``; tree-sitter reads ``r`` and ``m``.
+    A continuation in a gap between tokens is removed and the text parsed again.
+    """
+    parser = _parser()
+    for _ in range(4):
+        root = parser.parse(source).root_node
+        cuts = sorted(set(_continuations(root, source)))
+        if not cuts:
+            return source, root
+        for cut in reversed(cuts):
+            source = source[:cut] + source[cut + 2 :]
+    return source, parser.parse(source).root_node
+
+
+def _continuations(root: Node, source: bytes) -> Iterator[int]:
+    """Where a backslash-newline is that the shell removes but tree-sitter kept: between tokens,
+    in double-quoted text and in the body of a here-document whose delimiter is unquoted."""
+    for offset, gap in _gap_spans(root, source):
+        yield from (offset + m.start() for m in re.finditer(rb"\\\n", gap))
+    for node in _descendants(root):
+        if node.type == "string_content":
+            yield from _escaped_newlines(source, node.start_byte, node.end_byte)
+        elif node.type == "heredoc_redirect":
+            delimiter = next((c for c in node.children if c.type == "heredoc_start"), None)
+            quoted = delimiter is None or re.search(
+                rb"[\\'\"]", source[delimiter.start_byte : delimiter.end_byte]
+            )
+            for body in node.children:
+                if body.type == "heredoc_body" and not quoted:
+                    yield from _escaped_newlines(source, body.start_byte, body.end_byte)
+
+
+def _escaped_newlines(source: bytes, start: int, end: int) -> Iterator[int]:
+    i = start
+    while i < end - 1:
+        if source[i : i + 1] == b"\\":
+            if source[i + 1 : i + 2] == b"\n":
+                yield i
+            i += 2
+        else:
+            i += 1
+
+
+def _covered(node: Node) -> Iterator[tuple[int, int]]:
+    """Byte ranges the tokens cover (a here-document body's text between its parts too)."""
+    if node.child_count == 0 or node.type in ("comment", "heredoc_content", "raw_string"):
+        yield node.start_byte, node.end_byte
+        return
+    position = node.start_byte
+    for child in node.children:
+        if node.type == "heredoc_body" and child.start_byte > position:
+            yield position, child.start_byte
+        yield from _covered(child)
+        position = max(position, child.end_byte)
+    if node.type == "heredoc_body" and node.end_byte > position:
+        yield position, node.end_byte
+
+
+def _gap_spans(root: Node, source: bytes) -> Iterator[tuple[int, bytes]]:
+    position = 0
+    for start, end in _covered(root):
+        if start > position:
+            yield position, source[position:start]
+        position = max(position, end)
+    if position < len(source):
+        yield position, source[position:]
+
+
+def _gaps(root: Node, source: bytes) -> Iterator[bytes]:
+    for _, gap in _gap_spans(root, source):
+        yield gap
+
+
+def _is_stdin(path: str) -> bool:
+    return path == "-" or bool(re.fullmatch(r"/dev/(stdin|fd/\d+)|/proc/[^/]+/fd/\d+", path))
+
+
+def _substitutions(node: Node) -> Iterator[Node]:
+    """The outermost command and process substitutions in a word."""
+    if node.type in ("command_substitution", "process_substitution"):
+        yield node
+        return
+    for child in node.children:
+        yield from _substitutions(child)
+
+
+def _descendants(node: Node) -> Iterator[Node]:
+    for child in node.children:
+        yield child
+        yield from _descendants(child)
+
+
+def _text(node: Node, source: bytes) -> str:
+    return source[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
+
+
+def _plain_name(node: Node) -> str | None:
+    """``name`` for ``$name`` or ``${name}``, else None."""
+    if node.type not in ("simple_expansion", "expansion"):
+        return None
+    named = node.named_children
+    expected = 2 if node.type == "simple_expansion" else 3
+    if len(named) == 1 and named[0].type == "variable_name" and node.child_count == expected:
+        return named[0].text.decode() if named[0].text else None
+    return None
+
+
+def _unescape(raw: str) -> str:
+    """Quote removal for an unquoted word: a backslash keeps the next character."""
+    return re.sub(r"\\(.)", r"\1", raw.replace("\\\n", ""), flags=re.S)
+
+
+def _unescape_double(node: Node, source: bytes) -> str:
+    return _unquote_double(source[node.start_byte : node.end_byte])
+
+
+def _unquote_double(raw: bytes) -> str:
+    """Inside double quotes a backslash only escapes ``$ ` " \\`` and a newline."""
+    text = raw.decode("utf-8", "surrogateescape")
+    return re.sub(r'\\([$`"\\\n])', lambda m: "" if m.group(1) == "\n" else m.group(1), text)
+
+
+_ANSI_C = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r"}
+_ANSI_C |= {"t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+
+
+def _decode_ansi_c(body: str) -> str | None:
+    """Bash's reading of ``$'...'`` for the escapes whose meaning is fixed; None for the rest."""
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        char = body[i]
+        if char != "\\":
+            out.append(char)
+            i += 1
+            continue
+        nxt = body[i + 1 : i + 2]
+        if nxt in _ANSI_C:
+            out.append(_ANSI_C[nxt])
+            i += 2
+        elif m := re.match(r"x([0-9a-fA-F]{1,2})|([0-7]{1,3})", body[i + 1 :]):
+            code = int(m.group(1), 16) if m.group(1) else int(m.group(2), 8)
+            if code == 0 or code > 0x7F:
+                return None
+            out.append(chr(code))
+            i += 1 + m.end()
+        else:
+            return None
+    return "".join(out)
