@@ -144,18 +144,19 @@ class UpdateStream:
     def dropped(self) -> int:
         return self._skipped + self._queue.dropped
 
-    def _put(self, update: Any) -> None:
+    def _put(self, update: p.SessionUpdate) -> None:
         if not self._closed:
             self._queue.push(update)
 
     def __aiter__(self) -> UpdateStream:
         return self
 
-    async def __anext__(self) -> Any:
+    async def __anext__(self) -> p.SessionUpdate:
         while True:
             found, update = self._queue.popleft()
             if found:
-                return update
+                result: p.SessionUpdate = update
+                return result
             if self._closed or self._source.done:
                 raise StopAsyncIteration
             await self._source._changed.wait()
