@@ -14,10 +14,12 @@ the whole transcript.
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import itertools
 import logging
 import math
+import queue
 import threading
 import time
 from collections import deque
@@ -63,50 +65,45 @@ class _TimerThread:
     Not a thread per timer: ipykernel gives each thread that sends on iopub its own zmq socket
     and closes it only after the thread has ended and a periodic clean-up has run, so a thread
     per flush (tens to hundreds a second with several floods) piled up sockets until zmq's
-    limit ("Too many open files"), and sends were lost. The condition's lock is re-entrant:
-    garbage collection may close a widget (and so schedule or cancel) on any thread, this
-    one included, while it holds the lock.
+    limit ("Too many open files"), and sends were lost.
+
+    No lock, as in :class:`FlushBudget`: garbage collection may close a widget (and so
+    schedule or cancel) on any thread at any moment. New timers go through a
+    ``SimpleQueue`` (safe to use there); only the timer thread touches its heap. Should two
+    threads ever be started (a race on the first use, or after a fork), each runs the timers
+    it takes, once.
     """
 
     def __init__(self) -> None:
-        self._cv = threading.Condition(threading.RLock())
-        self._heap: list[tuple[float, int, _Timer]] = []
+        self._inbox: queue.SimpleQueue[tuple[float, int, _Timer]] = queue.SimpleQueue()
         self._count = itertools.count()
         self._thread: threading.Thread | None = None
 
     def schedule(self, delay: float, callback: Callable[[], None]) -> _Timer:
         timer = _Timer(callback)
-        entry = (time.monotonic() + max(delay, 0.0), next(self._count), timer)
-        with self._cv:
-            heapq.heappush(self._heap, entry)
-            if self._thread is None or not self._thread.is_alive():  # first use, or forked
-                self._thread = threading.Thread(
-                    target=self._run, name="acp-terminal-timers", daemon=True
-                )
-                self._thread.start()
-            self._cv.notify()
+        self._inbox.put((time.monotonic() + max(delay, 0.0), next(self._count), timer))
+        thread = self._thread
+        if thread is None or not thread.is_alive():  # first use, or after a fork
+            thread = threading.Thread(target=self._run, name="acp-terminal-timers", daemon=True)
+            self._thread = thread
+            thread.start()
         return timer
 
-    def _next(self) -> _Timer:
-        with self._cv:
-            while True:
-                heap = self._heap
-                while heap and heap[0][2].cancelled:
-                    heapq.heappop(heap)
-                now = time.monotonic()
-                if heap and heap[0][0] <= now:
-                    return heapq.heappop(heap)[2]
-                self._cv.wait(heap[0][0] - now if heap else None)
-
     def _run(self) -> None:
+        heap: list[tuple[float, int, _Timer]] = []
         while True:
-            timer = self._next()
-            if timer.cancelled:
-                continue
-            try:
-                timer.callback()
-            except Exception:
-                log.exception("a terminal flush timer failed")
+            while heap and heap[0][0] <= time.monotonic():
+                timer = heapq.heappop(heap)[2]
+                if not timer.cancelled:
+                    try:
+                        timer.callback()
+                    except Exception:
+                        log.exception("a terminal flush timer failed")
+            while heap and heap[0][2].cancelled:
+                heapq.heappop(heap)
+            timeout = max(heap[0][0] - time.monotonic(), 0.0) if heap else None
+            with contextlib.suppress(queue.Empty):
+                heapq.heappush(heap, self._inbox.get(timeout=timeout))
 
 
 _TIMERS = _TimerThread()
