@@ -23,6 +23,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -457,9 +458,35 @@ done
 """
 
 
+# As root, the commands run as `nobody`: a command approved by mistake cannot touch the system.
+SETPRIV = shutil.which("setpriv")
+DEMOTE = (
+    [SETPRIV, "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+    if SETPRIV and os.geteuid() == 0
+    else []
+)
+
+
 @pytest.fixture(scope="module")
-def bindir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("bin")
+def sandbox() -> Iterator[Path]:
+    """A directory `nobody` can use (pytest's tmp_path is private to its user)."""
+    root = Path(tempfile.mkdtemp(prefix="policy-corpus-"))
+    root.chmod(0o755)
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def workdir(sandbox: Path) -> Path:
+    path = Path(tempfile.mkdtemp(dir=sandbox))
+    path.chmod(0o777)
+    return path
+
+
+@pytest.fixture(scope="module")
+def bindir(sandbox: Path) -> Path:
+    path = sandbox / "bin"
+    path.mkdir(mode=0o755)
     for name in SHIMMED:
         real = shutil.which(name, path="/usr/bin:/bin")
         assert real is not None, name
@@ -511,15 +538,19 @@ def approves(case: Case, text: str) -> bool:
 def run(case: Case, shell: str, scratch: Path, bindir: Path) -> list[str]:
     """Run the command, and list what it did that the rules do not approve."""
     scratch.mkdir(parents=True)
+    scratch.chmod(0o777)
     for name in CANARIES:
         (scratch / name).write_text(f"{name}\n")
+        (scratch / name).chmod(0o666)
     log = scratch.parent / f"{scratch.name}.log"
+    log.touch()
+    log.chmod(0o666)  # the shims, maybe run as nobody, append to it
     env = {"PATH": str(bindir), "CORPUS_LOG": str(log), "HOME": str(scratch), "LC_ALL": "C.UTF-8"}
     real = shutil.which(shell, path="/usr/bin:/bin")
     assert real is not None
     try:
         subprocess.run(
-            [real, "-c", case.command],
+            [*DEMOTE, real, "-c", case.command],
             cwd=scratch,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -550,14 +581,14 @@ def effects(case: Case, where: Path, bindir: Path) -> Iterator[str]:
 
 @pytest.mark.parametrize("case", CORPUS, ids=[f"{i:03d}" for i in range(len(CORPUS))])
 def test_an_approved_command_does_only_what_the_rules_allow(
-    case: Case, tmp_path: Path, bindir: Path
+    case: Case, workdir: Path, bindir: Path
 ) -> None:
     outcome = decide(case)
     if case.expect is not None:
         assert outcome == case.expect, case
     if outcome != A or case.blind:
         return
-    assert list(effects(case, tmp_path, bindir)) == [], case
+    assert list(effects(case, workdir, bindir)) == [], case
 
 
 def test_the_corpus_is_large_and_approves_enough() -> None:
@@ -571,20 +602,20 @@ def test_the_corpus_is_large_and_approves_enough() -> None:
 
 
 def test_the_oracle_sees_a_forbidden_program_and_a_forbidden_effect(
-    tmp_path: Path, bindir: Path
+    workdir: Path, bindir: Path
 ) -> None:
     """The checks can fail: run commands the rules forbid, as if they had been approved."""
-    ran = list(effects(Case("echo hi; touch PWNED", allow=("echo *",)), tmp_path / "a", bindir))
+    ran = list(effects(Case("echo hi; touch PWNED", allow=("echo *",)), workdir / "a", bindir))
     assert ran == [
         "dash ran 'touch PWNED'",
         "dash created PWNED",
         "bash ran 'touch PWNED'",
         "bash created PWNED",
     ]
-    removed = list(effects(Case("/bin/rm canary", **STAR_NO_RM), tmp_path / "b", bindir))
+    removed = list(effects(Case("/bin/rm canary", **STAR_NO_RM), workdir / "b", bindir))
     assert removed == ["dash removed canary", "bash removed canary"]
     bash_only = list(
-        effects(Case("{touch,PWNED}", allow=("*",), deny=("touch *",)), tmp_path / "c", bindir)
+        effects(Case("{touch,PWNED}", allow=("*",), deny=("touch *",)), workdir / "c", bindir)
     )
     assert bash_only == ["bash ran 'touch PWNED'", "bash created PWNED"]
-    assert os.listdir(tmp_path / "a" / "dash") != []
+    assert os.listdir(workdir / "a" / "dash") != []
