@@ -16,11 +16,26 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import cache
 from typing import TYPE_CHECKING, NamedTuple
 
+from ._shell_text import (
+    Word,
+    decode_ansi_c,
+    descendants,
+    gaps,
+    is_stdin,
+    node_text,
+    parse,
+    plain_name,
+    substitutions,
+    unescape,
+    unescape_double,
+    unquote_double,
+)
+from ._shell_wrappers import wrapped
+
 if TYPE_CHECKING:
-    from tree_sitter import Node, Parser
+    from tree_sitter import Node
 
 # Programs named with a path are compared by basename; for allow only from these directories.
 SYSTEM_DIRS = frozenset({"/bin", "/usr/bin", "/sbin", "/usr/sbin", "/usr/local/bin"})
@@ -55,11 +70,6 @@ _MAX_DEPTH = 8
 _MAX_LOOP_VALUES = 32
 
 
-class Word(NamedTuple):
-    text: str  # the literal value, else the word's source text
-    literal: bool
-
-
 @dataclass
 class Reading:
     """What a command string runs, as far as can be told without running it."""
@@ -88,14 +98,6 @@ class Layer:
         if words and "/" in words[0] and basename:
             words[0] = words[0].rsplit("/", 1)[1]
         return " ".join(words)
-
-
-@cache
-def _parser() -> Parser:
-    import tree_sitter
-    import tree_sitter_bash
-
-    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
 
 def read_command(command: str) -> Reading:
@@ -137,13 +139,13 @@ class _Reader:
             command = command.replace("\x00", " ")
         if not posix:
             self.reading.dynamic("a script for a non-POSIX shell")
-        source, root = _parse(command.encode("utf-8", "surrogateescape"))
+        source, root = parse(command.encode("utf-8", "surrogateescape"))
         self.source = source
         if root.has_error:
             self.reading.dynamic("it does not parse")
             if not self.fallback:
                 self.pieces_alone(command)
-        for gap in _gaps(root, source):
+        for gap in gaps(root, source):
             if gap.strip(b" \t\n"):
                 self.reading.dynamic(f"unexpected characters {gap!r}")
         self.visit(root, {})
@@ -186,7 +188,7 @@ class _Reader:
         if kind == "compound_statement" and node.children and node.children[0].type == "((":
             self.reading.dynamic("an arithmetic command")
             # dash has no `((`: it reads `((rm x))` as two subshells, and runs `rm x`.
-            _Reader(self.reading, self.depth + 1).script(_text(node, self.source)[1:-1])
+            _Reader(self.reading, self.depth + 1).script(node_text(node, self.source)[1:-1])
         if kind in _DYNAMIC_NODES:
             self.reading.dynamic(_DYNAMIC_NODES[kind])
         elif kind not in _STRUCTURAL_NODES and node.is_named:
@@ -197,7 +199,7 @@ class _Reader:
     def test_words(self, node: Node, env: dict[str, str]) -> list[Word]:
         """``[ ... ]`` as the words of the ``[`` builtin (tree-sitter reads it as an expression)."""
         if not node.is_named or node.type == "test_operator":
-            return [Word(_text(node, self.source), True)]
+            return [Word(node_text(node, self.source), True)]
         if node.type in ("unary_expression", "binary_expression", "parenthesized_expression"):
             return [w for child in node.children for w in self.test_words(child, env)]
         return self.words(node, env)
@@ -208,7 +210,7 @@ class _Reader:
         inline_redirects: list[Node] = []
         for child in node.children:
             if not child.is_named:  # `$"..."` (translated) is read as `$` and a string
-                self.reading.dynamic(f"a {_text(child, self.source)!r} token")
+                self.reading.dynamic(f"a {node_text(child, self.source)!r} token")
             elif child.type == "variable_assignment":
                 assignments.append(child)
             elif child.type in _REDIRECTS:
@@ -239,7 +241,7 @@ class _Reader:
 
     def words(self, node: Node, env: dict[str, str]) -> list[Word]:
         """A word as the shell sees it: one Word (or several when a loop variable splits)."""
-        for sub in _substitutions(node):
+        for sub in substitutions(node):
             self.visit(sub, env)
         parts = list(self.pieces(node, env, quoted=False))
         text = "".join(p.text for p in parts)
@@ -252,14 +254,14 @@ class _Reader:
                 self.reading.dynamic("a brace expansion")
         else:
             self.reading.dynamic("an expansion")
-            text = _text(node, self.source)
+            text = node_text(node, self.source)
         return [Word(text, literal)]
 
     def pieces(self, node: Node, env: dict[str, str], *, quoted: bool) -> Iterator[_Piece]:
         kind = node.type
-        raw = _text(node, self.source)
+        raw = node_text(node, self.source)
         if kind in ("word", "number") and not quoted:
-            yield _Piece(_unescape(raw), True, False)
+            yield _Piece(unescape(raw), True, False)
         elif kind == "raw_string":
             yield _Piece(raw[1:-1], True, True)
         elif kind == "string":
@@ -267,27 +269,27 @@ class _Reader:
             for child in node.named_children:
                 if child.start_byte > position:
                     yield _Piece(
-                        _unquote_double(self.source[position : child.start_byte]), True, True
+                        unquote_double(self.source[position : child.start_byte]), True, True
                     )
                 if child.type == "string_content":
-                    yield _Piece(_unescape_double(child, self.source), True, True)
+                    yield _Piece(unescape_double(child, self.source), True, True)
                 else:
                     yield from self.pieces(child, env, quoted=True)
                 position = child.end_byte
             end = node.end_byte - 1
             yield _Piece(
-                _unquote_double(self.source[position:end]) if end > position else "", True, True
+                unquote_double(self.source[position:end]) if end > position else "", True, True
             )
         elif kind == "string_content":
-            yield _Piece(_unescape_double(node, self.source), True, True)
+            yield _Piece(unescape_double(node, self.source), True, True)
         elif kind == "concatenation":
             for child in node.children:
                 yield from self.pieces(child, env, quoted=quoted)
         elif kind == "ansi_c_string":
             self.reading.dynamic("ANSI-C quoting (dash and bash read it differently)")
-            decoded = _decode_ansi_c(raw[2:-1])
+            decoded = decode_ansi_c(raw[2:-1])
             yield _Piece(raw if decoded is None else decoded, decoded is not None, True)
-        elif kind in ("simple_expansion", "expansion") and (name := _plain_name(node)) in env:
+        elif kind in ("simple_expansion", "expansion") and (name := plain_name(node)) in env:
             value = env[name]
             if quoted or (value and not (set(value) & set(" \t\n*?["))):
                 yield _Piece(value, True, True)
@@ -311,7 +313,7 @@ class _Reader:
                 # From the line after `<<EOF` (tree-sitter has dropped lines from the body).
                 first = self.source.find(b"\n", start.end_byte) + 1 if start else child.start_byte
                 body = self.source[first : end.start_byte].decode("utf-8", "surrogateescape")
-                quoted = start is None or re.search(r"[\\'\"]", _text(start, self.source))
+                quoted = start is None or re.search(r"[\\'\"]", node_text(start, self.source))
                 if not quoted and re.search(r"[$`]", body):
                     # The shell expands it as if double-quoted; tree-sitter misses some of it
                     # (backticks, `<<-` bodies), so it is read again, as a double-quoted word.
@@ -337,11 +339,12 @@ class _Reader:
                     nested.append(child)
                 continue
             if child.type == "file_descriptor" or not child.is_named:
-                operator += _text(child, self.source)
+                operator += node_text(child, self.source)
             elif child.type == "heredoc_start":
                 target = [
                     Word(
-                        _unescape(_text(child, self.source).replace("'", "").replace('"', "")), True
+                        unescape(node_text(child, self.source).replace("'", "").replace('"', "")),
+                        True,
                     )
                 ]
             elif child.type != "comment":
@@ -365,14 +368,14 @@ class _Reader:
             return
         name = node.child_by_field_name("name")
         value = node.child_by_field_name("value")
-        name_text = _text(name, self.source) if name is not None else ""
+        name_text = node_text(name, self.source) if name is not None else ""
         if name is None or name.type != "variable_name":
             self.reading.dynamic("an assignment to an array element")
-            for sub in _substitutions(name) if name is not None else ():
+            for sub in substitutions(name) if name is not None else ():
                 self.visit(sub, env)
         if _RISKY_NAME.fullmatch(name_text):
             self.reading.dynamic(f"an assignment to {name_text}")
-        if _text(node, self.source)[len(name_text) :].startswith("+="):
+        if node_text(node, self.source)[len(name_text) :].startswith("+="):
             self.reading.dynamic("an appending assignment")
         if value is not None:
             if value.type == "array":
@@ -382,21 +385,21 @@ class _Reader:
                 self.words(value, env)
 
     def declaration(self, node: Node, env: dict[str, str]) -> None:
-        keyword = _text(node.children[0], self.source)
+        keyword = node_text(node.children[0], self.source)
         words: list[Word] = [Word(keyword, True)]
         for child in node.named_children:
             if child.type == "variable_assignment":
                 self.assignment(child, env)
                 name = child.child_by_field_name("name")
                 value = child.child_by_field_name("value")
-                head = _text(child, self.source)[
+                head = node_text(child, self.source)[
                     : (value.start_byte if value else child.end_byte) - child.start_byte
                 ]
                 tail = self.words(value, env) if value is not None and value.type != "array" else []
                 literal = all(w.literal for w in tail) and name is not None
                 words.append(Word(head + "".join(w.text for w in tail), literal))
             elif child.type == "variable_name":
-                name_text = _text(child, self.source)
+                name_text = node_text(child, self.source)
                 if _RISKY_NAME.fullmatch(name_text):
                     self.reading.dynamic(f"a declaration of {name_text}")
                 words.append(Word(name_text, True))
@@ -414,13 +417,13 @@ class _Reader:
     def for_loop(self, node: Node, env: dict[str, str]) -> None:
         variable = node.child_by_field_name("variable")
         body = node.child_by_field_name("body")
-        keyword = _text(node.children[0], self.source)
+        keyword = node_text(node.children[0], self.source)
         if keyword != "for" or variable is None or body is None:
             self.reading.dynamic(f"a {keyword} loop")
             for child in node.children:
                 self.visit(child, env)
             return
-        name = _text(variable, self.source)
+        name = node_text(variable, self.source)
         value_nodes = node.children_by_field_name("value")
         values: list[str] | None = [] if value_nodes else None
         for value in value_nodes:
@@ -445,8 +448,10 @@ class _Reader:
 
     def _only_plain_uses(self, loop: Node, body: Node, name: str) -> bool:
         """Whether ``name`` is used in the loop only as ``$name``/``${name}`` (never assigned)."""
-        mentions = len(re.findall(rf"(?<![\w]){re.escape(name)}(?![\w])", _text(loop, self.source)))
-        plain = sum(1 for sub in _descendants(body) if _plain_name(sub) == name)
+        mentions = len(
+            re.findall(rf"(?<![\w]){re.escape(name)}(?![\w])", node_text(loop, self.source))
+        )
+        plain = sum(1 for sub in descendants(body) if plain_name(sub) == name)
         uses_ifs = b"IFS" in self.source
         return mentions == plain + 1 and not uses_ifs
 
@@ -482,11 +487,11 @@ class _Reader:
                 break
             if name in INTERPRETERS and stdin_is_code:
                 self.reading.dynamic(f"a here-document or here-string fed to {name}")
-            if name in INTERPRETERS and (len(rest) == 1 or any(_is_stdin(w.text) for w in rest)):
+            if name in INTERPRETERS and (len(rest) == 1 or any(is_stdin(w.text) for w in rest)):
                 self.reading.dynamic(f"{name} reading code from its input")
             if name == "eval" and all(w.literal for w in rest[1:]):  # for deny: what it runs
                 _Reader(self.reading, self.depth + 1).script(" ".join(w.text for w in rest[1:]))
-            step = _wrapped(name, rest)
+            step = wrapped(name, rest)
             if step is None:
                 break
             skip, transparent, static = step
@@ -494,10 +499,11 @@ class _Reader:
                 self.reading.dynamic(f"`{name}` with options that are not read")
             if transparent and skip < len(rest):
                 layers[-1] = Layer(layers[-1].words, False, extra, bare=bare)
-            # Deny also tries every later word as the program: an option misread cannot hide it.
+            # Deny also tries the words before the program as the program, so that an option
+            # misread cannot hide it; all later words when an option was not understood.
             layers.extend(
                 Layer(tuple(rest[j:]) + redirect_words, True, True, deny_only=True)
-                for j in range(1, skip)
+                for j in range(1, skip if static else len(rest))
                 if rest[j].literal and not rest[j].text.startswith("-")
             )
             if name == "xargs":
@@ -548,7 +554,7 @@ class _Reader:
                 _Reader(self.reading, self.depth + 1).script(first.text, posix=posix)
             else:
                 self.reading.dynamic(f"{name} -c with a script that is not literal")
-        elif first is None or _is_stdin(first.text) or (stdin_is_code and not first.literal):
+        elif first is None or is_stdin(first.text) or (stdin_is_code and not first.literal):
             self.reading.dynamic(f"{name} reading commands from its input")
             if stdin_is_code:
                 for body in self.heredoc_scripts(redirects):
@@ -560,7 +566,7 @@ class _Reader:
         for redirect in redirects:
             for child in redirect.named_children:
                 if child.type == "heredoc_body":
-                    yield _text(child, self.source)
+                    yield node_text(child, self.source)
                 elif redirect.type == "herestring_redirect":
                     yield "".join(w.text for w in self.words(child, {}))
 
@@ -601,247 +607,3 @@ _STATEMENTS = frozenset(
     | {"negated_command", "if_statement", "while_statement", "for_statement", "case_statement"}
     | {"function_definition", "variable_assignment", "declaration_command", "unset_command"}
 )
-
-
-# -- wrappers: how many words each one takes before the program it runs --------------------------
-
-# name -> (options taking a value, options taking none, transparent, positional operands)
-_WRAPPERS: dict[str, tuple[frozenset[str], frozenset[str], bool, int]] = {
-    "time": (frozenset({"-f", "-o"}), frozenset({"-p", "-a", "-v", "-q"}), False, 0),
-    "command": (frozenset(), frozenset({"-p"}), True, 0),
-    "builtin": (frozenset(), frozenset(), True, 0),
-    "exec": (frozenset({"-a"}), frozenset({"-c", "-l"}), True, 0),
-    "nohup": (frozenset(), frozenset(), False, 0),
-    "env": (frozenset({"-u", "-C"}), frozenset({"-i", "-", "-0", "-v"}), False, 0),
-    "nice": (frozenset({"-n"}), frozenset(), False, 0),
-    "timeout": (
-        frozenset({"-s", "-k"}),
-        frozenset({"-v", "--foreground", "--preserve-status"}),
-        False,
-        1,
-    ),
-    "stdbuf": (frozenset({"-i", "-o", "-e"}), frozenset(), False, 0),
-    "xargs": (
-        frozenset({"-a", "-d", "-E", "-L", "-n", "-P", "-s", "-I"}),
-        frozenset({"-0", "-r", "-t", "-p", "-x", "--null", "--no-run-if-empty", "--verbose"})
-        | frozenset({"--exit", "--open-tty", "-o"}),
-        False,
-        0,
-    ),
-    "sudo": (
-        frozenset({"-u", "-g", "-p", "-C", "-h", "-D", "-r", "-t", "-T", "-U", "-R"}),
-        frozenset({"-E", "-H", "-n", "-k", "-S", "-b", "-P", "-A", "-B", "-N"}),
-        False,
-        0,
-    ),
-    "doas": (frozenset({"-u", "-C"}), frozenset({"-n", "-L"}), False, 0),
-    "setsid": (frozenset(), frozenset({"-f", "-w", "-c"}), False, 0),
-    "coproc": (frozenset(), frozenset(), False, 0),
-    "busybox": (frozenset(), frozenset(), False, 0),
-}
-_LONG_WITH_VALUE = frozenset(
-    {"--signal", "--kill-after", "--adjustment", "--unset", "--chdir", "--user", "--group"}
-    | {"--input", "--output", "--error", "--arg-file", "--delimiter", "--max-args", "--eof"}
-    | {"--max-lines", "--max-procs", "--max-chars", "--prompt", "--close-from", "--host"}
-)
-# Options whose value may be glued on (`-n5`, `-uroot`), and long options with `=`.
-_GLUED = re.compile(r"(-[a-zA-Z])(.+)")
-
-
-def _wrapped(name: str, words: list[Word]) -> tuple[int, bool, bool] | None:
-    """(words to skip to reach the wrapped program, transparent, read statically), or None when
-    ``name`` is not a wrapper or runs no program here."""
-    spec = _WRAPPERS.get(name)
-    if spec is None:
-        return None
-    takes_value, flags, transparent, operands = spec
-    static = all(w.literal for w in words)
-    i = 1
-    while i < len(words):
-        word = words[i].text
-        if word == "--":
-            i += 1
-            break
-        if not word.startswith("-") or (word == "-" and name != "env"):
-            break
-        if name == "env" and (word == "-S" or word.startswith(("-S", "--split-string"))):
-            static = False
-        if (name == "nice" and re.fullmatch(r"-\d+", word)) or (
-            word.startswith("--") and "=" in word
-        ):
-            i += 1
-        elif word in takes_value or word in _LONG_WITH_VALUE:
-            i += 2
-        elif (
-            word in flags
-            or ((glued := _GLUED.fullmatch(word)) and glued.group(1) in takes_value)
-            or (name == "xargs" and re.fullmatch(r"-[ie]\S*|-l\d*", word))
-            or (len(word) > 2 and word[1] != "-" and all(f"-{c}" in flags for c in word[1:]))
-        ):
-            i += 1
-        else:  # an option not known here: skip it, and say the command is not read
-            static = False
-            i += 1
-    if name == "xargs" and any(w.text.startswith(("-I", "-i", "--replace")) for w in words[1:i]):
-        static = False
-    if name in ("sudo", "doas") and any(w.text in ("-i", "-s", "-e", "-l") for w in words[1:i]):
-        static = False
-    return min(i + operands, len(words)), transparent, static
-
-
-# -- text helpers --------------------------------------------------------------------------------
-
-
-def _parse(source: bytes) -> tuple[bytes, Node]:
-    """Parse, first removing the line continuations tree-sitter reads as blanks.
-
-    The shell removes a backslash-newline everywhere but in single quotes, comments and quoted
-    here-documents, so ``r\\<newline>m x`` is ``rm x``; tree-sitter reads ``r`` and ``m``.
-    A continuation in a gap between tokens is removed and the text parsed again.
-    """
-    parser = _parser()
-    for _ in range(4):
-        root = parser.parse(source).root_node
-        cuts = sorted(set(_continuations(root, source)))
-        if not cuts:
-            return source, root
-        for cut in reversed(cuts):
-            source = source[:cut] + source[cut + 2 :]
-    return source, parser.parse(source).root_node
-
-
-def _continuations(root: Node, source: bytes) -> Iterator[int]:
-    """Where a backslash-newline is that the shell removes but tree-sitter kept: between tokens,
-    in double-quoted text and in the body of a here-document whose delimiter is unquoted."""
-    for offset, gap in _gap_spans(root, source):
-        yield from (offset + m.start() for m in re.finditer(rb"\\\n", gap))
-    for node in _descendants(root):
-        if node.type == "string_content":
-            yield from _escaped_newlines(source, node.start_byte, node.end_byte)
-        elif node.type == "heredoc_redirect":
-            delimiter = next((c for c in node.children if c.type == "heredoc_start"), None)
-            quoted = delimiter is None or re.search(
-                rb"[\\'\"]", source[delimiter.start_byte : delimiter.end_byte]
-            )
-            for body in node.children:
-                if body.type == "heredoc_body" and not quoted:
-                    yield from _escaped_newlines(source, body.start_byte, body.end_byte)
-
-
-def _escaped_newlines(source: bytes, start: int, end: int) -> Iterator[int]:
-    i = start
-    while i < end - 1:
-        if source[i : i + 1] == b"\\":
-            if source[i + 1 : i + 2] == b"\n":
-                yield i
-            i += 2
-        else:
-            i += 1
-
-
-def _covered(node: Node) -> Iterator[tuple[int, int]]:
-    """Byte ranges the tokens cover (a here-document body's text between its parts too)."""
-    if node.child_count == 0 or node.type in ("comment", "heredoc_content", "raw_string"):
-        yield node.start_byte, node.end_byte
-        return
-    position = node.start_byte
-    for child in node.children:
-        if node.type == "heredoc_body" and child.start_byte > position:
-            yield position, child.start_byte
-        yield from _covered(child)
-        position = max(position, child.end_byte)
-    if node.type == "heredoc_body" and node.end_byte > position:
-        yield position, node.end_byte
-
-
-def _gap_spans(root: Node, source: bytes) -> Iterator[tuple[int, bytes]]:
-    position = 0
-    for start, end in _covered(root):
-        if start > position:
-            yield position, source[position:start]
-        position = max(position, end)
-    if position < len(source):
-        yield position, source[position:]
-
-
-def _gaps(root: Node, source: bytes) -> Iterator[bytes]:
-    for _, gap in _gap_spans(root, source):
-        yield gap
-
-
-def _is_stdin(path: str) -> bool:
-    return path == "-" or bool(re.fullmatch(r"/dev/(stdin|fd/\d+)|/proc/[^/]+/fd/\d+", path))
-
-
-def _substitutions(node: Node) -> Iterator[Node]:
-    """The outermost command and process substitutions in a word."""
-    if node.type in ("command_substitution", "process_substitution"):
-        yield node
-        return
-    for child in node.children:
-        yield from _substitutions(child)
-
-
-def _descendants(node: Node) -> Iterator[Node]:
-    for child in node.children:
-        yield child
-        yield from _descendants(child)
-
-
-def _text(node: Node, source: bytes) -> str:
-    return source[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
-
-
-def _plain_name(node: Node) -> str | None:
-    """``name`` for ``$name`` or ``${name}``, else None."""
-    if node.type not in ("simple_expansion", "expansion"):
-        return None
-    named = node.named_children
-    expected = 2 if node.type == "simple_expansion" else 3
-    if len(named) == 1 and named[0].type == "variable_name" and node.child_count == expected:
-        return named[0].text.decode() if named[0].text else None
-    return None
-
-
-def _unescape(raw: str) -> str:
-    """Quote removal for an unquoted word: a backslash keeps the next character."""
-    return re.sub(r"\\(.)", r"\1", raw.replace("\\\n", ""), flags=re.S)
-
-
-def _unescape_double(node: Node, source: bytes) -> str:
-    return _unquote_double(source[node.start_byte : node.end_byte])
-
-
-def _unquote_double(raw: bytes) -> str:
-    """Inside double quotes a backslash only escapes ``$ ` " \\`` and a newline."""
-    text = raw.decode("utf-8", "surrogateescape")
-    return re.sub(r'\\([$`"\\\n])', lambda m: "" if m.group(1) == "\n" else m.group(1), text)
-
-
-_ANSI_C = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r"}
-_ANSI_C |= {"t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
-
-
-def _decode_ansi_c(body: str) -> str | None:
-    """Bash's reading of ``$'...'`` for the escapes whose meaning is fixed; None for the rest."""
-    out: list[str] = []
-    i = 0
-    while i < len(body):
-        char = body[i]
-        if char != "\\":
-            out.append(char)
-            i += 1
-            continue
-        nxt = body[i + 1 : i + 2]
-        if nxt in _ANSI_C:
-            out.append(_ANSI_C[nxt])
-            i += 2
-        elif m := re.match(r"x([0-9a-fA-F]{1,2})|([0-7]{1,3})", body[i + 1 :]):
-            code = int(m.group(1), 16) if m.group(1) else int(m.group(2), 8)
-            if code == 0 or code > 0x7F:
-                return None
-            out.append(chr(code))
-            i += 1 + m.end()
-        else:
-            return None
-    return "".join(out)
