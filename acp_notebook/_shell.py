@@ -175,6 +175,12 @@ class _Reader:
         if kind == "for_statement":
             self.for_loop(node, env)
             return
+        if kind in _REDIRECTS:  # one tree-sitter left outside a command
+            self.redirect(node, env)
+            return
+        if kind == "heredoc_body":  # a body outside its redirection: tree-sitter lost track
+            self.reading.dynamic("a here-document body out of place")
+            _Reader(self.reading, self.depth + 1).script(node_text(node, self.source))
         if kind in ("variable_assignment", "variable_assignments"):
             self.assignment(node, env)
             return
