@@ -26,8 +26,8 @@ redirections as words (``echo hi > f``; ``2>&1``). Environment assignments in fr
   commands from its input (``sh <<EOF``, ``... | sh``), no here-document fed to an interpreter;
   ``sh -c`` only with a literal script, which is read the same way; no assignment to ``PATH``,
   ``IFS``, ``LD_*``, ``BASH_ENV`` and the like. A ``for NAME in WORDS`` loop over literal words
-  is read once per word, when ``$NAME`` is all the body does with the name. Anything else is
-  left to a person, even under ``--allow '*'``.
+  is read once per word, when ``$NAME`` is all the body does with the name. Anything else, and a
+  command over 100,000 characters, is left to a person, even under ``--allow '*'``.
   For a wrapper, the wrapper's command line and the wrapped one must *both* match an allow glob
   (``--allow 'echo *'`` does not approve ``sudo echo x``), except for ``command``, ``builtin``
   and ``exec``, which run the same program (``time`` is a program in dash, so it needs a rule).

@@ -66,6 +66,7 @@ _RISKY_NAME = re.compile(
     r"|LD_\w*|DYLD_\w*|BASH_FUNC_\w*|GCONV_PATH|BASH_LOADABLES_PATH|BASH_XTRACEFD|POSIXLY_CORRECT"
 )
 _GLOB_CHARS = frozenset("*?")
+MAX_CHARS = 100_000
 _MAX_DEPTH = 8
 _MAX_LOOP_VALUES = 32
 
@@ -102,6 +103,9 @@ class Layer:
 
 def read_command(command: str) -> Reading:
     reading = Reading()
+    if len(command) > MAX_CHARS:  # a person reads it: parsing would hold up the I/O thread
+        reading.dynamic(f"longer than {MAX_CHARS} characters")
+        return reading
     try:
         _Reader(reading, 0).script(command)
     except RecursionError:  # nested too deeply to walk: never static; deny reads it in pieces

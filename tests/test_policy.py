@@ -479,3 +479,9 @@ def test_the_parser_is_imported_on_first_use_only() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_a_very_long_command_is_left_to_a_person() -> None:
+    long = "echo " + "a" * 100_000
+    assert EVERYTHING.decide(command(long)) is None
+    assert outcome(NO_TOUCH.decide(command("touch x " + "a" * 100_000))) == denied("touch *")
