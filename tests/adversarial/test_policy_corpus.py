@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from acp_notebook._policy import Policy
 from acp_notebook._protocol import RequestPermissionRequest
@@ -619,3 +621,39 @@ def test_the_oracle_sees_a_forbidden_program_and_a_forbidden_effect(
     )
     assert bash_only == ["bash ran 'touch PWNED'", "bash created PWNED"]
     assert os.listdir(workdir / "a" / "dash") != []
+
+
+# -- generated commands: shell syntax glued at random around forbidden commands -------------------
+
+# No `/`, `~` or `..`: whatever a generated command does stays in its scratch directory.
+PIECES = [
+    *["echo", "echo", "cat", "printf", " ", " ", "\t", "\n", ";", "&", "|", "&&", "||", "#"],
+    *["'", '"', "\\", "\\\n", "$", "$(", ")", "(", "`", "{", "}", "<<", "<<-", "<<'E'", "<<E"],
+    *["\nE\n", "E", "touch PWNED", " touch PWNED", "\ntouch PWNED", "rm canary", "x", "a", "="],
+    *["$'", "\\'", "\r", ">", "<", "2>&1", "${", "$((", "))", "!", "*", "?", "[", "]", ",", "if"],
+    *["then", "fi", "do", "done", "for", "in", "case", "esac", ";;", "\\$", "\\`", '\\"', "\u00a0"],
+    *["<<<", "<(", ">(", "t", "o", "u", "c", "h", "sh", "-c", "eval", "exec", "command", "env "],
+    *["sudo ", "nohup ", "xargs ", "X=1 ", "timeout 1 ", "r", "m", "\\t"],
+]
+GENERATED_RULES = [
+    {"allow": ("echo *",)},
+    {"allow": ("echo *", "cat *", "printf *")},
+    {"allow": ("*",), "deny": ("touch *", "rm *")},
+]
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(
+    start=st.sampled_from(["echo ", "cat ", "", "t", "r", "\\", "$"]),
+    pieces=st.lists(st.sampled_from(PIECES), min_size=1, max_size=14),
+)
+def test_generated_commands_do_only_what_is_approved(
+    start: str, pieces: list[str], sandbox: Path, bindir: Path
+) -> None:
+    command = start + "".join(pieces)
+    for rules in GENERATED_RULES:
+        case = Case(command, **rules)
+        if decide(case) == A:
+            where = Path(tempfile.mkdtemp(dir=sandbox))
+            where.chmod(0o777)
+            assert list(effects(case, where, bindir)) == [], case
