@@ -14,6 +14,8 @@ Commands the policy leaves to a person (None) or rejects may do anything: they n
 unapproved. Cases marked ``blind`` are the documented blind spots (an interpreter running code,
 ``find -delete``, a script on disk): the policy approves them under the rules given, and their
 effects are not checked; they are here to pin what the README says deny cannot see.
+Then 300 generated commands (shell syntax glued at random around forbidden commands) go through
+the same judge and the same runs.
 """
 
 from __future__ import annotations
