@@ -52,7 +52,7 @@ async def test_printf_exit_3_exact_bytes(tmp_path: Path, cwd: Path) -> None:
         (terminal_id,) = call.terminal_ids
         terminal = session.state.terminals[terminal_id]
     assert stop == "end_turn"
-    assert terminal.data == b"a\nb\n"
+    assert terminal.data == b"a\r\nb\r\n"  # the PTY maps \n to \r\n (ONLCR), as a terminal does
     assert terminal.exit_status.exit_code == 3
     assert call.status == "failed"
 
@@ -118,4 +118,4 @@ async def test_resume_after_restart_shows_same_messages_and_bytes(
     assert [s.session_id for s in listed] == [session_id]
     assert messages == live_messages
     assert replay_bytes == live_bytes
-    assert list(replay_bytes.values()) == [b"x\x1b[1my\n"]
+    assert list(replay_bytes.values()) == [b"x\x1b[1my\r\n"]

@@ -247,7 +247,7 @@ async def test_approved_command_streams_exact_bytes_and_fails_on_exit_3(
         "reject_once",
         "reject_always",
     }
-    assert data == b"a\nb\n"
+    assert data == b"a\r\nb\r\n"  # the PTY maps \n to \r\n (ONLCR)
     assert fields["exitStatus"] == {"exitCode": 3}
     assert fields["command"] == "printf 'a\\nb\\n'; exit 3"
     assert fields["cwd"] == str(cwd)
@@ -382,7 +382,7 @@ async def test_terminal_cancel_stops_one_command_and_the_turn_goes_on(
     assert fields["exitStatus"]["signal"] in ("SIGINT", "SIGKILL")
     assert first["status"] == "cancelled"
     assert second["status"] == "completed"
-    assert after == b"after\n"
+    assert after == b"after\r\n"
     assert idle["stopReason"] == "end_turn"
 
 
@@ -539,7 +539,7 @@ async def test_session_resumed_after_restart_replays_messages_and_terminal_bytes
     assert only(listed["sessions"])["title"] == "Hello there."
     assert replay_messages == live_messages
     assert len([m for m in live_messages.values() if m[0] == "agent"]) == 2
-    assert replay_bytes == live_bytes == b"x\x1b[31my\r\nz"
+    assert replay_bytes == live_bytes == b"x\x1b[31my\r\r\nz"  # ONLCR: \n -> \r\n
     assert replay_fields["exitStatus"] == live_fields["exitStatus"] == {"exitCode": 0}
     assert not any(u["sessionUpdate"] == "terminal_output_chunk" for u in replayed)
     assert not any(u["sessionUpdate"] == "state_update" for u in replayed)

@@ -29,8 +29,9 @@ async def run(command: PtyCommand) -> tuple[ExitStatus, list[bytes]]:
 
 
 async def test_bytes_are_exact_and_exit_code_is_reported(tmp_path: Path) -> None:
-    status, chunks = await run(PtyCommand("printf 'a\\nb\\n'; exit 3", tmp_path))
-    assert b"".join(chunks) == b"a\nb\n"
+    status, chunks = await run(PtyCommand("printf 'a\\nb\\r50%%\\r\\n'; exit 3", tmp_path))
+    # A normal terminal: the line discipline maps "\n" to "\r\n" (ONLCR); nothing else changes.
+    assert b"".join(chunks) == b"a\r\nb\r50%\r\r\n"
     assert status == ExitStatus(exit_code=3)
     assert status.to_wire() == {"exitCode": 3}
     assert not status.success
@@ -40,7 +41,7 @@ async def test_runs_in_cwd_with_a_terminal_of_the_given_size(tmp_path: Path) -> 
     status, chunks = await run(
         PtyCommand("pwd; stty size; echo $TERM; test -t 1 && echo tty", tmp_path, cols=100, rows=30)
     )
-    assert b"".join(chunks).decode().split("\n") == [
+    assert b"".join(chunks).decode().split("\r\n") == [
         str(tmp_path.resolve()),
         "30 100",
         "xterm-256color",
@@ -48,6 +49,17 @@ async def test_runs_in_cwd_with_a_terminal_of_the_given_size(tmp_path: Path) -> 
         "",
     ]
     assert status.success
+
+
+async def test_the_terminal_has_normal_settings(tmp_path: Path) -> None:
+    # Commands see the tty a terminal emulator would give them: output post-processing on,
+    # "\n" -> "\r\n" on, so programs that rely on it (or check it) behave as usual.
+    status, chunks = await run(PtyCommand("stty -a", tmp_path))
+    settings = b"".join(chunks).decode().split()
+    assert status.success
+    assert "opost" in settings
+    assert "onlcr" in settings
+    assert "-onlcr" not in settings
 
 
 async def test_batches_are_at_most_16_kib_and_nothing_is_lost(tmp_path: Path) -> None:
@@ -98,7 +110,7 @@ async def test_sigkill_after_the_grace_period_when_sigint_is_ignored(tmp_path: P
 
 async def test_background_leftovers_do_not_keep_the_command_alive(tmp_path: Path) -> None:
     status, chunks = await run(PtyCommand("(sleep 30; echo late) & echo now", tmp_path))
-    assert b"".join(chunks) == b"now\n"
+    assert b"".join(chunks) == b"now\r\n"
     assert status.success
 
 

@@ -84,11 +84,11 @@ def terminal_bytes(turn: acp.Turn) -> list[bytes]:
 
 
 async def run_clean_turn(session: acp.Session) -> acp.Turn:
-    """The reference turn: two messages around a command whose output is ``a\\nb\\n``."""
+    """The reference turn: two messages around a command whose output is ``a\\r\\nb\\r\\n``."""
     turn = await session.prompt(SCRIPT)
     assert await finish(turn) == "end_turn"
     assert "before the command" in turn.text and "after the command" in turn.text
-    assert b"a\nb\n" in terminal_bytes(turn)
+    assert b"a\r\nb\r\n" in terminal_bytes(turn)
     assert [c.status for c in turn.tool_calls.values()] == ["completed"]
     return turn
 
@@ -141,7 +141,7 @@ async def test_crash_after_n_keeps_what_arrived_and_fails_every_later_request(
         # ...and the last of them was output: the terminal holds it (the PTY may have split
         # the output differently from the reference run, so compare as a prefix).
         (data,) = terminal_bytes(turn)
-        assert data and b"a\nb\n".startswith(data)
+        assert data and b"a\r\nb\r\n".startswith(data)
         (decision,) = session.permissions
         assert decision.allowed
         # Every later request fails the same way, and no turn can start.
@@ -212,7 +212,7 @@ async def test_bad_base64_chunk_is_dropped_and_reported(tmp_path: Path) -> None:
         # The chunks after the bad one still arrive, and so does the exit status.
         assert faulty[0].data == b"after the bad chunk\n"
         assert faulty[0].exit_status is not None and faulty[0].exit_status.exit_code == 0
-        assert sorted(terminal_bytes(turn)) == [b"a\nb\n", b"after the bad chunk\n"]
+        assert sorted(terminal_bytes(turn)) == [b"a\r\nb\r\n", b"after the bad chunk\n"]
         assert "before the command" in turn.text and "after the command" in turn.text
         # The session goes on: a later turn works and reports its own bad chunk.
         await run_clean_turn(session)

@@ -105,7 +105,7 @@ def test_output_variable_exposes_turn(k: Kernel) -> None:
         "print([c.status for c in t.tool_calls.values()])\n"
         "print([d.decided_by for d in t.permissions])"
     ).text()
-    assert "b'a\\nb\\n'" in out
+    assert "b'a\\r\\nb\\r\\n'" in out  # the raw bytes: the PTY maps \n to \r\n
     assert "end_turn" in out
     assert "'failed'" in out
     assert "'policy'" in out

@@ -77,11 +77,9 @@ class ExitStatus:
 
 
 def _open_pty(cols: int, rows: int) -> tuple[int, int]:
+    # The line discipline keeps its usual settings (OPOST, ONLCR: "\n" reaches us as "\r\n"),
+    # so commands see the tty a terminal emulator gives them; the client gets those bytes.
     master, slave = os.openpty()
-    attrs = termios.tcgetattr(slave)
-    # Keep the bytes the command writes exactly as written: no "\n" -> "\r\n" mapping.
-    attrs[1] &= ~termios.ONLCR
-    termios.tcsetattr(slave, termios.TCSANOW, attrs)
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
     os.set_blocking(master, False)
     return master, slave
