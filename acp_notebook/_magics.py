@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import datetime
+import inspect
 import json
 import re
 import shlex
 import sys
+import textwrap
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -445,16 +448,51 @@ def _close(argv: list[str]) -> None:
 
 
 def _sessions(argv: list[str]) -> None:
-    parser = _sub_parser("sessions", "List the sessions the agent knows (session/list).")
+    parser = _sub_parser(
+        "sessions",
+        "List the sessions the agent knows for its directory (session/list), newest first:"
+        " last update (local time), id, directory, title.",
+    )
     parser.add_argument("--name", default=None, help="the agent (default: the default agent)")
+    parser.add_argument("--all", action="store_true", help="every directory, not only its own")
     args = _parse_sub(parser, argv)
     handle = _live(_agent(args.name))
-    infos: list[Any] = handle.io.call(handle.agent.list_sessions)
+    cwd = None if args.all else handle.cwd
+    infos: list[Any] = handle.io.call(handle.agent.list_sessions, cwd)
+    where = "in any directory" if args.all else f"in {handle.cwd}"
     if not infos:
-        _say("acp: the agent lists no sessions")
+        _say(f"acp: {handle.name!r} lists no sessions {where}")
+        return
+    infos.sort(key=lambda info: _utc(info.updated_at) or _EPOCH, reverse=True)
+    more = "" if args.all else " (--all: every directory)"
+    _say(f"acp: {len(infos)} session(s) of {handle.name!r} {where}, newest first{more}")
     for info in infos:
-        title = f"  {info.title}" if getattr(info, "title", None) else ""
-        _say(f"{info.session_id}  {info.cwd}{title}")  # the agent wrote all of it
+        title = f"  {info.title}" if info.title else ""
+        # the agent wrote all of it (_say makes hidden characters visible)
+        _say(f"  {_local_time(info.updated_at)}  {info.session_id}  {info.cwd}{title}")
+
+
+_EPOCH = datetime.datetime.fromtimestamp(0, datetime.UTC)
+
+
+def _utc(stamp: str | None) -> datetime.datetime | None:
+    """An ISO 8601 ``updatedAt`` (``Z`` or an offset) as an aware datetime, else None."""
+    if not stamp:
+        return None
+    try:
+        when = datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=datetime.UTC)
+
+
+def _local_time(stamp: str | None) -> str:
+    """``updatedAt`` in the kernel's local time, to the minute; what the agent sent if it is
+    not a date, and a dash if it sent none."""
+    when = _utc(stamp)
+    if when is None:
+        return (stamp or "-").ljust(16)
+    return when.astimezone().strftime("%Y-%m-%d %H:%M")
 
 
 def _resume(argv: list[str]) -> None:
@@ -622,10 +660,12 @@ class AcpMagics(Magics):
 
         %acp connect [--name NAME] [--cwd DIR] [--timeout SECONDS] [-- ARGV...]
             Launch and initialize an agent (the embedded agent when no ARGV is given);
-            it is stopped if it has not answered `initialize` after SECONDS (30).
+            it is stopped if it has not answered initialize after SECONDS (30).
         %acp cancel [--session NAME]       cancel the session's running turn
         %acp close [--name NAME]           close an agent (pending permissions fail closed)
-        %acp sessions [--name NAME]        list the agent's sessions
+        %acp sessions [--name NAME] [--all]
+                                           the agent's sessions for its directory (--all:
+                                           every directory), newest first, with dates
         %acp resume SESSION_ID [--session NAME] [--name NAME]
                                            resume a session and replay its history
         %acp status                        agents, processes and sessions
@@ -635,7 +675,7 @@ class AcpMagics(Magics):
                                            text summary); --no-auto: do not open it
                                            when an agent connects
 
-        `%acp SUBCOMMAND --help` shows a subcommand's options.
+        %acp SUBCOMMAND --help shows a subcommand's options.
         """
         try:
             _acp_line(line)
@@ -691,9 +731,11 @@ class AcpMagics(Magics):
     def acp_cell(self, line: str, cell: str) -> None:
         """Send the cell body to the agent as a prompt and show the turn live.
 
-        ``{name}`` is filled in from the notebook's variables; ``{{`` and ``}}`` are literal braces.
-        The cell waits until the agent is idle (unless ``--bg``). Interrupt cancels the turn.
-        Nothing the agent asks for runs without an explicit allow: a click, or an ``--allow`` rule.
+        {name} is filled in from the notebook's variables; {{ and }} are literal braces.
+        The cell waits until the agent is idle (unless --bg). Interrupt cancels the turn.
+        Nothing the agent asks for runs without an explicit allow: a click, or an --allow rule.
+        Running the cell again continues the same session (the agent sees the earlier turns);
+        --new starts a fresh one.
         """
         # Called directly (without the input transformer): run the turn and block until it ends.
         try:
@@ -710,10 +752,23 @@ class AcpMagics(Magics):
             _finish_cell(run)
 
 
+def _plain_help(doc: str | None) -> str:
+    """A magic's docstring as plain text: magic_arguments starts the usage with the
+    reStructuredText literal marker "::", which IPython would page as is."""
+    text = doc or ""
+    if text.startswith("::\n"):
+        usage, _, rest = text[3:].lstrip("\n").partition("\n\n")
+        text = textwrap.dedent(usage).strip("\n") + "\n\n" + rest
+    return text
+
+
+# What `%acp?` and `%%acp?` page (magic_arguments set these docstrings from the parsers).
+AcpMagics.acp.__doc__ = _plain_help(AcpMagics.acp.__doc__)
+AcpMagics.acp_cell.__doc__ = _plain_help(AcpMagics.acp_cell.__doc__)
+
+
 def acp_help() -> str:
     """What ``%acp --help`` prints: the subcommands (the magic's own description)."""
-    import inspect
-
     parser: argparse.ArgumentParser = AcpMagics.acp.parser
     return inspect.cleandoc(parser.description or "")
 

@@ -170,3 +170,62 @@ def test_flood_blocks_are_deterministic_and_exact() -> None:
     assert sum(map(len, blocks)) == 40_000
     assert blocks[1].startswith(b"0000000001 ")
     assert flood_digest(40_000) == flood_digest(40_000) != flood_digest(39_999)
+
+
+def _age(path: Path, days: float) -> None:
+    import os
+    import time
+
+    then = time.time() - days * 86400
+    os.utime(path, (then, then))
+
+
+def test_store_drops_sessions_older_than_max_age(tmp_path: Path) -> None:
+    old_id, old = Store(tmp_path).create("/w")
+    new_id, _new = Store(tmp_path).create("/w")
+    _age(old.path, 31)
+    store = Store(tmp_path, max_age_days=30)
+    store.prune()
+    assert [r.session_id for r in store.list()] == [new_id]
+    assert not old.path.exists() and store.load(old_id) is None
+
+
+def test_store_keeps_its_total_size_under_the_cap_oldest_first(tmp_path: Path) -> None:
+    writer = Store(tmp_path)
+    ids = []
+    for age in (3, 2, 1):
+        sid, file = writer.create("/w")
+        file.update(wire.user_message("m", [{"type": "text", "text": "x" * 40_000}]))
+        _age(file.path, age)
+        ids.append(sid)
+    store = Store(tmp_path, max_bytes=100_000)  # room for two of the three
+    store.prune()
+    assert sorted(r.session_id for r in store.list()) == sorted(ids[1:])
+    assert store.size() <= 100_000
+
+
+def test_a_session_past_the_cap_stops_recording_updates_and_says_so(tmp_path: Path) -> None:
+    store = Store(tmp_path, max_bytes=50_000)
+    sid, file = store.create("/w")
+    for _ in range(10):
+        file.update(wire.user_message("m", [{"type": "text", "text": "y" * 10_000}]))
+    file.grant("command:ls", True)  # grants are still kept
+    assert file.path.stat().st_size < 50_000 + 11_000
+    record = store.load(sid)
+    assert record is not None and record.truncated
+    assert record.grants == {"command:ls": True}
+    assert len(record.updates) < 10
+
+
+def test_store_caps_come_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from acp_notebook.agent.__main__ import store_limits
+
+    monkeypatch.setenv("ACP_NOTEBOOK_AGENT_MAX_MIB", "5")
+    monkeypatch.setenv("ACP_NOTEBOOK_AGENT_MAX_DAYS", "7")
+    assert store_limits([]) == (5 * 2**20, 7.0)
+    assert store_limits(["--store-max-mib", "0", "--store-max-days", "0"]) == (None, None)
+    monkeypatch.delenv("ACP_NOTEBOOK_AGENT_MAX_MIB")
+    monkeypatch.delenv("ACP_NOTEBOOK_AGENT_MAX_DAYS")
+    assert store_limits([]) == (50 * 2**20, 30.0)

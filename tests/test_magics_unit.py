@@ -56,3 +56,16 @@ def test_log_shortens_base64_payloads_either_json_style() -> None:
         short = shorten_base64(text)
         assert payload not in short and "(+136 chars)" in short
     assert shorten_base64('{"data": "QUJD"}') == '{"data": "QUJD"}'  # short values stay
+
+
+@pytest.mark.parametrize("kind", ["line", "cell"])
+def test_help_is_plain_text(kind: str) -> None:
+    # What `%acp?` / `%%acp?` page: plain text, no reStructuredText literal markers.
+    from acp_notebook._magics import AcpMagics
+
+    doc = (AcpMagics.acp if kind == "line" else AcpMagics.acp_cell).__doc__ or ""
+    assert "``" not in doc and "::" not in doc
+    assert "`" not in doc
+    first = doc.lstrip().splitlines()[0]
+    assert first.startswith("%%acp [--session" if kind == "cell" else "%acp {connect,"), first
+    assert "--allow GLOB" in doc if kind == "cell" else "connect" in doc

@@ -211,3 +211,28 @@ def test_failed_or_interrupted_connect_fails_the_cell(tmp_path: Path) -> None:
         pid = int(pid_file.read_text())
         kern.wait_for(partial(process_gone, pid), "the agent to be gone", 15)
         assert "no agents connected" in kern.run("%acp status").text()
+
+
+def test_sessions_lists_this_directory_with_dates_and_all_with_cwd(
+    k: Kernel, tmp_path: Path
+) -> None:
+    import re
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    data = tmp_path / "agent-data"  # the same store as the fixture's agent
+    assert k.run("%%acp\nhere\n").error is None  # on the fixture's agent, in its cwd
+    k.run(
+        f"%acp connect --name other --cwd {elsewhere} -- "
+        f"{sys.executable} -m acp_notebook.agent --data-dir {data}"
+    )
+    assert k.run("%%acp --session other\nthere\n").error is None  # on 'other', elsewhere
+    first = Path(sys.executable).name  # the fixture's agent is named after its argv[0]
+    here = k.run(f"%acp sessions --name {first}").text()
+    everywhere = k.run(f"%acp sessions --name {first} --all").text()
+    date = r"\d{4}-\d\d-\d\d \d\d:\d\d"
+    assert str(elsewhere) not in here, here
+    assert str(elsewhere) in everywhere, everywhere
+    rows = [line for line in here.splitlines() if line.startswith("  ")]
+    assert rows and all(re.match(rf"  {date}  sess-\S+  ", row) for row in rows), here
+    assert len([r for r in everywhere.splitlines() if r.startswith("  ")]) == len(rows) + 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 import sys
 from importlib import metadata
 from pathlib import Path
@@ -16,9 +17,13 @@ from ._pty import let_commands_receive_sigint
 from ._scenario import Scenario, ScenarioError, load_scenario
 from ._server import AgentServer
 from ._stdio import FdReceiveStream, FdSendStream
-from ._store import Store, default_data_dir
+from ._store import DEFAULT_MAX_BYTES, DEFAULT_MAX_DAYS, Store, default_data_dir
 
-__all__ = ["main", "parse_args"]
+__all__ = ["main", "parse_args", "store_limits"]
+
+#: Environment variables for the store's caps (the command line options win); 0 = no cap.
+MAX_MIB_ENV = "ACP_NOTEBOOK_AGENT_MAX_MIB"
+MAX_DAYS_ENV = "ACP_NOTEBOOK_AGENT_MAX_DAYS"
 
 
 def _positive_int(text: str) -> int:
@@ -45,7 +50,30 @@ def _parser() -> argparse.ArgumentParser:
         ),
         allow_abbrev=False,
     )
-    p.add_argument("--data-dir", type=Path, default=None, help="where sessions are stored")
+    p.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="where sessions are stored (default: $XDG_DATA_HOME/acp-notebook-agent or"
+        " ~/.local/share/acp-notebook-agent); each session keeps its prompts, messages, tool"
+        " calls and terminal output for session/resume",
+    )
+    p.add_argument(
+        "--store-max-mib",
+        type=_mib,
+        default=None,
+        metavar="MIB",
+        help=f"keep at most MIB MiB of sessions, deleting the oldest (default: ${MAX_MIB_ENV}"
+        f" or {DEFAULT_MAX_BYTES // 2**20}; 0: no cap)",
+    )
+    p.add_argument(
+        "--store-max-days",
+        type=_mib,
+        default=None,
+        metavar="DAYS",
+        help=f"delete sessions not used for DAYS days (default: ${MAX_DAYS_ENV} or"
+        f" {DEFAULT_MAX_DAYS:g}; 0: no cap)",
+    )
     p.add_argument("--scenario", type=Path, default=None, help="JSONL script played per prompt")
     p.add_argument("--grace", type=float, default=1.0, help="seconds from SIGINT to SIGKILL")
     p.add_argument("--log-level", default="WARNING", help="stderr log level")
@@ -88,6 +116,30 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return _parser().parse_args(argv)
 
 
+def _limit(option: float | None, env: str, default: float) -> float | None:
+    value = option
+    if value is None:
+        text = os.environ.get(env, "").strip()
+        try:
+            value = float(text) if text else default
+        except ValueError:
+            print(f"acp-notebook-agent: ignoring ${env}={text!r}: not a number", file=sys.stderr)
+            value = default
+    return None if not value > 0 else value
+
+
+def store_limits(argv: list[str] | None = None) -> tuple[int | None, float | None]:
+    """(max bytes, max age in days) of the session store; None: no cap."""
+    args = parse_args(argv)
+    return _store_limits(args)
+
+
+def _store_limits(args: argparse.Namespace) -> tuple[int | None, float | None]:
+    mib = _limit(args.store_max_mib, MAX_MIB_ENV, DEFAULT_MAX_BYTES / 2**20)
+    days = _limit(args.store_max_days, MAX_DAYS_ENV, DEFAULT_MAX_DAYS)
+    return (None if mib is None else int(mib * 2**20)), days
+
+
 def _version() -> str:
     try:
         return metadata.version("acp_notebook")
@@ -124,8 +176,9 @@ def main(argv: list[str] | None = None) -> None:
         hang=args.hang,
     )
     data_dir = args.data_dir if args.data_dir is not None else default_data_dir()
+    max_bytes, max_days = _store_limits(args)
     server = AgentServer(
-        Store(data_dir.expanduser().absolute()),
+        Store(data_dir.expanduser().absolute(), max_bytes=max_bytes, max_age_days=max_days),
         faults=faults,
         scenario=scenario,
         grace=args.grace,

@@ -1,10 +1,21 @@
 """Sessions of the embedded agent on disk, and their compaction for replay.
 
-Each session is one JSONL file ``<data dir>/sessions/<session id>.jsonl``. The first line is a
-header ``{"kind": "session", "sessionId", "cwd", "createdAt"}``; later lines are
+Where: ``<data dir>/sessions/<session id>.jsonl``; the data dir is ``--data-dir``, else
+``$XDG_DATA_HOME/acp-notebook-agent``, else ``~/.local/share/acp-notebook-agent``.
+
+What: everything a session showed, so that ``session/resume`` can replay it: every prompt, every
+agent message, every tool call, all terminal output (base64), and the "always" grants. The first
+line is a header ``{"kind": "session", "sessionId", "cwd", "createdAt"}``; later lines are
 ``{"kind": "update", "update": {...}}`` (every session update the agent sent, in order),
-``{"kind": "grant", "key", "allow"}`` (an allow/reject-always choice) or
-``{"kind": "title", "title"}``. A torn last line (crash mid-write) is ignored.
+``{"kind": "grant", "key", "allow"}`` (an allow/reject-always choice),
+``{"kind": "title", "title"}`` or ``{"kind": "truncated"}`` (the size cap was reached: later
+updates were not recorded). A torn last line (crash mid-write) is ignored.
+
+Caps (``Store(max_bytes=, max_age_days=)``; the command line defaults to 50 MiB and 30 days):
+when a session is created or resumed, files not modified for ``max_age_days`` are deleted, then
+the oldest files until the directory holds at most ``max_bytes``. Files this process writes are
+never deleted by it; a session of its own that grows past the cap stops recording updates (its
+grants and title are still kept). ``session/list`` filters by ``cwd`` when asked to.
 """
 
 from __future__ import annotations
@@ -14,6 +25,7 @@ import binascii
 import json
 import os
 import re
+import time
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -21,7 +33,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SessionFile", "SessionRecord", "Store", "compact_history", "default_data_dir"]
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_DAYS",
+    "SessionFile",
+    "SessionRecord",
+    "Store",
+    "compact_history",
+    "default_data_dir",
+]
+
+DEFAULT_MAX_BYTES = 50 * 2**20
+DEFAULT_MAX_DAYS = 30.0
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 
@@ -47,20 +70,32 @@ class SessionRecord:
     title: str | None = None
     updates: list[dict[str, Any]] = field(default_factory=list)
     grants: dict[str, bool] = field(default_factory=dict)
+    truncated: bool = False  # the size cap stopped recording its updates
 
 
 class SessionFile:
-    """Append-only writer for one session."""
+    """Append-only writer for one session (within its store's size cap, if any)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, store: Store | None = None) -> None:
         self.path = path
+        self._store = store
+        self.truncated = False
 
     def _append(self, entry: dict[str, Any]) -> None:
         line = json.dumps(entry, separators=(",", ":"), ensure_ascii=False) + "\n"
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write(line)
+        data = line.encode("utf-8")
+        with self.path.open("ab") as f:
+            f.write(data)
+        if self._store is not None:
+            self._store.written(len(data))
 
     def update(self, update: dict[str, Any]) -> None:
+        if self.truncated:
+            return
+        if self._store is not None and not self._store.has_room():
+            self.truncated = True
+            self._append({"kind": "truncated"})
+            return
         self._append({"kind": "update", "update": update})
 
     def grant(self, key: str, allow: bool) -> None:
@@ -71,10 +106,72 @@ class SessionFile:
 
 
 class Store:
-    """The directory of session files."""
+    """The directory of session files, capped by ``max_bytes`` and ``max_age_days`` (None: no
+    cap)."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        max_bytes: int | None = None,
+        max_age_days: float | None = None,
+    ) -> None:
         self.root = data_dir / "sessions"
+        self.max_bytes = max_bytes
+        self.max_age_days = max_age_days
+        self._mine: set[Path] = set()  # files this process writes: never pruned by it
+        self._total: int | None = None  # bytes in the directory, as last counted plus written
+
+    # -- caps ------------------------------------------------------------------------------
+    def size(self) -> int:
+        """Bytes held by the session files."""
+        return sum(size for _mtime, size, _path in self._files())
+
+    def _files(self) -> list[tuple[float, int, Path]]:
+        if not self.root.is_dir():
+            return []
+        found: list[tuple[float, int, Path]] = []
+        for path in self.root.glob("*.jsonl"):
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            found.append((st.st_mtime, st.st_size, path))
+        return sorted(found)  # oldest first
+
+    def prune(self) -> None:
+        """Delete files older than the age cap, then the oldest ones over the size cap."""
+        files = self._files()
+        now = time.time()
+        kept: list[tuple[float, int, Path]] = []
+        for mtime, size, path in files:
+            too_old = self.max_age_days is not None and now - mtime > self.max_age_days * 86400
+            if too_old and path not in self._mine and _unlink(path):
+                continue
+            kept.append((mtime, size, path))
+        total = sum(size for _mtime, size, _path in kept)
+        if self.max_bytes is not None:
+            for _mtime, size, path in kept:
+                if total <= self.max_bytes:
+                    break
+                if path not in self._mine and _unlink(path):
+                    total -= size
+        self._total = total
+
+    def has_room(self) -> bool:
+        """Whether the directory is under the size cap (pruning others' files if need be)."""
+        if self.max_bytes is None:
+            return True
+        if self._total is None or self._total > self.max_bytes:
+            self.prune()
+        assert self._total is not None
+        return self._total <= self.max_bytes
+
+    def written(self, n: int) -> None:
+        if self._total is not None:
+            self._total += n
+
+    # -- sessions --------------------------------------------------------------------------
 
     def _path(self, session_id: str) -> Path | None:
         if not _SESSION_ID.match(session_id):
@@ -82,10 +179,12 @@ class Store:
         return self.root / f"{session_id}.jsonl"
 
     def create(self, cwd: str) -> tuple[str, SessionFile]:
-        self.root.mkdir(parents=True, exist_ok=True)
+        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.prune()
         session_id = f"sess-{uuid.uuid4().hex}"
         path = self.root / f"{session_id}.jsonl"
-        file = SessionFile(path)
+        self._mine.add(path)
+        file = SessionFile(path, self)
         file._append({"kind": "session", "sessionId": session_id, "cwd": cwd, "createdAt": _now()})
         return session_id, file
 
@@ -93,7 +192,9 @@ class Store:
         path = self._path(session_id)
         if path is None or not path.is_file():
             return None
-        return SessionFile(path)
+        self._mine.add(path)
+        self.prune()
+        return SessionFile(path, self)
 
     def load(self, session_id: str) -> SessionRecord | None:
         path = self._path(session_id)
@@ -140,7 +241,19 @@ def _read(path: Path) -> SessionRecord | None:
             record.grants[entry["key"]] = bool(entry.get("allow"))
         elif kind == "title" and isinstance(entry.get("title"), str):
             record.title = entry["title"]
+        elif kind == "truncated":
+            record.truncated = True
     return record
+
+
+def _unlink(path: Path) -> bool:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return True
 
 
 _CHUNK_TO_MESSAGE = {
