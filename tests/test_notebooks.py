@@ -73,7 +73,7 @@ def test_allowed_command_shows_its_terminal(cells: list[Any]) -> None:
     assert "[exit 0]" in text
     # The loop's simple commands each matched a rule; the card names every rule it used.
     assert "by policy --allow 'printf *', --allow 'sleep *'" in text
-    assert "stop reason: end_turn" in text
+    assert "\n\nfinished" in text  # the turn's footer, in plain words
     html = _text(cell, "text/html")
     assert "ansi-green-intense-fg" in html  # colours survive in the static transcript
 
@@ -83,7 +83,9 @@ def test_denied_command_does_not_run(cells: list[Any]) -> None:
     text = _text(cell)
     assert "Tool call: rm notes.txt [execute] - failed" in text
     assert "by policy --deny 'rm *'" in text
-    assert "Tool call: ls [execute] - completed" in text
+    # the command once: its terminal's header shows it, the tool call's header does not repeat it
+    assert "Tool call [execute] - completed\n  $ ls  (in " in text
+    assert text.count("$ ls") == 2  # the prompt, and the terminal
     check = cells[cells.index(cell) + 1]
     assert _text(check).startswith("notes.txt exists: True\n")
 

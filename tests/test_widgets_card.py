@@ -13,6 +13,7 @@ from acp_notebook._permission import PermissionDecision
 from acp_notebook._protocol import RequestPermissionRequest
 from acp_notebook._widgets import PermissionCard
 from acp_notebook._widgets._card import button_style
+from acp_notebook._widgets._parts import STYLE
 
 OPTIONS = [
     {"optionId": "yes", "name": "Allow once", "kind": "allow_once"},
@@ -158,9 +159,9 @@ def test_countdown_label_then_decision_stops_it(make_card: Callable[..., Any]) -
         shown.set()
 
     card._status.observe(seen, "value")
-    if "No answer in" not in card.status_html:
+    if "cancels in" not in card.status_html:
         assert shown.wait(10)
-    assert re.search(r"No answer in \d+ s", card.status_html + "".join(labels))
+    assert re.search(r"cancels in \d+ s", card.status_html + "".join(labels))
     card.decision.settle("yes", "policy", "--allow 'ls *'")
     card.mark_decided("yes", "policy", "--allow 'ls *'")
     assert card.outcome_text == "Approved: Allow once - by policy --allow 'ls *' · allow once"
@@ -288,7 +289,7 @@ def test_tool_call_subject_shows_its_diff(make_card: Callable[..., Any]) -> None
     assert "src/app.py:1" in html
     assert card.tool_call_id == "c9"
     text = card.static_bundle()["text/plain"]
-    assert "Tool call: Edit <app> [edit] - pending" in text
+    assert "Tool call: Edit <app> [edit]\n" in text  # no snapshot status: the card has its own
     assert "diff: modify src/app.py (+1 -1)" in text
 
 
@@ -410,3 +411,59 @@ def test_the_settled_line_names_the_kind_chosen(make_card: Callable[..., Any]) -
     cancelled, _ = make_card()
     cancelled.mark_decided(None, "cancel")
     assert "acp-card-decision-kind" not in cancelled.status_html
+
+
+# -- issue 11: what a person reads on a card -----------------------------------------------------
+
+
+def edit_subject(status: str = "pending") -> dict[str, Any]:
+    return {
+        "type": "tool_call",
+        "toolCall": {
+            "toolCallId": "c9",
+            "title": "Write app.py",
+            "kind": "edit",
+            "status": status,
+            "content": [DIFF],
+        },
+    }
+
+
+def test_a_decided_tool_call_card_shows_no_pending_state(make_card: Callable[..., Any]) -> None:
+    # The subject is a snapshot taken when the agent asked: its "pending" is not the card's state.
+    card, _ = make_card(request(edit_subject()))
+    card.decision.settle("yes", "click")
+    card.mark_decided("yes", "click")
+    shown = card._info.value.replace(STYLE, "") + card.status_html
+    assert "pending" not in shown and "○" not in shown
+    assert "Approved: Allow once" in card.status_html
+    text = "\n".join(card.transcript_text())
+    assert "pending" not in text
+    assert "decision: Approved: Allow once - by a click · allow once" in text
+    assert "pending" not in card.transcript_html()
+
+
+def test_ids_are_only_inside_a_details_fold(make_card: Callable[..., Any]) -> None:
+    card, _ = make_card(request(command()))
+    info = card._info.value
+    assert "t1" in info and "c1" in info  # still there for whoever needs them ...
+    folded = re.sub(r"<details.*?</details>", "", info, flags=re.S)
+    assert "<code>t1</code>" not in folded and "<code>c1</code>" not in folded  # ... folded away
+    assert re.search(r"<details[^>]*><summary>ids</summary>.*<code>t1</code>", info, re.S)
+
+
+def test_countdown_says_when_it_will_cancel(make_card: Callable[..., Any]) -> None:
+    labels: list[str] = []
+    shown = threading.Event()
+    card, _ = make_card(timeout=30)
+
+    def seen(change: dict[str, Any]) -> None:
+        labels.append(change["new"])
+        shown.set()
+
+    card._status.observe(seen, "value")
+    if "cancels in" not in card.status_html:
+        assert shown.wait(10)
+    seen_labels = card.status_html + "".join(labels)
+    assert re.search(r"no answer yet: cancels in \d+ s", seen_labels)
+    assert "cancelled" not in seen_labels  # not past tense while it counts down

@@ -15,6 +15,7 @@ from acp_notebook._permission import PermissionDecision
 from acp_notebook._protocol import RequestPermissionRequest, parse_session_update
 from acp_notebook._state import SessionState, TerminalState, TurnState
 from acp_notebook._widgets import PermissionCard, TerminalWidget, TurnView, render_markdown
+from acp_notebook._widgets._parts import STYLE
 from acp_notebook._widgets._turn import LIVE_TEXT
 
 Published = list[tuple[str, str, Any]]
@@ -196,7 +197,7 @@ def test_plan_thoughts_tool_calls_diffs_usage_and_stop(make_view: Callable[..., 
     assert "working" in view._footer.value and "1200 / 200000" in view._footer.value
     apply(state, IDLE)
     view.refresh()
-    assert "stop reason: end_turn" in view._footer.value
+    assert "finished" in view._footer.value
 
 
 def test_unknown_updates_and_notices_render_generically(make_view: Callable[..., TurnView]) -> None:
@@ -464,7 +465,7 @@ def test_static_bundle_is_a_deterministic_transcript(make_view: Callable[..., Tu
             "",
             "All good.",
             "",
-            "stop reason: end_turn",
+            "finished",
         ]
     )
     assert not re.search(r"0x[0-9a-f]{6,}|[0-9a-f]{32}", text)
@@ -474,7 +475,7 @@ def test_static_bundle_is_a_deterministic_transcript(make_view: Callable[..., Tu
     # the transcript carries its own colours: JupyterLab only colours ansi-* spans in text
     # outputs, and nbconvert's page style is not there when the HTML is shown elsewhere
     assert re.search(r"\.acp-turn-static \.ansi-green-fg\{color:#[0-9a-f]{6}\}", html)
-    assert "Approved: Allow - by policy" in html and "stop reason: end_turn" in html
+    assert "Approved: Allow - by policy" in html and "finished" in html
     assert "<now>" not in html
 
 
@@ -488,14 +489,15 @@ def test_static_bundle_sends_nothing(
     before = len(published)
     text = view.static_bundle()["text/plain"]
     assert published[before:] == []
-    assert text.endswith("All good.\n\nlate words\n\nstop reason: end_turn")
+    assert text.endswith("All good.\n\nlate words\n\nfinished")
 
 
 def test_live_display_text_is_deterministic(make_view: Callable[..., TurnView]) -> None:
     view, _state = full_turn(make_view)
     bundle = view._repr_mimebundle_()
     assert bundle is not None
-    assert bundle["text/plain"] == LIVE_TEXT == repr(view)
+    assert bundle["text/plain"] == LIVE_TEXT == ""
+    assert repr(view) == "<TurnView 'run the tests'>"
     assert "application/vnd.jupyter.widget-view+json" in bundle
 
 
@@ -906,3 +908,207 @@ def test_one_tool_call_with_a_thousand_terminals(
     assert len(models) < 250, len(models)  # was 2,069 (1,000 terminal views)
     html = all_html(view._calls["c"].box)
     assert "968 terminals: 968 not shown live" in html
+
+
+# -- issue 11: what a person reads ---------------------------------------------------------------
+
+LS_CALL = {
+    "sessionUpdate": "tool_call_update",
+    "toolCallId": "call_ls",
+    "title": "ls -la /srv",
+    "kind": "execute",
+    "status": "completed",
+    "content": [{"type": "terminal", "terminalId": "term_ls"}],
+}
+LS_TERM = {
+    "sessionUpdate": "terminal_update",
+    "terminalId": "term_ls",
+    "command": "ls -la /srv",
+    "cwd": "/work",
+}
+LS_SUBJECT = {
+    "type": "command",
+    "command": "ls -la /srv",
+    "cwd": "/work",
+    "toolCallId": "call_ls",
+    "terminalId": "term_ls",
+}
+
+
+def ls_turn(make_view: Callable[..., TurnView]) -> tuple[TurnView, PermissionCard]:
+    state, turn = session("list it")
+    view = make_view(turn, "list it")
+    apply(state, LS_CALL, LS_TERM, view=view)
+    payload = {
+        "sessionId": "s1",
+        "title": "Run `ls -la /srv`?",
+        "subject": LS_SUBJECT,
+        "options": [{"optionId": "ok", "name": "Allow once", "kind": "allow_once"}],
+    }
+    card = PermissionCard(
+        PermissionDecision(RequestPermissionRequest.model_validate(payload)), lambda o, b: None
+    )
+    view.add_card(card)
+    card.mark_decided("ok", "click")
+    apply(
+        state,
+        out("term_ls", b"total 0\n"),
+        {
+            "sessionUpdate": "terminal_update",
+            "terminalId": "term_ls",
+            "exitStatus": {"exitCode": 0},
+        },
+        IDLE,
+        view=view,
+    )
+    view.refresh()
+    return view, card
+
+
+def test_the_command_is_shown_once_per_tool_call(make_view: Callable[..., TurnView]) -> None:
+    view, card = ls_turn(make_view)
+    bundle = view.static_bundle()
+    # the prompt does not name it; the tool call does, once, in the text and in the HTML
+    assert bundle["text/plain"].count("ls -la /srv") == 1, bundle["text/plain"]
+    assert bundle["text/html"].count("ls -la /srv") == 1
+    # live: the terminal widget's header names it; no other part of the call does
+    live = all_html(view._calls["call_ls"].box)
+    assert "ls -la /srv" not in live
+    assert view.terminal_widgets["term_ls"].command == "ls -la /srv"
+    assert "Run this command?" in card._info.value
+
+
+def test_a_card_still_names_a_command_its_tool_call_does_not_show(
+    make_view: Callable[..., TurnView],
+) -> None:
+    state, turn = session()
+    view = make_view(turn)
+    apply(state, {**LS_CALL, "title": "List files", "content": []}, view=view)
+    payload = {
+        "sessionId": "s1",
+        "title": "Run `rm -rf /srv`?",
+        "subject": {**LS_SUBJECT, "command": "rm -rf /srv"},
+        "options": [{"optionId": "ok", "name": "Allow once", "kind": "allow_once"}],
+    }
+    card = PermissionCard(
+        PermissionDecision(RequestPermissionRequest.model_validate(payload)), lambda o, b: None
+    )
+    view.add_card(card)
+    assert "$ rm -rf /srv" in card._info.value  # what is approved is always on screen
+    assert "$ rm -rf /srv" in view.static_bundle()["text/html"]
+    assert "command: rm -rf /srv" in view.static_bundle()["text/plain"]
+
+
+def test_a_card_does_not_repeat_the_diff_its_tool_call_shows(
+    make_view: Callable[..., TurnView],
+) -> None:
+    state, turn = session()
+    view = make_view(turn)
+    apply(state, {**EDIT, "status": "pending"}, view=view)
+    subject = {
+        "type": "tool_call",
+        "toolCall": {k: v for k, v in EDIT.items() if k != "sessionUpdate"},
+    }
+    subject["toolCall"]["status"] = "pending"
+    card = PermissionCard(permission(subject), lambda o, b: None)
+    view.add_card(card)
+    card.mark_decided("ok", "click")
+    assert all_html(view._calls["call_2"].box).count("y = &lt;new&gt;") == 1
+    assert "pending" not in card._info.value.replace(STYLE, "")
+    html = view.static_bundle()["text/html"]
+    assert html.count("y = &lt;new&gt;") == 1
+    # a request whose diff differs from the tool call's still shows its own
+    other = {**subject, "toolCall": {**subject["toolCall"], "content": []}}
+    other["toolCall"]["content"] = [
+        {"type": "diff", "changes": [{"operation": "delete", "path": "src/b.py"}]}
+    ]
+    card2 = PermissionCard(permission(other), lambda o, b: None)
+    view.add_card(card2)
+    assert "src/b.py" in card2._info.value
+    assert "src/b.py" in view.static_bundle()["text/html"]
+
+
+@pytest.mark.parametrize(
+    ("updates", "footer"),
+    [
+        ([IDLE], "finished"),
+        ([{**IDLE, "stopReason": "cancelled"}], "cancelled"),
+        ([{**IDLE, "stopReason": "max_tokens"}], "stopped: the reply reached its token limit"),
+        ([{"sessionUpdate": "state_update", "state": "requires_action"}], "waiting for you"),
+        ([{"sessionUpdate": "state_update", "state": "running"}], "working…"),
+    ],
+)
+def test_the_footer_speaks_plainly(
+    make_view: Callable[..., TurnView], updates: list[dict[str, Any]], footer: str
+) -> None:
+    state, turn = session()
+    view = make_view(turn)
+    apply(state, *updates, view=view)
+    view.refresh()
+    assert view._footer_text(turn) == footer
+    assert "stop reason" not in view._footer.value and "requires_action" not in view._footer.value
+
+
+def test_a_failed_or_ended_turn_says_why(make_view: Callable[..., TurnView]) -> None:
+    state, turn = session()
+    view = make_view(turn)
+    state.end_turn("the agent exited with code 3")
+    assert view._footer_text(turn) == "ended: the agent exited with code 3"
+
+
+def test_a_running_turn_shows_a_spinner_and_its_elapsed_time(
+    make_view: Callable[..., TurnView],
+) -> None:
+    now = [100.0]
+    state, turn = session()
+    view = make_view(turn, clock=lambda: now[0])
+    assert 'class="acp-spinner"' in view._footer.value and "0 s" in view._footer.value
+    now[0] += 65.4
+    view.refresh()
+    assert "1 min 5 s" in view._footer.value
+    before = view._footer.value
+    now[0] += 0.3  # the label only changes with the whole second
+    view.refresh()
+    assert view._footer.value == before
+    apply(state, IDLE, view=view)
+    view.refresh()
+    assert 'class="acp-spinner"' not in view._footer.value
+    assert "finished" in view._footer.value
+    # the saved transcript has no times in it (nbval compares it)
+    assert "min" not in view.static_bundle()["text/plain"]
+    assert 'class="acp-spinner"' not in view.static_bundle()["text/html"]
+
+
+def test_the_widget_output_has_no_stray_text(make_view: Callable[..., TurnView]) -> None:
+    view, _state = full_turn(make_view)
+    bundle = view._repr_mimebundle_()
+    assert bundle is not None
+    assert bundle["text/plain"] == ""  # nbconvert shows it when it cannot draw the widget
+    assert "live view" not in view.static_bundle()["text/plain"]
+
+
+def test_the_static_terminal_is_monospace_with_a_normal_line_height(
+    make_view: Callable[..., TurnView],
+) -> None:
+    view, _state = full_turn(make_view)
+    html = view.static_bundle()["text/html"]
+    pre = re.search(r'<pre class="acp-terminal-body" style="([^"]*)"', html)
+    assert pre is not None, html  # inline: an nbconvert page has none of our CSS
+    assert "font-family:var(--jp-code-font-family,monospace)" in pre.group(1)
+    assert "line-height:1.3" in pre.group(1)
+
+
+def test_markdown_tables_render_and_stay_escaped() -> None:
+    html = render_markdown("| a | <b>b</b> |\n|---|--:|\n| 1 | [x](javascript:alert(1)) |\n")
+    assert "<table>" in html and "<td>1</td>" in html
+    assert "&lt;b&gt;b&lt;/b&gt;" in html and "<b>" not in html
+    assert "javascript:" not in html.replace("[x](javascript:alert(1))", "")
+    assert 'style="text-align:right"' in html
+
+
+def test_diff_hunk_header_follows_the_theme() -> None:
+    rule = re.search(r"\.acp-diff-hunk\{([^}]*)\}", STYLE)
+    assert rule is not None and "var(--jp-" in rule.group(1)
+    # and the diff lines are code in an nbconvert page too (it styles a bare <pre> its own way)
+    rule = re.search(r"\.acp-turn pre\.acp-diff-body,[^{]*\{([^}]*)\}", STYLE)
+    assert rule is not None and "font-family:var(--jp-code-font-family,monospace)" in rule.group(1)

@@ -36,7 +36,6 @@ from .._protocol import (
     CommandPermissionSubject,
     PermissionOption,
     ToolCallPermissionSubject,
-    is_set,
 )
 from .._visible import make_visible
 from ._parts import (
@@ -280,6 +279,7 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
         # button: the client answers it cancelled before any card sees it, and should one reach
         # a card undecided, the card answers it cancelled itself.
         self.invalid = invalid_options(decision.request)
+        self._call: Any = None  # the tool call whose box shows this card (show_with)
         self._info = ipywidgets.HTML(value=STYLE + self.request_html(with_ids=True))
         self._status = ipywidgets.HTML(value="")
         self._buttons: list[ipywidgets.Button] = []
@@ -442,7 +442,7 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
                 if self._stop.is_set():
                     return
                 self._status.value = (
-                    f'<span class="acp-card-countdown">No answer in {seconds} s: cancelled</span>'
+                    f'<span class="acp-card-countdown">no answer yet: cancels in {seconds} s</span>'
                 )
             # Wake at the next whole second (at most one label update per second).
             if self._stop.wait(remaining - (seconds - 1)):
@@ -474,11 +474,57 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
                 model.close()
         super().close()
 
+    # -- the tool call around the card ------------------------------------------------------
+    def show_with(self, call: Any) -> None:
+        """The card sits in the box of tool call ``call`` (a ``ToolCallState``, read on the
+        thread that applies updates): what that box already shows, the card does not repeat
+        (see :meth:`request_html`)."""
+        with self._lock:
+            self._call = call
+            if self._info.comm is not None:
+                value = STYLE + self.request_html(with_ids=True, call=call)
+                if self._info.value != value:
+                    self._info.value = value
+
+    def _command_shown(self, call: Any) -> bool:
+        """The box of ``call`` shows this request's command, character for character: as the
+        call's title (or its terminal's header, which replaces an equal title)."""
+        subject = self.subject
+        if call is None or not isinstance(subject, CommandPermissionSubject):
+            return False
+        title = getattr(call, "title", None)
+        return isinstance(title, str) and visible(title) == visible(subject.command)
+
+    def _title(self, call: Any) -> str:
+        """The request's title; once the box shows the command, the command in it reads
+        "this command" (it is on screen right above, in full)."""
+        title = visible(self.decision.request.title)
+        subject = self.subject
+        if self._command_shown(call) and isinstance(subject, CommandPermissionSubject):
+            command = visible(subject.command)
+            if command:
+                title = title.replace(f"`{command}`", "this command")
+                title = title.replace(command, "this command")
+        return title
+
+    @staticmethod
+    def _same_call(subject: ToolCallPermissionSubject, call: Any) -> tuple[bool, bool]:
+        """Whether the box of ``call`` shows this request's (title, content) already."""
+        if call is None:
+            return False, False
+        asked = subject.tool_call
+        same_title = (asked.title or None) == (getattr(call, "title", None) or None)
+        asked_content = [wire(c) for c in asked.content or []]
+        shown = [wire(c) for c in getattr(call, "content", None) or []]
+        return same_title, bool(asked_content) and asked_content == shown
+
     # -- rendering --------------------------------------------------------------------------
-    def request_html(self, *, with_ids: bool = False) -> str:
-        """The request (title, description, subject), every agent string escaped."""
+    def request_html(self, *, with_ids: bool = False, call: Any = None) -> str:
+        """The request (title, description, subject), every agent string escaped. In the box
+        of tool call ``call``, what the box shows already is left out: the command when it is
+        the call's title, a tool call's header and content when they are the call's own."""
         request = self.decision.request
-        parts = [f'<div class="acp-card-title"><b>🔐 {e(visible(request.title))}</b></div>']
+        parts = [f'<div class="acp-card-title"><b>🔐 {e(self._title(call))}</b></div>']
         if self.invalid is not None:
             parts.append(
                 f'<div class="acp-card-warning">⚠ invalid request: {e(self.invalid)}; '
@@ -491,8 +537,11 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
             )
         subject = request.subject
         if isinstance(subject, CommandPermissionSubject):
+            if not self._command_shown(call):
+                parts.append(
+                    f'<div class="acp-card-command">$ {e(make_visible(subject.command).text)}</div>'
+                )
             parts.append(
-                f'<div class="acp-card-command">$ {e(make_visible(subject.command).text)}</div>'
                 f'<div>in <code class="acp-card-cwd">{e(make_visible(subject.cwd).text)}</code>'
                 "</div>"
             )
@@ -505,45 +554,61 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
                     refs.append(f"terminal <code>{e(visible(subject.terminal_id))}</code>")
                 if subject.tool_call_id:
                     refs.append(f"tool call <code>{e(visible(subject.tool_call_id))}</code>")
-                parts.append(f'<div class="acp-card-refs">for {" · ".join(refs)}</div>')
+                parts.append(
+                    '<details class="acp-ids"><summary>ids</summary>'
+                    f'<div class="acp-card-refs">for {" · ".join(refs)}</div></details>'
+                )
         elif isinstance(subject, ToolCallPermissionSubject):
-            call = subject.tool_call
-            status = call.status if is_set(call, "status") else None
-            parts.append(tool_call_header_html(call.title, call.kind, status, call.locations or []))
-            for item in call.content or []:
-                parts.append(content_html(item))
+            asked = subject.tool_call
+            same_title, same_content = self._same_call(subject, call)
+            if not same_title:
+                parts.append(
+                    tool_call_header_html(
+                        asked.title, asked.kind, None, asked.locations or [], with_status=False
+                    )
+                )
+            if not same_content:
+                for item in asked.content or []:
+                    parts.append(content_html(item))
         elif subject is not None:
             parts.append(generic_html(wire(subject), "subject (unknown type)"))
         return '<div class="acp-card-request">' + "".join(parts) + "</div>"
 
-    def transcript_html(self) -> str:
+    def transcript_html(self, call: Any = None) -> str:
+        """The card for a static transcript (``call``: as in :meth:`request_html`)."""
         options = ", ".join(
             f"{e(visible(o.name))} {option_badge_html(o)}" for o in self.decision.request.options
         )
         return (
-            f'<div class="acp-card {NO_MATH}">{self.request_html()}<div>options: {options}</div>'
-            f"<div><b>{e(self.outcome_text)}</b></div></div>"
+            f'<div class="acp-card {NO_MATH}">{self.request_html(call=call)}'
+            f"<div>options: {options}</div><div><b>{e(self.outcome_text)}</b></div></div>"
         )
 
-    def transcript_text(self) -> list[str]:
+    def transcript_text(self, call: Any = None) -> list[str]:
+        """Plain lines of the card (``call``: as in :meth:`request_html`)."""
         request = self.decision.request
-        lines = [f"Permission request: {visible(request.title)}"]
+        lines = [f"Permission request: {self._title(call)}"]
         if request.description:
             lines += [f"  {line}" for line in visible_lines(request.description).splitlines()]
         subject = request.subject
         if isinstance(subject, CommandPermissionSubject):
-            lines.append(f"  command: {make_visible(subject.command).text}")
+            if not self._command_shown(call):
+                lines.append(f"  command: {make_visible(subject.command).text}")
             lines.append(f"  cwd: {make_visible(subject.cwd).text}")
             warning = _hidden_warning(subject.command, subject.cwd)
             if warning:
                 lines.append(f"  warning: {warning}")
         elif isinstance(subject, ToolCallPermissionSubject):
-            call = subject.tool_call
-            status = call.status if is_set(call, "status") else None
-            head = tool_call_header_text(call.title, call.kind, status, call.locations or [])
-            lines += [f"  {line}" for line in head]
-            for item in call.content or []:
-                lines += [f"    {line}" for line in content_text(item)]
+            asked = subject.tool_call
+            same_title, same_content = self._same_call(subject, call)
+            if not same_title:
+                head = tool_call_header_text(
+                    asked.title, asked.kind, None, asked.locations or [], with_status=False
+                )
+                lines += [f"  {line}" for line in head]
+            if not same_content:
+                for item in asked.content or []:
+                    lines += [f"    {line}" for line in content_text(item)]
         elif subject is not None:
             lines.append("  subject: " + generic_text(wire(subject)).replace("\n", "\n  "))
         if self.invalid is not None:

@@ -5,6 +5,7 @@ text is escaped, never passed through. Links keep only an allow-listed scheme (`
 ``https``, ``mailto``) or none at all (a relative path); anything else (``javascript:``,
 ``data:``, ``vbscript:``, ``file:`` ...) stays literal text. Images are never loaded: an image
 becomes a link to its source, so agent text cannot make the browser fetch a URL by itself.
+GitHub-style tables are on (their cells are inline Markdown, escaped the same way).
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def _image(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any)
 
 
 def _make() -> MarkdownIt:
-    md = _SafeMarkdown("commonmark", {"html": False})
+    md = _SafeMarkdown("commonmark", {"html": False}).enable("table")
     md.add_render_rule("link_open", _link_open)
     md.add_render_rule("image", _image)
     return md

@@ -56,10 +56,14 @@ background:#eee;color:#333;margin-left:4px}
 .acp-status-cancelled{background:#fef3c7;color:#78350f}
 .acp-tool-call-title{font-weight:600}
 .acp-diff-add{color:#14532d;background:#dcfce7}.acp-diff-del{color:#7f1d1d;background:#fee2e2}
-.acp-diff-hunk{color:#1e40af}.acp-diff-note{color:#6b7280;font-style:italic}
+.acp-diff-hunk{color:var(--jp-content-link-color,#1e40af);font-weight:600}.acp-diff-note{color:#6b7280;font-style:italic}
 .acp-diff-fold .acp-diff-file-header{display:none}
 .acp-diff-body,.acp-generic,.acp-tool-call-text{margin:2px 0;padding:4px;overflow-x:auto;
 background:var(--jp-layout-color2,#f6f6f6)}
+.acp-turn pre.acp-diff-body,.acp-turn pre.acp-generic,.acp-turn pre.acp-tool-call-text,
+.acp-card pre.acp-diff-body,.acp-card pre.acp-generic,.acp-card pre.acp-tool-call-text{
+font-family:var(--jp-code-font-family,monospace);font-size:var(--jp-code-font-size,13px);
+line-height:1.3}
 .acp-card{border:1px solid #d97706;border-radius:4px;padding:4px 8px;margin:4px 0}
 .acp-card-command{font-family:var(--jp-code-font-family,monospace);white-space:pre-wrap;
 word-break:break-all;background:var(--jp-layout-color2,#f6f6f6);padding:2px 4px}
@@ -70,7 +74,15 @@ word-break:break-all;background:var(--jp-layout-color2,#f6f6f6);padding:2px 4px}
 .acp-kind-badge.acp-kind-always{font-weight:700;box-shadow:inset 0 0 0 1px currentColor}
 .acp-kind-badge.acp-kind-unknown{font-style:italic}
 .jupyter-button.acp-kind-always{box-shadow:0 0 0 2px #f59e0b}
-.acp-footer{color:#555;font-size:90%}
+.acp-footer{color:var(--jp-ui-font-color2,#555);font-size:90%}
+.acp-spinner{display:inline-block;width:0.8em;height:0.8em;margin-right:4px;vertical-align:-1px;
+border:2px solid currentColor;border-right-color:transparent;border-radius:50%;
+animation:acp-spin 0.9s linear infinite}
+@keyframes acp-spin{to{transform:rotate(360deg)}}
+.acp-message table{border-collapse:collapse;margin:4px 0}
+.acp-message th,.acp-message td{border:1px solid var(--jp-border-color1,#bbb);padding:2px 8px}
+.acp-message th{background:var(--jp-layout-color2,#f3f3f3)}
+.acp-ids>summary{color:var(--jp-ui-font-color2,#666);font-size:85%;cursor:pointer}
 .acp-turn .widget-html>.widget-html-content,.acp-card .widget-html>.widget-html-content{
 line-height:1.4}
 .acp-turn-static .acp-terminal-header{display:block}
@@ -189,18 +201,29 @@ def _location_text(loc: Any) -> str:
 
 
 def tool_call_header_html(
-    title: str | None, kind: str | None, status: str | None, locations: Iterable[Any]
+    title: str | None,
+    kind: str | None,
+    status: str | None,
+    locations: Iterable[Any],
+    *,
+    with_status: bool = True,
+    with_title: bool = True,
 ) -> str:
+    """The header line of a tool call. ``with_status=False``: no status icon or badge (a
+    permission request's copy of a call is a snapshot: its status says nothing now).
+    ``with_title=False``: no title (a terminal below shows the same command)."""
     status = status or "pending"
-    icon = _TOOL_STATUS_ICON.get(status, "•")
-    parts = [
-        '<div class="acp-tool-call-header">',
-        f"{icon} ",
-        f'<span class="acp-tool-call-title">{e(visible(title or "tool call"))}</span>',
-    ]
+    parts = ['<div class="acp-tool-call-header">']
+    if with_status:
+        parts.append(f"{_TOOL_STATUS_ICON.get(status, '•')} ")
+    if with_title:
+        parts.append(f'<span class="acp-tool-call-title">{e(visible(title or "tool call"))}</span>')
     if kind:
         parts.append(f' <span class="acp-badge acp-tool-kind">{e(visible(kind))}</span>')
-    parts.append(f' <span class="acp-badge acp-status-{css(status)}">{e(visible(status))}</span>')
+    if with_status:
+        parts.append(
+            f' <span class="acp-badge acp-status-{css(status)}">{e(visible(status))}</span>'
+        )
     locs = [_location_text(loc) for loc in locations]
     if locs:
         parts.append(
@@ -213,12 +236,20 @@ def tool_call_header_html(
 
 
 def tool_call_header_text(
-    title: str | None, kind: str | None, status: str | None, locations: Iterable[Any]
+    title: str | None,
+    kind: str | None,
+    status: str | None,
+    locations: Iterable[Any],
+    *,
+    with_status: bool = True,
+    with_title: bool = True,
 ) -> list[str]:
-    line = f"Tool call: {visible(title or 'tool call')}"
+    """As :func:`tool_call_header_html`, in plain text."""
+    line = f"Tool call: {visible(title or 'tool call')}" if with_title else "Tool call"
     if kind:
         line += f" [{visible(kind)}]"
-    line += f" - {visible(status or 'pending')}"
+    if with_status:
+        line += f" - {visible(status or 'pending')}"
     lines = [line]
     locs = [_location_text(loc) for loc in locations]
     if locs:

@@ -21,6 +21,7 @@ messages first, then tool calls.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -57,7 +58,25 @@ from ._terminal import TerminalWidget
 
 __all__ = ["LIVE_TEXT", "MAX_LIVE_TERMINALS", "TurnView"]
 
-LIVE_TEXT = "ACP turn (live view)"
+#: The widget output's ``text/plain``: empty. A front end that cannot draw the widget (nbconvert,
+#: a notebook viewer) shows it, and the static transcript right after it says everything.
+LIVE_TEXT = ""
+#: The saved terminal text: monospace at a normal line height, inline (an nbconvert page loads
+#: none of this package's CSS and styles a bare ``<pre>`` with its own font and line height).
+TERMINAL_PRE_STYLE = (
+    "font-family:var(--jp-code-font-family,monospace);font-size:var(--jp-code-font-size,13px);"
+    "line-height:1.3;white-space:pre;overflow-x:auto;margin:2px 0;padding:4px 6px;"
+    "background:var(--jp-layout-color2,#f6f6f6);color:var(--jp-content-font-color1,#111);"
+    "border:none;border-radius:2px"
+)
+#: How a turn's end reads, by stop reason (any other reason: ``stopped: <reason>``).
+STOP_WORDS = {
+    "end_turn": "finished",
+    "cancelled": "cancelled",
+    "max_tokens": "stopped: the reply reached its token limit",
+    "max_turn_requests": "stopped: the turn reached its limit of model requests",
+    "refusal": "stopped: the agent refused",
+}
 #: Static transcripts convert at most this many bytes of a terminal's end (then keep its last
 #: lines: ``_static.cap_tail``).
 STATIC_TERMINAL_BYTES = 256 * 1024
@@ -173,6 +192,17 @@ def _short_command(term: TerminalState) -> str:
     return command
 
 
+def _elapsed(seconds: float) -> str:
+    whole = max(0, int(seconds))
+    if whole < 60:
+        return f"{whole} s"
+    minutes, rest = divmod(whole, 60)
+    if minutes < 60:
+        return f"{minutes} min {rest} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min"
+
+
 def terminal_transcript(term: TerminalState, *, body: bool = True) -> tuple[str, str]:
     """Deterministic ``(text, html)`` of a terminal: header, the end of its output (at most
     ``STATIC_LINES`` lines / ``STATIC_BYTES``; the live view and ``term.data`` keep it all),
@@ -194,9 +224,21 @@ def terminal_transcript(term: TerminalState, *, body: bool = True) -> tuple[str,
     if term.cwd:
         header.append(f"in <code>{e(visible(term.cwd))}</code> ")
     header.append(f'<span class="acp-badge">{e(exit_label)}</span></div>')
-    pre = f'<pre class="acp-terminal-body">{body_html}</pre>' if body else ""
+    pre = (
+        f'<pre class="acp-terminal-body" style="{TERMINAL_PRE_STYLE}">{body_html}</pre>'
+        if body
+        else ""
+    )
     markup = f'<div class="acp-terminal">{"".join(header)}{pre}</div>'
     return "\n".join(lines), markup
+
+
+def _says(term: TerminalState, call: ToolCallState, shown: _StaticTerminals) -> bool:
+    """The terminal just shown (with its whole command: it kept its output) shows the call's
+    title as its command."""
+    title = visible(call.title or "")
+    whole = shown.seen <= MAX_LIVE_TERMINALS
+    return bool(title) and whole and term.command is not None and visible(term.command) == title
 
 
 class _StaticTerminals:
@@ -274,6 +316,7 @@ class _CallPart:
         self.slots: dict[int, ipywidgets.HTML] = {}
         self.revision = -1
         self.content: list[Any] = []
+        self.call: ToolCallState | None = None  # the state last rendered
         self.cards: list[PermissionCard] = []
 
     def set_io(self, value: str) -> None:
@@ -340,11 +383,15 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         *,
         on_cancel_terminal: TerminalCancel | None = None,
         call_soon: Callable[..., Any] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """``call_soon(fn, *args)``, when given, runs ``fn(*args)`` on the thread that applies
         updates: opening a listed terminal (a click, on the kernel's thread) reads the state
-        there. Without it the terminal opens on the clicking thread."""
+        there. Without it the terminal opens on the clicking thread. ``clock`` times the live
+        footer's elapsed label (whole seconds: it changes at most once a second, on a refresh)."""
         self.turn = turn
+        self._clock = clock
+        self._started = clock()
         self.prompt_text = prompt_text
         self._on_cancel_terminal = on_cancel_terminal
         self._call_soon = call_soon
@@ -485,16 +532,30 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             return part
         part.revision = call.revision
         part.content = list(call.content)
-        set_if_changed(
-            part.header,
-            "value",
-            tool_call_header_html(call.title, call.kind, call.status, call.locations),
-        )
+        part.call = call
         part.set_io(_io_html(call))
         self._layout_call(part)
         return part
 
     def _layout_call(self, part: _CallPart) -> None:
+        call = part.call
+        if call is not None:
+            # A live terminal of this call whose header shows the call's title as its command
+            # says it: the call's header does not say it again.
+            live = [
+                self._terms[tid].widget.command for tid in call.terminal_ids if tid in self._terms
+            ]
+            title = visible(call.title or "")
+            header = tool_call_header_html(
+                call.title,
+                call.kind,
+                call.status,
+                call.locations,
+                with_title=not (title and title in live),
+            )
+            set_if_changed(part.header, "value", header)
+        for card in part.cards:
+            card.show_with(call)
         children: list[Any] = [part.header]
         # Terminals without a live view (not started yet, or past the cap) share one slot, at
         # the place of the first: a call with 1,000 terminals does not make 1,000 models.
@@ -609,10 +670,6 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                 callback = self._on_cancel_terminal
                 widget.on_cancel(lambda _w: callback(term_id))
             feed = self._terms[term_id] = _TermFeed(widget)
-            for call_id in term.tool_call_ids:  # put the new view where the reference was
-                part = self._calls.get(call_id)
-                if part is not None:
-                    self._layout_call(part)
         widget = feed.widget
         size = term.size
         caps = term.capabilities
@@ -641,7 +698,13 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                 set_if_changed(widget, "rows", meta[3])
                 set_if_changed(widget, "exit_status", meta[4])
                 set_if_changed(widget, "can_cancel", meta[5])
+            placed = feed.meta is not None and feed.meta[0] == meta[0]
             feed.meta = meta
+            if not placed:  # a new view goes where the reference was; its command to the header
+                for call_id in term.tool_call_ids:
+                    part = self._calls.get(call_id)
+                    if part is not None:
+                        self._layout_call(part)
 
     def _sync_thoughts(self, turn: TurnState) -> bool:
         thoughts = [m for m in turn.messages if m.role == "thought"]
@@ -665,17 +728,26 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         return key != (0, 0)
 
     def _footer_text(self, turn: TurnState) -> str:
-        if turn.ended_by is not None:
+        """How the turn stands, in plain words: ``working…``, ``waiting for you``,
+        ``finished``, ``cancelled``, ``failed: <message>``, ``stopped: <why>``, ``ended: <why>``
+        (the turn ended without its idle state: the agent exited ...)."""
+        if turn.ended_by is not None:  # the agent exited, the connection closed ...
             return visible(f"ended: {turn.ended_by}")
         if not turn.done:
             state = turn.session.state
-            return visible(f"working… ({state})") if state else "working…"
-        line = f"stop reason: {turn.stop_reason or 'none'}"
+            if state == "requires_action":
+                return "waiting for you"
+            if state in (None, "", "running", "idle"):
+                return "working…"
+            return visible(f"working… ({state})")
         error = turn.error
         if error is not None:
             message = getattr(error, "message", None)
-            line += f" - error: {message if isinstance(message, str) else error}"
-        return visible(line)
+            return visible(f"failed: {message if isinstance(message, str) else error}")
+        reason = turn.stop_reason
+        if reason is None:
+            return "finished"
+        return visible(STOP_WORDS.get(str(reason), f"stopped: {reason}"))
 
     def _usage_text(self, turn: TurnState) -> str:
         usage = turn.session.usage
@@ -687,13 +759,20 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             text += f", cost {cost.amount} {cost.currency}"
         return visible(text)
 
-    def _footer_html(self, turn: TurnState) -> str:
-        parts = [self._footer_text(turn), self._usage_text(turn)]
+    def _footer_html(self, turn: TurnState, *, live: bool = False) -> str:
+        """The footer; ``live``: a spinner and the time since the view was made while the turn
+        runs (never in the saved transcript, which must not change from run to run)."""
+        running = live and turn.ended_by is None and not turn.done
+        parts = [self._footer_text(turn)]
+        if running:
+            parts.append(_elapsed(self._clock() - self._started))
+        parts.append(self._usage_text(turn))
         html = " · ".join(e(p) for p in parts if p)
-        return f'<div class="acp-footer">{html}</div>'
+        spinner = '<span class="acp-spinner" aria-hidden="true"></span>' if running else ""
+        return f'<div class="acp-footer" role="status">{spinner}{html}</div>'
 
     def _sync_footer(self, turn: TurnState) -> None:
-        set_if_changed(self._footer, "value", self._footer_html(turn))
+        set_if_changed(self._footer, "value", self._footer_html(turn, live=True))
 
     # -- permission cards ----------------------------------------------------------------------
     def add_card(self, card: PermissionCard) -> None:
@@ -784,7 +863,8 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         anchored: set[str],
         shown: _StaticTerminals,
     ) -> list[str]:
-        lines = tool_call_header_text(call.title, call.kind, call.status, call.locations)
+        lines: list[str] = []
+        says_title = False  # a terminal below shows the call's title as its whole command
         for item in call.content:
             term_id = getattr(item, "terminal_id", None)
             if getattr(item, "type", None) == "terminal" and isinstance(term_id, str):
@@ -793,12 +873,16 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                     anchored.add(term_id)
                     transcript = shown.next(term)
                     if transcript is not None:
+                        says_title |= _says(term, call, shown)
                         lines += [f"  {line}" for line in transcript[0].split("\n")]
                 continue
             lines += [f"  {line}" for line in content_text(item)]
         for card in self._call_cards(call.tool_call_id):
-            lines += [f"  {line}" for line in card.transcript_text()]
-        return lines
+            lines += [f"  {line}" for line in card.transcript_text(call)]
+        head = tool_call_header_text(
+            call.title, call.kind, call.status, call.locations, with_title=not says_title
+        )
+        return head + lines
 
     def static_html(self) -> str:
         """Self-contained HTML transcript of the turn (every agent string escaped)."""
@@ -843,11 +927,8 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         anchored: set[str],
         shown: _StaticTerminals,
     ) -> str:
-        out = [
-            '<div class="acp-tool-call" style="border-left:3px solid #ccc;padding-left:6px;'
-            'margin:4px 0">',
-            tool_call_header_html(call.title, call.kind, call.status, call.locations),
-        ]
+        out: list[str] = []
+        says_title = False  # as in _call_text
         for item in call.content:
             term_id = getattr(item, "terminal_id", None)
             if getattr(item, "type", None) == "terminal" and isinstance(term_id, str):
@@ -856,15 +937,22 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                     anchored.add(term_id)
                     transcript = shown.next(term)
                     if transcript is not None:
+                        says_title |= _says(term, call, shown)
                         out.append(transcript[1])
                     continue
                 if term is not None and term.reported:
                     continue
             out.append(content_html(item, _not_started))
         out.append(_io_html(call))
-        out += [card.transcript_html() for card in self._call_cards(call.tool_call_id)]
+        out += [card.transcript_html(call) for card in self._call_cards(call.tool_call_id)]
         out.append("</div>")
-        return "".join(out)
+        head = tool_call_header_html(
+            call.title, call.kind, call.status, call.locations, with_title=not says_title
+        )
+        return (
+            '<div class="acp-tool-call" style="border-left:3px solid #ccc;padding-left:6px;'
+            f'margin:4px 0">{head}{"".join(out)}'
+        )
 
     def static_bundle(self) -> dict[str, str]:
         """``text/plain`` and ``text/html`` transcripts, for display at the end of the turn."""
@@ -877,7 +965,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         return bundle
 
     def __repr__(self) -> str:
-        return LIVE_TEXT
+        return f"<TurnView {visible(self.prompt_text)[:40]!r}>"
 
     # -- lifetime ------------------------------------------------------------------------------
     def close_all(self) -> None:
