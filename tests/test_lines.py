@@ -1,13 +1,23 @@
 from __future__ import annotations
 
 import itertools
+import json
+from typing import Any
 
 import anyio
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acp_notebook._lines import LineReader, LineTooLong, memory_byte_pipe
+from acp_notebook._lines import (
+    BadJson,
+    LineReader,
+    LineTooLong,
+    decode_json_line,
+    leading_members,
+    memory_byte_pipe,
+    nested_deeper,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -103,3 +113,89 @@ async def test_end_of_stream_inside_oversize_line() -> None:
 def test_limit_must_be_positive() -> None:
     with pytest.raises(ValueError):
         LineReader(None, 0)  # type: ignore[arg-type]
+
+
+# -- one line as JSON, within bounds ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        (b"[" * 5000 + b"]" * 5000, "nested too deeply"),
+        (b'{"a":' * 5000 + b"1" + b"}" * 5000, "nested too deeply"),
+        (b"[" + b"1" * 4301 + b"]", "an integer with too many digits"),
+        (b"[NaN]", "NaN is not JSON"),
+        (b'{"x":Infinity}', "Infinity is not JSON"),
+        (b"-Infinity", "-Infinity is not JSON"),
+        (b'"a\x00b"', "Invalid control character at: line 1 column 3 (char 2)"),
+        (b"{", "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"),
+        (b'"\xff"', "'utf-8' codec can't decode byte 0xff in position 1: invalid start byte"),
+    ],
+)
+def test_decode_json_line_refuses_with_a_reason(line: bytes, reason: str) -> None:
+    with pytest.raises(BadJson) as info:
+        decode_json_line(line)
+    assert info.value.reason == reason
+    assert info.value.text == line.decode("utf-8", "replace")
+
+
+def test_decode_json_line_accepts_what_json_allows() -> None:
+    assert decode_json_line(b"[" + b"1" * 4300 + b"]") == [int("1" * 4300)]
+    assert decode_json_line(b'"\\ud800"') == "\ud800"  # a lone surrogate escape is grammatical
+    assert decode_json_line(b'{"a":1}\r') == {"a": 1}  # CRLF framing leaves a \r: whitespace
+    assert decode_json_line(b"[" * 200 + b"]" * 200) == json.loads("[" * 200 + "]" * 200)
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=json_values, limit=st.integers(min_value=0, max_value=8))
+def test_nested_deeper_matches_a_recursive_depth(value: Any, limit: int) -> None:
+    assert nested_deeper(value, limit) == (_depth(value) > limit)
+    line = json.dumps(value).encode()
+    assert nested_deeper(value, limit, line) == (_depth(value) > limit)
+
+
+def test_nested_deeper_without_recursion() -> None:
+    deep: list[Any] = []
+    for _ in range(100_000):  # far beyond the recursion limit
+        deep = [deep]
+    assert nested_deeper(deep, 256)
+    assert nested_deeper({"a": [1, {"b": []}]}, 4) is False  # dict, list, dict, list
+    assert nested_deeper({"a": [1, {"b": []}]}, 3) is True
+
+
+@pytest.mark.parametrize(
+    ("text", "members", "failed"),
+    [
+        ('{"id":5,"method":"m","params":' + "[" * 5000, {"id": 5, "method": "m"}, "params"),
+        (' { "id" : "x" , "params" : NaN }', {"id": "x"}, "params"),
+        ('{"params":' + "[" * 5000 + ',"id":3}', {}, "params"),
+        ('{"id":1,"x":2}', {"id": 1, "x": 2}, None),  # it parses: nothing failed
+        ('{"id":1 "x":2}', {"id": 1}, None),  # a missing comma: stops, no member failed
+        ('{"id" 1}', {}, "id"),  # no colon
+        ('{"i\\u00', {}, None),  # a broken key
+        ("[1, 2]", {}, None),  # not an object
+        ("", {}, None),
+        ("{" + ",".join(f'"k{n}":{n}' for n in range(20)) + ',"id":', {}, None),
+    ],
+)
+def test_leading_members(text: str, members: dict[str, Any], failed: str | None) -> None:
+    got_members, got_failed = leading_members(text)
+    if text.startswith('{"k0"'):  # more than 16 members: it stops after 16
+        assert got_members == {f"k{n}": n for n in range(16)} and got_failed is None
+        return
+    assert (got_members, got_failed) == (members, failed)
