@@ -16,6 +16,7 @@ import pytest
 
 import acp_notebook as acp
 from acp_notebook._jsonrpc import BadLine
+from tests.kernel_driver import acp_kernel
 
 pytestmark = pytest.mark.anyio
 
@@ -45,6 +46,7 @@ async def test_deep_json_mid_turn_keeps_the_turn_and_the_session(tmp_path: Path)
             "nested too deeply",
             "nested too deeply",
             "nested too deeply",
+            "nested too deeply",
             "nested deeper than 256 levels",
             "an integer with too many digits",
             "NaN is not JSON",
@@ -63,3 +65,21 @@ async def test_deep_json_mid_turn_keeps_the_turn_and_the_session(tmp_path: Path)
             assert await second.wait() == "end_turn"
         assert second.text == "turn 2; answers to deep-req: ['deep-req:-32700']"
         assert len(agent.problems) == len(bad)  # the second turn added none
+
+
+def test_deep_json_in_a_kernel_keeps_the_agent_for_later_cells(tmp_path: Path) -> None:
+    """The finding as a user saw it: the cell said "the turn failed: the connection to the
+    agent closed", and later cells "agent 'python3' has exited (code 0)". Now both cells end
+    normally and the agent stays connected."""
+    with acp_kernel(tmp_path) as k:
+        k.run(f"%acp connect -- {sys.executable} {AGENT}")
+        first = k.run("%%acp -o t1\nfirst\n").text()
+        second = k.run("%%acp -o t2\nsecond\n").text()
+        status = k.run("%acp status").text()
+        ended = k.run("print(t1.stop_reason, t2.stop_reason)").text()
+    for text in (first, second, status):
+        assert "UsageError" not in text and "closed" not in text and "exited" not in text, text
+    assert "before within-limit after" in first
+    assert "turn 2; answers to deep-req: ['deep-req:-32700']" in second
+    assert "deep JSON agent 1.0, alive (pid" in status
+    assert ended.strip() == "end_turn end_turn"

@@ -40,9 +40,11 @@ def chunk(text: str, meta: str | None = None) -> str:
 
 
 HOSTILE = [
-    # the 2 KB line of the finding, as an array and as an object
+    # the 2 KB line of the finding, as an array and as an object; and one so deep that no
+    # recursion limit lets json parse it (a kernel's may be higher than 1000)
     deep_list(1000),
     deep_object(1000),
+    deep_list(100_000),
     # a deep notification: JSON cannot parse it
     chunk("SHOULD-NOT-APPEAR-1", '{"d":' + deep_list(1000) + "}"),
     # parses, but deeper than the client accepts
