@@ -15,7 +15,9 @@ Modes (what the agent does on ``session/prompt``):
   big_options    asks once with 100,000 options, then idles
   ask_n          asks ASK_N times (default 2), one after the other, each after the previous
                  answer; on an allow answer it creates WORKDIR/PWNED-<id>; then waits up to
-                 5 s for session/cancel and idles
+                 5 s for session/cancel and idles. ASK_COMMAND is the command asked for (a
+                 template with {id}; \\uXXXX escapes are decoded, so a lone surrogate can be
+                 sent); ASK_EXTRA_OPTIONS adds that many reject_once options
 """
 
 from __future__ import annotations
@@ -99,7 +101,13 @@ def turn(session_id: str) -> None:
     update(session_id, {"sessionUpdate": "state_update", "state": "running"})
     if MODE == "ask_n":
         for n in range(int(os.environ.get("ASK_N", "2"))):
-            ask(session_id, 100 + n, f"touch PWNED-{100 + n}")
+            command = os.environ.get("ASK_COMMAND", "touch PWNED-{id}").format(id=100 + n)
+            command = command.encode("ascii", "backslashreplace").decode("unicode_escape")
+            extra = [
+                {"optionId": f"o{i}", "name": f"Option {i}", "kind": "reject_once"}
+                for i in range(int(os.environ.get("ASK_EXTRA_OPTIONS", "0")))
+            ]
+            ask(session_id, 100 + n, command, OPTIONS + extra)
             act(100 + n)
         got = _cancelled.wait(5)
         idle(session_id, "cancelled" if got else "end_turn")
