@@ -978,6 +978,23 @@ def test_the_command_is_shown_once_per_tool_call(make_view: Callable[..., TurnVi
     assert "Run this command?" in card._info.value
 
 
+def test_a_long_command_keeps_its_title_beside_a_live_terminal(
+    make_view: Callable[..., TurnView],
+) -> None:
+    # a live terminal's header is one line, cut with "…": the call's header keeps the whole
+    long = "printf '%s\\n' " + " ".join(f"word{i}" for i in range(20))
+    state, turn = session()
+    view = make_view(turn)
+    apply(state, {**LS_CALL, "title": long}, {**LS_TERM, "command": long}, view=view)
+    view.refresh()
+    assert view.terminal_widgets["term_ls"].command == long
+    assert "word19" in view._calls["call_ls"].header.value
+    apply(state, {**LS_CALL, "title": "ls -la /srv"}, LS_TERM, view=view)
+    view.refresh()
+    header = view._calls["call_ls"].header.value
+    assert "ls -la /srv" not in header and "word19" not in header  # short: the terminal says it
+
+
 def test_a_card_still_names_a_command_its_tool_call_does_not_show(
     make_view: Callable[..., TurnView],
 ) -> None:
@@ -1112,3 +1129,27 @@ def test_diff_hunk_header_follows_the_theme() -> None:
     # and the diff lines are code in an nbconvert page too (it styles a bare <pre> its own way)
     rule = re.search(r"\.acp-turn pre\.acp-diff-body,[^{]*\{([^}]*)\}", STYLE)
     assert rule is not None and "font-family:var(--jp-code-font-family,monospace)" in rule.group(1)
+
+
+def test_a_title_that_differs_from_the_running_command_stays(
+    make_view: Callable[..., TurnView],
+) -> None:
+    # hostile: the call is titled "ls", the request is for "ls", the terminal runs "rm -rf ~"
+    state, turn = session()
+    view = make_view(turn)
+    apply(state, {**LS_CALL, "title": "ls"}, {**LS_TERM, "command": "rm -rf ~"}, view=view)
+    payload = {
+        "sessionId": "s1",
+        "title": "Run `ls`?",
+        "subject": {**LS_SUBJECT, "command": "ls"},
+        "options": [{"optionId": "ok", "name": "Allow once", "kind": "allow_once"}],
+    }
+    card = PermissionCard(
+        PermissionDecision(RequestPermissionRequest.model_validate(payload)), lambda o, b: None
+    )
+    view.add_card(card)
+    view.refresh()
+    assert ">ls</span>" in view._calls["call_ls"].header.value  # the title is not dropped
+    assert view.terminal_widgets["term_ls"].command == "rm -rf ~"
+    text = view.static_bundle()["text/plain"]
+    assert "Tool call: ls [execute]" in text and "$ rm -rf ~" in text

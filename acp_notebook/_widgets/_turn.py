@@ -88,6 +88,9 @@ MAX_LIVE_TERMINALS = 32
 STATIC_LISTED_TERMINALS = 200
 #: A listed terminal's command is cut to this many characters in a label.
 LABEL_COMMAND_CHARS = 200
+#: A live terminal's header is one line (a long command ends in "…" there): a tool call's header
+#: leaves out a title its live terminal shows as the command only up to this length.
+LIVE_HEADER_COMMAND_CHARS = 60
 
 TerminalCancel = Callable[[str], None]
 
@@ -540,8 +543,8 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
     def _layout_call(self, part: _CallPart) -> None:
         call = part.call
         if call is not None:
-            # A live terminal of this call whose header shows the call's title as its command
-            # says it: the call's header does not say it again.
+            # A live terminal of this call whose header shows the call's title as its whole
+            # command says it: the call's header does not say it again.
             live = [
                 self._terms[tid].widget.command for tid in call.terminal_ids if tid in self._terms
             ]
@@ -551,7 +554,9 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                 call.kind,
                 call.status,
                 call.locations,
-                with_title=not (title and title in live),
+                with_title=not (
+                    title and title in live and len(title) <= LIVE_HEADER_COMMAND_CHARS
+                ),
             )
             set_if_changed(part.header, "value", header)
         for card in part.cards:

@@ -55,7 +55,11 @@ test.describe('%%acp cell with the embedded agent', () => {
     await expect(live.locator('.acp-turn-prompt')).toContainText('$ printf');
     const card = live.locator('.acp-card');
     await expect(card).toHaveCount(1);
-    await expect(card.locator('.acp-card-command')).toHaveText(`$ ${COMMAND}`);
+    // the command once per tool call: its header names it, the card does not repeat it
+    await expect(live.locator('.acp-tool-call-title')).toHaveText(COMMAND);
+    await expect(card.locator('.acp-card-command')).toHaveCount(0);
+    await expect(card.locator('.acp-card-title')).toContainText('this command');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'waiting-card.png') });
     const allow = card.getByRole('button', { name: 'Allow once', exact: true });
     await expect(allow).toBeEnabled();
     // nothing runs before the allow: the agent has not started a terminal
@@ -82,7 +86,7 @@ test.describe('%%acp cell with the embedded agent', () => {
     await expect(term).toHaveAttribute('data-phase', 'live');
     // the colour reached xterm: "green" is drawn with ANSI green (palette index 2)
     await expect(term.locator('.xterm-rows span.xterm-fg-2')).toHaveText('green');
-    await expect(live.locator('.acp-footer')).toHaveText('stop reason: end_turn');
+    await expect(live.locator('.acp-footer')).toHaveText('finished');
 
     // the cell ends, keeping a static transcript next to the live view
     await page.notebook.waitForRun(1);
@@ -138,7 +142,7 @@ test.describe('%%acp cell with the embedded agent', () => {
     const live = cellOutput(page, 1).locator('.acp-turn:not(.acp-turn-static)');
     const rejectedCall = live.locator('.acp-tool-call').filter({ hasText: 'touch rejected.txt' });
     const rejectedCard = rejectedCall.locator('.acp-card');
-    await expect(rejectedCard.locator('.acp-card-command')).toHaveText('$ touch rejected.txt');
+    await expect(rejectedCall.locator('.acp-tool-call-title')).toHaveText('touch rejected.txt');
     await rejectedCard.getByRole('button', { name: 'Reject', exact: true }).click();
     await expect(rejectedCard.locator('.acp-card-decision')).toHaveText(
       'Rejected: Reject - by a click'
@@ -154,7 +158,7 @@ test.describe('%%acp cell with the embedded agent', () => {
       'Approved: Allow once - by a click'
     );
     await expect(allowedCall.locator('.acp-exit-badge')).toHaveText('exit 0');
-    await expect(live.locator('.acp-footer')).toHaveText('stop reason: end_turn');
+    await expect(live.locator('.acp-footer')).toHaveText('finished');
     // the rejected command never got a terminal
     await expect(rejectedCall.locator('.acp-terminal[data-phase]')).toHaveCount(0);
     await page.notebook.waitForRun(1);
