@@ -84,8 +84,9 @@ def test_the_time_keyword_hole_really_runs_rm_under_bash(tmp_path: Path) -> None
 
 
 # A variable that picks the program that runs, set without `NAME=value` syntax: a `for` loop
-# over it, `read` and `printf -v` (README: "assignments to PATH, IFS, LD_* ... are always left
-# for a person"). `for PATH in .; do ls -l; done` runs ./ls under dash and bash.
+# over it, `read`, `printf -v`, or an assignment word after the program under bash's `set -k`
+# (README: "assignments to PATH, IFS, LD_* ... are always left for a person").
+# `for PATH in .; do ls -l; done` runs ./ls under dash and bash.
 HIDDEN_ASSIGNMENTS = [
     ("for PATH in .; do ls -l; done", ("ls *",)),
     ("read PATH <<E\n.\nE\nls -l", ("read *", "ls *")),
@@ -94,6 +95,7 @@ HIDDEN_ASSIGNMENTS = [
     ("read -r IFS <<< x; echo a", ("read *", "echo *")),
     ("for LD_PRELOAD in ./x.so; do ls -l; done", ("ls *",)),
     ("for BASH_ENV in ./x; do bash s.sh; done", ("bash *",)),
+    ("set -k; ls -l PATH=.", ("set *", "ls *")),  # bash: PATH=. is an assignment for ls
 ]
 
 
