@@ -11,7 +11,7 @@ import {
   DOMWidgetView,
   ISerializers
 } from '@jupyter-widgets/base';
-import type { Terminal } from '@xterm/xterm';
+import type { ITheme, Terminal } from '@xterm/xterm';
 
 import { MODULE_NAME, MODULE_VERSION } from './version';
 
@@ -21,6 +21,114 @@ const RESET_SEQUENCE = '\x1bc\x1b[3J';
 const HOOK_DELAY_MS = 30;
 /** A short command's screen shrinks to its output, but never below this many rows. */
 const MIN_VISIBLE_ROWS = 2;
+/** A tall terminal shows at most this many rows at once; the rest scrolls. */
+export const MAX_VISIBLE_ROWS = 24;
+/** Lines kept above the screen, reachable by scrolling. */
+const SCROLLBACK = 10000;
+/** How long the copy button says "Copied". */
+const COPIED_MS = 1500;
+
+/** ANSI colours that stay readable on a light background; dark themes use xterm's defaults. */
+const LIGHT_ANSI: ITheme = {
+  black: '#3e424d',
+  red: '#e75c58',
+  green: '#00a250',
+  yellow: '#b27d12',
+  blue: '#208ffb',
+  magenta: '#d160c4',
+  cyan: '#258f8f',
+  white: '#a1a6b2',
+  brightBlack: '#282c36',
+  brightRed: '#b22b31',
+  brightGreen: '#007427',
+  brightYellow: '#8a6000',
+  brightBlue: '#0065ca',
+  brightMagenta: '#a03196',
+  brightCyan: '#1d7070',
+  brightWhite: '#6f737d'
+};
+
+/** A CSS colour (possibly a `var(...)`) resolved against the page's current theme. */
+function resolveColor(value: string, fallback: string): string {
+  const probe = document.createElement('span');
+  probe.style.display = 'none';
+  probe.style.color = fallback;
+  probe.style.color = value;
+  document.body.appendChild(probe);
+  const color = getComputedStyle(probe).color;
+  probe.remove();
+  return color || fallback;
+}
+
+/**
+ * The xterm theme for JupyterLab's current theme (light, dark, high contrast): background and
+ * text from the theme's variables, so a terminal looks like the outputs around it.
+ */
+export function jupyterTheme(): ITheme {
+  const light = document.body.dataset.jpThemeLight !== 'false';
+  const background = resolveColor('var(--jp-layout-color0)', light ? '#ffffff' : '#111111');
+  const foreground = resolveColor(
+    'var(--jp-content-font-color0)',
+    light ? '#000000' : '#ffffff'
+  );
+  return {
+    ...(light ? LIGHT_ANSI : {}),
+    background,
+    foreground,
+    cursor: foreground,
+    cursorAccent: background,
+    selectionBackground: light ? 'rgba(0, 100, 200, 0.25)' : 'rgba(120, 170, 255, 0.35)'
+  };
+}
+
+/** Put text on the clipboard: the async API, or the old execCommand route where it is missing. */
+export async function copyText(text: string): Promise<boolean> {
+  try {
+    if (navigator.clipboard && window.isSecureContext) {
+      await navigator.clipboard.writeText(text);
+      return true;
+    }
+  } catch {
+    // fall through: a page without clipboard permission may still allow execCommand
+  }
+  const area = document.createElement('textarea');
+  area.value = text;
+  area.setAttribute('readonly', '');
+  area.style.position = 'fixed';
+  area.style.opacity = '0';
+  document.body.appendChild(area);
+  area.select();
+  let ok = false;
+  try {
+    ok = document.execCommand('copy');
+  } catch {
+    ok = false;
+  }
+  area.remove();
+  return ok;
+}
+
+/** The text of a terminal's buffer: wrapped rows joined, trailing spaces and blank lines cut. */
+export function bufferText(term: Terminal): string {
+  const buffer = term.buffer.active;
+  const lines: string[] = [];
+  for (let i = 0; i < buffer.length; i++) {
+    const line = buffer.getLine(i);
+    if (!line) {
+      continue;
+    }
+    const text = line.translateToString(true);
+    if (line.isWrapped && lines.length) {
+      lines[lines.length - 1] += text;
+    } else {
+      lines.push(text);
+    }
+  }
+  while (lines.length && lines[lines.length - 1] === '') {
+    lines.pop();
+  }
+  return lines.join('\n');
+}
 
 interface IExitStatus {
   exitCode?: number | null;
@@ -85,6 +193,10 @@ export class TerminalView extends DOMWidgetView {
   private _cwdEl: HTMLElement | null = null;
   private _badgeEl: HTMLElement | null = null;
   private _stopButton: HTMLButtonElement | null = null;
+  private _copyButton: HTMLButtonElement | null = null;
+  private _copiedTimer: number | null = null;
+  private _themeObserver: MutationObserver | null = null;
+  private _themeTimer: number | null = null;
   private _waitingToken: string | null = null;
   private _lastSeq = 0;
   private _bytes = 0;
@@ -110,14 +222,45 @@ export class TerminalView extends DOMWidgetView {
     this.listenTo(this.model, 'change:cols change:rows', this._resize);
 
     const { Terminal } = await import('@xterm/xterm');
-    this._term = new Terminal({
+    const term = new Terminal({
       cols: this._cols(),
       rows: this._rows(),
       disableStdin: true,
-      convertEol: false,
+      // A bare "\n" starts a new line, as on a terminal with ONLCR: agent-owned terminals may
+      // be fed from pipes, not a PTY. "\r\n" and "\r" redraws are unchanged.
+      convertEol: true,
       cursorBlink: false,
-      scrollback: 10000,
-      fontSize: 13
+      scrollback: SCROLLBACK,
+      fontSize: 13,
+      theme: jupyterTheme()
+    });
+    this._term = term;
+    // Ctrl/Cmd+C with a selection copies it (xterm would otherwise take the key).
+    term.attachCustomKeyEventHandler(event => {
+      if (
+        event.type === 'keydown' &&
+        (event.ctrlKey || event.metaKey) &&
+        !event.altKey &&
+        event.key.toLowerCase() === 'c' &&
+        term.hasSelection()
+      ) {
+        void copyText(term.getSelection());
+        event.stopPropagation();
+        return false;
+      }
+      return true;
+    });
+    // For browser tests: the Terminal behind this view, reachable from its node.
+    Object.defineProperty(this.el, '__acpTerm', {
+      value: term,
+      configurable: true,
+      enumerable: false
+    });
+    this._applyTheme();
+    this._themeObserver = new MutationObserver(() => this._onThemeChange());
+    this._themeObserver.observe(document.body, {
+      attributes: true,
+      attributeFilter: ['data-jp-theme-light', 'data-jp-theme-name']
     });
     const screen = this._screen;
     void this.displayed.then(() => {
@@ -135,14 +278,58 @@ export class TerminalView extends DOMWidgetView {
   }
 
   remove(): any {
-    if (this._hookTimer !== null) {
-      window.clearTimeout(this._hookTimer);
+    for (const timer of [this._hookTimer, this._copiedTimer, this._themeTimer]) {
+      if (timer !== null) {
+        window.clearTimeout(timer);
+      }
     }
+    this._themeObserver?.disconnect();
+    this._themeObserver = null;
     this._resizeObserver?.disconnect();
     this._resizeObserver = null;
     this._term?.dispose();
     this._term = null;
     return super.remove();
+  }
+
+  /** Follow JupyterLab's theme: xterm's colours and the padding around the screen. */
+  private _applyTheme(): void {
+    if (!this._term) {
+      return;
+    }
+    const theme = jupyterTheme();
+    this._term.options.theme = theme;
+    if (this._screen) {
+      this._screen.style.background = theme.background ?? '';
+    }
+  }
+
+  /** JupyterLab flips body attributes once the new theme's CSS is in; check again shortly. */
+  private _onThemeChange(): void {
+    this._applyTheme();
+    if (this._themeTimer !== null) {
+      window.clearTimeout(this._themeTimer);
+    }
+    this._themeTimer = window.setTimeout(() => {
+      this._themeTimer = null;
+      this._applyTheme();
+    }, 300);
+  }
+
+  private async _copyAll(): Promise<void> {
+    if (!this._term || !this._copyButton) {
+      return;
+    }
+    const ok = await copyText(bufferText(this._term));
+    const button = this._copyButton;
+    button.textContent = ok ? 'Copied' : 'Copy failed';
+    if (this._copiedTimer !== null) {
+      window.clearTimeout(this._copiedTimer);
+    }
+    this._copiedTimer = window.setTimeout(() => {
+      this._copiedTimer = null;
+      button.textContent = 'Copy';
+    }, COPIED_MS);
   }
 
   private _cols(): number {
@@ -192,9 +379,16 @@ export class TerminalView extends DOMWidgetView {
     // A narrow view scrolls sideways: keep room for that scrollbar below the last row.
     const scrollbar = Math.max(0, screen.offsetHeight - screen.clientHeight);
     const cell = inner.offsetHeight / rows;
+    // A terminal taller than MAX_VISIBLE_ROWS shows that many rows and scrolls the rest.
+    const shown = Math.min(used, MAX_VISIBLE_ROWS);
+    const following = screen.scrollTop + screen.clientHeight >= screen.scrollHeight - cell;
     screen.style.maxHeight =
-      used >= rows ? '' : `${Math.ceil(cell * used + padding + scrollbar)}px`;
-    this.el.dataset.visibleRows = String(used);
+      shown >= rows ? '' : `${Math.ceil(cell * shown + padding + scrollbar)}px`;
+    screen.style.overflowY = used > shown ? 'auto' : '';
+    if (used > shown && following) {
+      screen.scrollTop = screen.scrollHeight; // keep the newest rows in view
+    }
+    this.el.dataset.visibleRows = String(shown);
   }
 
   private _buildHeader(): HTMLElement {
@@ -215,7 +409,18 @@ export class TerminalView extends DOMWidgetView {
       this.send({ type: 'cancel' });
       this._updateHeader();
     });
-    header.append(this._commandEl, this._cwdEl, this._badgeEl, this._stopButton);
+    this._copyButton = document.createElement('button');
+    this._copyButton.className = 'acp-terminal-copy';
+    this._copyButton.textContent = 'Copy';
+    this._copyButton.title = "Copy this terminal's whole text";
+    this._copyButton.addEventListener('click', () => void this._copyAll());
+    header.append(
+      this._commandEl,
+      this._cwdEl,
+      this._badgeEl,
+      this._copyButton,
+      this._stopButton
+    );
     return header;
   }
 
@@ -329,25 +534,8 @@ export class TerminalView extends DOMWidgetView {
     if (!term) {
       return;
     }
-    const buffer = term.buffer.active;
-    const lines: string[] = [];
-    for (let i = 0; i < buffer.length; i++) {
-      const line = buffer.getLine(i);
-      if (!line) {
-        continue;
-      }
-      const text = line.translateToString(true);
-      if (line.isWrapped && lines.length) {
-        lines[lines.length - 1] += text;
-      } else {
-        lines.push(text);
-      }
-    }
-    while (lines.length && lines[lines.length - 1] === '') {
-      lines.pop();
-    }
     this.el.dataset.seq = String(this._lastSeq);
     this.el.dataset.bytes = String(this._bytes);
-    this.el.dataset.text = lines.join('\n');
+    this.el.dataset.text = bufferText(term);
   }
 }
