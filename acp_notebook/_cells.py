@@ -12,6 +12,7 @@ import concurrent.futures
 import contextlib
 import functools
 import logging
+import os
 import signal
 import string
 import threading
@@ -32,6 +33,41 @@ log = logging.getLogger("acp_notebook.cells")
 REFRESH_INTERVAL = 0.1
 WAITING_CLASS = "acp-cell-waiting"  # on the turn view while its cell awaits the turn
 CANCEL_WAIT = 10.0
+
+#: Seconds a permission request waits for an answer when no front end can give one (nbclient,
+#: ``jupyter execute``, ``nbconvert --execute``, nbval): then it is answered cancelled and the
+#: turn ends, as with ``--timeout``. ``%config AcpMagics.noninteractive_timeout`` or this
+#: environment variable change it; 0 waits forever.
+NONINTERACTIVE_TIMEOUT = 60.0
+TIMEOUT_ENV = "ACP_NOTEBOOK_PERMISSION_TIMEOUT"
+
+
+def front_end_seen() -> bool:
+    """Whether a widget front end has connected to this kernel.
+
+    JupyterLab's and Notebook 7's widget manager (``@jupyter-widgets/base``) opens the
+    ``jupyter.widget.control`` comm as soon as it connects to a kernel, to restore widget state;
+    ipywidgets keeps that comm on ``Widget._control_comm``. nbclient (under ``jupyter
+    execute`` and ``nbconvert --execute``) and nbval open no comm at all, so nothing can click a
+    card there. A front end that never opens it is taken as one that cannot answer.
+    """
+    import ipywidgets  # type: ignore[import-untyped]
+
+    return getattr(ipywidgets.Widget, "_control_comm", None) is not None
+
+
+def noninteractive_timeout(configured: float | None) -> float | None:
+    """The timeout for requests no front end can answer: ``configured`` (``%config``), else
+    ``$ACP_NOTEBOOK_PERMISSION_TIMEOUT``, else ``NONINTERACTIVE_TIMEOUT``; None if <= 0."""
+    value = configured
+    if value is None:
+        text = os.environ.get(TIMEOUT_ENV, "").strip()
+        try:
+            value = float(text) if text else NONINTERACTIVE_TIMEOUT
+        except ValueError:
+            log.warning("ignoring %s=%r: not a number of seconds", TIMEOUT_ENV, text)
+            value = NONINTERACTIVE_TIMEOUT
+    return value if value > 0 and value != float("inf") else None
 
 
 @contextlib.contextmanager
@@ -111,6 +147,8 @@ class CellRun:
     policy: Policy
     timeout: float | None
     io: IOThread
+    #: the timeout of a card when no front end can answer it (see front_end_seen)
+    unattended_timeout: float | None = None
     cards: list[Any] = field(default_factory=list)
     done: concurrent.futures.Future[Any] | None = None
     _dirty: bool = True
@@ -145,12 +183,20 @@ class CellRun:
         card = PermissionCard(
             decision,
             functools.partial(self.choose, decision),
-            timeout=None if decided is not None else self.timeout,
+            timeout=None if decided is not None else self._card_timeout(),
         )
         self.cards.append(card)
         self.view.add_card(card)
         self._sync_cards()
         _events.emit("permission", self, decision)
+
+    def _card_timeout(self) -> float | None:
+        """``--timeout``; else, without a front end to answer, the non-interactive one."""
+        if self.timeout is not None:
+            return self.timeout
+        if self.unattended_timeout is None or front_end_seen():
+            return None
+        return self.unattended_timeout
 
     def _sync_cards(self) -> None:
         """Show each settled decision on its card (a click, a policy, a timeout, a cancel)."""

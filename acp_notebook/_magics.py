@@ -26,10 +26,18 @@ import IPython.display as _display
 from IPython.core import magic_arguments as _magic_arguments
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, magics_class
+from traitlets import Float
 
 from . import _bridge, _events
 from ._bridge import CONNECT_TIMEOUT, AgentHandle, ConnectFailed, open_agent
-from ._cells import CellRun, PromptTemplateError, interpolate
+from ._cells import (
+    NONINTERACTIVE_TIMEOUT,
+    TIMEOUT_ENV,
+    CellRun,
+    PromptTemplateError,
+    interpolate,
+    noninteractive_timeout,
+)
 from ._client import Session, TurnInProgress, ended_by
 from ._errors import AcpError, AgentExited
 from ._policy import Policy
@@ -223,6 +231,7 @@ def _start_cell_inner(shell: Any, line: str, body: str) -> CellRun:
 
     view = io.call(_make_view, TurnView, turn, prompt, stop_terminal, io.soon)
     run = CellRun(key, handle, session, turn, view, policy, args.timeout, io)
+    run.unattended_timeout = _unattended_timeout(shell)
     io.call(run.attach)
     _state["cells"][key] = run
     if args.output:
@@ -231,6 +240,13 @@ def _start_cell_inner(shell: Any, line: str, body: str) -> CellRun:
     run.done = io.submit(run.run)
     _events.emit("turn_started", run)
     return run
+
+
+def _unattended_timeout(shell: Any) -> float | None:
+    """``%config AcpMagics.noninteractive_timeout``, else its environment variable or default."""
+    registry = getattr(getattr(shell, "magics_manager", None), "registry", {})
+    magics = registry.get("AcpMagics")
+    return noninteractive_timeout(getattr(magics, "noninteractive_timeout", None))
 
 
 def _make_view(view_cls: Any, turn: Any, prompt: str, stop_terminal: Any, call_soon: Any) -> Any:
@@ -651,6 +667,15 @@ def _acp_line(line: str) -> None:
 
 @magics_class
 class AcpMagics(Magics):
+    noninteractive_timeout = Float(
+        None,
+        allow_none=True,
+        help=f"Seconds a permission request waits when no front end can answer it (nbclient,"
+        f" jupyter execute, nbconvert --execute: no widget front end connected), before it is"
+        f" answered cancelled and the turn ends. Default: ${TIMEOUT_ENV}, else"
+        f" {NONINTERACTIVE_TIMEOUT:g}; 0 waits forever. --timeout on a cell wins.",
+    ).tag(config=True)
+
     @magic_arguments.magic_arguments()
     @magic_arguments.argument("subcommand", choices=_SUBCOMMANDS, help="what to do")
     @magic_arguments.argument("rest", nargs=argparse.REMAINDER, help="its arguments")
@@ -719,7 +744,9 @@ class AcpMagics(Magics):
         default=None,
         metavar="SECONDS",
         help="a permission request still unanswered after SECONDS is answered 'cancelled'"
-        " (fail closed), and the turn ends cancelled",
+        " (fail closed), and the turn ends cancelled (default: none while a front end is"
+        f" connected; without one, as under jupyter execute, {NONINTERACTIVE_TIMEOUT:g} s or"
+        f" ${TIMEOUT_ENV} or %%config AcpMagics.noninteractive_timeout)",
     )
     @magic_arguments.argument(
         "--bg", action="store_true", help="return at once; the output keeps streaming"

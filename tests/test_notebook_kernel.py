@@ -236,3 +236,72 @@ def test_sessions_lists_this_directory_with_dates_and_all_with_cwd(
     rows = [line for line in here.splitlines() if line.startswith("  ")]
     assert rows and all(re.match(rf"  {date}  sess-\S+  ", row) for row in rows), here
     assert len([r for r in everywhere.splitlines() if r.startswith("  ")]) == len(rows) + 1
+
+
+def test_without_a_front_end_a_card_fails_closed_after_the_configured_timeout(
+    k: Kernel, tmp_path: Path
+) -> None:
+    # This driver opens no widget front end, as nbclient/nbconvert/`jupyter execute` do not.
+    k.run("%config AcpMagics.noninteractive_timeout = 1")
+    cell = k.run("%%acp -o t\n$ touch unanswered.txt\n")
+    assert not (tmp_path / "work" / "unanswered.txt").exists()
+    assert "no answer before the timeout" in cell.text(), cell.text()
+    assert "cancelled" in k.run("print(t.stop_reason)").text()
+
+
+def test_a_widget_front_end_gets_no_default_timeout(k: Kernel, tmp_path: Path) -> None:
+    import uuid
+
+    k.run("import os; os.environ['ACP_NOTEBOOK_PERMISSION_TIMEOUT'] = '1'")
+    # What JupyterLab's and Notebook 7's widget manager does when it connects to a kernel.
+    content = {"comm_id": uuid.uuid4().hex, "target_name": "jupyter.widget.control", "data": {}}
+    k.kc.shell_channel.send(k.kc.session.msg("comm_open", content, metadata={"version": "1.0.0"}))
+    cell = k.submit("%%acp\n$ touch clicked.txt\n", new_cell_id())
+    button = k.wait_for(partial(k.buttons, "Allow once"), "the Allow once button")
+    later = time.monotonic() + 3  # well past the 1 s a run without a front end would wait
+    k.wait_for(lambda: time.monotonic() > later, "three seconds")
+    assert not cell.done
+    k.click(button[0])
+    k.wait_for(partial(getattr, cell, "done"), "the cell to finish after the click")
+    assert (tmp_path / "work" / "clicked.txt").exists()
+
+
+def test_jupyter_execute_ends_on_an_unanswerable_card(tmp_path: Path) -> None:
+    import json
+    import os
+    import subprocess
+
+    work = tmp_path / "work"
+    work.mkdir()
+    agent = f"{sys.executable} -m acp_notebook.agent --data-dir {tmp_path / 'data'}"
+    cells = ["%load_ext acp_notebook", f"%acp connect -- {agent}", "%%acp\n$ touch asked.txt\n"]
+    nb = {
+        "cells": [
+            {"cell_type": "code", "metadata": {}, "source": src, "outputs": [],
+             "execution_count": None, "id": f"c{i}"}
+            for i, src in enumerate(cells)
+        ],
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                    "language": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }  # fmt: skip
+    path = work / "asks.ipynb"
+    path.write_text(json.dumps(nb))
+    env = {**os.environ, "ACP_NOTEBOOK_PERMISSION_TIMEOUT": "2"}
+    done = subprocess.run(
+        [sys.executable, "-m", "jupyter", "execute", "--inplace", str(path)],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,  # a guard: without the default timeout this waits forever
+    )
+    assert done.returncode == 0, done.stderr
+    saved = json.loads(path.read_text())["cells"][2]["outputs"]
+    text = "".join(
+        "".join(out.get("data", {}).get("text/plain", "")) + "".join(out.get("text", ""))
+        for out in saved
+    )
+    assert "Cancelled - no answer before the timeout" in text, text
+    assert not (work / "asked.txt").exists()
