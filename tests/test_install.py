@@ -1,0 +1,117 @@
+"""The built wheel, installed into a fresh virtual environment, is a working JupyterLab extension.
+
+A real fresh venv (``python -m venv``, no system site-packages): pip installs the wheel and its
+dependencies, JupyterLab included, from the package index (about 20 s with pip's cache warm).
+Nothing is written outside pytest's tmp directories: the wheel is built into one (the build hook
+only builds the extension in the source tree when it is missing, and this test refuses to run
+then), and the venv lives in another.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILT = ROOT / "acp_notebook" / "labextension" / "static" / "style.js"
+GUARD = 900  # seconds; a guard against a hung pip, never an assertion on speed
+WHERE = "import acp_notebook, os; print(os.path.realpath(acp_notebook.__file__))"
+NODE = ("node", "nodejs", "npm", "npx", "corepack")
+
+
+def _clean_env(tmp: Path) -> dict[str, str]:
+    """The environment minus anything that points at this checkout's Python or Jupyter dirs."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("JUPYTER", "PYTHON", "VIRTUAL_ENV", "PIP_TARGET", "PIP_PREFIX"))
+    }
+    env["JUPYTER_DATA_DIR"] = str(tmp / "jupyter-data")  # not the user's ~/.local/share/jupyter
+    env["JUPYTER_CONFIG_DIR"] = str(tmp / "jupyter-config")
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # the build loads hatch_build.py from the checkout
+    return env
+
+
+def _run(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=GUARD, check=False
+    )
+    assert done.returncode == 0, f"{argv} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel, built once per session into a tmp directory."""
+    if not BUILT.exists():
+        pytest.fail(
+            f"{BUILT.relative_to(ROOT)} is missing: build the extension first"
+            " (bash labextension/build.sh); this test does not write into the source tree"
+        )
+    out = tmp_path_factory.mktemp("wheel")
+    env = _clean_env(out)
+    _run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-w", str(out)], out, env)
+    (found,) = out.glob("acp_notebook-*.whl")
+    return found
+
+
+def test_the_wheel_in_a_fresh_venv_is_an_enabled_labextension(wheel: Path, tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    env = _clean_env(tmp_path)
+    _run([sys.executable, "-m", "venv", str(venv)], tmp_path, env)
+    python = venv / "bin" / "python"
+    probe = [str(python), "-c", "import acp_notebook"]
+    before = subprocess.run(probe, cwd=tmp_path, env=env, capture_output=True, timeout=60)
+    assert before.returncode != 0  # a fresh venv: nothing of this checkout is importable there
+    _run([str(python), "-m", "pip", "install", "-q", str(wheel), "jupyterlab"], tmp_path, env)
+
+    where = _run([str(python), "-c", WHERE], tmp_path, env).stdout.strip()
+    assert Path(where).is_relative_to(venv.resolve()), where  # the installed copy, not ROOT
+
+    listed = _run([str(venv / "bin" / "jupyter"), "labextension", "list"], tmp_path, env)
+    text = re.sub(r"\x1b\[[0-9;]*m", "", listed.stdout + listed.stderr)
+    # Only the venv's own directory counts (its section starts with the directory's path).
+    own = str(venv / "share" / "jupyter" / "labextensions")
+    sections = re.split(r"^(?=\S)", text, flags=re.M)
+    section = next((s for s in sections if s.startswith(own)), "")
+    assert re.search(r"acp-notebook v[0-9.]+ +enabled +OK", section), text
+    assert (venv / "share/jupyter/labextensions/acp-notebook/static/style.js").is_file()
+
+
+def _source_copy(dest: Path) -> Path:
+    """The checkout's tracked files (and the build hook), without any built extension."""
+    listed = _run(["git", "ls-files", "-z"], ROOT, dict(os.environ)).stdout.split("\0")
+    for name in {*filter(None, listed), "hatch_build.py", "pyproject.toml", "README.md"}:
+        src = ROOT / name
+        if src.is_file() and not name.startswith("acp_notebook/labextension/"):
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            (dest / name).write_bytes(src.read_bytes())
+    return dest
+
+
+def test_an_editable_install_without_node_fails_and_says_node_is_needed(tmp_path: Path) -> None:
+    # What `pip install -e '.[test]'` does on a machine without Node.js: it used to succeed
+    # and install a UI that cannot render (the build hook only warned).
+    source = _source_copy(tmp_path / "src")
+    venv = tmp_path / "venv"
+    env = _clean_env(tmp_path)
+    _run([sys.executable, "-m", "venv", str(venv)], tmp_path, env)
+    dirs = [d for d in env["PATH"].split(os.pathsep) if d and not _has_node(Path(d))]
+    env["PATH"] = os.pathsep.join([str(venv / "bin"), *dirs])
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--no-deps", "-e", str(source)]
+    done = subprocess.run(pip, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=GUARD)
+    out = done.stdout + done.stderr
+    assert done.returncode != 0, out[-3000:]
+    assert "building the JupyterLab extension needs Node.js" in out, out[-3000:]
+    gone = subprocess.run([str(venv / "bin" / "python"), "-c", WHERE], cwd=tmp_path, env=env)
+    assert gone.returncode != 0  # nothing was installed
+
+
+def _has_node(directory: Path) -> bool:
+    return any((directory / name).exists() for name in NODE)
