@@ -236,6 +236,12 @@ def _start_cell_inner(shell: Any, line: str, body: str) -> CellRun:
     _state["cells"][key] = run
     if args.output:
         shell.user_ns[args.output] = turn
+    if previous is not None and previous.session is session:
+        # The agent keeps the earlier turns: it sees this prompt again, after its last answer.
+        _say(
+            f"acp: this cell ran before in session {args.session!r}: the agent still has its"
+            f" earlier turns (turn {turn.state.index + 1}); --new starts a fresh session"
+        )
     display(view)
     run.done = io.submit(run.run)
     _events.emit("turn_started", run)

@@ -305,3 +305,14 @@ def test_jupyter_execute_ends_on_an_unanswerable_card(tmp_path: Path) -> None:
     )
     assert "Cancelled - no answer before the timeout" in text, text
     assert not (work / "asked.txt").exists()
+
+
+def test_rerunning_a_cell_says_it_continues_the_session(k: Kernel) -> None:
+    cell_id = new_cell_id()
+    first = k.run("%%acp\nhello\n", cell_id)
+    assert "ran before" not in first.text()
+    again = k.run("%%acp\nhello\n", cell_id).text()
+    assert "acp: this cell ran before in session 'default'" in again, again
+    assert "(turn 2)" in again and "--new starts a fresh session" in again
+    fresh = k.run("%%acp --new\nhello\n", cell_id).text()
+    assert "ran before" not in fresh
