@@ -425,6 +425,19 @@ def test_default_plain_rendering_applies_carriage_returns() -> None:
     assert html == '<pre class="acp-terminal-static">ab\n100%\nY</pre>'
 
 
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"one\ntwo\nthree\ncrlf\r\nprogress 10%\rprogress 100%\n",  # from a pipe: bare \n
+        b"one\r\ntwo\r\nthree\r\ncrlf\r\r\nprogress 10%\rprogress 100%\r\n",  # a PTY, ONLCR
+    ],
+)
+def test_saved_text_matches_the_live_view(data: bytes) -> None:
+    # ui-tests/tests/terminal_render.spec.ts reads this same text from xterm's buffer.
+    plain, _ = render_plain(data)
+    assert plain == "one\ntwo\nthree\ncrlf\nprogress 100%"
+
+
 def test_front_end_version_matches() -> None:
     package = json.loads((ROOT / "labextension" / "package.json").read_text())
     assert package["name"] == "acp-notebook"

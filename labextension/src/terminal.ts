@@ -381,7 +381,11 @@ export class TerminalView extends DOMWidgetView {
     const cell = inner.offsetHeight / rows;
     // A terminal taller than MAX_VISIBLE_ROWS shows that many rows and scrolls the rest.
     const shown = Math.min(used, MAX_VISIBLE_ROWS);
-    const following = screen.scrollTop + screen.clientHeight >= screen.scrollHeight - cell;
+    // Follow the newest rows unless the reader scrolled up (a screen that did not scroll yet
+    // follows).
+    const following =
+      screen.style.overflowY !== 'auto' ||
+      screen.scrollTop + screen.clientHeight >= screen.scrollHeight - cell;
     screen.style.maxHeight =
       shown >= rows ? '' : `${Math.ceil(cell * shown + padding + scrollbar)}px`;
     screen.style.overflowY = used > shown ? 'auto' : '';

@@ -188,6 +188,49 @@ test.describe('terminals render like a terminal', () => {
     await flood.screenshot({ path: path.join(SHOTS, 'acp-terminal-flood-light.png') });
   });
 
+  test('a tall terminal shows at most 24 rows and scrolls to its newest row', async ({
+    page,
+    tmpPath
+  }) => {
+    const tall = [
+      'from acp_notebook._widgets import TerminalWidget',
+      't = TerminalWidget(command="tall", cols=40, rows=40)',
+      't.feed(b"".join(b"row %d\\n" % i for i in range(1, 31)))',
+      't'
+    ].join('\n');
+    const short = [
+      'from acp_notebook._widgets import TerminalWidget',
+      's = TerminalWidget(command="short", cols=40, rows=40)',
+      's.feed(b"just one\\n")',
+      's'
+    ].join('\n');
+    await openNotebook(page, tmpPath, 'tall.ipynb', [tall, short]);
+    await page.notebook.runCell(0);
+    const view = cellOutput(page, 0).locator('.acp-terminal');
+    await expect(view).toHaveAttribute('data-text', /\nrow 30$/);
+    expect((await bufferRows(view)).termRows).toBe(40); // the program's screen keeps its size
+    await expect(view).toHaveAttribute('data-visible-rows', '24');
+    const screen = await view.evaluate((el: any) => {
+      const node = el.querySelector('.acp-terminal-screen');
+      const row = el.querySelector('.xterm-screen').offsetHeight / 40;
+      return {
+        overflow: getComputedStyle(node).overflowY,
+        shownRows: node.clientHeight / row,
+        atBottom: node.scrollTop + node.clientHeight >= node.scrollHeight - 1
+      };
+    });
+    expect(screen.overflow).toBe('auto');
+    expect(screen.shownRows).toBeGreaterThan(23);
+    expect(screen.shownRows).toBeLessThan(25.5);
+    expect(screen.atBottom).toBe(true);
+
+    // short output still shows only the rows in use
+    await page.notebook.runCell(1);
+    const small = cellOutput(page, 1).locator('.acp-terminal');
+    await expect(small).toHaveAttribute('data-text', 'just one');
+    await expect(small).toHaveAttribute('data-visible-rows', '2');
+  });
+
   test('the terminal follows JupyterLab\'s theme: light, dark, high contrast', async ({
     page,
     tmpPath
