@@ -236,8 +236,9 @@ def _start_cell_inner(shell: Any, line: str, body: str) -> CellRun:
     _state["cells"][key] = run
     if args.output:
         shell.user_ns[args.output] = turn
-    if previous is not None and previous.session is session:
+    if previous is not None and previous.session is session and key.startswith("cell:"):
         # The agent keeps the earlier turns: it sees this prompt again, after its last answer.
+        # (Without a cell id, as under nbval, a key is only an execution count: no telling.)
         _say(
             f"acp: this cell ran before in session {args.session!r}: the agent still has its"
             f" earlier turns (turn {turn.state.index + 1}); --new starts a fresh session"

@@ -316,3 +316,18 @@ def test_rerunning_a_cell_says_it_continues_the_session(k: Kernel) -> None:
     assert "(turn 2)" in again and "--new starts a fresh session" in again
     fresh = k.run("%%acp --new\nhello\n", cell_id).text()
     assert "ran before" not in fresh
+
+
+def test_cells_without_ids_or_history_are_not_taken_for_reruns(k: Kernel) -> None:
+    # nbval runs every cell with store_history=False and no cell id: same execution count.
+    from tests.kernel_driver import Execution
+
+    texts = []
+    for prompt in ("one", "two"):
+        content = {"code": f"%%acp\n{prompt}\n", "silent": False, "store_history": False}
+        msg = k.kc.session.msg("execute_request", content)
+        k.kc.shell_channel.send(msg)
+        execution = k.executions[msg["header"]["msg_id"]] = Execution(msg["header"]["msg_id"])
+        k.wait_for(lambda e=execution: e.done, f"the cell {prompt!r}")
+        texts.append(execution.text())
+    assert all("ran before" not in text for text in texts), texts
