@@ -304,21 +304,26 @@ class Session:
         """Send ``session/cancel`` and answer every pending permission with ``cancelled``.
 
         From here until the turn's idle arrives, every new permission request of this session is
-        answered ``cancelled`` at once (nothing is approved for a cancelled turn). The pending
-        answers are written before the ``session/cancel`` (bounded: at most 1 s).
+        answered ``cancelled`` at once (nothing is approved for a cancelled turn). Answers that
+        were already decided (a ``--timeout``'s ``cancelled``) are written before the
+        ``session/cancel`` (bounded: at most 1 s); the still pending ones right after it.
         """
         self._mark_cancelled()
         with anyio.move_on_after(1.0):
-            for _decision, answered in list(self._answering):
-                await answered.wait()
+            for decision, answered in list(self._answering):
+                if not decision.pending:
+                    await answered.wait()
         await self.agent._notify("session/cancel", {"sessionId": self.id})
 
     def _mark_cancelled(self) -> None:
+        """A ``session/cancel`` is being sent: the running turn approves nothing more."""
         if self.turn is not None and not self.turn.done:
             self._cancelled_turn = self.turn
+
+    def _fail_pending(self, why: str) -> None:
         for decision in self.permissions:
             if decision.pending:
-                decision.settle(None, "cancel", "the session was cancelled")
+                decision.settle(None, "cancel", why)
 
     async def cancel_terminal(self, terminal_id: str) -> None:
         """``terminal/cancel``: ask the agent to stop one terminal's command (only offered when
@@ -541,11 +546,17 @@ class Agent:
             raise
 
     async def _notify(self, method: str, params: dict[str, Any]) -> None:
+        session = None
         if method == "session/cancel":  # whoever sends it, the turn approves nothing more
             session = self.sessions.get(str(params.get("sessionId")))
             if session is not None:
                 session._mark_cancelled()
-        await self.connection.notify(method, params)
+        try:
+            await self.connection.notify(method, params)
+        finally:
+            # The protocol's order: the cancel, then `cancelled` for each pending request.
+            if session is not None:
+                session._fail_pending("the session was cancelled")
 
     async def _on_notification(self, method: str, params: Any) -> None:
         if method != "session/update":

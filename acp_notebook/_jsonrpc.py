@@ -347,7 +347,7 @@ class Connection:
                 raise ConnectionClosed(
                     f"cannot write to the {self.name}: its input is closed"
                 ) from exc
-        self.log.append(("send", message))
+        self.log.append(("send", message if len(data) <= LOG_WHOLE_BYTES else for_log(message)))
 
     async def _reply(self, message: dict[str, Any]) -> None:
         """Send an answer; a closed connection is not an error here."""
@@ -385,6 +385,10 @@ class Connection:
                             f"(limit {self._lines_limit} bytes)"
                         )
                         continue
+                    if len(item) > WIDE_CHECK_BYTES and too_many_values(item):
+                        # Decoding would build millions of objects (20x the line's size).
+                        await self._refuse(item, _TOO_WIDE, {}, None, parsed=False)
+                        continue
                     try:
                         message = decode(item)
                     except BadJson as exc:
@@ -397,7 +401,9 @@ class Connection:
                     if deep:
                         await self._refuse(item, _TOO_DEEP, message, None, parsed=True)
                         continue
-                    log_append(("recv", message))
+                    log_append(
+                        ("recv", message if len(item) <= LOG_WHOLE_BYTES else for_log(message))
+                    )
                     # Fast path for the flood case: a notification for the handler.
                     method = message.get("method")
                     handler = self._notification_handler
@@ -490,7 +496,7 @@ class Connection:
     async def _handle_other(self, message: Any, line: bytes, deep: bool) -> None:
         """A parsed line that is not an object: a batch, or invalid."""
         if type(message) is list:
-            self.log.append(("recv", message))
+            self.log.append(("recv", message if len(line) <= LOG_WHOLE_BYTES else for_log(message)))
             if not message:
                 self._problem("received an empty batch")
                 await self._reply(_error_response(None, INVALID_REQUEST, "Empty batch"))
@@ -632,7 +638,47 @@ class Connection:
             logger.debug("%s: answer to %s dropped, connection closed", self.name, method)
 
 
-_TOO_DEEP: Final = f"nested deeper than {MAX_DEPTH} levels"
+_TOO_DEEP: Final = "nested too deeply"  # the same words as a RecursionError in the decoder
+
+# A line over `WIDE_CHECK_BYTES` with more than `MAX_VALUES` separators and containers is a bad
+# line: a 16 MiB `[[],[],...]` decodes to about 350 MiB. Real ACP lines are long because of
+# base64 or text, which hold few of these characters.
+WIDE_CHECK_BYTES: Final = 2**20
+MAX_VALUES: Final = 1_000_000
+_TOO_WIDE: Final = f"more than {MAX_VALUES} values"
+
+
+def too_many_values(line: bytes) -> bool:
+    """Whether decoding ``line`` could build more than `MAX_VALUES` values (a cheap upper
+    bound: commas and opening brackets, quoted or not)."""
+    return line.count(b",") + line.count(b"[") + line.count(b"{") > MAX_VALUES
+
+
+# The diagnostic log keeps messages whose line is longer than this as shortened copies, so a
+# flood of 64 KiB terminal chunks costs the log about `LOG_KEEP_CHARS` per entry, not 64 KiB.
+LOG_WHOLE_BYTES: Final = 4096
+LOG_KEEP_CHARS: Final = 120
+LOG_KEEP_ITEMS: Final = 64
+
+
+def for_log(value: Any, depth: int = 0) -> Any:
+    """A copy of a message for the diagnostic log: long strings cut to `LOG_KEEP_CHARS`
+    (with their length), long lists to `LOG_KEEP_ITEMS`, nothing deeper than 8 levels."""
+    kind = type(value)
+    if kind is str:
+        if len(value) <= LOG_KEEP_CHARS:
+            return value
+        return f"{value[:LOG_KEEP_CHARS]}… [{len(value)} chars]"
+    if kind is not dict and kind is not list:
+        return value
+    if depth >= 8:
+        return "…"
+    if kind is dict:
+        return {key: for_log(item, depth + 1) for key, item in value.items()}
+    kept = [for_log(item, depth + 1) for item in value[:LOG_KEEP_ITEMS]]
+    if len(value) > LOG_KEEP_ITEMS:
+        kept.append(f"… [{len(value)} items]")
+    return kept
 
 
 def connection_pair(

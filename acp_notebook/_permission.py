@@ -105,6 +105,9 @@ def _and(words: list[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
+MAX_OPTIONS = 16
+
+
 def invalid_options(request: RequestPermissionRequest) -> str | None:
     """Why ``request`` cannot be answered unambiguously, or ``None`` when it can.
 
@@ -117,6 +120,8 @@ def invalid_options(request: RequestPermissionRequest) -> str | None:
     options = list(request.options or [])
     if not options:
         return "no options"
+    if len(options) > MAX_OPTIONS:  # a card shows each option: no real request needs more
+        return f"{len(options)} options (at most {MAX_OPTIONS} are shown)"
     kinds: dict[str, list[str]] = {}
     for option in options:
         kind = str(option.kind or "")

@@ -241,7 +241,9 @@ async def test_cancel_answers_pending_permission_cancelled(tmp_path: Path) -> No
         await turn.wait()
         assert permission_answers(log) == [{"outcome": {"outcome": "cancelled"}}]
         assert session.permissions[0].decided_by == "cancel"
-        assert "session/cancel" in [m.get("method") for m in sent(log)]
+        # The protocol's order: the session/cancel first, then the pending request's answer.
+        order = [m.get("method") or ("answer" if "result" in m else "") for m in sent(log)]
+        assert order.index("session/cancel") < order.index("answer"), order
 
 
 @pytest.mark.anyio

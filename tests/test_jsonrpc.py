@@ -564,8 +564,8 @@ async def still_alive(conn: Connection, peer: RawPeer) -> None:
         (request_line(5, deep_list(1000)), 5, "nested too deeply"),
         (request_line("s-1", deep_object(1000)), "s-1", "nested too deeply"),
         # deep enough to be refused, shallow enough for json to parse it
-        (request_line(6, deep_list(300)), 6, f"nested deeper than {DEPTH_LIMIT} levels"),
-        (deep_list(300) + b"\n", None, f"nested deeper than {DEPTH_LIMIT} levels"),
+        (request_line(6, deep_list(300)), 6, "nested too deeply"),
+        (deep_list(300) + b"\n", None, "nested too deeply"),
         # huge numbers: Python refuses to convert an int of more than 4300 digits
         (request_line(7, b"1" * 5000), 7, "an integer with too many digits"),
         (request_line(8, b'{"n":-' + b"9" * 100_000 + b"}"), 8, "an integer with too many digits"),
@@ -752,3 +752,18 @@ async def test_deep_values_we_send_are_refused_not_fatal() -> None:
             assert reply["id"] == rid and reply["error"]["code"] == -32603
         assert len(problems) == 2
         await still_alive(conn, peer)
+
+
+async def test_a_line_of_millions_of_values_is_a_bad_line_and_the_connection_lives() -> None:
+    """A 3 MB line of empty lists would decode to ~60 MB of objects: refused before decoding."""
+    from acp_notebook._jsonrpc import MAX_VALUES
+
+    wide = b'{"jsonrpc":"2.0","id":3,"method":"m","params":[' + b"[]," * MAX_VALUES + b"[]]}\n"
+    problems: list[str] = []
+    async with raw_peer(request_handler=echo, on_problem=problems.append) as (_conn, peer):
+        await peer.send_raw(wide)
+        reply = await peer.recv()
+        assert reply["id"] is None and reply["error"]["code"] == -32700
+        await peer.send({"jsonrpc": "2.0", "id": 7, "method": "still"})
+        assert (await peer.recv())["result"] == {"method": "still", "params": None}
+    assert len(problems) == 1 and f"more than {MAX_VALUES} values" in problems[0]

@@ -87,3 +87,12 @@ def test_options_are_read_as_sent() -> None:
         session_id="s1", title="t", options=[option, option]
     )
     assert invalid_options(req) == "duplicate option id 'a' (allow_once and allow_once)"
+
+
+def test_more_options_than_a_card_shows_is_invalid() -> None:
+    from acp_notebook._permission import MAX_OPTIONS
+
+    many = [(f"o{i}", f"Option {i}", "reject_once") for i in range(MAX_OPTIONS)]
+    assert invalid_options(request(*many)) is None
+    reason = invalid_options(request(*many, ("ok", "Allow", "allow_once")))
+    assert reason == f"{MAX_OPTIONS + 1} options (at most {MAX_OPTIONS} are shown)"

@@ -285,13 +285,14 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
         self._buttons: list[ipywidgets.Button] = []
         self._badges: list[ipywidgets.HTML] = []
         groups: list[ipywidgets.HBox] = []
-        for option in decision.request.options:
+        # An invalid request gets no buttons at all (not even disabled ones): its options may
+        # be thousands, and none of them can be chosen.
+        for option in decision.request.options if self.invalid is None else ():
             kind = str(option.kind)
             button = ipywidgets.Button(
                 description=visible(option.name),  # styled by kind, never by name
                 button_style=button_style(kind),
                 tooltip=visible(kind),
-                disabled=self.invalid is not None,
                 layout=ipywidgets.Layout(width="auto"),  # the whole label, never "Allo…"
             )
             for name in _kind_classes(kind):
@@ -404,9 +405,8 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
             if self._status.comm is None:
                 return  # closed already
             with self.hold_sync():
-                for button, option in zip(
-                    self._buttons, self.decision.request.options, strict=True
-                ):
+                shown = self.decision.request.options if self.invalid is None else []
+                for button, option in zip(self._buttons, shown, strict=True):
                     button.disabled = True
                     if option.option_id == option_id:
                         button.icon = "check"

@@ -185,6 +185,7 @@ def test_fail_closed_matrix_in_a_kernel(
         logged = drive(k, work)
     assert logged == decided_by, path
     got = answers(work)
-    assert got, "the agent got no answer"
+    # At a kernel shutdown the agent may be killed before it reads our answer.
+    assert got or drive is shut_the_kernel_down, "the agent got no answer"
     assert all(a["result"] == CANCELLED for a in got), got
     assert pwned(work) == [], "the hostile agent ran its command"

@@ -47,7 +47,7 @@ async def test_deep_json_mid_turn_keeps_the_turn_and_the_session(tmp_path: Path)
             "nested too deeply",
             "nested too deeply",
             "nested too deeply",
-            "nested deeper than 256 levels",
+            "nested too deeply",
             "an integer with too many digits",
             "NaN is not JSON",
             "nested too deeply",
