@@ -49,7 +49,11 @@ def front_end_seen() -> bool:
     ``jupyter.widget.control`` comm as soon as it connects to a kernel, to restore widget state;
     ipywidgets keeps that comm on ``Widget._control_comm``. nbclient (under ``jupyter
     execute`` and ``nbconvert --execute``) and nbval open no comm at all, so nothing can click a
-    card there. A front end that never opens it is taken as one that cannot answer.
+    card there. ``_magics`` also takes a cell that came with a cell id for one run by a front
+    end (see ``_unattended_timeout``); a front end that does neither cannot answer.
+
+    The comm is only opened if ipywidgets was imported before the front end connected, so it
+    is no signal for the first cells of a fresh kernel: the cell id is.
     """
     import ipywidgets  # type: ignore[import-untyped]
 

@@ -231,7 +231,7 @@ def _start_cell_inner(shell: Any, line: str, body: str) -> CellRun:
 
     view = io.call(_make_view, TurnView, turn, prompt, stop_terminal, io.soon)
     run = CellRun(key, handle, session, turn, view, policy, args.timeout, io)
-    run.unattended_timeout = _unattended_timeout(shell)
+    run.unattended_timeout = _unattended_timeout(shell, key)
     io.call(run.attach)
     _state["cells"][key] = run
     if args.output:
@@ -249,8 +249,14 @@ def _start_cell_inner(shell: Any, line: str, body: str) -> CellRun:
     return run
 
 
-def _unattended_timeout(shell: Any) -> float | None:
-    """``%config AcpMagics.noninteractive_timeout``, else its environment variable or default."""
+def _unattended_timeout(shell: Any, key: str) -> float | None:
+    """How long a card waits when no front end can answer it: ``%config
+    AcpMagics.noninteractive_timeout``, else its environment variable or default. None (no
+    limit) for a cell that came with a cell id: JupyterLab, Notebook 7 and VS Code send one with
+    each execute_request; nbclient (jupyter execute, nbconvert --execute, papermill) and nbval
+    do not. Without one, ``_cells.front_end_seen`` still spares a widget front end."""
+    if key.startswith("cell:"):
+        return None
     registry = getattr(getattr(shell, "magics_manager", None), "registry", {})
     magics = registry.get("AcpMagics")
     return noninteractive_timeout(getattr(magics, "noninteractive_timeout", None))

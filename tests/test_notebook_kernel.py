@@ -249,14 +249,20 @@ def test_without_a_front_end_a_card_fails_closed_after_the_configured_timeout(
     assert "cancelled" in k.run("print(t.stop_reason)").text()
 
 
-def test_a_widget_front_end_gets_no_default_timeout(k: Kernel, tmp_path: Path) -> None:
+@pytest.mark.parametrize("signal", ["cell id", "widget control comm"])
+def test_a_front_end_gets_no_default_timeout(k: Kernel, tmp_path: Path, signal: str) -> None:
     import uuid
 
     k.run("import os; os.environ['ACP_NOTEBOOK_PERMISSION_TIMEOUT'] = '1'")
-    # What JupyterLab's and Notebook 7's widget manager does when it connects to a kernel.
-    content = {"comm_id": uuid.uuid4().hex, "target_name": "jupyter.widget.control", "data": {}}
-    k.kc.shell_channel.send(k.kc.session.msg("comm_open", content, metadata={"version": "1.0.0"}))
-    cell = k.submit("%%acp\n$ touch clicked.txt\n", new_cell_id())
+    if signal == "widget control comm":
+        # What JupyterLab's widget manager does when it connects to a kernel that has
+        # ipywidgets loaded (a front end that sends no cell id but renders widgets).
+        content = {"comm_id": uuid.uuid4().hex, "target_name": "jupyter.widget.control"}
+        msg = k.kc.session.msg("comm_open", content, metadata={"version": "1.0.0"})
+        k.kc.shell_channel.send(msg)
+    # JupyterLab, Notebook 7 and VS Code send each cell's id; nbclient and nbval do not.
+    cell_id = new_cell_id() if signal == "cell id" else None
+    cell = k.submit("%%acp\n$ touch clicked.txt\n", cell_id)
     button = k.wait_for(partial(k.buttons, "Allow once"), "the Allow once button")
     later = time.monotonic() + 3  # well past the 1 s a run without a front end would wait
     k.wait_for(lambda: time.monotonic() > later, "three seconds")

@@ -1,0 +1,37 @@
+/**
+ * In JupyterLab (a widget front end: its widget manager opens ipywidgets' control comm), a card
+ * gets no non-interactive timeout: it waits for a person, however small the default is set.
+ */
+import { expect, test } from '@jupyterlab/galata';
+
+import { cellOutput, openNotebook } from './notebook';
+
+const CONNECT = [
+  'import os, sys, tempfile',
+  'work = tempfile.mkdtemp(prefix="acp-ui-")',
+  'os.chdir(work)',
+  'os.environ["ACP_NOTEBOOK_PERMISSION_TIMEOUT"] = "1"',
+  '%load_ext acp_notebook',
+  '%acp connect --name embedded --cwd {work} -- ' +
+    '{sys.executable} -m acp_notebook.agent --data-dir {work}/.agent-data'
+].join('\n');
+
+test('a card in JupyterLab waits for a person, without the non-interactive timeout', async ({
+  page,
+  tmpPath
+}) => {
+  await openNotebook(page, tmpPath, 'interactive.ipynb', [CONNECT, '%%acp\n$ touch x.txt']);
+  await page.notebook.runCell(0);
+  await expect(cellOutput(page, 0)).toContainText("acp: connected 'embedded'");
+  await page.notebook.runCell(1, { wait: false });
+  const card = cellOutput(page, 1).locator('.acp-turn:not(.acp-turn-static) .acp-card');
+  const reject = card.getByRole('button', { name: 'Reject', exact: true });
+  await expect(reject).toBeEnabled();
+  await page.waitForTimeout(3000); // three times the 1 s a run without a front end would wait
+  await expect(reject).toBeEnabled();
+  await expect(card.locator('.acp-card-countdown')).toHaveCount(0);
+  await reject.click();
+  await expect(card.locator('.acp-card-decision')).toContainText(
+    'Rejected: Reject - by a click'
+  );
+});
