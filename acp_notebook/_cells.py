@@ -156,6 +156,7 @@ class CellRun:
     cards: list[Any] = field(default_factory=list)
     done: concurrent.futures.Future[Any] | None = None
     _dirty: bool = True
+    changes: int = 0  # bumped on every update or decision (the saved record's change count)
     _unsubscribe: list[Any] = field(default_factory=list)
     _running: bool = False  # while run() runs (I/O thread)
 
@@ -175,6 +176,7 @@ class CellRun:
             self.view.note_update(update)
             _events.emit("session_update", self, update)
         self._dirty = True
+        self.changes += 1
 
     def _on_permission(self, session: Session, decision: PermissionDecision) -> None:
         if session.turn is not self.turn:
@@ -191,6 +193,7 @@ class CellRun:
         )
         self.cards.append(card)
         self.view.add_card(card)
+        self.changes += 1
         self._sync_cards()
         _events.emit("permission", self, decision)
 
@@ -209,6 +212,7 @@ class CellRun:
             if not decision.pending and not card.decided:
                 card.mark_decided(decision.option_id, decision.decided_by, decision.detail)
                 self._dirty = True
+                self.changes += 1
 
     def choose(
         self, decision: PermissionDecision, option_id: str | None, by: Any = "click"

@@ -41,6 +41,7 @@ from ._cells import (
 from ._client import Session, TurnInProgress, ended_by
 from ._errors import AcpError, AgentExited
 from ._policy import Policy
+from ._record import Record
 from ._visible import visible_text
 
 # IPython 8 ships these without hints (or exports) and IPython 9 with hints that reject
@@ -273,9 +274,12 @@ async def _cancel_terminal(session: Session, terminal_id: str) -> None:
         session._problem(f"terminal/cancel for {terminal_id} failed: {exc}")
 
 
-def _finish_cell(run: CellRun) -> None:
+def _finish_cell(run: CellRun, record: Record | None = None) -> None:
+    """Show the turn's final transcript (and empty the slot its record kept while it ran)."""
     bundle = run.io.call(run.view.static_bundle)  # the state is only read on the I/O thread
     display(_Static(bundle), raw=False)
+    if record is not None:
+        record.close()
 
 
 def turn_failure(error: BaseException) -> str:
@@ -309,17 +313,19 @@ async def run_cell_async(line: str, body: str) -> None:
     except UsageError as exc:
         raise _visible_error(exc) from None
     args = _parse_cell_line(line)
+    record = Record(run, bg=args.bg)  # the transcript so far, saved as the turn goes
+    record.start()
     if args.bg:
         return
     try:
         await run.wait_in_cell()
     except AcpError as exc:  # the agent died, the prompt was refused: one line, no traceback
-        _finish_cell(run)
+        _finish_cell(run, record)
         raise _visible_error(UsageError(turn_failure(exc))) from None
     except BaseException:
-        _finish_cell(run)
+        _finish_cell(run, record)
         raise
-    _finish_cell(run)
+    _finish_cell(run, record)
 
 
 # -- %acp -------------------------------------------------------------------------------------

@@ -37,8 +37,12 @@ from ._widgets._parts import e, set_children, set_if_changed, visible, visible_l
 
 log = logging.getLogger("acp_notebook.sidepanel")
 
-#: Open the panel by itself the first time an agent connects (``%acp panel --no-auto``).
+#: Make the panel the first time an agent connects, so the sidebar tab counts pending requests
+#: (``%acp panel --no-auto`` turns it off).
 AUTO_OPEN = True
+#: Also open (reveal) the sidebar then; off by default: it opens on ``%acp panel``, the palette
+#: command or a click on its tab (``%acp panel --auto`` turns it on).
+AUTO_SHOW = False
 #: At most one panel refresh per this many seconds.
 REFRESH_INTERVAL = 0.25
 #: The protocol log is re-rendered every this many refreshes (it changes with every message).
@@ -52,10 +56,14 @@ MAX_RUNS = 20
 
 __all__ = [
     "AUTO_OPEN",
+    "AUTO_SHOW",
+    "GRANTS_NOTE",
     "SidePanel",
     "agent_facts",
     "close_panel",
     "current",
+    "grant_facts",
+    "grants_text",
     "install",
     "open_panel",
     "session_facts",
@@ -158,6 +166,96 @@ def session_facts(label: str, agent_name: str, session: Any) -> dict[str, Any]:
     }
 
 
+ALWAYS_KINDS = ("allow_always", "reject_always")
+#: When each permission request reached a cell (``permission`` event), by ``id`` of the decision.
+_asked: dict[int, tuple[PermissionDecision, float]] = {}
+_ASKED_MAX = 2000
+
+GRANTS_NOTE = (
+    "The agent keeps these grants: what it does later under them it does without asking, so"
+    " the client cannot see it. ACP has no method to list or revoke an agent's grants; a new"
+    " session (`--new`) starts without them."
+)
+
+
+def _note_asked(_run: Any, decision: PermissionDecision) -> None:
+    _asked[id(decision)] = (decision, time.time())
+    while len(_asked) > _ASKED_MAX:
+        del _asked[next(iter(_asked))]
+
+
+def _what(decision: PermissionDecision) -> str:
+    request = decision.request
+    subject = wire(request.subject) if request.subject is not None else {}
+    command = subject.get("command") if isinstance(subject, dict) else None
+    return visible(f"$ {command}" if command else str(request.title))
+
+
+def grant_facts(handles: Iterable[AgentHandle]) -> list[dict[str, Any]]:
+    """Every request of these agents' sessions settled by an "always" option, oldest first:
+    what it covered, the choice, when it was asked, which session, who decided (I/O thread)."""
+    from ._magics import _state
+
+    names = {id(session): name for name, (_a, session) in _state["sessions"].items()}
+    found = []
+    for handle in handles:
+        for session in list(handle.agent.sessions.values()):
+            for decision in list(session.permissions):
+                kind = decision.option_kind
+                if decision.pending or kind not in ALWAYS_KINDS:
+                    continue
+                asked = _asked.get(id(decision))
+                at = asked[1] if asked is not None and asked[0] is decision else None
+                option = next(
+                    (o for o in decision.request.options if o.option_id == decision.option_id),
+                    None,
+                )
+                found.append(
+                    {
+                        "what": _what(decision),
+                        "kind": kind,
+                        "allow": kind == "allow_always",
+                        "option": visible(option.name if option is not None else str(kind)),
+                        "at": time.strftime("%H:%M:%S", time.localtime(at)) if at else "",
+                        "session": visible(names.get(id(session), "(unnamed)")),
+                        "session_id": visible(session.id),
+                        "agent": visible(handle.name),
+                        "by": visible(str(decision.decided_by)),
+                        "detail": visible(decision.detail),
+                    }
+                )
+    return found
+
+
+def _grant_line(f: dict[str, Any]) -> str:
+    at = f" at {f['at']}" if f["at"] else ""
+    detail = f" ({f['detail']})" if f["detail"] else ""
+    return (
+        f"{f['option']}: {f['what']}  (session {f['session']} {f['session_id']} on {f['agent']},"
+        f" by {f['by']}{detail}{at})"
+    )
+
+
+def grants_text(handles: Iterable[AgentHandle]) -> str:
+    """What ``%acp grants`` prints (I/O thread)."""
+    found = grant_facts(handles)
+    if not found:
+        return "Grants: none (no request was answered with an always option in this kernel)"
+    lines = [f"Grants: {len(found)} (answers with an always option in this kernel)"]
+    lines.extend(f"  {_grant_line(f)}" for f in found)
+    lines.append(GRANTS_NOTE)
+    return "\n".join(lines)
+
+
+def _grant_html(f: dict[str, Any]) -> str:
+    at = f" · {e(f['at'])}" if f["at"] else ""
+    return (
+        f'<div class="acp-panel-grant" data-allow="{"true" if f["allow"] else "false"}">'
+        f"<b>{e(f['option'])}</b> <code>{e(f['what'])}</code><br>"
+        f"session <b>{e(f['session'])}</b> on {e(f['agent'])}{at} · by {e(f['by'])}</div>"
+    )
+
+
 def _agent_html(f: dict[str, Any], error: str = "") -> str:
     if f["alive"]:
         state, badge = "alive", f"alive · pid {f['pid']}"
@@ -191,7 +289,8 @@ def _session_html(f: dict[str, Any], error: str = "") -> str:
         f'<div class="acp-panel-session-info" data-state="{e(f["state"])}">',
         f"<b>{e(f['label'])}</b> on {e(f['agent'])}{title} ",
         f'<span class="acp-badge acp-session-state">{e(_state_label(f))}</span>',
-        f"<div><code>{e(f['id'])}</code> in <code>{e(f['cwd'])}</code></div>",
+        f'<div><code title="{e(f["id"])}">{e(f["id"])}</code> in'
+        f' <code title="{e(f["cwd"])}">{e(f["cwd"])}</code></div>',
     ]
     if f["usage"]:
         parts.append(f'<div class="acp-panel-usage">usage: {e(f["usage"])}</div>')
@@ -305,6 +404,9 @@ class SidePanel:
         inbox, self._inbox_head, self._inbox = _section("acp-panel-inbox", "Approval inbox")
         terms, self._terms_head, self._terms = _section("acp-panel-terminals", "Terminals")
         logs, self._log_head, self._log_body = _section("acp-panel-log", "Protocol log")
+        grants, self._grants_head, self._grants = _section("acp-panel-grants", "Grants")
+        self._grants_html = ipywidgets.HTML(value="")
+        self._grants.children = (self._grants_html,)
         self._log_pick = ipywidgets.Dropdown(options=[], description="")
         self._log_pick.add_class("acp-panel-log-pick")
         self._log_pick.observe(self._on_log_pick, names="value")
@@ -318,7 +420,7 @@ class SidePanel:
             ipywidgets.HBox([self._log_pick, self._copy, self._save]),
             self._log_pre,
         )
-        self._sections = (inbox, terms, agents, sessions, logs)
+        self._sections = (inbox, terms, agents, sessions, grants, logs)
         self.panel.children = self._sections
         self._loop_future: Any = None
 
@@ -437,6 +539,7 @@ class SidePanel:
                 self._sync_agents()
                 self._sync_sessions()
                 self._sync_terminals()
+                self._sync_grants()
                 if self._tick % LOG_EVERY == 1 or self._log_dirty:
                     self._log_dirty = False
                     self._sync_log()
@@ -622,6 +725,17 @@ class SidePanel:
             self._terms_head, "value", f'<div class="acp-panel-section-title">{e(head)}</div>'
         )
 
+    def _sync_grants(self) -> None:
+        found = grant_facts(self._handles.values())
+        head = f"Grants ({len(found)})" if found else "Grants (none)"
+        set_if_changed(
+            self._grants_head, "value", f'<div class="acp-panel-section-title">{e(head)}</div>'
+        )
+        body = "".join(_grant_html(f) for f in found)
+        if found:
+            body += f'<div class="acp-panel-grants-note">{e(GRANTS_NOTE)}</div>'
+        set_if_changed(self._grants_html, "value", body)
+
     def _sync_log(self) -> None:
         names = list(self._handles)
         self._syncing.on = True
@@ -805,6 +919,9 @@ def _summary(handles: Iterable[AgentHandle], runs: Iterable[Any]) -> str:
             terms.append(f"  $ {command}  [{state}, {len(widget.data)} bytes]")
     lines.append(f"Terminals: {len(terms)}")
     lines.extend(terms[-MAX_TERMINALS:])
+    found = grant_facts(handles)
+    lines.append(f"Grants: {len(found)}")
+    lines.extend(f"  {_grant_line(f)}" for f in found)
     return "\n".join(lines)
 
 
@@ -837,8 +954,8 @@ def current() -> SidePanel | None:
     return panel
 
 
-def open_panel() -> SidePanel:
-    """Create the panel if needed and ask the front ends to show it."""
+def open_panel(show: bool = True) -> SidePanel:
+    """Create the panel if needed and (``show``) ask the front ends to open it."""
     global _panel
     install()
     panel = current()
@@ -848,7 +965,8 @@ def open_panel() -> SidePanel:
         panel = SidePanel(io)
         panel.start()
         _panel = panel
-    panel.panel.show()
+    if show:
+        panel.panel.show()
     return panel
 
 
@@ -866,7 +984,7 @@ def _on_agent_connected(handle: AgentHandle) -> None:
         panel.on_agent(handle)
     elif AUTO_OPEN and not _auto_opened:
         _auto_opened = True
-        open_panel()
+        open_panel(show=AUTO_SHOW)
 
 
 def _forward(method: str) -> Callable[..., None]:
@@ -883,6 +1001,7 @@ def install() -> None:
     if _unsubscribe:
         return
     _unsubscribe.append(_events.subscribe("agent_connected", _on_agent_connected))
+    _unsubscribe.append(_events.subscribe("permission", _note_asked))
     for event, method in (
         ("agent_closed", "mark_dirty"),
         ("turn_started", "on_turn"),

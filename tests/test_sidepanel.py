@@ -219,7 +219,7 @@ def test_restart_button_relaunches_same_argv(k: Kernel, tmp_path: Path) -> None:
 
 def test_no_auto_and_explicit_open_with_text_summary(k: Kernel, tmp_path: Path) -> None:
     out = k.run("%acp panel --no-auto").text()
-    assert "no longer opens by itself" in out
+    assert "is no longer made" in out
     _connect(k, tmp_path)
     assert not [s for s in k.models.values() if s.get("_model_name") == "AgentPanelModel"]
     text = k.run("%acp panel").text()
@@ -229,6 +229,56 @@ def test_no_auto_and_explicit_open_with_text_summary(k: Kernel, tmp_path: Path) 
     assert "Agents:" in text and "embedded: acp_notebook agent" in text and "alive" in text
     assert "Approval inbox: 0 pending" in text
     assert "VS Code" in text
+
+
+def test_first_connect_makes_the_panel_without_opening_it(k: Kernel, tmp_path: Path) -> None:
+    # The panel (and its tab's badge) exists from the first connect, but it opens only when
+    # asked: `%acp panel`, the palette, its tab; `%acp panel --auto` makes it open by itself.
+    _connect(k, tmp_path)
+    panel = panel_id(k)
+    assert k.models[panel]["_show_requests"] == 0
+    k.run("%%acp --bg --session a\n$ touch a.txt\n")
+    k.wait_for(lambda: pending(k) == 1, "the badge to count the request")
+    assert k.models[panel]["_show_requests"] == 0
+    k.run("%acp panel")
+    k.wait_for(lambda: k.models[panel]["_show_requests"] >= 1, "an explicit open")
+
+
+def test_auto_opens_the_panel_on_the_first_connect(k: Kernel, tmp_path: Path) -> None:
+    assert "opens by itself" in k.run("%acp panel --auto").text()
+    _connect(k, tmp_path)
+    panel = panel_id(k)
+    k.wait_for(lambda: k.models[panel]["_show_requests"] >= 1, "the panel to open by itself")
+
+
+def test_always_allow_is_listed_by_grants_and_in_the_panel(k: Kernel, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    _connect(k, tmp_path)
+    panel = panel_id(k)
+    assert "Grants: none" in k.run("%acp grants").text()
+    cell = new_cell_id()
+    k.run("%%acp --bg --session g\n$ echo granted > g.txt\n$ echo granted > g.txt\n", cell)
+    k.wait_for(lambda: pending(k) == 1, "the request in the inbox")
+    entry = with_class(k, "acp-inbox-entry", panel)[0]
+    k.click(button_within(k, entry, "Always allow"))
+    k.wait_for(lambda: (work / "g.txt").exists(), "the granted command to run")
+
+    def grants_html() -> str:
+        return "\n".join(html_within(k, cid) for cid in with_class(k, "acp-panel-grants", panel))
+
+    html = k.wait_for(lambda: "Always allow" in grants_html() and grants_html(), "the grant")
+    assert "Grants (1)" in html
+    assert "echo granted &gt; g.txt" in html and "session <b>g</b>" in html
+    assert "by panel" in html and "cannot see it" in html
+    text = k.run("%acp grants").text()
+    assert "Grants: 1" in text, text
+    line = next(line for line in text.splitlines() if "echo granted" in line)
+    assert line.strip().startswith("Always allow: $ echo granted > g.txt")
+    assert "session g " in line and "on embedded" in line and "by panel" in line
+    assert re.search(r"at \d\d:\d\d:\d\d", line), line
+    assert "ACP has no method to list or revoke" in text
+    assert "Grants: 1" in k.run("%acp panel").text()
+    assert pending(k) == 0
 
 
 def test_text_summary_inbox_follows_the_decisions(k: Kernel, tmp_path: Path) -> None:

@@ -2,6 +2,7 @@ import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application'
 import { ICommandPalette } from '@jupyterlab/apputils';
 import { IJupyterWidgetRegistry } from '@jupyter-widgets/base';
 
+import { highlightAcpCells } from './highlight';
 import { AgentPanelModel, AgentPanelView, getSidePanel, IShellLike } from './panel';
 import { TerminalModel, TerminalView } from './terminal';
 import { MODULE_NAME, MODULE_VERSION } from './version';
@@ -29,6 +30,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     const shell = app.shell as unknown as IShellLike;
     panel.setShell(shell);
     shell.add(panel, 'right', { rank: 600 });
+    highlightAcpCells(shell);
 
     app.commands.addCommand(SHOW_PANEL, {
       label: 'ACP: Show agent panel',

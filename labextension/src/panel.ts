@@ -1,7 +1,7 @@
 /**
  * The agent side panel (sidecar pattern): a kernel-side AgentPanel model places views of its
  * children into one Lumino panel in the right sidebar as soon as its comm opens. The sidebar
- * shows the model that belongs to the active notebook's kernel (else the newest one).
+ * gathers the models of every kernel (one section per notebook, the active notebook's first).
  */
 import {
   DOMWidgetModel,
@@ -10,12 +10,15 @@ import {
   WidgetModel,
   unpack_models
 } from '@jupyter-widgets/base';
-import { Panel, Widget } from '@lumino/widgets';
+import type { Message } from '@lumino/messaging';
+import { Panel, SplitPanel, Widget } from '@lumino/widgets';
 
 import { acpIcon } from './icon';
 import { MODULE_NAME, MODULE_VERSION } from './version';
 
 export const PANEL_ID = 'acp-notebook-panel';
+/** The width (px) the sidebar gets when the panel first opens narrower than that. */
+const WIDE = 380;
 
 /** What the side panel needs from the application shell (JupyterLab or Notebook 7). */
 export interface IShellLike {
@@ -146,7 +149,136 @@ class ChildStack extends Panel {
   private _views = new Map<string, DOMWidgetView>();
 }
 
-/** The single right-sidebar panel. */
+/** Why a kernel's part of the panel is no longer live. */
+export type GoneReason = 'kernel restarted' | 'kernel stopped' | 'kernel changed';
+
+/** The notebook (document context) a panel model's widget manager belongs to, if any. */
+function contextOf(model: AgentPanelModel): any {
+  return (model.widget_manager as any)?.context ?? null;
+}
+
+function kernelIdOf(model: AgentPanelModel): string {
+  const manager = model.widget_manager as any;
+  return String(manager?.kernel?.id ?? manager?.context?.sessionContext?.session?.kernel?.id ?? '');
+}
+
+function baseName(path: string): string {
+  const parts = path.split('/');
+  return parts[parts.length - 1] || path;
+}
+
+/**
+ * One kernel's part of the panel: a header naming its notebook (and how many requests wait
+ * there), then the views of its model's children. After a kernel restart its model is gone:
+ * the views are removed and the header says so (nothing live-looking stays).
+ */
+export class KernelSection extends Panel {
+  constructor(
+    readonly model: AgentPanelModel,
+    private _onToggle: (section: KernelSection) => void
+  ) {
+    super();
+    this.addClass('acp-kernel-section');
+    this._head = document.createElement('div');
+    this._head.className = 'acp-kernel-section-header';
+    this._head.setAttribute('role', 'button');
+    this._head.tabIndex = 0;
+    this._name = document.createElement('span');
+    this._name.className = 'acp-kernel-section-name';
+    this._state = document.createElement('span');
+    this._state.className = 'acp-kernel-section-state';
+    this._head.append(this._name, this._state);
+    this._head.addEventListener('click', () => this._onToggle(this));
+    this._head.addEventListener('keydown', event => {
+      if (event.key === 'Enter' || event.key === ' ') {
+        event.preventDefault();
+        this._onToggle(this);
+      }
+    });
+    this.addWidget(new Widget({ node: this._head }));
+    this._stack = new ChildStack(model);
+    this.addWidget(this._stack);
+    this._note = new Widget();
+    this._note.addClass('acp-kernel-section-note');
+    this._note.hide();
+    this.addWidget(this._note);
+  }
+
+  /** The notebook's path ('' when the model's widget manager has no document). */
+  get path(): string {
+    return String(contextOf(this.model)?.path ?? '');
+  }
+
+  get label(): string {
+    if (this.path) {
+      return baseName(this.path);
+    }
+    const kernel = kernelIdOf(this.model);
+    return kernel ? `kernel ${kernel.slice(0, 8)}` : 'this kernel';
+  }
+
+  get pending(): number {
+    return this.gone ? 0 : Number(this.model.get('pending_count')) || 0;
+  }
+
+  get gone(): GoneReason | null {
+    return this._gone;
+  }
+
+  /** The kernel that held the model is gone: drop every live view, say so. */
+  markGone(reason: GoneReason): void {
+    if (this._gone) {
+      return;
+    }
+    this._gone = reason;
+    this._stack.dispose();
+    this._note.node.textContent =
+      `${reason}: its agents, sessions, pending requests and terminals are gone. ` +
+      'Run `%load_ext acp_notebook` and `%acp connect` again.';
+    this._note.show();
+    this.render(true);
+  }
+
+  render(expanded: boolean, active = false): void {
+    const pending = this.pending;
+    this._name.textContent = this.label;
+    this._name.title = this.path || this.label;
+    this._state.textContent = this._gone
+      ? this._gone
+      : pending > 0
+        ? `${pending} pending`
+        : 'no pending requests';
+    this.node.dataset.notebook = this.path;
+    this.node.dataset.pending = String(pending);
+    this.node.dataset.state = this._gone ? 'gone' : 'live';
+    this.node.dataset.active = active ? 'true' : 'false';
+    this._head.setAttribute('aria-expanded', expanded ? 'true' : 'false');
+    if (!this._gone) {
+      this._stack.setHidden(!expanded);
+    }
+  }
+
+  dispose(): void {
+    if (!this._stack.isDisposed) {
+      this._stack.dispose();
+    }
+    super.dispose();
+  }
+
+  private _head: HTMLDivElement;
+  private _name: HTMLSpanElement;
+  private _state: HTMLSpanElement;
+  private _stack: ChildStack;
+  private _note: Widget;
+  private _gone: GoneReason | null = null;
+}
+
+/**
+ * The single right-sidebar panel. It gathers the panel models of every kernel that has
+ * acp_notebook loaded (one section per notebook, the active notebook's first), so a request
+ * waiting in another notebook is never hidden behind an "(empty)" inbox; the tab's badge
+ * counts the pending requests of all of them.
+ */
 export class AcpSidePanel extends Panel {
   constructor() {
     super();
@@ -161,39 +293,111 @@ export class AcpSidePanel extends Panel {
     this._placeholder = new Widget();
     this._placeholder.addClass('acp-side-panel-placeholder');
     this._placeholder.node.textContent =
-      'No agent panel in this kernel yet. Run `%acp panel` in a notebook.';
+      'No agent panel in any kernel yet. Run `%acp panel` in a notebook.';
     this.addWidget(this._placeholder);
     this._render();
   }
 
+  /** Wide enough for session ids the first time it opens (the sidebar may start narrow:
+   * Notebook 7 gives it a quarter of the window); later widths are the person's choice. */
+  protected onAfterShow(msg: Message): void {
+    super.onAfterShow(msg);
+    if (!this._widened) {
+      this._widened = true;
+      requestAnimationFrame(() => this._widen());
+    }
+  }
+
+  private _widen(): void {
+    let child: Widget = this;
+    let up = this.parent;
+    while (up && !(up instanceof SplitPanel)) {
+      child = up;
+      up = up.parent;
+    }
+    if (!up) {
+      return;
+    }
+    const split = up as SplitPanel;
+    const index = split.widgets.indexOf(child);
+    const total = split.node.getBoundingClientRect().width;
+    const mine = child.node.getBoundingClientRect().width;
+    if (index < 0 || mine >= WIDE || total < 2 * WIDE) {
+      return;
+    }
+    const sizes = split.relativeSizes();
+    const share = WIDE / total;
+    const others = 1 - sizes[index];
+    if (others <= 0) {
+      return;
+    }
+    split.setRelativeSizes(
+      sizes.map((size, i) => (i === index ? share : (size * (1 - share)) / others))
+    );
+  }
+
   setShell(shell: IShellLike): void {
     this._shell = shell;
-    shell.currentChanged?.connect(() => this._select(), this);
+    shell.currentChanged?.connect(() => this._render(), this);
+  }
+
+  get sections(): readonly KernelSection[] {
+    return this._sections;
   }
 
   attach(model: AgentPanelModel): void {
-    this._models.push(model);
+    const context = contextOf(model);
+    // A new kernel of the same notebook (after a restart) replaces the old, gone section.
+    for (const old of this._sections.filter(
+      s => s.gone && context && contextOf(s.model) === context
+    )) {
+      this._remove(old);
+    }
+    const section = new KernelSection(model, s => this._toggle(s));
+    this._sections.push(section);
+    this.addWidget(section);
     model.on('change:pending_count change:title', () => this._render());
     model.on('change:_show_requests', () => this.reveal(model));
-    this._select(model);
+    // The widget manager marks every model not live when its kernel restarts.
+    model.on('comm_live_update', () => {
+      if (!(model as any).comm_live) {
+        this._gone(section, 'kernel restarted');
+      }
+    });
+    const sessionContext = context?.sessionContext;
+    sessionContext?.statusChanged?.connect((_: any, status: string) => {
+      if (status === 'restarting' || status === 'autorestarting') {
+        this._gone(section, 'kernel restarted');
+      } else if (status === 'dead') {
+        this._gone(section, 'kernel stopped');
+      }
+    }, section);
+    sessionContext?.kernelChanged?.connect(() => this._gone(section, 'kernel changed'), section);
+    context?.disposed?.connect(() => {
+      if (this._sections.includes(section)) {
+        this._remove(section);
+      }
+    }, section);
     if (Number(model.get('_show_requests')) > 0) {
       this.reveal(model);
     }
+    this._render();
   }
 
   detach(model: AgentPanelModel): void {
-    this._models = this._models.filter(m => m !== model);
-    this._stacks.get(model)?.dispose();
-    this._stacks.delete(model);
-    if (this._current === model) {
-      this._current = null;
-      this._select();
+    for (const section of this._sections.filter(s => s.model === model)) {
+      if (!section.gone) {
+        this._remove(section); // closed on purpose (`%acp panel --close`, notebook closed)
+      }
     }
+    this._render();
   }
 
   reveal(model?: AgentPanelModel): void {
-    if (model) {
-      this._select(model);
+    const section = this._sections.find(s => s.model === model);
+    if (section) {
+      this._expanded.set(section, true);
+      this._render();
     }
     this._shell?.activateById(this.id);
   }
@@ -239,55 +443,82 @@ export class AcpSidePanel extends Panel {
     }
   }
 
-  /** Pick the model of the active notebook's kernel; `preferred` wins when no kernel matches. */
-  private _select(preferred?: AgentPanelModel): void {
-    const kernelId = (this._shell?.currentWidget as any)?.sessionContext?.session?.kernel?.id;
-    const ofKernel = this._models.filter(
-      m => kernelId && (m.widget_manager as any)?.kernel?.id === kernelId
-    );
-    const next =
-      ofKernel[ofKernel.length - 1] ??
-      preferred ??
-      (this._current && this._models.includes(this._current) ? this._current : null) ??
-      this._models[this._models.length - 1] ??
-      null;
-    if (next !== this._current) {
-      if (this._current) {
-        this._stacks.get(this._current)?.hide();
-      }
-      this._current = next;
-      if (next) {
-        let stack = this._stacks.get(next);
-        if (!stack) {
-          stack = new ChildStack(next);
-          this._stacks.set(next, stack);
-          this.addWidget(stack);
-        }
-        stack.show();
-      }
+  private _gone(section: KernelSection, reason: GoneReason): void {
+    if (this._sections.includes(section)) {
+      section.markGone(reason);
+      this._render();
     }
+  }
+
+  private _remove(section: KernelSection): void {
+    this._sections = this._sections.filter(s => s !== section);
+    this._expanded.delete(section);
+    section.dispose();
     this._render();
   }
 
+  private _toggle(section: KernelSection): void {
+    this._expanded.set(section, !this._isExpanded(section, this._activeSection()));
+    this._render();
+  }
+
+  /** The section of the active notebook (by document context, else by kernel id). */
+  private _activeSection(): KernelSection | null {
+    const current = this._shell?.currentWidget as any;
+    const context = current?.context;
+    const kernelId = current?.sessionContext?.session?.kernel?.id;
+    const live = this._sections.filter(s => !s.gone);
+    return (
+      live.filter(s => context && contextOf(s.model) === context).pop() ??
+      live.filter(s => kernelId && kernelIdOf(s.model) === kernelId).pop() ??
+      this._sections.filter(s => context && contextOf(s.model) === context).pop() ??
+      null
+    );
+  }
+
+  private _isExpanded(section: KernelSection, active: KernelSection | null): boolean {
+    const chosen = this._expanded.get(section);
+    if (chosen !== undefined) {
+      return chosen;
+    }
+    return section === active || section.pending > 0 || this._sections.length === 1;
+  }
+
   private _render(): void {
-    const model = this._current;
-    const pending = model ? Number(model.get('pending_count')) || 0 : 0;
-    this._placeholder.setHidden(model !== null);
-    this._header.textContent = model ? String(model.get('title') || 'ACP agents') : 'ACP agents';
+    const active = this._activeSection();
+    // The active notebook's section first, then the others in the order they came.
+    const ordered = active ? [active, ...this._sections.filter(s => s !== active)] : this._sections;
+    ordered.forEach((section, i) => {
+      this.insertWidget(2 + i, section);
+      section.render(this._isExpanded(section, active), section === active);
+    });
+    const pending = this._sections.reduce((sum, s) => sum + s.pending, 0);
+    const waiting = this._sections.filter(s => s.pending > 0).length;
+    this._placeholder.setHidden(this._sections.length > 0);
+    this._header.textContent =
+      pending > 0
+        ? `ACP agents · ${pending} pending` + (waiting > 1 ? ` in ${waiting} notebooks` : '')
+        : 'ACP agents';
     this._header.dataset.pending = String(pending);
-    const dataset: Record<string, string> = {};
+    // Keep what the shell put there (data-id, data-jptablabel): only our key changes. The
+    // badge is drawn from data-acp-badge with ::before (panel.css): JupyterLab draws the
+    // current side tab's border with ::after, which used to leave an empty orange pill.
+    const dataset: Record<string, string> = { ...this.title.dataset };
+    delete dataset['acp-badge'];
+    delete dataset['acp-pending'];
     if (pending > 0) {
-      dataset['acp-pending'] = String(pending);
+      dataset['acp-badge'] = String(pending);
     }
     this.title.dataset = dataset;
     this.title.caption = pending > 0 ? `ACP agents (${pending} pending)` : 'ACP agents';
     this.node.dataset.pending = String(pending);
+    this.node.dataset.sections = String(this._sections.length);
   }
 
   private _shell: IShellLike | null = null;
-  private _models: AgentPanelModel[] = [];
-  private _stacks = new Map<AgentPanelModel, ChildStack>();
-  private _current: AgentPanelModel | null = null;
+  private _widened = false;
+  private _sections: KernelSection[] = [];
+  private _expanded = new Map<KernelSection, boolean>();
   private _header: HTMLDivElement;
   private _placeholder: Widget;
 }

@@ -38,8 +38,12 @@ test.describe('agent side panel', () => {
     await page.notebook.runCell(0);
     await page.notebook.runCell(1);
 
-    // the first connect opens the panel by itself
+    // the first connect makes the panel but does not open it; a person clicks its tab
     const panel = page.locator('#acp-notebook-panel');
+    const tab = page.locator('li.lm-TabBar-tab[data-id="acp-notebook-panel"]');
+    await expect(tab).toHaveCount(1);
+    await expect(panel).toBeHidden();
+    await tab.click();
     await expect(panel).toBeVisible();
     await expect(panel.locator('.acp-panel-agent-info[data-state="alive"]')).toContainText(
       'embedded'
@@ -51,7 +55,7 @@ test.describe('agent side panel', () => {
     await page.notebook.runCell(3);
     const entries = panel.locator('.acp-inbox-entry');
     await expect(entries).toHaveCount(2);
-    await expect(page.locator('li.lm-TabBar-tab[data-acp-pending="2"]')).toHaveCount(1);
+    await expect(page.locator('li.lm-TabBar-tab[data-acp-badge="2"]')).toHaveCount(1);
     const entryA = entries.filter({ hasText: 'session a on embedded' });
     const entryB = entries.filter({ hasText: 'session b on embedded' });
     await expect(entryA).toContainText('echo approved-$((6*7)) from the panel');
@@ -73,7 +77,7 @@ test.describe('agent side panel', () => {
     const panelTerminal = panel.locator('.acp-panel-terminal .acp-terminal');
     await expect(panelTerminal).toHaveAttribute('data-text', /approved-42 from the panel/);
     await expect(entries).toHaveCount(1);
-    await expect(page.locator('li.lm-TabBar-tab[data-acp-pending="1"]')).toHaveCount(1);
+    await expect(page.locator('li.lm-TabBar-tab[data-acp-badge="1"]')).toHaveCount(1);
 
     // the panel, with one inbox entry and a terminal, for the README
     await page.setViewportSize({ width: 1280, height: 900 });
@@ -95,7 +99,7 @@ test.describe('agent side panel', () => {
     const cellB = page.locator('.jp-Notebook .jp-Cell').nth(3);
     await cellB.locator('.acp-card').getByRole('button', { name: 'Reject', exact: true }).click();
     await expect(entries).toHaveCount(0);
-    await expect(page.locator('li.lm-TabBar-tab[data-acp-pending]')).toHaveCount(0);
+    await expect(page.locator('li.lm-TabBar-tab[data-acp-badge]')).toHaveCount(0);
     await expect(cellB.locator('.acp-card')).toContainText('Rejected');
 
     // the protocol log can be saved for a bug report
@@ -134,6 +138,9 @@ test.describe('agent side panel under load', () => {
     await page.notebook.runCell(0);
     await page.notebook.runCell(1);
     const panel = page.locator('#acp-notebook-panel');
+    await page.evaluate(() =>
+      (window as any).jupyterapp.commands.execute('acp-notebook:show-panel')
+    );
     await expect(panel).toBeVisible();
 
     // count the kernel's comm messages per second, and the longest gap between frames
@@ -226,7 +233,7 @@ test.describe('Notebook 7', () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'acp-nb7-'));
     fs.writeFileSync(
       path.join(root, 'panel7.ipynb'),
-      notebook([SETUP, CONNECT, '%%acp --bg --session n7\n$ echo notebook-$((3+4))'])
+      notebook([SETUP, CONNECT, '%acp panel', '%%acp --bg --session n7\n$ echo notebook-$((3+4))'])
     );
     const log: string[] = [];
     const server = spawn(
@@ -271,8 +278,49 @@ test.describe('Notebook 7', () => {
         'data-text',
         /notebook-7/
       );
-      await expect(page.locator('.jp-Cell .acp-card')).toContainText('from the side panel');
+      await expect(
+        page.locator('.jp-Cell .acp-turn:not(.acp-turn-static) .acp-card')
+      ).toContainText('from the side panel');
+      await expect(panel.locator('.acp-panel-session')).toHaveCount(1);
+      // the %%acp cell's editor speaks Markdown here too
+      await expect
+        .poll(() =>
+          page.evaluate(
+            () => (window as any).jupyterapp.shell.currentWidget.content.widgets[3].model.mimeType
+          )
+        )
+        .toBe('text/x-ipythongfm');
       await page.screenshot({ path: path.join(ARTIFACTS, 'panel-notebook7.png') });
+      // the panel fits its sidebar: nothing sticks out on the right, nothing scrolls sideways
+      const fit = await page.evaluate(() => {
+        const node = document.getElementById('acp-notebook-panel')!;
+        const limit = Math.min(
+          node.getBoundingClientRect().right,
+          (node.parentElement ?? node).getBoundingClientRect().right,
+          document.documentElement.clientWidth
+        );
+        const outside: string[] = [];
+        for (const child of Array.from(node.querySelectorAll('*'))) {
+          const box = (child as HTMLElement).getBoundingClientRect();
+          // inside a box that scrolls or clips sideways (a terminal's screen): that box counts
+          let clipped = false;
+          for (let up = child.parentElement; up && up !== node; up = up.parentElement) {
+            if (getComputedStyle(up).overflowX !== 'visible') {
+              clipped = true;
+              break;
+            }
+          }
+          if (!clipped && box.width > 0 && box.right > limit + 1) {
+            outside.push(`${child.tagName}.${(child as HTMLElement).className}`.slice(0, 80));
+          }
+        }
+        return { scroll: node.scrollWidth, client: node.clientWidth, outside };
+      });
+      expect(fit.outside).toEqual([]);
+      expect(fit.scroll).toBeLessThanOrEqual(fit.client);
+      // and it opened wide enough for session ids (Notebook 7 starts it at a quarter window)
+      const width = await panel.evaluate(n => n.getBoundingClientRect().width);
+      expect(width).toBeGreaterThanOrEqual(360);
     } finally {
       await page.close();
       server.kill('SIGTERM');
