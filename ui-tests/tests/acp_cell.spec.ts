@@ -120,8 +120,9 @@ test.describe('%%acp cell with the embedded agent', () => {
     }
     await page.notebook.activate('approve.ipynb');
     const reopened = cellOutput(page, 1);
-    // both outputs are still there (so hiding the dead widget output is really tested) ...
-    await expect(reopened.locator('.jp-OutputArea-child')).toHaveCount(2);
+    // all outputs are still there (so hiding the dead widget output is really tested): the
+    // live view, the record slot (emptied at the end of the turn) and the final transcript ...
+    await expect(reopened.locator('.jp-OutputArea-child')).toHaveCount(3);
     await expect(reopened.locator('.acp-turn-static')).toBeVisible();
     await expect(reopened.locator('.acp-turn-static')).toContainText('progress 3/3');
     await expect(reopened.locator('.acp-turn:not(.acp-turn-static)')).toHaveCount(0);
