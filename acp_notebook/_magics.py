@@ -330,7 +330,17 @@ async def run_cell_async(line: str, body: str) -> None:
 
 # -- %acp -------------------------------------------------------------------------------------
 
-_SUBCOMMANDS = ("connect", "cancel", "close", "sessions", "resume", "status", "log", "panel")
+_SUBCOMMANDS = (
+    "connect",
+    "cancel",
+    "close",
+    "sessions",
+    "resume",
+    "status",
+    "log",
+    "panel",
+    "grants",
+)
 
 
 class _HelpShown(Exception):
@@ -617,13 +627,18 @@ def _panel(argv: list[str]) -> None:
     parser = _sub_parser(
         "panel", "Open the agent side panel (JupyterLab, Notebook 7) and print a text summary."
     )
-    parser.add_argument("--no-auto", action="store_true", help="do not open it on connect")
-    parser.add_argument("--auto", action="store_true", help="open it on the first connect")
+    parser.add_argument(
+        "--no-auto", action="store_true", help="do not make it (and its tab's badge) on connect"
+    )
+    parser.add_argument("--auto", action="store_true", help="also open it on the first connect")
     parser.add_argument("--close", action="store_true", help="close the panel")
     args = _parse_sub(parser, argv)
     if args.no_auto or args.auto:
         _sidepanel.AUTO_OPEN = bool(args.auto)
-        state = "opens by itself" if args.auto else "no longer opens by itself"
+        _sidepanel.AUTO_SHOW = bool(args.auto)
+        state = (
+            "opens by itself" if args.auto else "is no longer made (nor its tab's badge counted)"
+        )
         _say(f"acp: the agent panel {state} when an agent connects")
         return
     if args.close:
@@ -648,6 +663,25 @@ def _panel(argv: list[str]) -> None:
         )
 
 
+def _grants(argv: list[str]) -> None:
+    from . import _sidepanel
+
+    parser = _sub_parser(
+        "grants",
+        "The requests answered with an always option (Always allow / Always reject) in this"
+        " kernel: what, when, which session, by whom. The agent keeps such grants; ACP has no"
+        " method to list or revoke them.",
+    )
+    _parse_sub(parser, argv)
+    handles = [*_bridge.handles().values()]
+    handles += [h for h in _bridge.closed_handles().values() if h not in handles]
+    if handles:
+        text = str(handles[0].io.call(_sidepanel.grants_text, handles))
+    else:
+        text = _sidepanel.grants_text(handles)
+    _say(text, multiline=True)
+
+
 _HANDLERS = {
     "connect": _connect,
     "cancel": _cancel,
@@ -657,6 +691,7 @@ _HANDLERS = {
     "status": _status,
     "log": _log,
     "panel": _panel,
+    "grants": _grants,
 }
 
 
@@ -714,10 +749,13 @@ class AcpMagics(Magics):
                                            resume a session and replay its history
         %acp status                        agents, processes and sessions
         %acp log [--name NAME] [-n N]      the last protocol messages (base64 shortened)
+        %acp grants                        the requests answered Always allow / Always
+                                           reject (the agent keeps them; ACP cannot revoke)
         %acp panel [--no-auto|--auto|--close]
                                            open the JupyterLab side panel (and print a
-                                           text summary); --no-auto: do not open it
-                                           when an agent connects
+                                           text summary); it is made (its tab counts
+                                           pending requests) on the first connect;
+                                           --auto: also open it then; --no-auto: neither
 
         %acp SUBCOMMAND --help shows a subcommand's options.
         """
