@@ -69,6 +69,12 @@ class IOThread:
             return
         self._stopped = True
         try:
+            # Cancel what is left (a view's task, a holder that did not end): waiting for it
+            # kept the kernel from exiting until Jupyter killed it.
+            self.portal.call(self.portal.stop, True)
+        except Exception:  # pragma: no cover - best effort at shutdown
+            log.debug("cancelling the I/O thread's tasks failed", exc_info=True)
+        try:
             self._cm.__exit__(None, None, None)
         except Exception:  # pragma: no cover - best effort at shutdown
             log.debug("I/O thread did not stop cleanly", exc_info=True)
