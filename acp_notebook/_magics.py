@@ -782,7 +782,13 @@ class AcpMagics(Magics):
         "nohup, timeout, xargs, ...; each wrapper must match too) matches GLOB, or a tool-call "
         "title does. Only a command read statically is approved: $VAR, $(...), backticks, "
         "globs, $'...', eval, functions, a shell fed its input are always asked about, even "
-        "with GLOB '*'. Approves once, never 'always'",
+        "with GLOB '*'. So is an assignment a program sees (NAME=v prog, env/sudo NAME=v, "
+        "export, declare -x) unless NAME is harmless: LANG, LANGUAGE, LC_*, TZ, TERM, COLUMNS, "
+        "LINES, NO_COLOR, FORCE_COLOR, CLICOLOR, CLICOLOR_FORCE, CI, PYTHONUNBUFFERED, "
+        "PYTHONDONTWRITEBYTECODE, PYTHONHASHSEED, SOURCE_DATE_EPOCH (a name for a program, a "
+        "search path or code, like PAGER, PATH, LD_*, HOME, GIT_CONFIG_*, never is); and "
+        "setting PATH, IFS, HOME, LD_*, BASH_ENV... any other way (for, read, printf -v, "
+        "unset, set -k/-a). Approves once, never 'always'",
     )
     @magic_arguments.argument(
         "--deny",
@@ -791,7 +797,9 @@ class AcpMagics(Magics):
         metavar="GLOB",
         help="reject a command when any simple command in it matches GLOB (or a tool-call "
         "title does): nested ones in $(...), sh -c '...', subshells, functions and loops, "
-        "and wrapped ones (env, sudo, xargs, /bin/rm is rm) included; deny wins over allow. "
+        "and wrapped ones (env, sudo, xargs, time { ...; }, /bin/rm is rm) included; deny "
+        "wins over allow, and a matched deny is never left to a click (reject, else answer "
+        "'cancelled'). "
         "A guard rail, not a sandbox: it cannot see code an interpreter runs (python -c, "
         "perl -e), find -delete or -exec, or scripts on disk",
     )

@@ -7,14 +7,15 @@ A command subject is a shell string. It is parsed with tree-sitter's bash gramma
 (:mod:`acp_notebook._shell`) into the simple commands it can run, nested ones included, and each
 simple command is matched as its words after quote removal, joined with single spaces, with its
 redirections as words (``echo hi > f``; ``2>&1``). Environment assignments in front
-(``X=1 make``) are looked through, and so are the wrappers ``env``, ``command``, ``builtin``,
+(``TZ=UTC make``) are looked through, and so are the wrappers ``env``, ``command``, ``builtin``,
 ``exec``, ``nohup``, ``nice``, ``timeout``, ``time``, ``stdbuf``, ``xargs``, ``sudo``, ``doas``,
 ``setsid`` and ``coproc``: ``sudo -u bob env X=1 rm x`` is matched as itself, as
 ``env X=1 rm x`` and as ``rm x``.
 
 * **deny** rejects when a deny glob matches the whole string, or any of those texts, for any
   simple command found anywhere: in substitutions, subshells, groups, functions, loops, case
-  arms, ``sh -c '...'`` literals and here-documents fed to a shell. A program named with a path
+  arms, after bash's ``time`` keyword, ``sh -c '...'`` literals and here-documents fed to a
+  shell. A program named with a path
   is tried with its basename too (``/bin/rm x`` is ``rm x``). A word that is not literal is
   matched as written (``rm $X`` is ``rm $X``, which ``rm *`` matches).
 * **allow** approves only a command that can be read statically, when every simple command
@@ -24,8 +25,14 @@ redirections as words (``echo hi > f``; ``2>&1``). Environment assignments in fr
   ``$'...'`` (which dash and bash read differently)); no function or alias definitions, no
   ``eval``, ``source``, ``trap`` and the like; no ``[[ ]]`` or ``(( ))``; no shell reading
   commands from its input (``sh <<EOF``, ``... | sh``), no here-document fed to an interpreter;
-  ``sh -c`` only with a literal script, which is read the same way; no assignment to ``PATH``,
-  ``IFS``, ``LD_*``, ``BASH_ENV`` and the like. A ``for NAME in WORDS`` loop over literal words
+  ``sh -c`` only with a literal script, which is read the same way; an assignment a program sees
+  (a prefix, ``env``/``sudo NAME=v``, ``export``, ``declare -x``) only to a name in
+  ``_shell_names.HARMLESS_NAME`` (``LANG``, ``LC_*``, ``TZ``, ``TERM``, ``NO_COLOR``, ...: never a
+  name that names a program, a path searched for programs, libraries or configuration,
+  or code), any other (``x=1``, a loop variable, ``read``/``printf -v``/``wait -p`` targets,
+  ``unset``, ``env -u``) only to a harmless or lower-case name that is not ``PATH``, ``IFS``,
+  ``HOME``, ``LD_*``, ``BASH_ENV`` and the like; no ``set -k``, ``set -a``, ``mapfile``,
+  ``getopts``, ``{name}>``. A ``for NAME in WORDS`` loop over literal words
   is read once per word, when ``$NAME`` is all the body does with the name. Anything else, and a
   command over 100,000 characters, is left to a person, even under ``--allow '*'``.
   For a wrapper, the wrapper's command line and the wrapped one must *both* match an allow glob
@@ -44,12 +51,16 @@ What neither can see: what a program does once it runs. An interpreter running c
 
 Deny wins over allow. A decision picks an *offered* option: ``allow_once`` for allow (never
 ``allow_always``: a rule approves one request, and when ``allow_once`` is not offered a person is
-asked), ``reject_once`` (else ``reject_always``) for deny. It never invents an option id.
+asked), ``reject_once`` (else ``reject_always``) for deny, and when neither is offered no option
+(the request is answered ``cancelled``: a matched deny is never left to a click). It never
+invents an option id. :meth:`Policy.decide` never raises: when judging fails it still rejects if
+a deny glob matches the whole text or a piece between operators, and otherwise asks a person.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -64,11 +75,13 @@ REJECT_KINDS = ("reject_once", "reject_always")
 _POLICY_ALLOWS = ("allow_once",)  # a rule approves one request: never allow_always
 # What only a `*` in a glob can match: the arguments xargs adds, which nobody has seen.
 _UNSEEN_ARGS = ("\x00", "\x00 -\x01 \x00/\x02")
+# Where the fallback (when judging failed) cuts a command into pieces for deny.
+_OPERATORS = r"\n|;|&&|\|\||\||&|\$\(|\(|\)|`|\{|\}"
 
 
 @dataclass(frozen=True)
 class PolicyDecision:
-    option_id: str
+    option_id: str | None  # None: answer `cancelled` (a deny matched, no reject option offered)
     rule: str  # e.g. "--deny 'rm *'", or "--allow 'printf *', --allow 'sleep *'"
     allow: bool
 
@@ -83,6 +96,27 @@ class Policy:
         return cls(tuple(allow or ()), tuple(deny or ()))
 
     def decide(self, request: RequestPermissionRequest) -> PolicyDecision | None:
+        """A decision, or None when a person is to be asked. Never raises: if judging fails,
+        a deny glob matching the raw text or a piece of it still rejects, else a person asks."""
+        try:
+            return self._decide(request)
+        except Exception:  # fail closed: never approve, never lose a deny
+            return self._fallback(request)
+
+    def _fallback(self, request: RequestPermissionRequest) -> PolicyDecision | None:
+        try:
+            target = subject_target(request)
+        except Exception:  # a subject that cannot even be read: a person
+            return None
+        if target is None or not self.deny:
+            return None
+        pieces = [target, *(p.strip() for p in re.split(_OPERATORS, target))]
+        for pattern in self.deny:
+            if any(fnmatch.fnmatchcase(text, pattern) for text in pieces):
+                return _deny(request, pattern)
+        return None
+
+    def _decide(self, request: RequestPermissionRequest) -> PolicyDecision | None:
         subject = request.subject
         if getattr(subject, "type", None) == "command":
             return self._decide_command(request, str(getattr(subject, "command", "")))
@@ -91,7 +125,7 @@ class Policy:
             return None
         for pattern in self.deny:
             if fnmatch.fnmatchcase(target, pattern):
-                return _pick(request, REJECT_KINDS, _rule("--deny", [pattern]), allow=False)
+                return _deny(request, pattern)
         for pattern in self.allow:
             if fnmatch.fnmatchcase(target, pattern):
                 return _pick(request, _POLICY_ALLOWS, _rule("--allow", [pattern]), allow=True)
@@ -109,7 +143,7 @@ class Policy:
             candidates = deny_candidates(command, reading)
             for pattern in self.deny:
                 if any(fnmatch.fnmatchcase(text, pattern) for text in candidates):
-                    return _pick(request, REJECT_KINDS, _rule("--deny", [pattern]), allow=False)
+                    return _deny(request, pattern)
         if not self.allow or not reading.static or not reading.commands:
             return None
         used: list[str] = []
@@ -189,6 +223,13 @@ def _allows(glob: str, layer: Layer) -> bool:
 
 def _rule(flag: str, patterns: Sequence[str]) -> str:
     return ", ".join(f"{flag} {pattern!r}" for pattern in patterns)
+
+
+def _deny(request: RequestPermissionRequest, pattern: str) -> PolicyDecision:
+    """A matched deny is never left to a click: ``reject_once``, else ``reject_always``, else
+    no option (the request is answered ``cancelled``)."""
+    rule = _rule("--deny", [pattern])
+    return _pick(request, REJECT_KINDS, rule, allow=False) or PolicyDecision(None, rule, False)
 
 
 def _pick(

@@ -18,6 +18,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
+from ._shell_names import (
+    RISKY_NAME,
+    SET_NAMES,
+    SETTERS,
+    assignment_problem,
+    set_problems,
+    setter_problems,
+)
 from ._shell_text import (
     Word,
     decode_ansi_c,
@@ -60,12 +68,20 @@ _NAME_BUILTINS = frozenset(
     {"read", "printf", "declare", "typeset", "local", "export", "readonly", "unset", "test", "["}
     | {"wait", "kill", "shift", "exit", "return", "ulimit", "umask", "cd", "pushd"}
 )
-# Variables that change which program runs, or make a shell or the loader run other code.
-_RISKY_NAME = re.compile(
-    r"PATH|IFS|ENV|BASH_ENV|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|CDPATH|GLOBIGNORE|HOME"
-    r"|LD_\w*|DYLD_\w*|BASH_FUNC_\w*|GCONV_PATH|BASH_LOADABLES_PATH|BASH_XTRACEFD|POSIXLY_CORRECT"
+# Reserved words tree-sitter can leave in a command's place (`time { rm x; }` is read as the
+# command `time { rm x` and the command `}`): never static; deny reads past them.
+_RESERVED = frozenset(
+    {"{", "}", "!", "if", "then", "else", "elif", "fi", "while", "until", "do", "done", "for"}
+    | {"case", "esac", "in", "select", "function", "[[", "]]", "(", ")"}
 )
 _GLOB_CHARS = frozenset("*?")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# Word nodes the reader reads as words; any other node in a word's place is visited as code.
+_WORD_NODES = frozenset(
+    {"word", "number", "raw_string", "string", "string_content", "concatenation"}
+    | {"ansi_c_string", "simple_expansion", "expansion", "translated_string", "brace_expression"}
+    | {"command_substitution", "process_substitution", "arithmetic_expansion", "extglob_pattern"}
+)
 MAX_CHARS = 100_000
 _MAX_DEPTH = 8
 _MAX_LOOP_VALUES = 32
@@ -137,6 +153,11 @@ class _Reader:
     def script(self, command: str, *, posix: bool = True) -> None:
         if self.depth > _MAX_DEPTH:
             self.reading.dynamic("nested too deep")
+            return
+        if _SURROGATE.search(command):  # not UTF-8: an agent's runtime drops or replaces them
+            self.reading.dynamic("a lone surrogate")
+            for variant in (_SURROGATE.sub("", command), _SURROGATE.sub("\ufffd", command)):
+                _Reader(self.reading, self.depth + 1, fallback=self.fallback).script(variant)
             return
         if "\x00" in command:
             self.reading.dynamic("a NUL byte")
@@ -233,8 +254,8 @@ class _Reader:
                 continue
             else:
                 words.extend(self.words(child, env))
-        for child in assignments:
-            self.assignment(child, env)
+        for child in assignments:  # a prefix exports its name to the program
+            self.assignment(child, env, exported=bool(words))
         all_redirects = inline_redirects + redirects
         for child in inline_redirects:
             self.redirect(child, env)
@@ -251,6 +272,12 @@ class _Reader:
 
     def words(self, node: Node, env: dict[str, str]) -> list[Word]:
         """A word as the shell sees it: one Word (or several when a loop variable splits)."""
+        if node.type not in _WORD_NODES:  # `time (rm x)`: code where a word was expected
+            self.visit(node, env)
+            self.reading.dynamic(f"a {node.type.replace('_', ' ')} in a command's words")
+            return [Word(node_text(node, self.source), False)]
+        if re.fullmatch(r"\{[A-Za-z_]\w*\}", node_text(node, self.source)):
+            self.reading.dynamic("a {name} word (bash's {name}> redirection assigns name)")
         for sub in substitutions(node):
             self.visit(sub, env)
         parts = list(self.pieces(node, env, quoted=False))
@@ -371,10 +398,16 @@ class _Reader:
 
     # -- assignments and declarations --------------------------------------------------------------
 
-    def assignment(self, node: Node, env: dict[str, str]) -> None:
+    def sets(self, name: str, how: str, *, exported: bool) -> None:
+        """``how`` sets the variable ``name`` (``exported``: into a program's environment)."""
+        problem = assignment_problem(name, how, exported=exported)
+        if problem is not None:
+            self.reading.dynamic(problem)
+
+    def assignment(self, node: Node, env: dict[str, str], *, exported: bool = False) -> None:
         if node.type == "variable_assignments":
             for child in node.named_children:
-                self.assignment(child, env)
+                self.assignment(child, env, exported=exported)
             return
         name = node.child_by_field_name("name")
         value = node.child_by_field_name("value")
@@ -383,8 +416,7 @@ class _Reader:
             self.reading.dynamic("an assignment to an array element")
             for sub in substitutions(name) if name is not None else ():
                 self.visit(sub, env)
-        if _RISKY_NAME.fullmatch(name_text):
-            self.reading.dynamic(f"an assignment to {name_text}")
+        self.sets(name_text, "an assignment to", exported=exported)
         if node_text(node, self.source)[len(name_text) :].startswith("+="):
             self.reading.dynamic("an appending assignment")
         if value is not None:
@@ -397,9 +429,13 @@ class _Reader:
     def declaration(self, node: Node, env: dict[str, str]) -> None:
         keyword = node_text(node.children[0], self.source)
         words: list[Word] = [Word(keyword, True)]
+        exported = keyword == "export" or any(
+            c.type == "word" and re.fullmatch(r"-\w*x\w*", node_text(c, self.source))
+            for c in node.named_children
+        )
         for child in node.named_children:
             if child.type == "variable_assignment":
-                self.assignment(child, env)
+                self.assignment(child, env, exported=exported)
                 name = child.child_by_field_name("name")
                 value = child.child_by_field_name("value")
                 head = node_text(child, self.source)[
@@ -410,8 +446,7 @@ class _Reader:
                 words.append(Word(head + "".join(w.text for w in tail), literal))
             elif child.type == "variable_name":
                 name_text = node_text(child, self.source)
-                if _RISKY_NAME.fullmatch(name_text):
-                    self.reading.dynamic(f"a declaration of {name_text}")
+                self.sets(name_text, f"`{keyword}` of", exported=exported)
                 words.append(Word(name_text, True))
             else:
                 words.extend(self.words(child, env))
@@ -434,6 +469,7 @@ class _Reader:
                 self.visit(child, env)
             return
         name = node_text(variable, self.source)
+        self.sets(name, "a loop over", exported=False)
         value_nodes = node.children_by_field_name("value")
         values: list[str] | None = [] if value_nodes else None
         for value in value_nodes:
@@ -447,7 +483,7 @@ class _Reader:
         bindable = (
             values is not None
             and 0 < len(values) <= _MAX_LOOP_VALUES
-            and not _RISKY_NAME.fullmatch(name)
+            and not RISKY_NAME.fullmatch(name)
             and self._only_plain_uses(node, body, name)
         )
         if values is not None and bindable:
@@ -484,6 +520,14 @@ class _Reader:
             name = basename(program.text)
             if not program.literal:
                 break
+            if program.text in _RESERVED:  # tree-sitter misread a compound command
+                self.reading.dynamic(f"the reserved word {program.text!r} read as a command")
+                rest = self.past_assignments(rest[1:], program.text)
+                continue
+            if name in SETTERS or name == "set":
+                args = [w.text for w in rest[1:]]
+                for problem in set_problems(args) if name == "set" else setter_problems(name, args):
+                    self.reading.dynamic(problem)
             if name in _DYNAMIC_BUILTINS or (
                 name == "exec" and len(rest) > 1 and rest[1].text.startswith("-")
             ):
@@ -505,6 +549,11 @@ class _Reader:
             if step is None:
                 break
             skip, transparent, static = step
+            if name == "env":  # `env -u PATH ls`: unsetting is setting too
+                for j, word in enumerate(rest[1:skip], 1):
+                    if m := re.fullmatch(r"(?:-u|--unset=?)(.*)", word.text, re.S):
+                        unset = m.group(1) or (rest[j + 1].text if j + 1 < skip else "")
+                        self.sets(unset, "`env -u` of", exported=False)
             if not static:
                 self.reading.dynamic(f"`{name}` with options that are not read")
             if transparent and skip < len(rest):
@@ -522,12 +571,15 @@ class _Reader:
                     re.fullmatch(r"--no-run-if-empty|-[0rtpx]*r[0rtpx]*", w.text)
                     for w in rest[1:skip]
                 )
-            rest = rest[skip:]
-            while rest and rest[0].literal and re.fullmatch(r"[A-Za-z_]\w*=.*", rest[0].text, re.S):
-                if _RISKY_NAME.fullmatch(rest[0].text.split("=", 1)[0]):
-                    self.reading.dynamic(f"{name} sets {rest[0].text.split('=', 1)[0]}")
-                rest = rest[1:]
+            rest = self.past_assignments(rest[skip:], name)
         return layers
+
+    def past_assignments(self, rest: list[Word], name: str) -> list[Word]:
+        """The words after ``NAME=value`` words a wrapper (``env``, ``sudo``) exports."""
+        while rest and rest[0].literal and re.fullmatch(r"[A-Za-z_]\w*=.*", rest[0].text, re.S):
+            self.sets(rest[0].text.split("=", 1)[0], f"`{name}` setting", exported=True)
+            rest = rest[1:]
+        return rest
 
     def shell(self, words: list[Word], stdin_is_code: bool, redirects: list[Node]) -> None:
         name = basename(words[0].text)
@@ -548,10 +600,13 @@ class _Reader:
                 i += 1
             elif word[:1] in ("-", "+") and len(word) > 1:
                 if word[1:] in ("o", "O"):
+                    option = words[i + 1].text if i + 1 < len(words) else ""
+                    if word[1:] == "O" or option not in SET_NAMES:
+                        self.reading.dynamic(f"{name} {word} {option}")
                     i += 2
                     continue
                 command_flag = command_flag or (word[0] == "-" and "c" in word)
-                if not set(word[1:]) <= set("ceuxvfnCabhmBEHPT"):
+                if not set(word[1:]) <= set("ceuxvfnCbhmBEHPT"):  # no -a (allexport), no -k
                     self.reading.dynamic(f"{name} {word}")
                 i += 1
             else:

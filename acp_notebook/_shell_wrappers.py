@@ -85,6 +85,8 @@ def wrapped(name: str, words: list[Word]) -> tuple[int, bool, bool] | None:
             i += 1
     if name == "xargs" and any(w.text.startswith(("-I", "-i", "--replace")) for w in words[1:i]):
         static = False
+    if name == "coproc":  # `coproc NAME { ...; }`: a name may come first
+        static = False
     if name in ("sudo", "doas") and any(w.text in ("-i", "-s", "-e", "-l") for w in words[1:i]):
         static = False
     return min(i + operands, len(words)), transparent, static

@@ -61,8 +61,9 @@ def outcome(decision: PolicyDecision | None) -> tuple[str, str] | None:
     """(option id, rule) of a decision; the option id also says allow or reject."""
     if decision is None:
         return None
-    assert decision.allow == decision.option_id.startswith("allow"), decision
-    return decision.option_id, decision.rule
+    option_id = decision.option_id or "cancelled"  # None: the request is answered cancelled
+    assert decision.allow == option_id.startswith("allow"), decision
+    return option_id, decision.rule
 
 
 def allowed(*globs: str) -> tuple[str, str]:
@@ -172,7 +173,9 @@ ECHO_CASES = [
     ("echo a#b; touch x", ASK),
     ("echo # ; touch x", ASK),
     # what the glob sees is the whole simple command
-    ("FOO=1 echo hi", allowed("echo *")),  # an assignment in front is looked through
+    ("LC_ALL=C echo hi", allowed("echo *")),  # a harmless assignment in front is looked through
+    ("FOO=1 echo hi", ASK),  # any other name may make a program run other code
+    ("TZ=UTC LANG=C.UTF-8 COLUMNS=80 NO_COLOR=1 echo hi", allowed("echo *")),
     ("PATH=. echo hi", ASK),  # unless it changes which program runs
     ("/bin/echo hi", allowed("echo *")),  # a system directory: compared by basename
     ("./echo hi", ASK),  # anywhere else it is a program on disk, not `echo`
@@ -346,7 +349,8 @@ PICK_CASES = [
     (ECHO, ("reject_once", "reject_always", "_snooze"), ASK),  # never an invented option
     (NO_TOUCH, ("allow_once", "reject_always", "reject_once"), "reject-once"),
     (NO_TOUCH, ("allow_once", "reject_always"), "reject-always"),
-    (NO_TOUCH, ("allow_once", "allow_always"), ASK),  # a deny never falls back to allow
+    (NO_TOUCH, ("allow_once", "allow_always"), "cancelled"),  # never allow, never a click
+    (NO_TOUCH, ("allow_once",), "cancelled"),
 ]
 
 
@@ -356,7 +360,7 @@ def test_picks_an_offered_option(
 ) -> None:
     text = "echo hi" if policy is ECHO else "touch x"
     decision = policy.decide(command(text, kinds))
-    assert (decision.option_id if decision else None) == expected
+    assert (decision.option_id or "cancelled" if decision else None) == expected
     if decision is not None:
         assert decision.allow is (policy is ECHO)
 
@@ -397,8 +401,13 @@ SPLIT_CASES = [
     ("case y in y) a;; z) b;; esac", ["a", "b"]),  # every arm
     ("case $x in y) a;; esac", None),
     (
-        "sudo -u bob env X=1 nice -n 5 rm x",
-        ["sudo -u bob env X=1 nice -n 5 rm x", "env X=1 nice -n 5 rm x", "nice -n 5 rm x", "rm x"],
+        "sudo -u bob env TZ=UTC nice -n 5 rm x",
+        [
+            "sudo -u bob env TZ=UTC nice -n 5 rm x",
+            "env TZ=UTC nice -n 5 rm x",
+            "nice -n 5 rm x",
+            "rm x",
+        ],
     ),
     ("time command rm x", ["time command rm x", "rm x"]),  # `command` runs the same program
     ("sh -c 'a; b'", ["a", "b", "sh -c a; b"]),
@@ -485,3 +494,143 @@ def test_a_very_long_command_is_left_to_a_person() -> None:
     long = "echo " + "a" * 100_000
     assert EVERYTHING.decide(command(long)) is None
     assert outcome(NO_TOUCH.decide(command("touch x " + "a" * 100_000))) == denied("touch *")
+
+
+# -- adversarial review: a deny is never left to a click; judging never raises ------------------
+
+
+def test_a_matched_deny_without_a_reject_option_answers_cancelled() -> None:
+    """No reject_* option offered: the decision selects nothing (``settle(None, "policy",
+    rule)`` answers ``cancelled``); tests/adversarial/test_policy_kernel.py checks the wire."""
+    for kinds in (("allow_once",), ("allow_once", "allow_always"), ("other",)):
+        decision = NO_TOUCH.decide(command("touch x", kinds))
+        assert decision == PolicyDecision(None, "--deny 'touch *'", False), kinds
+        title = WRITE.decide(request_with_title("Write secrets.txt", kinds))
+        assert title == PolicyDecision(None, "--deny 'Write secrets*'", False), kinds
+
+
+SURROGATES = [
+    (NO_RM, "rm x \ud800", denied("rm *")),
+    (NO_RM, "r\ud800m x", denied("rm *")),  # an agent's runtime may drop it: `rm x`
+    (NO_RM, "sh -c 'echo \udcff; rm x'", denied("rm *")),
+    (NO_RM, "echo \ud800", ASK),  # never approved
+    (NO_RM, "echo \udcff", ASK),
+    (EVERYTHING, "ls \udfff", ASK),
+]
+
+
+@pytest.mark.parametrize(("policy", "text", "expected"), SURROGATES)
+def test_a_lone_surrogate_is_never_approved_and_deny_still_sees_through_it(
+    policy: Policy, text: str, expected: tuple[str, str] | None
+) -> None:
+    assert outcome(policy.decide(command(text))) == expected
+
+
+FALLBACK = [
+    ("rm x", denied("rm *")),
+    ("echo a; rm x", denied("rm *")),  # a piece between operators
+    ("echo $(rm x)", denied("rm *")),
+    ("echo a && rm x | cat", denied("rm *")),
+    ("echo hi", ASK),  # never approved when judging failed
+    ("ls", ASK),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), FALLBACK)
+def test_when_judging_raises_allow_asks_and_deny_still_matches(
+    text: str, expected: tuple[str, str] | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from acp_notebook import _shell
+
+    def broken(command: str) -> Any:
+        raise RuntimeError("the parser failed")
+
+    monkeypatch.setattr(_shell, "read_command", broken)
+    assert outcome(NO_RM.decide(command(text))) == expected
+    assert outcome(NO_RM.decide(command(text, ("allow_once",)))) == (
+        None if expected is None else ("cancelled", expected[1])
+    )
+
+
+# An assignment a program sees (a prefix, `env`, `sudo`, `export`, `declare -x`) is read
+# statically only for a harmless name; other assignments not for a risky name, nor an
+# upper-case one (it may be exported already); loops, `read` and `printf -v` assign too.
+ASSIGNMENTS = [
+    ("LANG=C LC_ALL=C TZ=UTC TERM=dumb COLUMNS=80 LINES=24 echo hi", allowed("*")),
+    ("NO_COLOR=1 FORCE_COLOR=0 CLICOLOR=0 CLICOLOR_FORCE=1 CI=1 echo hi", allowed("*")),
+    ("PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1 PYTHONHASHSEED=0 python3 t.py", allowed("*")),
+    ("SOURCE_DATE_EPOCH=0 env LANG=C sudo TZ=UTC make", allowed("*")),
+    ("export LANG=C; declare -x TZ=UTC; echo hi", allowed("*")),
+    ("x=1; for f in a; do echo $f; done; read line < in; printf -v out %s a", allowed("*")),
+    ("set -euo pipefail; echo hi", allowed("*")),
+    ("PAGER=cat git log", ASK),  # names a program
+    ("EDITOR=vi git commit", ASK),
+    ("GIT_CONFIG_PARAMETERS=\"'core.pager=sh'\" git log", ASK),  # code
+    ("PYTHONPATH=. python3 t.py", ASK),  # a path searched for code
+    ("NODE_OPTIONS='--require ./x.js' node t.js", ASK),
+    ("HOME=. git status", ASK),  # a path searched for configuration
+    ("X=1 echo hi", ASK),
+    ("x=1 echo hi", ASK),
+    ("env X=1 echo hi", ASK),
+    ("sudo X=1 echo hi", ASK),
+    ("env -u PATH ls", ASK),
+    ("export X=1; echo hi", ASK),
+    ("export x=1; echo hi", ASK),
+    ("declare -x x=1", ASK),
+    ("X=1; echo hi", ASK),  # upper case: it may be exported already
+    ("for X in a; do echo hi; done", ASK),
+    ("for PATH in .; do ls; done", ASK),
+    ("read PATH < f; ls", ASK),
+    ("read -a IFS < f; ls", ASK),
+    ("read -d x -a LD_PRELOAD < f; ls", ASK),
+    ("printf -v PATH %s .; ls", ASK),
+    ("wait -p PATH", ASK),
+    ("mapfile PATH < f", ASK),
+    ("getopts a PATH", ASK),
+    ("unset PATH; ls", ASK),
+    ("unset IFS; ls", ASK),
+    ("export -n PATH; ls", ASK),
+    ("export PATH; ls", ASK),
+    ("local -n ref=PATH; ref=.; ls", ASK),
+    ("builtin export PATH=.; ls", ASK),
+    ("builtin read PATH < f; ls", ASK),
+    ("set -k; ls PATH=.", ASK),
+    ("set -a; x=1; ls", ASK),
+    ("set -o allexport; ls", ASK),
+    ("set -o keyword; ls", ASK),
+    ("set -eo posix; ls", ASK),
+    ("bash -a -c ls", ASK),
+    ("bash -k -c ls", ASK),
+    ("bash -o allexport -c ls", ASK),
+    ("echo hi {PATH}>/dev/null; ls", ASK),
+    ("exec {IFS}>&1; echo a b", ASK),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), ASSIGNMENTS)
+def test_assignments_only_to_harmless_names_are_read_statically(
+    text: str, expected: tuple[str, str] | None
+) -> None:
+    assert outcome(EVERYTHING.decide(command(text))) == expected
+
+
+TIME_KEYWORD = [
+    "time { rm x; }",
+    "time -p { rm x; }",
+    "time (rm x)",
+    "time if rm x; then :; fi",
+    "time while rm x; do :; done",
+    "time for f in a; do rm x; done",
+    "time case a in a) rm x;; esac",
+    "time ! rm x",
+    "! time { echo a | rm x; }",
+    "time { time (rm x); }",
+    "coproc { rm x; }",
+    "coproc name { rm x; }",
+]
+
+
+@pytest.mark.parametrize("text", TIME_KEYWORD)
+def test_deny_sees_a_compound_command_after_bash_time_keyword(text: str) -> None:
+    assert outcome(NO_RM.decide(command(text))) == denied("rm *")
+    assert Policy(allow=("*",)).decide(command(text)) is None  # never read statically

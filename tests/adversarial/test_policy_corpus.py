@@ -228,7 +228,8 @@ CORPUS: list[Case] = [
         ("echo \\$\\(touch PWNED\\)", A),
         ("echo ~", A),
         ("/bin/echo hi", A),
-        ("X=1 echo hi", A),
+        ("LC_ALL=C echo hi", A),
+        ("X=1 echo hi", ASK),  # not a harmless name: a person decides
         ("echo hi; touch PWNED", ASK),
         ("echo hi\ntouch PWNED", ASK),
         ("echo hi & touch PWNED", ASK),
@@ -343,7 +344,8 @@ CORPUS: list[Case] = [
     Case("sudo -u root touch PWNED", allow=("sudo *", "echo *"), expect=ASK),
     Case("sudo -s", allow=("sudo *",), expect=ASK),
     Case("env -S 'touch PWNED'", allow=("env *",), expect=ASK),
-    Case("env X=1 echo hi", allow=("env *", "echo *"), expect=A),
+    Case("env TZ=UTC echo hi", allow=("env *", "echo *"), expect=A),
+    Case("env X=1 echo hi", allow=("env *", "echo *"), expect=ASK),
     Case("env PATH=. echo hi", allow=("env *", "echo *"), expect=ASK),
     Case("timeout 5 sleep 0", allow=("timeout *", "sleep *"), expect=A),
     Case("timeout 5 touch PWNED", allow=("timeout *", "sleep *"), expect=ASK),
@@ -395,6 +397,93 @@ CORPUS: list[Case] = [
         blind="a script on disk, written by the same command",
         **STAR_NO_TOUCH,
     ),
+    # -- adversarial review (tests/adversarial/test_probe.py): bash's `time` keyword before a
+    # compound command (tree-sitter reads `time { rm canary` as one command, `}` as another)
+    *cases(
+        STAR_NO_RM,
+        ("time { rm canary; }", D),
+        ("time -p { rm canary; }", D),
+        ("time -p -- { rm canary; }", D),
+        ("! time { rm canary; }", D),
+        ("time (rm canary)", D),
+        ("time if true; then rm canary; fi", D),
+        ("time while rm canary; do break; done", D),
+        ("time until rm canary; do :; done", D),
+        ("time for f in a; do rm canary; done", D),
+        ("time ! rm canary", D),
+        ("time { X=1 rm canary; }", D),
+        ("time { time { rm canary; }; }", D),
+        ("time case a in a) rm canary;; esac", D),
+        ("time [[ -n a ]] && rm canary", D),
+        ("coproc { rm canary; }", D),
+        ("time { echo hi; }", ASK),
+    ),
+    # -- variables that pick the program or how it runs, set without `NAME=value`, and
+    # assignments a program sees: only harmless names are read statically
+    *cases(
+        TOOLS,
+        ("for PATH in .; do ls -l; done", ASK),
+        ("for LD_PRELOAD in ./x.so; do ls -l; done", ASK),
+        ("for IFS in a; do echo a; done", ASK),
+        ("for F in a; do echo $F; done", ASK),  # upper case: it may be exported already
+        ("read PATH <<E\n.\nE\nls -l", ASK),
+        ("read PATH <<< .; ls -l", ASK),
+        ("read -r -a PATH <<< .; ls -l", ASK),
+        ("read -raPATH <<< .; ls -l", ASK),
+        ("read -r IFS <<< x; echo a", ASK),
+        ("printf -v PATH %s .; ls -l", ASK),
+        ("printf -vPATH %s .; ls -l", ASK),
+        ("printf PATH", A),  # a format, not a name
+        ("wait -p PATH; ls", ASK),
+        ("mapfile -t PATH < canary; ls", ASK),
+        ("getopts a PATH; ls", ASK),
+        ("set -k; ls -l PATH=.", ASK),  # bash: PATH=. is an assignment for ls
+        ("set -a; X=1; ls", ASK),
+        ("set -o allexport; ls", ASK),
+        ("unset PATH; ls", ASK),
+        ("export -n PATH; ls", ASK),
+        ("export GIT_DIR=.; ls", ASK),
+        ("declare -x FOO=1; ls", ASK),
+        ("typeset -gx foo=1; ls", ASK),
+        ("builtin export PATH=.; ls", ASK),
+        ("command declare PATH=.; ls", ASK),
+        ("echo hi {PATH}>/dev/null; ls", ASK),  # bash: {PATH}> assigns PATH a number
+        ("X=1 ls", ASK),
+        ("PAGER=cat ls", ASK),
+        ("HOME=. ls", ASK),
+        ("LC_ALL=C TZ=UTC COLUMNS=80 ls", A),
+        ("x=1; echo hi", A),
+        ("for f in a b; do echo $f; done; f=2", A),
+    ),
+    Case("read line < canary; echo hi", allow=("read *", "echo *"), expect=A),
+    Case("export LANG=C.UTF-8; echo hi", allow=("export *", "echo *"), expect=A),
+    Case("unset f; echo hi", allow=("unset *", "echo *"), expect=A),
+    Case("set -euo pipefail; echo hi", allow=("set *", "echo *"), expect=A),
+    Case("set -e -o pipefail; echo hi", allow=("set *", "echo *"), expect=A),
+    Case("set -o posix; echo hi", allow=("set *", "echo *"), expect=ASK),
+    Case("bash -a -c 'X=1; echo hi'", allow=("bash *", "echo *"), expect=ASK),
+    Case("bash -o allexport -c 'echo hi'", allow=("bash *", "echo *"), expect=ASK),
+    Case("bash -O extglob -c 'echo hi'", allow=("bash *", "echo *"), expect=ASK),
+    Case("bash -o pipefail -c 'echo hi'", allow=("bash *", "echo *"), expect=A),
+    Case("env -u PATH ls", allow=("env *", "ls*"), expect=ASK),
+    Case("env -u foo ls", allow=("env *", "ls*"), expect=A),
+    Case("env GIT_PAGER=x ls", allow=("env *", "ls*"), expect=ASK),
+    Case("sudo GIT_DIR=. ls", allow=("sudo *", "ls*"), expect=ASK),
+    Case("env TZ=UTC LANG=C ls", allow=("env *", "ls*"), expect=A),
+    # an allowed program made to run other code by an assignment prefix
+    *cases(
+        {"allow": ("git status*",)},
+        (
+            "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='touch PWNED'"
+            " git status",
+            ASK,
+        ),
+        ("GIT_CONFIG_PARAMETERS=\"'core.fsmonitor=touch PWNED'\" git status", ASK),
+        ("env GIT_CONFIG_PARAMETERS=\"'core.pager=touch PWNED'\" git status", ASK),
+        ("GIT_EXTERNAL_DIFF='touch PWNED' git status", ASK),
+    ),
+    Case("GIT_DIR=x rm canary", expect=D, **STAR_NO_RM),  # deny still looks through
+    Case("env PAGER=x rm canary", expect=D, **STAR_NO_RM),
 ]
 
 
