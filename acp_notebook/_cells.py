@@ -256,11 +256,16 @@ class CellRun:
         return result
 
     async def _refresher(self) -> None:
+        quiet = 0  # refreshes skipped since the last one
         while True:
             await anyio.sleep(REFRESH_INTERVAL)
             self._sync_cards()
-            if self._dirty:
+            quiet += 1
+            # Refresh on a change, and at least once a second so the elapsed time moves on
+            # while nothing arrives (the view then only re-sends its footer).
+            if self._dirty or quiet * REFRESH_INTERVAL >= 1.0:
                 self._dirty = False
+                quiet = 0
                 try:
                     self.view.refresh()
                 except Exception:
