@@ -11,15 +11,18 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from . import _protocol as p
+from ._elicitation import ElicitationDecision, ElicitationHandler
+from ._elicitation import decide as decide_elicitation
 from ._errors import AcpError, AgentExited, ConnectionClosed, RpcError
 from ._jsonrpc import Connection
 from ._permission import PermissionDecision, PermissionHandler, decide, invalid_options
 from ._process import AgentProcess, open_agent_connection
 from ._replay import REPLAY_BULK_BYTES, REPLAY_LIMIT, UpdateBuffer, UpdateStream
 from ._state import SessionState, TurnState
+from ._visible import visible_text
 
 log = logging.getLogger("acp_notebook.client")
 
@@ -31,6 +34,7 @@ EARLY_UPDATE_LIMIT = 200
 
 UpdateListener = Callable[["Session", p.SessionUpdate], None]
 PermissionListener = Callable[["Session", PermissionDecision], None]
+ElicitationListener = Callable[["Session", ElicitationDecision], None]
 
 
 class UnsupportedProtocolVersion(AcpError):
@@ -131,6 +135,11 @@ class Turn:
     def permissions(self) -> list[PermissionDecision]:
         return [d for d in self.session.permissions if d.turn is self]
 
+    @property
+    def elicitations(self) -> list[ElicitationDecision]:
+        """This turn's questions (``elicitation/create``) and their answers."""
+        return [d for d in self.session.elicitations if d.turn is self]
+
     # -- feeding (called by the session) ---------------------------------------------------
     def _push(self, update: p.SessionUpdate) -> None:
         self._replay.push(update)
@@ -214,11 +223,13 @@ class Session:
         self.state = SessionState(session_id)
         self.turn: Turn | None = None
         self.permissions: list[PermissionDecision] = []
+        self.elicitations: list[ElicitationDecision] = []
         self.problems: list[str] = []
         self.config_options: list[Any] = []
         self.closed = False
         self._listeners: list[UpdateListener] = []
         self._permission_listeners: list[PermissionListener] = []
+        self._elicitation_listeners: list[ElicitationListener] = []
         # The turn a `session/cancel` was sent for: from then until its idle, every permission
         # request is answered `cancelled` before any listener or handler sees it.
         self._cancelled_turn: Turn | None = None
@@ -240,6 +251,22 @@ class Session:
             if listener in self._permission_listeners
             else None
         )
+
+    def on_elicitation(self, listener: ElicitationListener) -> Callable[[], None]:
+        """Call ``listener(session, decision)`` when the agent asks a question
+        (``elicitation/create``); it may answer (a view) before the handler is asked."""
+        self._elicitation_listeners.append(listener)
+        return lambda: (
+            self._elicitation_listeners.remove(listener)
+            if listener in self._elicitation_listeners
+            else None
+        )
+
+    def _cancel_elicitations(self, why: str, turn: Turn | None = None) -> None:
+        """Answer ``cancel`` to every pending question (of ``turn``, when given)."""
+        for decision in self.elicitations:
+            if decision.pending and (turn is None or decision.turn is turn):
+                decision.cancel("closed" if turn is None else "cancel", why)
 
     # -- incoming ------------------------------------------------------------------------
     def _apply(self, update: p.SessionUpdate) -> None:
@@ -267,6 +294,7 @@ class Session:
         for decision in self.permissions:
             if decision.pending and decision.turn is turn:
                 decision.settle(None, "cancel", "the turn ended")
+        self._cancel_elicitations("the turn ended", turn)
         if error is not None and not turn.state.done and turn.state is self.state.current_turn:
             self.state.end_turn(ended_by(error))
         turn._finish(error)
@@ -324,6 +352,9 @@ class Session:
         for decision in self.permissions:
             if decision.pending:
                 decision.settle(None, "cancel", why)
+        for question in self.elicitations:
+            if question.pending:
+                question.cancel("cancel", why)
 
     async def cancel_terminal(self, terminal_id: str) -> None:
         """``terminal/cancel``: ask the agent to stop one terminal's command (only offered when
@@ -344,6 +375,7 @@ class Session:
         for decision in self.permissions:
             if decision.pending:
                 decision.settle(None, "cancel", "the session was closed")
+        self._cancel_elicitations("the session was closed")
         try:
             await self.agent._request("session/close", {"sessionId": self.id})
         finally:
@@ -399,10 +431,15 @@ class Agent:
         connection: Connection,
         process: AgentProcess | None,
         permission: PermissionHandler | None,
+        elicitation: ElicitationHandler | None = None,
     ) -> None:
         self.connection = connection
         self.process = process
         self.permission = permission
+        #: answers questions (``elicitation/create``) no view answered; None: ``cancel``
+        self.elicitation = elicitation
+        #: request-scoped questions (asked outside any session, e.g. while signing in)
+        self.elicitations: list[ElicitationDecision] = []
         self.info: p.Implementation | None = None
         self.capabilities: p.AgentCapabilities | None = None
         self.auth_methods: list[p.AuthMethod] = []
@@ -420,7 +457,7 @@ class Agent:
         params = {
             "protocolVersion": PROTOCOL_VERSION,
             "info": {"name": CLIENT_NAME, "title": "acp_notebook", "version": _client_version()},
-            "capabilities": {},
+            "capabilities": {"elicitation": {"form": {}, "url": {}}},
         }
         try:
             result = await self.connection.request("initialize", params)
@@ -559,6 +596,9 @@ class Agent:
                 session._fail_pending("the session was cancelled")
 
     async def _on_notification(self, method: str, params: Any) -> None:
+        if method == "elicitation/complete":
+            self._on_elicitation_complete(params)
+            return
         if method != "session/update":
             log.debug("ignoring notification %s", method)
             return
@@ -588,6 +628,8 @@ class Agent:
     async def _on_request(self, method: str, params: Any) -> Any:
         if method == "session/request_permission":
             return await self._on_permission(params)
+        if method == "elicitation/create":
+            return await self._on_elicitation(params)
         raise RpcError(-32601, f"method not found: {method}")
 
     async def _on_permission(self, params: Any) -> dict[str, Any]:
@@ -627,6 +669,76 @@ class Agent:
             session._answering[:] = [e for e in session._answering if e is not entry]
             answered.set()
 
+    async def _on_elicitation(self, params: Any) -> dict[str, Any]:
+        try:
+            request = _ELICITATION_REQUEST.validate_python(params)
+        except ValidationError as exc:
+            # Malformed: we cannot show it, so nothing can be answered for it.
+            self._problem(f"malformed elicitation/create answered cancel: {_first_error(exc)}")
+            return p.CreateElicitationResponse.cancel().to_wire()
+        decision = ElicitationDecision(request)
+        session_id = params.get("sessionId") if isinstance(params, dict) else None
+        if session_id is None:  # request-scoped (or an unknown mode): no cell is asking
+            self.elicitations.append(decision)
+            if isinstance(request, p.UnknownElicitationRequest):
+                decision.cancel("invalid", f"unknown mode {visible_text(str(request.tag))!r}")
+            return await self._decide_elicitation(None, decision)
+        session = self.sessions.get(str(session_id))
+        if session is None:
+            self._problem(f"elicitation for unknown session {session_id!r} answered cancel")
+            decision.cancel("invalid", "unknown session")
+            self.elicitations.append(decision)
+            return decision.response()
+        decision.turn = session.turn
+        session.elicitations.append(decision)
+        what = visible_text(decision.message)[:80]
+        if isinstance(request, p.UnknownElicitationRequest):
+            decision.cancel("invalid", f"unknown mode {visible_text(str(request.tag))!r}")
+            session._problem(f"question {what!r} has an unknown mode: answered cancel")
+        elif session.turn is None or session.turn.done:
+            decision.cancel("cancel", "the turn ended")
+            session._problem(f"question {what!r} came after the turn ended")
+        elif session.cancelling:
+            decision.cancel("cancel", "the turn was cancelled")
+            session._problem(f"question {what!r} came after session/cancel")
+        return await self._decide_elicitation(session, decision)
+
+    async def _decide_elicitation(
+        self, session: Session | None, decision: ElicitationDecision
+    ) -> dict[str, Any]:
+        for listener in list(session._elicitation_listeners if session else []):
+            if not decision.pending:
+                break
+            try:
+                listener(session, decision)  # type: ignore[arg-type]
+            except Exception:
+                log.exception("elicitation listener failed")
+        try:
+            if decision.pending:
+                return await decide_elicitation(decision, self.elicitation)
+            return decision.response()
+        except anyio.get_cancelled_exc_class():
+            decision.cancel("withdrawn", "the agent withdrew the request")
+            return decision.response()
+        finally:
+            # Cancelled from outside (the agent withdrew it, or the connection closed).
+            decision.cancel("withdrawn", "the request was withdrawn")
+
+    def _on_elicitation_complete(self, params: Any) -> None:
+        try:
+            done = p.CompleteElicitationNotification.model_validate(params)
+        except ValidationError as exc:
+            self._problem(f"malformed elicitation/complete ignored: {_first_error(exc)}")
+            return
+        questions = [*self.elicitations]
+        for session in self.sessions.values():
+            questions += session.elicitations
+        for decision in questions:
+            if getattr(decision.request, "elicitation_id", None) == done.elicitation_id:
+                decision.completed = True
+                return
+        self._problem(f"elicitation/complete for unknown id {done.elicitation_id!r} ignored")
+
     async def _decide(self, session: Session, decision: PermissionDecision) -> dict[str, Any]:
         for on_permission in list(session._permission_listeners):
             try:
@@ -663,6 +775,9 @@ class Agent:
         return f"<Agent {name}>"
 
 
+_ELICITATION_REQUEST: TypeAdapter[Any] = TypeAdapter(p.CreateElicitationRequest)
+
+
 def _first_error(exc: ValidationError) -> str:
     errors = exc.errors()
     if not errors:
@@ -683,6 +798,7 @@ async def connect(
     cwd: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None,
     permission: PermissionHandler | None = None,
+    elicitation: ElicitationHandler | None = None,
     max_line_bytes: int = 64 * 2**20,
     initialize_timeout: float | None = None,
     on_problem: Callable[[str], None] | None = None,
@@ -701,7 +817,7 @@ async def connect(
     problems: list[str] = _ProblemList(on_problem)
     try:
         async with _open(
-            argv, cwd, env, permission, max_line_bytes, problems, initialize_timeout
+            argv, cwd, env, permission, max_line_bytes, problems, initialize_timeout, elicitation
         ) as agent:
             yield agent
     except BaseExceptionGroup as group:
@@ -801,6 +917,7 @@ async def _open(
     max_line_bytes: int,
     problems: list[str],
     initialize_timeout: float | None,
+    elicitation: ElicitationHandler | None = None,
 ) -> AsyncIterator[Agent]:
     async with open_agent_connection(
         list(argv),
@@ -809,7 +926,7 @@ async def _open(
         max_line_bytes=max_line_bytes,
         on_problem=problems.append,
     ) as (process, connection):
-        agent = Agent(connection, process, permission)
+        agent = Agent(connection, process, permission, elicitation)
         agent.problems = problems
         async with anyio.create_task_group() as tg:
 

@@ -8,6 +8,7 @@ import pytest
 from _schema import assert_valid
 from pydantic import ValidationError
 
+import acp_notebook._protocol as p
 from acp_notebook._protocol import (
     AGENT_METHODS,
     CLIENT_METHODS,
@@ -135,7 +136,12 @@ def test_method_table_covers_the_stable_surface() -> None:
         "terminal/cancel",
         "tool_call/cancel",
     }
-    assert set(CLIENT_METHODS) == {"session/update", "session/request_permission"}
+    assert set(CLIENT_METHODS) == {
+        "session/update",
+        "session/request_permission",
+        "elicitation/create",
+        "elicitation/complete",
+    }
     assert set(PROTOCOL_METHODS) == {"$/cancel_request"}
     assert AGENT_METHODS[Method.SESSION_CANCEL].is_notification
     assert not AGENT_METHODS[Method.SESSION_PROMPT].is_notification
@@ -153,13 +159,17 @@ def test_method_table_schema_links() -> None:
     ours = {**AGENT_METHODS, **CLIENT_METHODS, **PROTOCOL_METHODS}
     for method, spec in ours.items():
         names = {
-            "SetSessionConfigOptionRequest" if t is SetSessionConfigOptionRequest else t.__name__
+            "SetSessionConfigOptionRequest"
+            if t is SetSessionConfigOptionRequest
+            else "CreateElicitationRequest"
+            if t is p.CreateElicitationRequest
+            else t.__name__
             for t in (spec.params, spec.result)
             if t is not None
         }
         assert names <= by_method[method], (method, names, by_method[method])
-    # every stable method of the schema that is not elicitation is in our table
-    assert {m for m in by_method if not m.startswith("elicitation/")} == set(ours)
+    # every stable method of the schema is in our table
+    assert set(by_method) == set(ours)
 
 
 def test_method_spec_parses_params_and_results() -> None:

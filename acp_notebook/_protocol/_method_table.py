@@ -7,6 +7,11 @@ from typing import Any, Final
 
 from pydantic import TypeAdapter
 
+from ._elicitation import (
+    CompleteElicitationNotification,
+    CreateElicitationRequest,
+    CreateElicitationResponse,
+)
 from ._initialize import (
     InitializeRequest,
     InitializeResponse,
@@ -61,6 +66,8 @@ class Method:
     TOOL_CALL_CANCEL: Final = "tool_call/cancel"
     SESSION_UPDATE: Final = "session/update"
     SESSION_REQUEST_PERMISSION: Final = "session/request_permission"
+    ELICITATION_CREATE: Final = "elicitation/create"
+    ELICITATION_COMPLETE: Final = "elicitation/complete"
     CANCEL_REQUEST: Final = "$/cancel_request"
 
 
@@ -122,6 +129,8 @@ CLIENT_METHODS: Final = _table(
     MethodSpec(
         Method.SESSION_REQUEST_PERMISSION, RequestPermissionRequest, RequestPermissionResponse
     ),
+    MethodSpec(Method.ELICITATION_CREATE, CreateElicitationRequest, CreateElicitationResponse),
+    MethodSpec(Method.ELICITATION_COMPLETE, CompleteElicitationNotification),
 )
 """Requests and notifications handled by the client (sent by the agent)."""
 
