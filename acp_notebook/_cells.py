@@ -25,6 +25,7 @@ import anyio
 from . import _events
 from ._bridge import AgentHandle, IOThread
 from ._client import Session, Turn
+from ._elicitation import ElicitationDecision
 from ._permission import PermissionDecision
 from ._policy import Policy
 
@@ -154,6 +155,7 @@ class CellRun:
     #: the timeout of a card when no front end can answer it (see front_end_seen)
     unattended_timeout: float | None = None
     cards: list[Any] = field(default_factory=list)
+    forms: list[Any] = field(default_factory=list)  # question cards (elicitation/create)
     done: concurrent.futures.Future[Any] | None = None
     _dirty: bool = True
     changes: int = 0  # bumped on every update or decision (the saved record's change count)
@@ -165,6 +167,7 @@ class CellRun:
         """Subscribe to the session (I/O thread, before the prompt is sent)."""
         self._unsubscribe.append(self.session.subscribe(self._on_update))
         self._unsubscribe.append(self.session.on_permission(self._on_permission))
+        self._unsubscribe.append(self.session.on_elicitation(self._on_elicitation))
 
     def detach(self) -> None:
         for unsubscribe in self._unsubscribe:
@@ -197,6 +200,41 @@ class CellRun:
         self._sync_cards()
         _events.emit("permission", self, decision)
 
+    def _on_elicitation(self, session: Session, decision: ElicitationDecision) -> None:
+        """A question (``elicitation/create``): a form card, with the permission card's
+        ``--timeout`` countdown; every path but a valid Submit or Decline answers ``cancel``."""
+        if session.turn is not self.turn:
+            return
+        from ._widgets import ElicitationCard
+
+        card = ElicitationCard(
+            decision,
+            functools.partial(self.answer, decision),
+            timeout=self._card_timeout() if decision.pending else None,
+        )
+        self.forms.append(card)
+        self.view.add_card(card)
+        self.changes += 1
+        self._sync_forms()
+        _events.emit("elicitation", self, decision)
+
+    def answer(
+        self, decision: ElicitationDecision, action: str, content: Any, by: Any = "click"
+    ) -> None:
+        """A question card answered (any thread): settle in the I/O thread."""
+        detail = {"timeout": "no answer before the timeout", "closed": "the card was closed"}
+        self.io.soon(decision.settle, action, content, by, detail.get(str(by), ""))
+        if by == "timeout":  # as for a permission: `cancel`, then session/cancel
+            self.io.soon(self._cancel_after_timeout, decision)
+
+    def _sync_forms(self) -> None:
+        for card in self.forms:
+            decision = card.decision
+            if not decision.pending and not card.decided:
+                card.mark_decided(decision.action, decision.decided_by, decision.detail)
+                self._dirty = True
+                self.changes += 1
+
     def _card_timeout(self) -> float | None:
         """``--timeout``; else, without a front end to answer, the non-interactive one."""
         if self.timeout is not None:
@@ -213,6 +251,7 @@ class CellRun:
                 card.mark_decided(decision.option_id, decision.decided_by, decision.detail)
                 self._dirty = True
                 self.changes += 1
+        self._sync_forms()
 
     def choose(
         self, decision: PermissionDecision, option_id: str | None, by: Any = "click"
@@ -224,7 +263,7 @@ class CellRun:
         if by == "timeout":  # --timeout ends the turn: answered `cancelled`, then session/cancel
             self.io.soon(self._cancel_after_timeout, decision)
 
-    def _cancel_after_timeout(self, decision: PermissionDecision) -> None:
+    def _cancel_after_timeout(self, decision: PermissionDecision | ElicitationDecision) -> None:
         if decision.decided_by != "timeout" or self.turn.done or not self._running:
             return
         # A plain callback on the I/O thread's loop: start the cancel as a task of that loop.
@@ -342,6 +381,6 @@ class CellRun:
             log.debug("turn did not end cleanly after cancel", exc_info=True)
 
     def close_view(self) -> None:
-        for card in self.cards:
+        for card in [*self.cards, *self.forms]:
             card.close_quietly()
         self.view.close_all()

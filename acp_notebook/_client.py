@@ -707,8 +707,6 @@ class Agent:
         self, session: Session | None, decision: ElicitationDecision
     ) -> dict[str, Any]:
         for listener in list(session._elicitation_listeners if session else []):
-            if not decision.pending:
-                break
             try:
                 listener(session, decision)  # type: ignore[arg-type]
             except Exception:

@@ -24,8 +24,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-MODE = sys.argv[1]
-WORK = Path(sys.argv[2])
+# Importable (tests read EVERY_FIELD): the arguments only matter when run as a script.
+MODE = sys.argv[1] if __name__ == "__main__" else ""
+WORK = Path(sys.argv[2] if __name__ == "__main__" else ".")
 RECEIVED = WORK / "received.jsonl"
 
 EVERY_FIELD: dict[str, Any] = {

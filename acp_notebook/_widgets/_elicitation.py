@@ -1,0 +1,396 @@
+"""The question card: a form built from an ``elicitation/create`` request's schema, or a URL.
+
+Like the permission card it never settles the decision itself. It reports an answer through
+``on_answer(action, content, decided_by)``, at most once:
+
+* ``("accept", content, "click")`` on Submit, only when the content passes the requested
+  schema (otherwise each field shows why, inline, and nothing is reported);
+* ``("decline", None, "click")`` / ``("cancel", None, "click")`` on Decline / Cancel;
+* ``("cancel", None, "timeout")`` when ``timeout`` seconds pass without an answer;
+* ``("cancel", None, "closed")`` when the card is closed while the question is open.
+
+A URL is shown with its domain, escaped with its hidden characters visible, as a link
+(``target=_blank rel="noopener noreferrer"``, only for http and https); nothing opens it but a
+click. A field of a type this library does not know is a text field with its raw schema.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+import ipywidgets  # type: ignore[import-untyped]
+
+from .. import _protocol as p
+from .._elicitation import ElicitationDecision
+from ._card import close_deep
+from ._parts import NO_MATH, STYLE, e, visible, visible_lines
+
+__all__ = ["AnswerCallback", "ElicitationCard", "url_domain"]
+
+log = logging.getLogger("acp_notebook.widgets")
+
+AnswerCallback = Callable[[str, "dict[str, Any] | None", str], None]
+
+_FORMAT_HINT = {
+    "email": "name@example.org",
+    "uri": "https://…",
+    "date": "YYYY-MM-DD",
+    "date-time": "YYYY-MM-DDThh:mm:ssZ",
+}
+
+
+def url_domain(url: str) -> str:
+    """The host a URL points to (lower case, visible), or ``""`` when it has none."""
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        return ""
+    return visible(host)
+
+
+def _label(name: str, prop: Any, required: bool) -> str:
+    title = getattr(prop, "title", None) or name
+    star = ' <span class="acp-elicit-required" title="required">*</span>' if required else ""
+    return f"<b>{e(visible(title))}</b>{star}"
+
+
+class _Field:
+    """One form field: its widget, how to read it, and its inline error line."""
+
+    def __init__(self, name: str, prop: Any, required: bool) -> None:
+        self.name = name
+        self.prop = prop
+        self.required = required
+        self.touched = False
+        self.error = ipywidgets.HTML(value="")
+        self.widget = self._make(prop)
+        self.widget.observe(self._touch, names="value")
+        parts = [ipywidgets.HTML(value=_label(name, prop, required)), self.widget]
+        description = getattr(prop, "description", None)
+        if description:
+            parts.append(ipywidgets.HTML(value=f"<small>{e(visible_lines(description))}</small>"))
+        if isinstance(prop, p.UnknownPropertySchema):
+            raw = json.dumps(prop.to_wire(), indent=1, sort_keys=True, default=str)
+            parts.append(
+                ipywidgets.HTML(
+                    value='<pre class="acp-generic">unknown field type: '
+                    f"{e(visible_lines(raw))}</pre>"
+                )
+            )
+        parts.append(self.error)
+        self.box = ipywidgets.VBox(parts)
+        self.box.add_class("acp-elicit-field")
+
+    def _touch(self, _change: Any) -> None:
+        self.touched = True
+
+    def _make(self, prop: Any) -> Any:
+        layout = ipywidgets.Layout(width="auto")
+        choices = p.property_choices(prop)
+        if isinstance(prop, p.StringPropertySchema) and choices is not None:
+            options: list[tuple[str, Any]] = [(visible(label), v) for v, label in choices]
+            if prop.default not in {v for v, _ in choices}:
+                options.insert(0, ("(choose)", None))
+            value = prop.default if prop.default in {v for v, _ in choices} else None
+            return ipywidgets.Dropdown(options=options, value=value, layout=layout)
+        if isinstance(prop, p.StringPropertySchema):
+            hint = _FORMAT_HINT.get(prop.format or "", "")
+            if prop.max_length is not None:
+                hint = (hint + " " if hint else "") + f"(at most {prop.max_length} characters)"
+            return ipywidgets.Text(value=prop.default or "", placeholder=hint, layout=layout)
+        if isinstance(prop, p.IntegerPropertySchema):
+            start = prop.default if prop.default is not None else prop.minimum or 0
+            return ipywidgets.IntText(value=start, layout=layout)
+        if isinstance(prop, p.NumberPropertySchema):
+            number = prop.default if prop.default is not None else prop.minimum or 0.0
+            return ipywidgets.FloatText(value=float(number), layout=layout)
+        if isinstance(prop, p.BooleanPropertySchema):
+            return ipywidgets.Checkbox(value=bool(prop.default), indent=False)
+        if isinstance(prop, p.MultiSelectPropertySchema):
+            options = [(visible(label), v) for v, label in choices or []]
+            known = {v for _, v in options}
+            picked = tuple(v for v in prop.default or [] if v in known)
+            return ipywidgets.SelectMultiple(options=options, value=picked, layout=layout)
+        return ipywidgets.Text(value="", placeholder="text", layout=layout)
+
+    def read(self) -> tuple[bool, Any]:
+        """``(present, value)``: what this field contributes to the content."""
+        value = self.widget.value
+        prop = self.prop
+        if isinstance(self.widget, ipywidgets.Text):
+            return (value != "", value)
+        if isinstance(self.widget, ipywidgets.Dropdown):
+            return (value is not None, value)
+        if isinstance(self.widget, ipywidgets.SelectMultiple):
+            has_default = getattr(prop, "default", None) is not None
+            return (bool(value) or has_default or self.touched or self.required, list(value))
+        # numbers and booleans always hold a value: only sent when meant
+        has_default = getattr(prop, "default", None) is not None
+        return (self.required or has_default or self.touched, value)
+
+    def show_error(self, message: str | None) -> None:
+        self.error.value = (
+            "" if not message else f'<span class="acp-card-warning">{e(message)}</span>'
+        )
+
+    def widgets(self) -> list[Any]:
+        return [*self.box.children, self.box]
+
+
+class ElicitationCard(ipywidgets.VBox):  # type: ignore[misc]
+    """A live card for one :class:`ElicitationDecision` (any thread may call its methods)."""
+
+    #: questions are not anchored in a tool call's box: the turn view shows them in order
+    tool_call_id: str | None = None
+
+    def __init__(
+        self,
+        decision: ElicitationDecision,
+        on_answer: AnswerCallback,
+        *,
+        timeout: float | None = None,
+    ) -> None:
+        self.decision = decision
+        self.timeout = timeout
+        self._on_answer = on_answer
+        self._lock = threading.RLock()
+        self._chosen = False
+        self._outcome: tuple[str | None, str | None, str] | None = None
+        self._stop = threading.Event()
+        self._timer: threading.Thread | None = None
+        self.fields: dict[str, _Field] = {}
+        self._info = ipywidgets.HTML(value=STYLE + self.request_html())
+        self._status = ipywidgets.HTML(value="")
+        schema = decision.schema
+        if schema is not None:
+            required = set(schema.required or [])
+            for name, prop in schema.properties.items():
+                self.fields[name] = _Field(name, prop, name in required)
+        self._buttons: dict[str, ipywidgets.Button] = {}
+        known = schema is not None or isinstance(decision.request, p.UrlElicitationRequest)
+        labels = [("accept", "Submit" if schema is not None else "Accept", "success")]
+        labels += [("decline", "Decline", "danger"), ("cancel", "Cancel", "")]
+        for action, label, style in labels if known else []:
+            button = ipywidgets.Button(description=label, button_style=style)
+            button.add_class(f"acp-elicit-{action}")
+            button.on_click(self._click_handler(action))
+            self._buttons[action] = button
+        self._button_box = ipywidgets.HBox(list(self._buttons.values()))
+        self._form = ipywidgets.VBox([f.box for f in self.fields.values()])
+        super().__init__(children=[self._info, self._form, self._button_box, self._status])
+        self.add_class("acp-card")
+        self.add_class("acp-elicit")
+        if not decision.pending:
+            self.mark_decided(decision.action, decision.decided_by, decision.detail)
+        elif not known:
+            self._report("cancel", None, "invalid")
+        elif timeout is not None:
+            self._start_countdown(timeout)
+
+    # -- facts -----------------------------------------------------------------------------
+    @property
+    def decided(self) -> bool:
+        return self._outcome is not None
+
+    @property
+    def buttons(self) -> dict[str, ipywidgets.Button]:
+        return dict(self._buttons)
+
+    @property
+    def status_html(self) -> str:
+        return str(self._status.value)
+
+    def content(self) -> dict[str, Any]:
+        """What Submit would send now."""
+        out: dict[str, Any] = {}
+        for name, item in self.fields.items():
+            present, value = item.read()
+            if present:
+                out[name] = value
+        return out
+
+    # -- answering -----------------------------------------------------------------------
+    def _click_handler(self, action: str) -> Callable[[Any], None]:
+        def click(_button: Any) -> None:
+            if action == "accept":
+                self.submit()
+            else:
+                self._report(action, None, "click")
+
+        return click
+
+    def submit(self) -> bool:
+        """Check the form; report ``accept`` with its content when valid. True if reported."""
+        content: dict[str, Any] | None = None
+        schema = self.decision.schema
+        if schema is not None:
+            content = self.content()
+            errors = p.content_errors(schema, content)
+            for name, item in self.fields.items():
+                item.show_error(errors.get(name))
+            if errors:
+                with self._lock:
+                    if self._outcome is None and not self._chosen:
+                        self._status.value = (
+                            '<span class="acp-card-warning">fix the marked fields first</span>'
+                        )
+                return False
+        self._report("accept", content, "click")
+        return True
+
+    def _report(self, action: str, content: dict[str, Any] | None, by: str) -> None:
+        with self._lock:
+            if self._chosen or self._outcome is not None:
+                return
+            self._chosen = True
+            self._stop.set()
+        status = '<span class="acp-card-status">answer sent…</span>'
+        try:
+            self._on_answer(action, content, by)
+        except Exception:
+            log.exception("question card callback failed")
+            status = '<span class="acp-card-warning">the answer could not be sent</span>'
+        if by == "closed":
+            return
+        try:
+            with self._lock:
+                if self._outcome is None:
+                    for button in self._buttons.values():
+                        button.disabled = True
+                    self._status.value = status
+        except Exception:
+            log.exception("updating the question card failed")
+
+    def mark_decided(self, action: str | None, decided_by: str | None, detail: str = "") -> None:
+        """Show the outcome and disable the form (idempotent)."""
+        with self._lock:
+            self._outcome = (action, decided_by, detail)
+            self._stop.set()
+            if self._status.comm is None:
+                return
+            with self.hold_sync():
+                for button in self._buttons.values():
+                    button.disabled = True
+                for item in self.fields.values():
+                    item.widget.disabled = True
+                self._status.value = (
+                    f'<span class="acp-card-decision"><b>{e(self.outcome_text)}</b></span>'
+                )
+
+    @property
+    def outcome_text(self) -> str:
+        d = self.decision
+        if d.pending:
+            return "waiting for an answer"
+        why = f" ({visible(d.detail)})" if d.detail else ""
+        if d.action == "accept":
+            sent = f": {json.dumps(d.content, sort_keys=True)}" if d.content is not None else ""
+            return f"accepted by {d.decided_by}{visible(sent)}"
+        if d.action == "decline":
+            return f"declined by {d.decided_by}{why}"
+        return f"cancelled by {d.decided_by}{why}"
+
+    # -- countdown -------------------------------------------------------------------------
+    def _start_countdown(self, timeout: float) -> None:
+        deadline = time.monotonic() + max(0.0, timeout)
+        self._timer = threading.Thread(
+            target=self._countdown, args=(deadline,), name="acp-question-countdown", daemon=True
+        )
+        self._timer.start()
+
+    def _countdown(self, deadline: float) -> None:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            seconds = math.ceil(remaining)
+            with self._lock:
+                if self._stop.is_set():
+                    return
+                self._status.value = (
+                    f'<span class="acp-card-countdown">no answer yet: cancels in {seconds} s</span>'
+                )
+            if self._stop.wait(remaining - (seconds - 1)):
+                return
+        self._report("cancel", None, "timeout")
+
+    # -- lifetime ---------------------------------------------------------------------------
+    def close_quietly(self) -> None:
+        with self._lock:
+            self._chosen = True
+        self.close()
+
+    def close(self) -> None:
+        """Close the card; an open question is answered ``cancel`` first."""
+        with self._lock:
+            open_question = not self._chosen and self._outcome is None and self.decision.pending
+        if open_question:
+            self._report("cancel", None, "closed")
+        self._stop.set()
+        owned: list[Any] = [*self._buttons.values(), self._button_box, self._info, self._status]
+        for item in self.fields.values():
+            owned += item.widgets()
+        owned.append(self._form)
+        for child in owned:
+            close_deep(child)
+        super().close()
+
+    # -- text --------------------------------------------------------------------------------
+    def request_html(self) -> str:
+        d = self.decision
+        html = (
+            f'<div class="acp-card-title {NO_MATH}"><b>Question:</b> '
+            f"{e(visible_lines(d.message))}</div>"
+        )
+        request = d.request
+        if isinstance(request, p.UrlElicitationRequest):
+            url = visible(request.url)
+            domain = url_domain(request.url)
+            scheme = urlsplit(request.url).scheme.lower() if domain else ""
+            if scheme in ("http", "https") and url == request.url:
+                link = (
+                    f'<a href="{e(request.url)}" target="_blank" rel="noopener noreferrer">'
+                    f"{e(url)}</a>"
+                )
+            else:  # no clickable link for other schemes or hidden characters
+                link = f"<code>{e(url)}</code>"
+            html += (
+                f"<div>domain: <b>{e(domain or '(none)')}</b></div><div>open: {link}</div>"
+                "<div><small>opens only when you click it</small></div>"
+            )
+        elif isinstance(request, p.UnknownElicitationRequest):
+            html += f"<div>unknown question mode {e(visible(str(request.tag)))!s}</div>"
+        return html
+
+    def transcript_text(self, call: Any = None) -> list[str]:
+        d = self.decision
+        lines = [f"Question: {visible_lines(d.message)}"]
+        request = d.request
+        if isinstance(request, p.UrlElicitationRequest):
+            lines.append(f"  url: {visible(request.url)} (domain {url_domain(request.url)})")
+        for name, item in self.fields.items():
+            kind = str(getattr(item.prop, "type", None) or getattr(item.prop, "tag", "?"))
+            mark = " (required)" if item.required else ""
+            lines.append(f"  field {visible(name)}: {visible(kind)}{mark}")
+        lines.append(f"  answer: {self.outcome_text}")
+        return lines
+
+    def transcript_html(self, call: Any = None) -> str:
+        body = "<br>".join(e(line) for line in self.transcript_text()[1:])
+        return f'<div class="acp-card {NO_MATH}">{self.request_html()}<div>{body}</div></div>'
+
+    def static_bundle(self) -> dict[str, str]:
+        return {
+            "text/plain": "\n".join(self.transcript_text()),
+            "text/html": STYLE + self.transcript_html(),
+        }
+
+    def __repr__(self) -> str:
+        return f"ElicitationCard({self.decision.message!r}, {self.outcome_text!r})"

@@ -1,0 +1,219 @@
+"""ElicitationCard: a form from every field type, filled and submitted; invalid values blocked;
+URL mode; unknown types; closed and timed-out cards answer cancel."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import ipywidgets
+import pytest
+from pydantic import TypeAdapter
+
+import acp_notebook._protocol as p
+from acp_notebook._elicitation import ElicitationDecision
+from acp_notebook._widgets import ElicitationCard
+
+sys.path.insert(0, str(Path(__file__).parent / "adversarial" / "agents"))
+from elicit_agent import EVERY_FIELD
+
+ADAPTER: TypeAdapter[Any] = TypeAdapter(p.CreateElicitationRequest)
+
+
+def decision(params: dict[str, Any]) -> ElicitationDecision:
+    return ElicitationDecision(ADAPTER.validate_python({**params, "sessionId": "s1"}))
+
+
+class Answers:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any, str]] = []
+        self.event = threading.Event()
+
+    def __call__(self, action: str, content: Any, by: str) -> None:
+        self.calls.append((action, content, by))
+        self.event.set()
+
+
+def test_every_field_type_gets_its_widget() -> None:
+    card = ElicitationCard(decision(EVERY_FIELD), Answers())
+    kinds = {name: type(f.widget) for name, f in card.fields.items()}
+    assert kinds["name"] is ipywidgets.Text
+    assert kinds["email"] is ipywidgets.Text
+    assert card.fields["email"].widget.placeholder == "name@example.org"
+    assert "at most 20" in card.fields["name"].widget.placeholder
+    assert kinds["ratio"] is ipywidgets.FloatText
+    assert kinds["count"] is ipywidgets.IntText
+    assert kinds["public"] is ipywidgets.Checkbox
+    assert kinds["color"] is ipywidgets.Dropdown
+    assert kinds["size"] is ipywidgets.Dropdown
+    assert kinds["tags"] is ipywidgets.SelectMultiple
+    assert kinds["langs"] is ipywidgets.SelectMultiple
+    assert kinds["future"] is ipywidgets.Text  # unknown type: text, raw schema shown
+    assert "_geo" in card.fields["future"].box.children[2].value
+    # defaults and titles
+    assert card.fields["count"].widget.value == 3
+    assert card.fields["public"].widget.value is True
+    assert card.fields["color"].widget.value == "green"
+    assert card.fields["size"].widget.options == (
+        ("(choose)", None),
+        ("Small", "s"),
+        ("Large", "l"),
+    )
+    assert card.fields["langs"].widget.value == ("py",)
+    assert card.fields["size"].required and not card.fields["color"].required
+    assert "acp-elicit-required" in card.fields["name"].box.children[0].value
+    card.close_quietly()
+
+
+def test_fill_and_submit_sends_the_content() -> None:
+    answers = Answers()
+    card = ElicitationCard(decision(EVERY_FIELD), answers)
+    f = card.fields
+    f["name"].widget.value = "Ada"
+    f["email"].widget.value = "ada@example.org"
+    f["start"].widget.value = "2026-12-01"
+    f["size"].widget.value = "l"
+    f["tags"].widget.value = ("a", "b")
+    f["future"].widget.value = "51.5,-0.1"
+    card.buttons["accept"].click()
+    [(action, content, by)] = answers.calls
+    assert (action, by) == ("accept", "click")
+    assert content == {
+        "name": "Ada",
+        "email": "ada@example.org",
+        "start": "2026-12-01",
+        "ratio": 0.5,
+        "count": 3,
+        "public": True,
+        "color": "green",
+        "size": "l",
+        "tags": ["a", "b"],
+        "langs": ["py"],
+        "future": "51.5,-0.1",
+    }  # untouched optional fields without a default (homepage, meeting) are left out
+    d = card.decision
+    d.settle(action, content, "click")
+    assert d.action == "accept" and d.content == content
+    card.mark_decided(d.action, d.decided_by, d.detail)
+    assert card.buttons["accept"].disabled and f["name"].widget.disabled
+    assert "accepted by click" in card.status_html
+    card.close_quietly()
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("name", "A", "at least 2"),
+        ("email", "nope", "email"),
+        ("count", 11, "at most 10"),
+        ("ratio", 1.5, "at most 1"),
+        ("tags", ("a", "b", "c"), "at most 2"),
+        ("homepage", "no-scheme", "URI"),
+        ("meeting", "soon", "date-time"),
+    ],
+)
+def test_invalid_values_are_blocked_inline(field: str, value: Any, message: str) -> None:
+    answers = Answers()
+    card = ElicitationCard(decision(EVERY_FIELD), answers)
+    card.fields["name"].widget.value = "Ada"
+    card.fields["size"].widget.value = "s"
+    card.fields[field].widget.value = value
+    assert card.submit() is False
+    assert answers.calls == []
+    assert message in card.fields[field].error.value
+    assert "fix the marked fields" in card.status_html
+    card.fields[field].widget.value = card.fields[field].widget.value  # still blocked
+    assert not card.buttons["accept"].disabled
+    card.close_quietly()
+
+
+def test_required_fields_block_submit() -> None:
+    answers = Answers()
+    card = ElicitationCard(decision(EVERY_FIELD), answers)
+    assert card.submit() is False
+    assert "required" in card.fields["name"].error.value
+    assert "required" in card.fields["size"].error.value
+    assert answers.calls == []
+    card.close_quietly()
+
+
+@pytest.mark.parametrize(("button", "action"), [("decline", "decline"), ("cancel", "cancel")])
+def test_decline_and_cancel_buttons(button: str, action: str) -> None:
+    answers = Answers()
+    card = ElicitationCard(decision(EVERY_FIELD), answers)
+    card.buttons[button].click()
+    card.buttons["accept"].click()  # a second click reports nothing more
+    assert answers.calls == [(action, None, "click")]
+    card.close_quietly()
+
+
+def test_closing_an_open_card_answers_cancel() -> None:
+    answers = Answers()
+    card = ElicitationCard(decision(EVERY_FIELD), answers)
+    card.close()
+    assert answers.calls == [("cancel", None, "closed")]
+
+
+def test_timeout_answers_cancel() -> None:
+    answers = Answers()
+    card = ElicitationCard(decision(EVERY_FIELD), answers, timeout=0.2)
+    assert answers.event.wait(5)
+    assert answers.calls == [("cancel", None, "timeout")]
+    card.close_quietly()
+
+
+URL = {"mode": "url", "message": "Sign in", "elicitationId": "e1"}
+
+
+def test_url_is_a_link_with_its_domain_never_opened() -> None:
+    answers = Answers()
+    card = ElicitationCard(
+        decision({**URL, "url": "https://login.example.org/a?b=1&c=<x>"}), answers
+    )
+    html = card.request_html()
+    assert "domain: <b>login.example.org</b>" in html
+    assert 'href="https://login.example.org/a?b=1&amp;c=&lt;x&gt;"' in html
+    assert 'rel="noopener noreferrer"' in html and 'target="_blank"' in html
+    assert "<x>" not in html
+    assert answers.calls == []
+    assert set(card.buttons) == {"accept", "decline", "cancel"}
+    card.buttons["accept"].click()
+    assert answers.calls == [("accept", None, "click")]
+    card.close_quietly()
+
+
+@pytest.mark.parametrize(
+    "url", ["javascript:alert(1)", "https://exa\u202emple.org/", "https://a.org/\u200bx"]
+)
+def test_url_with_other_scheme_or_hidden_characters_is_not_a_link(url: str) -> None:
+    card = ElicitationCard(decision({**URL, "url": url}), Answers())
+    html = card.request_html()
+    assert "<a " not in html
+    assert "\u202e" not in html and "\u200b" not in html
+    card.close_quietly()
+
+
+def test_unknown_mode_reports_cancel_and_has_no_buttons() -> None:
+    answers = Answers()
+    card = ElicitationCard(decision({"mode": "_psychic", "message": "hm"}), answers)
+    assert card.buttons == {}
+    assert answers.calls == [("cancel", None, "invalid")]
+    card.close_quietly()
+
+
+def test_html_is_escaped_and_hidden_characters_visible() -> None:
+    params = json.loads(json.dumps(EVERY_FIELD))
+    params["message"] = "<script>alert(1)</script> \u202eevil"
+    params["requestedSchema"]["properties"]["name"]["title"] = "<b>x</b>"
+    card = ElicitationCard(decision(params), Answers())
+    assert "<script>" not in card.request_html()
+    assert "\u202e" not in card.request_html()
+    assert "<b>x</b>" not in card.fields["name"].box.children[0].value
+    text = "\n".join(card.transcript_text())
+    assert "\u202e" not in text
+    assert "field size: string (required)" in text
+    assert "answer: waiting for an answer" in text
+    card.close_quietly()
