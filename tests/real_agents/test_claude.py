@@ -1,0 +1,91 @@
+"""claude-agent-acp 0.101.0, the real v2 agent, run offline against the fake Anthropic API."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from acp_notebook import RequestPermissionRequest, connect
+from tests.real_agents.conftest import CLAUDE_PACKAGE, CLAUDE_VERSION, ClaudeLaunch
+from tests.real_agents.fake_anthropic import Text, ToolUse
+
+pytestmark = pytest.mark.anyio
+GUARD = 90.0  # seconds; a guard against hanging, never an assertion on speed
+
+_CONNECT = re.compile(
+    r"connect\(\d+, \{sa_family=(AF_INET6?),.*?(?:inet_addr|inet_pton)\((?:AF_INET6, )?\"([^\"]+)\""
+)
+
+
+def _remote_connects(strace_log: Path) -> list[str]:
+    """Every IPv4/IPv6 connect() in an strace log whose address is not loopback."""
+    found = []
+    for line in strace_log.read_text().splitlines():
+        match = _CONNECT.search(line)
+        if match and match[2] not in ("127.0.0.1", "::1", "::ffff:127.0.0.1"):
+            found.append(line)
+    return found
+
+
+def _traced(claude: ClaudeLaunch, log: Path) -> list[str]:
+    """The agent's argv under strace (every connect() logged), or as is without strace."""
+    strace = shutil.which("strace")
+    if strace is None:
+        return claude.argv
+    return [strace, "-f", "-qq", "-e", "trace=connect", "-o", str(log), *claude.argv]
+
+
+async def test_plain_text_turn_through_the_client_api(claude: ClaudeLaunch, tmp_path: Path) -> None:
+    claude.api.add(Text("Hello from the fake model"))
+    log = tmp_path / "connects.log"
+    with anyio.fail_after(GUARD):
+        async with connect(_traced(claude, log), cwd=claude.cwd, env=claude.env) as agent:
+            assert agent.info is not None
+            assert (agent.info.name, agent.info.version) == (CLAUDE_PACKAGE, CLAUDE_VERSION)
+            assert agent.info.title == "Claude Agent"
+            session = await agent.new_session(claude.cwd)
+            turn = await session.prompt("say hello")
+            assert await turn.wait() == "end_turn"
+            assert turn.text == "Hello from the fake model"
+    # The prompt reached the fake model, in the agent loop's request.
+    asked = claude.api.agent_requests()
+    assert len(asked) == 1
+    assert "say hello" in str(asked[0].body["messages"])
+    assert claude.api.unknown == []
+    if log.exists():
+        assert "127.0.0.1" in log.read_text()  # strace saw the fake API's connection
+        assert _remote_connects(log) == []
+
+
+async def test_bash_tool_use_approved_sends_tool_result_back(claude: ClaudeLaunch) -> None:
+    claude.api.add(
+        ToolUse("Bash", {"command": "echo hello > out.txt", "description": "Write a file"}),
+        Text("I wrote out.txt"),
+    )
+    asked: list[RequestPermissionRequest] = []
+
+    async def allow_once(request: RequestPermissionRequest) -> str | None:
+        asked.append(request)
+        return next(o.option_id for o in request.options if o.kind == "allow_once")
+
+    with anyio.fail_after(GUARD):
+        async with connect(
+            claude.argv, cwd=claude.cwd, env=claude.env, permission=allow_once
+        ) as agent:
+            session = await agent.new_session(claude.cwd)
+            turn = await session.prompt("write hello to out.txt")
+            assert await turn.wait() == "end_turn"
+            assert turn.text == "I wrote out.txt"
+    assert len(asked) == 1
+    assert "echo hello > out.txt" in asked[0].title
+    assert (claude.cwd / "out.txt").read_text() == "hello\n"
+    results: list[Any] = [r for q in claude.api.agent_requests() for r in q.tool_results()]
+    assert len(results) == 1
+    assert not results[0].get("is_error")
+    tool_id = claude.api.replied[0].id  # type: ignore[union-attr]
+    assert results[0]["tool_use_id"] == tool_id
