@@ -1,0 +1,122 @@
+"""The vendored registry snapshot and how an id resolves to a command (no network)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from acp_notebook import _registry as r
+
+
+def _which(*present: str):  # type: ignore[no-untyped-def]
+    return lambda name: f"/usr/bin/{name}" if name in present else None
+
+
+def _install(root: Path, package: str, version: str, bin_: object) -> Path:
+    folder = root.joinpath(*package.split("/"))
+    folder.mkdir(parents=True)
+    (folder / "package.json").write_text(json.dumps({"version": version, "bin": bin_}))
+    return folder
+
+
+def test_snapshot_has_the_shortcuts_with_pinned_versions() -> None:
+    entries = r.entries()
+    assert {"claude-acp", "codex-acp", "gemini", "opencode"} <= entries.keys()
+    claude = r.lookup("claude")
+    assert claude is not None and claude.id == "claude-acp"
+    npx = claude.distributions[0]
+    assert (npx.kind, npx.package, npx.version) == (
+        "npx",
+        "@agentclientprotocol/claude-agent-acp",
+        "0.101.0",
+    )
+    codex = r.lookup("codex")
+    assert codex is not None and codex.distributions[0].version == "2.6.0"
+    assert r.lookup("nope") is None
+
+
+def test_installed_package_runs_with_node_offline(tmp_path: Path) -> None:
+    folder = _install(
+        tmp_path,
+        "@agentclientprotocol/claude-agent-acp",
+        "0.101.0",
+        {"claude-agent-acp": "dist/index.js"},
+    )
+    entry = r.lookup("claude")
+    assert entry is not None
+    launch = r.resolve(entry, _which("node", "npx"), [str(tmp_path)])
+    assert launch.argv == ["/usr/bin/node", str(folder / "dist" / "index.js")]
+    assert launch.how == "installed" and launch.installed
+
+
+def test_other_version_installed_falls_back_to_pinned_npx(tmp_path: Path) -> None:
+    _install(tmp_path, "@agentclientprotocol/claude-agent-acp", "0.49.0", "dist/index.js")
+    entry = r.lookup("claude")
+    assert entry is not None
+    launch = r.resolve(entry, _which("node", "npx"), [str(tmp_path)])
+    assert launch.argv == ["/usr/bin/npx", "-y", "@agentclientprotocol/claude-agent-acp@0.101.0"]
+    assert not launch.installed
+
+
+def test_npx_args_follow_the_package() -> None:
+    entry = r.lookup("opencode")
+    assert entry is not None
+    launch = r.resolve(entry, _which("npx"), [])
+    assert launch.argv == ["/usr/bin/npx", "-y", "opencode-ai@1.18.33", "acp"]
+
+
+def test_missing_npx_is_one_line_saying_what_to_install() -> None:
+    entry = r.lookup("codex")
+    assert entry is not None
+    launch = r.resolve(entry, _which(), [])
+    assert launch.argv == [] and launch.missing is not None
+    assert "\n" not in launch.missing
+    assert (
+        "Node.js (npx)" in launch.missing
+        and "@agentclientprotocol/codex-acp@2.6.0" in launch.missing
+    )
+
+
+def test_uvx_and_binary_entries() -> None:
+    entry = r.parse_entry(
+        {
+            "id": "x",
+            "name": "X",
+            "version": "1.0.0",
+            "distribution": {
+                "uvx": {"package": "x-agent==1.0.0", "args": ["acp"]},
+                "binary": {
+                    "linux-x86_64": {"archive": "https://e/x.tgz", "cmd": "./x", "args": ["--acp"]}
+                },
+            },
+        }
+    )
+    assert r.resolve(entry, _which("uvx"), []).argv == ["/usr/bin/uvx", "x-agent==1.0.0", "acp"]
+    on_path = r.resolve(entry, _which("x"), [], platform_name="linux-x86_64")
+    assert on_path.argv == ["/usr/bin/x", "--acp"] and on_path.installed
+    none = r.resolve(entry, _which(), [], platform_name="linux-x86_64")
+    assert (
+        none.missing is not None
+        and "uv (uvx)" in none.missing
+        and "https://e/x.tgz" in none.missing
+    )
+    assert "\n" not in none.missing
+
+
+def test_malformed_entry_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="malformed"):
+        r.parse_entry({"id": "x", "name": "X", "version": "1", "distribution": {"npx": {}}})
+    with pytest.raises(ValueError, match="no npx"):
+        r.parse_entry({"id": "x", "name": "X", "version": "1", "distribution": {}})
+
+
+def test_node_modules_dirs_order() -> None:
+    dirs = r.node_modules_dirs("/w", {r.NODE_MODULES_ENV: "/a:/b"}, "/g")
+    assert dirs == ["/a", "/b", "/w/node_modules", "/g"]
+
+
+def test_platform_key() -> None:
+    assert r.platform_key("Linux", "AMD64") == "linux-x86_64"
+    assert r.platform_key("Darwin", "arm64") == "darwin-aarch64"
