@@ -21,8 +21,12 @@ const CONNECT = [
     '{sys.executable} -m acp_notebook.agent --data-dir {work}/.agent-data'
 ].join('\n');
 
-/** Green text, then a progress bar redrawn with \r; the shell sees the backslashes as typed. */
+/**
+ * Three plain lines (bare \n: one row each, no staircase), green text, then a progress bar
+ * redrawn with \r; the shell sees the backslashes as typed.
+ */
 const COMMAND =
+  String.raw`printf 'one\ntwo\nthree\n'; ` +
   String.raw`printf '\033[32mgreen\033[0m\n'; ` +
   String.raw`for i in 1 2 3; do printf '\rprogress %d/3' $i; sleep 0.1; done; echo`;
 const PROGRESS_CELL = [
@@ -81,8 +85,8 @@ test.describe('%%acp cell with the embedded agent', () => {
     const term = live.locator('.acp-terminal[data-phase]');
     await expect(term).toHaveCount(1);
     await expect(term.locator('.acp-exit-badge')).toHaveText('exit 0');
-    // xterm's buffer holds the final state of the \r progress bar, nothing partial
-    await expect(term).toHaveAttribute('data-text', 'green\nprogress 3/3');
+    // xterm's buffer holds one row per line and the final state of the \r progress bar
+    await expect(term).toHaveAttribute('data-text', 'one\ntwo\nthree\ngreen\nprogress 3/3');
     await expect(term).toHaveAttribute('data-phase', 'live');
     // the colour reached xterm: "green" is drawn with ANSI green (palette index 2)
     await expect(term.locator('.xterm-rows span.xterm-fg-2')).toHaveText('green');
@@ -107,6 +111,14 @@ test.describe('%%acp cell with the embedded agent', () => {
     await page.setViewportSize({ width: 1024, height: 1600 });
     await live.scrollIntoViewIfNeeded();
     await live.screenshot({ path: path.join(ARTIFACTS, 'finished-turn.png') });
+    // the same turn in JupyterLab Dark, for the README: the terminal follows the theme
+    await page.theme.setDarkTheme();
+    const screen = term.locator('.acp-terminal-screen');
+    await expect
+      .poll(() => screen.evaluate(el => getComputedStyle(el).backgroundColor))
+      .toBe('rgb(17, 17, 17)');
+    await live.screenshot({ path: path.join(ARTIFACTS, 'finished-turn-dark.png') });
+    await page.theme.setLightTheme();
 
     // Saved and reopened without the kernel that drew it: the static transcript stands in
     // for the live view, which can no longer render (its models are gone).
