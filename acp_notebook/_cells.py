@@ -207,6 +207,7 @@ class CellRun:
             return
         from ._widgets import ElicitationCard
 
+        decision.shown = True  # the card answers it: a click, its timeout, its closing
         card = ElicitationCard(
             decision,
             functools.partial(self.answer, decision),

@@ -57,6 +57,9 @@ class ElicitationDecision:
     errors: dict[str, str] = field(default_factory=dict)
     #: a URL elicitation the agent reported done (``elicitation/complete``)
     completed: bool = False
+    #: a view shows the question and will answer it (a click, its timeout, its closing):
+    #: without a handler the question then waits for it instead of being answered ``cancel``
+    shown: bool = False
     turn: Any = field(default=None, repr=False, compare=False)  # the client Turn it belongs to
     done: anyio.Event = field(default_factory=anyio.Event, repr=False, compare=False)
 
@@ -161,6 +164,8 @@ async def decide(
     the request, a click on the form).
     """
     if handler is None:
+        if decision.shown:
+            await decision.done.wait()
         decision.cancel("no-handler", "no elicitation handler is set")
         return decision.response()
 

@@ -7,7 +7,8 @@ default: a form with every field type, see ``EVERY_FIELD``). After the answer it
 
 Modes:
   ask               asks at once, quotes the answer, goes idle (cancelled if a session/cancel
-                    came, else end_turn)
+                    came, else end_turn); with WAIT_CANCEL=1, after a ``cancel`` answer it
+                    waits up to 5 s for session/cancel first
   ask_twice         asks two questions in a row, then as ``ask``
   ask_after_cancel  runs until session/cancel, then asks, then goes idle (cancelled)
   ask_after_idle    goes idle first, then asks (between turns)
@@ -143,9 +144,11 @@ def turn(session_id: str) -> None:
         time.sleep(0.2)
         ask(session_id)
         return
-    ask(session_id)
+    answer = ask(session_id)
     if MODE == "ask_twice":
         ask(session_id)
+    if os.environ.get("WAIT_CANCEL") and (answer.get("result") or {}).get("action") == "cancel":
+        _cancelled.wait(5)  # as a real agent does after a cancelled question: wait for the cancel
     idle(session_id, "cancelled" if _cancelled.is_set() else "end_turn")
 
 
