@@ -17,7 +17,7 @@ import concurrent.futures
 import logging
 import re
 import threading
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -111,6 +111,9 @@ class AgentHandle:
     sessions: dict[str, Session] = field(default_factory=dict)
     error: BaseException | None = None
     closed: bool = False  # closed on purpose (not merely exited)
+    # Variables added to its environment (`%acp connect --env`): never printed or logged;
+    # kept so that the same agent can be started again.
+    env: dict[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def alive(self) -> bool:
@@ -195,12 +198,14 @@ async def _hold_agent(
     problems: list[str],
     started: concurrent.futures.Future[tuple[Agent, anyio.Event]],
     ended: threading.Event,
+    env: dict[str, str] | None = None,
 ) -> None:
     try:
         stop = anyio.Event()
         async with connect(
             argv,
             cwd=cwd,
+            env=env,
             permission=permission,
             initialize_timeout=timeout,
             on_problem=problems.append,
@@ -239,7 +244,12 @@ CONNECT_TIMEOUT = 30.0  # seconds an agent gets to answer `initialize`
 
 
 def open_agent(
-    name: str, argv: Sequence[str], cwd: str, *, timeout: float | None = CONNECT_TIMEOUT
+    name: str,
+    argv: Sequence[str],
+    cwd: str,
+    *,
+    timeout: float | None = CONNECT_TIMEOUT,
+    env: Mapping[str, str] | None = None,
 ) -> AgentHandle:
     """Launch and initialize an agent in the I/O thread.
 
@@ -249,11 +259,12 @@ def open_agent(
     before the interrupt goes on.
     """
     io = io_thread()
+    env = dict(env or {})
     problems: list[str] = []
     started: concurrent.futures.Future[tuple[Agent, anyio.Event]] = concurrent.futures.Future()
     ended = threading.Event()
     done: concurrent.futures.Future[None] = io.submit(
-        _hold_agent, list(argv), cwd, _ask_nobody, timeout, problems, started, ended
+        _hold_agent, list(argv), cwd, _ask_nobody, timeout, problems, started, ended, env
     )
     try:
         agent, stop = started.result()
@@ -266,7 +277,9 @@ def open_agent(
             raise
         ended.wait(STOP_WAIT)
         raise ConnectFailed(exc, problems) from exc
-    return AgentHandle(name, list(argv), cwd, agent, io, stop, done)
+    handle = AgentHandle(name, list(argv), cwd, agent, io, stop, done)
+    handle.env = env
+    return handle
 
 
 def settle_soon(

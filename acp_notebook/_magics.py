@@ -38,7 +38,7 @@ from ._cells import (
     interpolate,
     noninteractive_timeout,
 )
-from ._client import Session, TurnInProgress, ended_by
+from ._client import Session, TurnInProgress, UnsupportedProtocolVersion, ended_by
 from ._errors import AcpError, AgentExited
 from ._policy import Policy
 from ._record import Record
@@ -332,6 +332,7 @@ async def run_cell_async(line: str, body: str) -> None:
 
 _SUBCOMMANDS = (
     "connect",
+    "agents",
     "cancel",
     "close",
     "sessions",
@@ -401,9 +402,28 @@ def _connect(argv: list[str]) -> None:
         "Launch an agent (the embedded agent when no ARGV is given after --) and initialize it."
         " It replaces an agent of the same name only once it is initialized.",
     )
-    parser.usage = "%(prog)s [--name NAME] [--cwd DIR] [--timeout SECONDS] [-- ARGV...]"
+    parser.usage = (
+        "%(prog)s [AGENT] [--name NAME] [--cwd DIR] [--timeout SECONDS] [--env KEY=VALUE]"
+        " [-- ARGV...]"
+    )
     parser.add_argument(
-        "--name", default=None, help="name of the agent (default: embedded, or ARGV[0]'s name)"
+        "agent",
+        nargs="?",
+        default=None,
+        help="a shortcut from the vendored ACP registry snapshot (claude, codex, gemini,"
+        " opencode, ...; `%%acp agents` lists them), instead of ARGV",
+    )
+    parser.add_argument(
+        "--name",
+        default=None,
+        help="name of the agent (default: embedded, AGENT, or ARGV[0]'s name)",
+    )
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="add a variable to the agent's environment (repeatable); values are never shown",
     )
     parser.add_argument("--cwd", default=None, metavar="DIR", help="its working directory")
     parser.add_argument(
@@ -417,17 +437,29 @@ def _connect(argv: list[str]) -> None:
     args = _parse_sub(parser, own)
     import os
 
+    env = _env_options(args.env)
     cwd = os.path.abspath(os.path.expanduser(args.cwd or os.getcwd()))
     if not os.path.isdir(cwd):
         raise UsageError(f"%acp connect: {cwd} is not a directory")
-    command = agent_argv or embedded_agent_argv()
-    name = args.name or ("embedded" if not agent_argv else os.path.basename(command[0]))
+    if args.agent is not None:
+        if agent_argv:
+            raise UsageError("%acp connect: give either AGENT or -- ARGV, not both")
+        launch = _shortcut(args.agent, cwd)
+        command, env = launch.argv, {**launch.env, **env}
+        name = args.name or args.agent
+        _say(f"acp: starting {launch.entry.name} {launch.entry.version}: {shlex.join(command)}")
+    else:
+        command = agent_argv or embedded_agent_argv()
+        name = args.name or ("embedded" if not agent_argv else os.path.basename(command[0]))
     try:
-        handle = open_agent(name, command, cwd, timeout=args.timeout)
+        handle = open_agent(name, command, cwd, timeout=args.timeout, env=env)
     except ConnectFailed as exc:
         title = f"Could not connect {name!r} ({shlex.join(command)})"
-        display(_ErrorBox(title, str(exc)))
-        raise UsageError(f"%acp connect: could not connect {name!r}: {exc.summary}") from None
+        display(_ErrorBox(title, redact(str(exc), env)))
+        summary = redact(exc.summary, env)
+        if isinstance(exc.error, UnsupportedProtocolVersion):
+            summary += " (acp_notebook speaks ACP v2 only for now; v1 support is planned)"
+        raise UsageError(f"%acp connect: could not connect {name!r}: {summary}") from None
     # Only now that the new agent is initialized does it replace the old one of that name.
     old = _bridge.handles().get(name)
     if old is not None:
@@ -440,6 +472,110 @@ def _connect(argv: list[str]) -> None:
     pid = handle.agent.process.pid if handle.agent.process else "?"
     replaced = f"; it replaces the previous {name!r}, now closed" if old is not None else ""
     _say(f"acp: connected {name!r}: {handle.label} (pid {pid}, cwd {cwd}){replaced}")
+    _say(f"acp: protocol v2; {capability_summary(handle)}")
+
+
+def _env_options(items: Sequence[str]) -> dict[str, str]:
+    """``--env KEY=VALUE`` options as a dict; an error names the key, never the value."""
+    env: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+            shown = key if sep else "(no '=')"
+            raise UsageError(f"%acp connect: --env needs KEY=VALUE, got key {shown!r}")
+        env[key] = value
+    return env
+
+
+REDACTED = "***"
+
+
+def redact(text: str, env: dict[str, str]) -> str:
+    """``text`` with every ``--env`` value of 4 characters or more replaced by ***."""
+    for value in sorted({v for v in env.values() if len(v) >= 4}, key=len, reverse=True):
+        text = text.replace(value, REDACTED)
+    return text
+
+
+def _shortcut(agent: str, cwd: str) -> Any:
+    """A registry shortcut resolved to a command here (a `_registry.Launch`)."""
+    from . import _registry
+
+    entry = _registry.lookup(agent)
+    if entry is None:
+        known = ", ".join([*_registry.ALIASES, *_registry.entries()])
+        raise UsageError(f"%acp connect: no agent shortcut {agent!r}; known: {known}")
+    launch = _resolve_here(entry, cwd)
+    if launch.missing is not None:
+        raise UsageError(f"%acp connect: {launch.missing}")
+    return launch
+
+
+def _resolve_here(entry: Any, cwd: str) -> Any:
+    """Resolve with this machine's PATH and node_modules folders (npm's global root is asked
+    for only when nothing closer has the package)."""
+    import os
+    import shutil
+    import subprocess
+
+    from . import _registry
+
+    near = _registry.node_modules_dirs(cwd, os.environ, None)
+    launch = _registry.resolve(entry, shutil.which, near)
+    npm = shutil.which("npm")
+    if launch.installed or npm is None or entry.distributions[0].kind != "npx":
+        return launch
+    try:
+        done = subprocess.run([npm, "root", "-g"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return launch
+    root = done.stdout.strip() if done.returncode == 0 else None
+    dirs = _registry.node_modules_dirs(cwd, os.environ, root)
+    return _registry.resolve(entry, shutil.which, dirs)
+
+
+def capability_summary(handle: AgentHandle) -> str:
+    """The agent's capabilities, one line: "capabilities: session (prompt: image, ...), ..."."""
+    caps = handle.agent.capabilities
+    raw = caps.model_dump(by_alias=True, exclude_none=True) if caps is not None else {}
+
+    def named(value: Any) -> list[str]:
+        if not isinstance(value, dict):
+            return []
+        out = []
+        for key, sub in value.items():
+            if key.startswith("_") or sub is False:
+                continue
+            inner = named(sub)
+            out.append(f"{key} ({', '.join(inner)})" if inner else key)
+        return out
+
+    parts = named(raw)
+    auth = [str(m.to_wire().get("methodId", "?")) for m in handle.agent.auth_methods]
+    text = "capabilities: " + (", ".join(parts) or "none")
+    return text + (f"; sign-in methods: {', '.join(auth)}" if auth else "")
+
+
+def _agents(argv: list[str]) -> None:
+    parser = _sub_parser(
+        "agents", "The agent shortcuts (a vendored ACP registry snapshot) and how each runs here."
+    )
+    _parse_sub(parser, argv)
+    import os
+
+    from . import _registry
+
+    aliases = {v: k for k, v in _registry.ALIASES.items()}
+    for entry in _registry.entries().values():
+        launch = _resolve_here(entry, os.getcwd())
+        if launch.missing is not None:
+            how = f"not available: {launch.missing}"
+        elif launch.installed:
+            how = f"installed: {shlex.join(launch.argv)}"
+        else:
+            how = f"not installed; starts with {shlex.join(launch.argv)} (downloads it)"
+        alias = f" (or {aliases[entry.id]})" if entry.id in aliases else ""
+        _say(f"{entry.id}{alias}: {entry.name} {entry.version}, {how}")
 
 
 class _ErrorBox:
@@ -578,9 +714,11 @@ def _status(argv: list[str]) -> None:
             life = f"exited ({_exit_label(handle)})"
         default = " [default]" if name == default_name else ""
         label = visible_text(handle.label, prose=True)
-        _say(f"{name}{default}: {label}, {life}, argv {shlex.join(handle.argv)}")
+        env = "".join(f", env {key}={REDACTED}" for key in handle.env)
+        _say(f"{name}{default}: {label}, {life}, argv {shlex.join(handle.argv)}{env}")
         if not handle.alive and proc is not None:
-            tail = visible_text(proc.stderr_tail(2000).strip(), multiline=True)
+            tail = proc.stderr_tail(2000).strip()
+            tail = visible_text(redact(tail, handle.env), multiline=True)
             if tail:
                 _say("  stderr tail:\n    " + tail.replace("\n", "\n    "), multiline=True)
     for name, handle in _bridge.closed_handles().items():
@@ -618,7 +756,8 @@ def _log(argv: list[str]) -> None:
     for entry in entries:
         direction, message = entry[0], entry[1]
         text = message if isinstance(message, str) else json.dumps(message, ensure_ascii=False)
-        _say(f"{'->' if direction == 'send' else '<-'} {shorten_base64(text)}")
+        text = redact(shorten_base64(text), handle.env)
+        _say(f"{'->' if direction == 'send' else '<-'} {text}")
 
 
 def _panel(argv: list[str]) -> None:
@@ -684,6 +823,7 @@ def _grants(argv: list[str]) -> None:
 
 _HANDLERS = {
     "connect": _connect,
+    "agents": _agents,
     "cancel": _cancel,
     "close": _close,
     "sessions": _sessions,
@@ -737,9 +877,12 @@ class AcpMagics(Magics):
     def acp(self, line: str) -> None:
         """Manage ACP agents and sessions.
 
-        %acp connect [--name NAME] [--cwd DIR] [--timeout SECONDS] [-- ARGV...]
-            Launch and initialize an agent (the embedded agent when no ARGV is given);
-            it is stopped if it has not answered initialize after SECONDS (30).
+        %acp connect [AGENT] [--name NAME] [--cwd DIR] [--timeout SECONDS]
+                     [--env KEY=VALUE ...] [-- ARGV...]
+            Launch and initialize an agent: AGENT is a registry shortcut (claude, codex,
+            gemini, opencode, ...), else ARGV, else the embedded agent; it is stopped if it
+            has not answered initialize after SECONDS (30). --env values are never shown.
+        %acp agents                        the agent shortcuts, and which are installed here
         %acp cancel [--session NAME]       cancel the session's running turn
         %acp close [--name NAME]           close an agent (pending permissions fail closed)
         %acp sessions [--name NAME] [--all]

@@ -173,7 +173,7 @@ def test_subcommand_help_prints_and_returns(
     for line in ("--help", "-h", "help"):
         acp.run(line)
         out = capsys.readouterr().out
-        assert "%acp connect [--name NAME]" in out and "%acp resume SESSION_ID" in out
+        assert "%acp connect [AGENT] [--name NAME]" in out and "%acp resume SESSION_ID" in out
 
 
 @pytest.mark.parametrize(

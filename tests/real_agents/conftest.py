@@ -4,6 +4,7 @@ does it). Tests skip, saying how to install, when the package is missing."""
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -45,7 +46,7 @@ class ClaudeLaunch:
 
     def env_options(self) -> str:
         """The env as ``--env KEY=VALUE`` options for ``%acp connect``."""
-        return " ".join(f"--env {key}={value}" for key, value in self.env.items())
+        return " ".join(f"--env {shlex.quote(f'{k}={v}')}" for k, v in self.env.items())
 
 
 @pytest.fixture
@@ -60,7 +61,7 @@ def claude(tmp_path: Path) -> Iterator[ClaudeLaunch]:
     (home / ".claude" / "settings.json").write_text(
         json.dumps({"permissions": {"defaultMode": "default"}})
     )
-    cwd = tmp_path / "work"
+    cwd = tmp_path / "agent-cwd"  # (a kernel test's agent works in the kernel's folder)
     cwd.mkdir()
     with FakeAnthropic() as api:
         env = {

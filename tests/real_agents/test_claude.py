@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
+from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +14,14 @@ import anyio
 import pytest
 
 from acp_notebook import RequestPermissionRequest, connect
-from tests.real_agents.conftest import CLAUDE_PACKAGE, CLAUDE_VERSION, ClaudeLaunch
+from tests.kernel_driver import Kernel, acp_kernel, new_cell_id
+from tests.real_agents.conftest import (
+    CLAUDE_JS,
+    CLAUDE_PACKAGE,
+    CLAUDE_VERSION,
+    NODE_MODULES,
+    ClaudeLaunch,
+)
 from tests.real_agents.fake_anthropic import Text, ToolUse
 
 pytestmark = pytest.mark.anyio
@@ -89,3 +99,66 @@ async def test_bash_tool_use_approved_sends_tool_result_back(claude: ClaudeLaunc
     assert not results[0].get("is_error")
     tool_id = claude.api.replied[0].id  # type: ignore[union-attr]
     assert results[0]["tool_use_id"] == tool_id
+
+
+# -- through the magics, in a real kernel -----------------------------------------------------
+
+
+@pytest.fixture
+def kern(tmp_path: Path) -> Iterator[Kernel]:
+    with acp_kernel(tmp_path) as k:
+        yield k
+
+
+def _approve_bash_in_kernel(k: Kernel, claude: ClaudeLaunch, work: Path) -> None:
+    claude.api.add(
+        ToolUse("Bash", {"command": "echo hello > out.txt", "description": "Write a file"}),
+        Text("I wrote out.txt"),
+    )
+    cell = k.submit("%%acp\nwrite hello to out.txt\n", new_cell_id())
+    # claude-agent-acp names its allow_once option "Yes"
+    button = k.wait_for(partial(k.buttons, "Yes"), "the Yes (allow once) button")
+    assert not (work / "out.txt").exists()  # nothing ran before the click
+    k.click(button[0])
+    k.wait_for(partial(getattr, cell, "done"), "the cell to finish after the click")
+    assert cell.error is None, cell.text()
+    assert (work / "out.txt").read_text() == "hello\n"
+    assert "I wrote out.txt" in cell.text()
+    results = [r for q in claude.api.agent_requests() for r in q.tool_results()]
+    assert len(results) == 1 and not results[0].get("is_error")
+    assert results[0]["tool_use_id"] == claude.api.replied[0].id  # type: ignore[union-attr]
+
+
+def _no_env_values(text: str, claude: ClaudeLaunch) -> None:
+    for key in ("ANTHROPIC_BASE_URL", "HOME"):
+        assert claude.env[key] not in text, key
+
+
+def test_kernel_connect_argv_with_env_and_approve_a_bash_call(
+    kern: Kernel, claude: ClaudeLaunch, tmp_path: Path
+) -> None:
+    out = kern.run(f"%acp connect {claude.env_options()} -- {shlex.join(claude.argv)}").text()
+    assert "Claude Agent 0.101.0" in out
+    assert "protocol v2" in out and "capabilities: session (" in out
+    _no_env_values(out, claude)
+    _approve_bash_in_kernel(kern, claude, tmp_path / "work")
+    status = kern.run("%acp status").text()
+    assert "env ANTHROPIC_API_KEY=***" in status and "sk-fake" not in status
+    _no_env_values(status, claude)
+    log = kern.run("%acp log -n 200").text()
+    assert "session/request_permission" in log
+    _no_env_values(log, claude)
+
+
+def test_kernel_connect_claude_shortcut_finds_the_installed_package(
+    kern: Kernel, claude: ClaudeLaunch, tmp_path: Path
+) -> None:
+    kern.run(f"import os; os.environ['ACP_NOTEBOOK_NODE_MODULES'] = {str(NODE_MODULES)!r}")
+    agents = kern.run("%acp agents").text()
+    assert f"claude-acp (or claude): Claude Agent {CLAUDE_VERSION}, installed: " in agents
+    assert str(CLAUDE_JS) in agents
+    out = kern.run(f"%acp connect claude {claude.env_options()}").text()
+    assert f"starting Claude Agent {CLAUDE_VERSION}: " in out and str(CLAUDE_JS) in out
+    assert "npx" not in out
+    assert "acp: connected 'claude': Claude Agent 0.101.0" in out
+    _approve_bash_in_kernel(kern, claude, tmp_path / "work")
