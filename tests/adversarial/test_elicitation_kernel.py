@@ -109,3 +109,38 @@ def test_timeout_answers_cancel_then_cancels_the_turn(tmp_path: Path) -> None:
         assert methods.index("answer") < methods.index("session/cancel")
         static = k.run("print(t.elicitations)").text()
         assert "cancel by timeout" in static
+
+
+def test_interrupt_answers_cancel(tmp_path: Path) -> None:
+    work = tmp_path / "agent"
+    work.mkdir()
+    with acp_kernel(tmp_path) as k:
+        connect(k, work)
+        cell = k.submit("%%acp -o t\ngo\n", new_cell_id())
+        k.wait_for(lambda: k.buttons("Submit"), "the Submit button")
+        k.wait_for(k.cell_waiting, "the cell to await its turn")
+        k.km.interrupt_kernel()
+        k.wait_for(lambda: cell.done, "the cell to end after the interrupt")
+        k.wait_for(lambda: answers(work), "our answer")
+        assert answers(work)[0]["result"] == {"action": "cancel"}
+        methods = [
+            m.get("method") or "answer" for m in received(work) if "method" in m or m["id"] >= 100
+        ]
+        assert methods.index("session/cancel") < methods.index("answer")
+        assert "cancel by cancel" in k.run("print(t.elicitations)").text()
+        k.run("pass")
+        live = [b for b in k.buttons("Submit") if not k.models[b].get("disabled")]
+        assert live == []  # the form of the cancelled question takes no more answers
+
+
+def test_closing_the_agent_answers_cancel(tmp_path: Path) -> None:
+    work = tmp_path / "agent"
+    work.mkdir()
+    with acp_kernel(tmp_path) as k:
+        connect(k, work)
+        k.run("%%acp --bg -o t\ngo\n", new_cell_id())
+        k.wait_for(lambda: k.buttons("Submit"), "the Submit button")
+        k.run("%acp close")
+        k.wait_for(lambda: answers(work), "our answer")
+        assert answers(work)[0]["result"] == {"action": "cancel"}
+        assert "cancel by closed (the agent was closed)" in k.run("print(t.elicitations)").text()
