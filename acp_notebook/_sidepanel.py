@@ -850,7 +850,7 @@ def reopen(handle: AgentHandle) -> AgentHandle:
     """Launch the same argv in the same cwd under the same name; it becomes the default."""
     from ._magics import _state
 
-    fresh = _bridge.open_agent(handle.name, handle.argv, handle.cwd)
+    fresh = _bridge.open_agent(handle.name, handle.argv, handle.cwd, env=handle.env)
     _bridge.handles()[handle.name] = fresh
     _state["default_agent"] = handle.name
     _events.emit("agent_connected", fresh)

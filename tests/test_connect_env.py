@@ -1,0 +1,42 @@
+"""``open_agent(env=...)``: the variables reach the agent's process, and the side panel's
+Restart (``reopen``) starts the new process with them again."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from acp_notebook import _bridge, _sidepanel
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
+
+
+def _environ(pid: int) -> dict[str, str]:
+    raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    return dict(item.decode().partition("=")[::2] for item in raw if b"=" in item)
+
+
+@pytest.fixture
+def handles() -> Iterator[list[_bridge.AgentHandle]]:
+    opened: list[_bridge.AgentHandle] = []
+    yield opened
+    for handle in opened:
+        handle.close()
+
+
+def test_env_reaches_the_agent_and_survives_a_restart(
+    tmp_path: Path, handles: list[_bridge.AgentHandle]
+) -> None:
+    argv = [sys.executable, "-m", "acp_notebook.agent", "--data-dir", str(tmp_path / "d")]
+    handle = _bridge.open_agent("envy", argv, str(tmp_path), env={"ACP_TEST_MARK": "s3cret-v"})
+    handles.append(handle)
+    assert handle.agent.process is not None
+    assert _environ(handle.agent.process.pid)["ACP_TEST_MARK"] == "s3cret-v"
+    assert "s3cret-v" not in repr(handle)
+    fresh = _sidepanel.reopen(handle)
+    handles.append(fresh)
+    assert fresh.agent.process is not None
+    assert _environ(fresh.agent.process.pid).get("ACP_TEST_MARK") == "s3cret-v"
