@@ -120,3 +120,55 @@ def test_node_modules_dirs_order() -> None:
 def test_platform_key() -> None:
     assert r.platform_key("Linux", "AMD64") == "linux-x86_64"
     assert r.platform_key("Darwin", "arm64") == "darwin-aarch64"
+
+
+# -- through %acp (in this process) ----------------------------------------------------------
+
+
+def _run_acp(line: str) -> None:
+    from acp_notebook._magics import AcpMagics
+
+    AcpMagics.acp(None, line)
+
+
+def test_connect_unknown_shortcut_lists_the_known_ones() -> None:
+    from IPython.core.error import UsageError
+
+    with pytest.raises(UsageError, match="no agent shortcut 'nosuch'; known: claude, codex"):
+        _run_acp("connect nosuch")
+
+
+def test_connect_shortcut_without_node_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    from IPython.core.error import UsageError
+
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(UsageError) as caught:
+        _run_acp("connect codex")
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith("%acp connect: Codex needs Node.js (npx)")
+
+
+def test_connect_env_must_be_key_value_and_never_echoes_the_value() -> None:
+    from IPython.core.error import UsageError
+
+    with pytest.raises(UsageError) as caught:
+        _run_acp("connect --env 'BAD KEY=s3cret-value' -- true")
+    assert "s3cret-value" not in str(caught.value) and "KEY=VALUE" in str(caught.value)
+
+
+def test_agents_lists_every_shortcut(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.chdir(tmp_path)
+    _run_acp("agents")
+    out = capsys.readouterr().out
+    for entry in (
+        "claude-acp (or claude): Claude Agent 0.101.0",
+        "codex-acp (or codex)",
+        "gemini",
+        "opencode",
+    ):
+        assert entry in out
+    assert "not available: OpenCode needs Node.js (npx)" in out
