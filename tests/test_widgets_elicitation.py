@@ -217,3 +217,21 @@ def test_html_is_escaped_and_hidden_characters_visible() -> None:
     assert "field size: string (required)" in text
     assert "answer: waiting for an answer" in text
     card.close_quietly()
+
+
+def test_turn_view_transcript_shows_question_and_answer() -> None:
+    from acp_notebook._state import SessionState
+    from acp_notebook._widgets import TurnView
+
+    state = SessionState("s1")
+    view = TurnView(state.begin_turn("ask me"), "ask me")
+    d = decision(EVERY_FIELD)
+    card = ElicitationCard(d, Answers())
+    view.add_card(card)
+    d.cancel("timeout", "no answer before the timeout")
+    card.mark_decided(d.action, d.decided_by, d.detail)
+    text = view.static_text()
+    assert "Question: Tell me about the project" in text
+    assert "answer: cancelled by timeout (no answer before the timeout)" in text
+    assert "cancelled by timeout" in view.static_html()
+    view.close_all()
