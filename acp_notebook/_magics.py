@@ -458,7 +458,7 @@ def _connect(argv: list[str]) -> None:
         display(_ErrorBox(title, redact(str(exc), env)))
         summary = redact(exc.summary, env)
         if isinstance(exc.error, UnsupportedProtocolVersion):
-            summary += " (acp_notebook speaks ACP v2 only for now; v1 support is planned)"
+            summary += " (v1 agents are not supported yet: a v1 fallback is planned)"
         raise UsageError(f"%acp connect: could not connect {name!r}: {summary}") from None
     # Only now that the new agent is initialized does it replace the old one of that name.
     old = _bridge.handles().get(name)

@@ -94,11 +94,20 @@ async def test_bash_tool_use_approved_sends_tool_result_back(claude: ClaudeLaunc
     assert len(asked) == 1
     assert "echo hello > out.txt" in asked[0].title
     assert (claude.cwd / "out.txt").read_text() == "hello\n"
-    results: list[Any] = [r for q in claude.api.agent_requests() for r in q.tool_results()]
-    assert len(results) == 1
-    assert not results[0].get("is_error")
+    _check_tool_result(claude)
+
+
+def _check_tool_result(claude: ClaudeLaunch) -> None:
+    """The request after the Bash tool_use carries its successful tool_result. (The agent
+    may send its history with the result again, in a later request of its own.)"""
     tool_id = claude.api.replied[0].id  # type: ignore[union-attr]
-    assert results[0]["tool_use_id"] == tool_id
+    asked = claude.api.agent_requests()
+    assert asked[0].tool_results() == []
+    results: list[Any] = [r for q in asked[1:] for r in q.tool_results()]
+    assert results, "no tool_result was sent back"
+    assert {r["tool_use_id"] for r in results} == {tool_id}
+    assert not any(r.get("is_error") for r in results)
+    assert results[0]["content"] == "(Bash completed with no output)"
 
 
 # -- through the magics, in a real kernel -----------------------------------------------------
@@ -124,9 +133,7 @@ def _approve_bash_in_kernel(k: Kernel, claude: ClaudeLaunch, work: Path) -> None
     assert cell.error is None, cell.text()
     assert (work / "out.txt").read_text() == "hello\n"
     assert "I wrote out.txt" in cell.text()
-    results = [r for q in claude.api.agent_requests() for r in q.tool_results()]
-    assert len(results) == 1 and not results[0].get("is_error")
-    assert results[0]["tool_use_id"] == claude.api.replied[0].id  # type: ignore[union-attr]
+    _check_tool_result(claude)
 
 
 def _no_env_values(text: str, claude: ClaudeLaunch) -> None:
@@ -162,3 +169,16 @@ def test_kernel_connect_claude_shortcut_finds_the_installed_package(
     assert "npx" not in out
     assert "acp: connected 'claude': Claude Agent 0.101.0" in out
     _approve_bash_in_kernel(kern, claude, tmp_path / "work")
+
+
+def test_kernel_connect_v1_only_agent_says_v1_is_not_supported_yet(
+    kern: Kernel, claude: ClaudeLaunch
+) -> None:
+    kern.run(f"import os; os.environ['ACP_NOTEBOOK_NODE_MODULES'] = {str(NODE_MODULES)!r}")
+    # The same agent, its router pinned to v1: it answers initialize with protocol version 1.
+    claude.env["CLAUDE_AGENT_ACP_PROTOCOL"] = "v1"
+    text = kern.run(f"%acp connect claude {claude.env_options()}", ok=False).text()
+    assert "UsageError: %acp connect: could not connect 'claude'" in text  # shown on stderr
+    assert "protocol version 1" in text and "v1 agents are not supported yet" in text
+    _no_env_values(text, claude)
+    assert "no agents connected" in kern.run("%acp status").text()
