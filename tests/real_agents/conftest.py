@@ -73,6 +73,9 @@ def claude(tmp_path: Path) -> Iterator[ClaudeLaunch]:
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "DISABLE_AUTOUPDATER": "1",
             "CLAUDE_AGENT_ACP_PROTOCOL": "v2",
+            # After each turn the CLI otherwise asks the model (with tools and the whole
+            # history) to predict the user's next prompt, which would take a scripted reply.
+            "CLAUDE_CODE_ENABLE_PROMPT_SUGGESTION": "false",
             # Anything that honours a proxy gets a dead one, never the real network.
             "HTTPS_PROXY": "http://127.0.0.1:9",
             "HTTP_PROXY": "http://127.0.0.1:9",
