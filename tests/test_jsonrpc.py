@@ -648,7 +648,7 @@ async def deep_notifications(conn: Connection, peer: RawPeer) -> None:
     # parses, but too deep: it is known to be a notification, so nothing is answered
     await peer.send_raw(note + deep_list(300) + b"}\n")
     # cannot be parsed: nobody knows whether an id follows, so it is answered with id null
-    await peer.send_raw(note + deep_list(2000) + b"}\n")
+    await peer.send_raw(note + deep_list(100_000) + b"}\n")
     await peer.send({"jsonrpc": "2.0", "method": "shallow"})
     reply = await peer.recv()
     assert reply["id"] is None and reply["error"]["code"] == -32700
@@ -714,12 +714,12 @@ async def test_id_after_the_deep_member_or_in_use_is_not_guessed() -> None:
 
 async def ids_not_guessed(peer: RawPeer, release: anyio.Event) -> None:
     # the id comes after the member that cannot be read: it is not looked for
-    await peer.send_raw(b'{"jsonrpc":"2.0","params":' + deep_list(2000) + b',"id":3}\n')
+    await peer.send_raw(b'{"jsonrpc":"2.0","params":' + deep_list(100_000) + b',"id":3}\n')
     reply = await peer.recv()
     assert reply["id"] is None and reply["error"]["code"] == -32700
     # an id that is in use by a request being served is not answered a second time
     await peer.send({"jsonrpc": "2.0", "id": 4, "method": "slow"})
-    await peer.send_raw(request_line(4, deep_list(2000)))
+    await peer.send_raw(request_line(4, deep_list(100_000)))
     reply = await peer.recv()
     assert reply["id"] is None and reply["error"]["code"] == -32700
     release.set()

@@ -1,9 +1,11 @@
 """Fixtures for the real agents installed in tests/real_agents/node (``npm ci`` there; .ci/run
-does it). Tests skip, saying how to install, when the package is missing."""
+does it). Tests skip, saying how to install, when the package is missing; under CI, where
+.ci/run installs it, they fail instead."""
 
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 from collections.abc import Iterator
@@ -53,6 +55,8 @@ class ClaudeLaunch:
 def claude(tmp_path: Path) -> Iterator[ClaudeLaunch]:
     why = claude_installed()
     if why:
+        if os.environ.get("CI"):  # .ci/run installs it: missing there is a failure
+            pytest.fail(why)
         pytest.skip(why)
     home = tmp_path / "home"
     (home / ".claude").mkdir(parents=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
@@ -46,6 +47,8 @@ def _traced(claude: ClaudeLaunch, log: Path) -> list[str]:
     """The agent's argv under strace (every connect() logged), or as is without strace."""
     strace = shutil.which("strace")
     if strace is None:
+        if os.environ.get("CI"):  # .ci/run installs strace: missing there is a failure
+            raise AssertionError("strace is not installed (apt-get install strace)")
         return claude.argv
     return [strace, "-f", "-qq", "-e", "trace=connect", "-o", str(log), *claude.argv]
 
