@@ -322,10 +322,23 @@ async def run_cell_async(line: str, body: str) -> None:
     except AcpError as exc:  # the agent died, the prompt was refused: one line, no traceback
         _finish_cell(run, record)
         raise _visible_error(UsageError(turn_failure(exc))) from None
+    except KeyboardInterrupt:
+        _finish_cell(run, record)
+        raise TurnInterrupted(
+            "the turn was cancelled (session/cancel sent, pending requests answered cancelled)"
+        ) from None
     except BaseException:
         _finish_cell(run, record)
         raise
     _finish_cell(run, record)
+
+
+class TurnInterrupted(KeyboardInterrupt):
+    """Interrupt during a ``%%acp`` cell. IPython shows it as its one line (through
+    ``_render_traceback_``), not as a traceback through the rewritten cell."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"KeyboardInterrupt: {self}"]
 
 
 # -- %acp -------------------------------------------------------------------------------------

@@ -337,3 +337,18 @@ def test_cells_without_ids_or_history_are_not_taken_for_reruns(k: Kernel) -> Non
         k.wait_for(lambda e=execution: e.done, f"the cell {prompt!r}")
         texts.append(execution.text())
     assert all("ran before" not in text for text in texts), texts
+
+
+def test_interrupt_ends_the_cell_with_one_line(k: Kernel) -> None:
+    """Not a 20-line traceback through the rewritten ``await __import__(...)`` cell."""
+    cell = k.submit("%%acp --allow '*'\n$ sleep 30\n", new_cell_id())
+    k.wait_for(k.cell_waiting, "the cell to await its turn")
+    k.km.interrupt_kernel()
+    k.wait_for(lambda: cell.done, "the cell to finish after interrupt")
+    error = cell.error
+    assert error is not None and error["ename"] == "TurnInterrupted"
+    assert error["traceback"] == [
+        "KeyboardInterrupt: the turn was cancelled (session/cancel sent, pending requests"
+        " answered cancelled)"
+    ]
+    assert "__import__" not in cell.text()
