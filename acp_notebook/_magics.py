@@ -165,10 +165,19 @@ def _live(handle: AgentHandle) -> AgentHandle:
     return handle
 
 
-def _session_for(name: str, new: bool) -> tuple[AgentHandle, Session]:
+def _session_for(name: str, new: bool, agent: str | None = None) -> tuple[AgentHandle, Session]:
+    """The named session (started when needed). ``agent`` picks the agent explicitly; without
+    it, a session name that is an agent's name picks that agent, else the default agent."""
     sessions: dict[str, tuple[str, Session]] = _state["sessions"]
+    if agent is not None:
+        _agent(agent)  # a one-line error naming the connected agents when it is unknown
     if not new and name in sessions:
         agent_name, session = sessions[name]
+        if agent is not None and agent_name != agent:
+            raise UsageError(
+                f"%%acp: session {name!r} belongs to agent {agent_name!r}, not {agent!r};"
+                " name another session with --session NAME, or start it afresh with --new"
+            )
         handle = _bridge.handles().get(agent_name)
         if (
             handle is not None
@@ -178,7 +187,8 @@ def _session_for(name: str, new: bool) -> tuple[AgentHandle, Session]:
         ):
             return handle, session
     handles = _bridge.handles()
-    handle = _live(handles[name] if name in handles else _agent())
+    pick = agent if agent is not None else name if name in handles else None
+    handle = _live(handles[pick] if pick is not None else _agent())
     fresh: Session = handle.io.call(handle.agent.new_session, handle.cwd)
     sessions[name] = (handle.name, fresh)
     return handle, fresh
@@ -215,7 +225,9 @@ def _start_cell_inner(shell: Any, line: str, body: str) -> CellRun:
         if previous.done is not None and not previous.done.done():
             previous.cancel_blocking()
         previous.close_view()
-    handle, session = _session_for(args.session, args.new)
+    if args.session is None:  # `--agent claude` talks in session 'claude'
+        args.session = args.agent if args.agent is not None else DEFAULT_SESSION
+    handle, session = _session_for(args.session, args.new, args.agent)
     io = handle.io
     try:
         turn = io.call(session.start_turn, prompt)
@@ -924,7 +936,16 @@ class AcpMagics(Magics):
     # "%acp_cell" from the method's name).
     @magic_arguments.magic_arguments(name="%acp")
     @magic_arguments.argument(
-        "--session", default=DEFAULT_SESSION, help="session name (default: %(default)s)"
+        "--agent",
+        default=None,
+        metavar="NAME",
+        help="the connected agent to talk to (default: the last one connected); its session"
+        " is named after it unless --session is given",
+    )
+    @magic_arguments.argument(
+        "--session",
+        default=None,
+        help=f"session name (default: {DEFAULT_SESSION}, or the --agent's name)",
     )
     @magic_arguments.argument(
         "--new", action="store_true", help="start a new session for this name"

@@ -213,7 +213,7 @@ def test_cell_timeout_must_be_positive(value: str) -> None:
 def test_cell_help_names_the_cell_magic_and_says_what_timeout_does() -> None:
     doc = AcpMagics.acp_cell.__doc__
     assert doc is not None
-    assert "%%acp [--session SESSION]" in doc and "acp_cell" not in doc
+    assert "%%acp [--agent NAME] [--session SESSION]" in doc and "acp_cell" not in doc
     flat = " ".join(doc.split())
     assert "reject" not in flat.split("--timeout SECONDS", 1)[1].split("--bg", 1)[0]
     assert "is answered 'cancelled' (fail closed), and the turn ends cancelled" in flat

@@ -68,5 +68,7 @@ def test_help_is_plain_text(kind: str) -> None:
     assert "`" not in doc
     # The usage paragraph (argparse wraps it once the subcommands no longer fit one line).
     first = " ".join(doc.lstrip().split("\n\n")[0].split())
-    assert first.startswith("%%acp [--session" if kind == "cell" else "%acp {connect,"), first
+    assert first.startswith(
+        "%%acp [--agent NAME] [--session" if kind == "cell" else "%acp {connect,"
+    ), first
     assert "--allow GLOB" in doc if kind == "cell" else "connect" in doc

@@ -352,3 +352,19 @@ def test_interrupt_ends_the_cell_with_one_line(k: Kernel) -> None:
         " answered cancelled)"
     ]
     assert "__import__" not in cell.text()
+
+
+def test_agent_option_picks_the_agent_and_names_its_session(k: Kernel, tmp_path: Path) -> None:
+    data = tmp_path / "second-agent-data"
+    k.run(f"%acp connect --name second -- {sys.executable} -m acp_notebook.agent --data-dir {data}")
+    k.run("%%acp -o first\nto the last connected\n")
+    k.run("%%acp --agent python3 -o picked\nto the first one\n")  # the fixture's agent
+    status = k.run("%acp status").text()
+    assert "session 'default' on 'second'" in status
+    assert "session 'python3' on 'python3'" in status
+    out = k.run("print(first.session.agent is picked.session.agent)").text()
+    assert out.strip() == "False"
+    clash = k.run("%%acp --agent second --session python3\nhi\n", ok=False).text()
+    assert "session 'python3' belongs to agent 'python3', not 'second'" in clash
+    unknown = k.run("%%acp --agent nobody\nhi\n", ok=False).text()
+    assert "no agent named 'nobody'" in unknown
