@@ -38,7 +38,13 @@ from ._cells import (
     interpolate,
     noninteractive_timeout,
 )
-from ._client import Session, TurnInProgress, UnsupportedProtocolVersion, ended_by
+from ._client import (
+    AuthenticationRequired,
+    Session,
+    TurnInProgress,
+    UnsupportedProtocolVersion,
+    ended_by,
+)
 from ._errors import AcpError, AgentExited
 from ._policy import Policy
 from ._record import Record
@@ -58,6 +64,7 @@ _state: dict[str, Any] = {
     "sessions": {},  # session name -> (agent name, Session)
     "cells": {},  # cell key -> CellRun
     "cell_id": None,  # id of the cell being run, from the pre_run_cell event
+    "auth_session": {},  # agent name -> the session name session/new refused (sign-in)
 }
 
 
@@ -189,7 +196,15 @@ def _session_for(name: str, new: bool, agent: str | None = None) -> tuple[AgentH
     handles = _bridge.handles()
     pick = agent if agent is not None else name if name in handles else None
     handle = _live(handles[pick] if pick is not None else _agent())
-    fresh: Session = handle.io.call(handle.agent.new_session, handle.cwd)
+    try:
+        fresh: Session = handle.io.call(handle.agent.new_session, handle.cwd)
+    except AuthenticationRequired as exc:
+        _state["auth_session"][handle.name] = name  # `%acp auth` opens it once signed in
+        option = "" if handle.name == _default_name() else f" --name {handle.name}"
+        raise UsageError(
+            f"%%acp: agent {handle.name!r} needs sign-in ({_one_line(exc.__cause__ or exc)});"
+            f" {_auth_hint(exc.methods, option)}"
+        ) from None
     sessions[name] = (handle.name, fresh)
     return handle, fresh
 
@@ -366,6 +381,7 @@ _SUBCOMMANDS = (
     "log",
     "panel",
     "grants",
+    "auth",
 )
 
 
@@ -476,14 +492,24 @@ def _connect(argv: list[str]) -> None:
     else:
         command = agent_argv or embedded_agent_argv()
         name = args.name or ("embedded" if not agent_argv else os.path.basename(command[0]))
+    _start_agent(name, command, cwd, args.timeout, env)
+
+
+def _start_agent(
+    name: str, command: list[str], cwd: str, timeout: float | None, env: dict[str, str]
+) -> AgentHandle:
+    """Start and initialize an agent; only then does it replace the open agent of that name
+    (``%acp connect``, and ``%acp auth`` restarting an agent with a variable added)."""
     try:
-        handle = open_agent(name, command, cwd, timeout=args.timeout, env=env)
+        handle = open_agent(name, command, cwd, timeout=timeout, env=env)
     except ConnectFailed as exc:
         title = f"Could not connect {name!r} ({shlex.join(command)})"
         display(_ErrorBox(title, redact(str(exc), env)))
         summary = redact(exc.summary, env)
         if isinstance(exc.error, UnsupportedProtocolVersion):
             summary += " (v1 agents are not supported yet: a v1 fallback is planned)"
+        if isinstance(exc.error, AuthenticationRequired):
+            summary += "; it needs credentials before it starts: pass them with --env KEY=VALUE"
         raise UsageError(f"%acp connect: could not connect {name!r}: {summary}") from None
     # Only now that the new agent is initialized does it replace the old one of that name.
     old = _bridge.handles().get(name)
@@ -498,6 +524,7 @@ def _connect(argv: list[str]) -> None:
     replaced = f"; it replaces the previous {name!r}, now closed" if old is not None else ""
     _say(f"acp: connected {name!r}: {handle.label} (pid {pid}, cwd {cwd}){replaced}")
     _say(f"acp: protocol v2; {capability_summary(handle)}")
+    return handle
 
 
 def _env_options(items: Sequence[str]) -> dict[str, str]:
@@ -846,7 +873,87 @@ def _grants(argv: list[str]) -> None:
     _say(text, multiline=True)
 
 
+def _auth_hint(methods: Sequence[Any], option: str) -> str:
+    from . import _auth
+
+    return _auth.hint(methods, option)
+
+
+def _auth_cmd(argv: list[str]) -> None:
+    from . import _auth
+
+    parser = _sub_parser(
+        "auth",
+        "Without METHOD: list the agent's sign-in methods (authMethods). With METHOD: sign in"
+        " (auth/login for an agent method; a password field for an env_var method, whose value"
+        " goes only into the agent's environment for its restart).",
+    )
+    parser.add_argument("method", nargs="?", default=None, help="a method id from the list")
+    parser.add_argument("--name", default=None, help="the agent (default: the default agent)")
+    args = _parse_sub(parser, argv)
+    handle = _live(_agent(args.name))
+    methods = handle.agent.auth_methods
+    option = "" if handle.name == _default_name() else f" --name {handle.name}"
+    if args.method is None:
+        if not methods:
+            _say(f"acp: agent {handle.name!r} advertised no sign-in methods")
+            return
+        _say(f"acp: sign-in methods of {handle.name!r} (`%acp auth METHOD{option}` signs in):")
+        for method in methods:
+            _say("  " + _auth.describe(method))
+        return
+    chosen = [m for m in methods if _auth.method_id(m) == args.method]
+    if not chosen:
+        known = ", ".join(_auth.method_id(m) for m in methods) or "none"
+        raise UsageError(
+            f"%acp auth: agent {handle.name!r} has no method {args.method!r}; its methods: {known}"
+        )
+    method = chosen[0]
+    kind = _auth.kind(method)
+    if _auth.is_agent_method(method):
+        handle.io.call(handle.agent.login, args.method)
+        _say(f"acp: signed in to {handle.name!r} with {args.method!r}; `%%acp` cells work now")
+    elif kind == "env_var" and _auth.env_var_names(method):
+        names = _auth.env_var_names(method)
+        _say(
+            f"acp: enter {', '.join(names)} for {handle.name!r}: the value goes only into the"
+            " agent's environment (it restarts with it); it is not shown or saved"
+        )
+        display(_auth.password_form(names, lambda values: _restart_with(handle.name, values)))
+    elif isinstance(method, _auth.AuthMethodTerminal):
+        command = _auth.terminal_command(method, handle.argv)
+        _say(
+            f"acp: {args.method!r} signs in in a terminal: run `{command}` in a terminal"
+            f" (in {handle.cwd}), then `%acp connect` again; a terminal in the cell is not"
+            " available yet"
+        )
+    else:
+        raise UsageError(
+            f"%acp auth: method {args.method!r} has type {kind!r}, which this client cannot run"
+        )
+
+
+def _restart_with(name: str, values: dict[str, str]) -> str:
+    """Restart agent ``name`` with ``values`` added to its environment (as `%acp connect`
+    does: the old one is replaced once the new one is initialized), then retry session/new.
+    Returns one line for the form; it never contains the values."""
+    old = _agent(name)
+    env = {**old.env, **values}
+    session_name = _state["auth_session"].pop(name, DEFAULT_SESSION)
+    try:
+        handle = _start_agent(name, list(old.argv), old.cwd, CONNECT_TIMEOUT, env)
+        _session_for(session_name, True, name)
+    except (UsageError, AcpError) as exc:
+        return redact(f"not signed in: {_one_line(exc)}", env)
+    return redact(
+        f"restarted {name!r} ({handle.label}) with {', '.join(values)}; session"
+        f" {session_name!r} is open",
+        env,
+    )
+
+
 _HANDLERS = {
+    "auth": _auth_cmd,
     "connect": _connect,
     "agents": _agents,
     "cancel": _cancel,
@@ -908,6 +1015,9 @@ class AcpMagics(Magics):
             gemini, opencode, ...), else ARGV, else the embedded agent; it is stopped if it
             has not answered initialize after SECONDS (30). --env values are never shown.
         %acp agents                        the agent shortcuts, and which are installed here
+        %acp auth [METHOD] [--name NAME]   the agent's sign-in methods; with METHOD, sign in
+                                           (auth/login, or a password field whose value
+                                           only the restarted agent's environment gets)
         %acp cancel [--session NAME]       cancel the session's running turn
         %acp close [--name NAME]           close an agent (pending permissions fail closed)
         %acp sessions [--name NAME] [--all]

@@ -1,0 +1,118 @@
+"""A scriptable ACP v2 agent that needs sign-in, run as a subprocess.
+
+Usage: ``python auth_agent.py WORKDIR``. Every message it receives is appended to
+``WORKDIR/received.jsonl``. It advertises two auth methods: ``login`` (type ``agent``:
+``auth/login`` signs in) and ``fake-key`` (type ``env_var``: the variable ``FAKE_KEY``).
+``session/new`` answers ``-32000`` (authentication required) until ``auth/login`` with
+``login`` succeeded or ``FAKE_KEY`` is set in its environment; then it works, and a prompt is
+answered with ``signed in by <how>`` and idle. ``auth/login`` with another method id is an
+error. A ``FAKE_KEY`` value is never echoed (a test greps the notebook for it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+WORK = Path(sys.argv[1] if __name__ == "__main__" else ".")
+RECEIVED = WORK / "received.jsonl"
+
+AUTH_METHODS: list[dict[str, Any]] = [
+    {
+        "type": "agent",
+        "methodId": "login",
+        "name": "Log in with a browser",
+        "description": "Opens the sign-in page\u202e (fake)",
+    },
+    {
+        "type": "env_var",
+        "methodId": "fake-key",
+        "name": "Fake API key",
+        "description": "Set FAKE_KEY",
+        "vars": [{"name": "FAKE_KEY", "label": "Fake key", "secret": True}],
+    },
+]
+
+_lock = threading.Lock()
+_signed_in = ["env FAKE_KEY" if os.environ.get("FAKE_KEY") else ""]
+
+
+def send(message: dict[str, Any]) -> None:
+    with _lock:
+        sys.stdout.write(json.dumps(message) + "\n")
+        sys.stdout.flush()
+
+
+def update(session_id: str, body: dict[str, Any]) -> None:
+    send(
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {"sessionId": session_id, "update": body},
+        }
+    )
+
+
+def turn(session_id: str) -> None:
+    update(session_id, {"sessionUpdate": "state_update", "state": "running"})
+    update(
+        session_id,
+        {
+            "sessionUpdate": "agent_message_chunk",
+            "messageId": "a1",
+            "content": {"type": "text", "text": f"signed in by {_signed_in[0]}"},
+        },
+    )
+    update(session_id, {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})
+
+
+def handle(message: dict[str, Any]) -> None:
+    method = message.get("method")
+    rid = message.get("id")
+    params = message.get("params") or {}
+    if method == "initialize":
+        result = {
+            "protocolVersion": 2,
+            "info": {"name": "auth", "title": "Sign-in agent", "version": "1.0"},
+            "capabilities": {"session": {}},
+            "authMethods": AUTH_METHODS,
+        }
+        send({"jsonrpc": "2.0", "id": rid, "result": result})
+    elif method == "auth/login":
+        if params.get("methodId") == "login":
+            _signed_in[0] = "auth/login"
+            send({"jsonrpc": "2.0", "id": rid, "result": {}})
+        else:
+            error = {"code": -32602, "message": f"cannot log in with {params.get('methodId')!r}"}
+            send({"jsonrpc": "2.0", "id": rid, "error": error})
+    elif method == "session/new":
+        if not _signed_in[0]:
+            error = {"code": -32000, "message": "Authentication required"}
+            send({"jsonrpc": "2.0", "id": rid, "error": error})
+        else:
+            send({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": "s1"}})
+    elif method == "session/prompt":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"messageId": "u1"}})
+        threading.Thread(target=turn, args=(params["sessionId"],), daemon=True).start()
+    elif method == "session/close":
+        send({"jsonrpc": "2.0", "id": rid, "result": {}})
+    elif rid is not None and method is not None:
+        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "nope"}})
+
+
+def main() -> None:
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        message = json.loads(line)
+        with _lock, RECEIVED.open("a") as log:
+            log.write(json.dumps(message) + "\n")
+        handle(message)
+
+
+if __name__ == "__main__":
+    main()
