@@ -1,0 +1,72 @@
+"""`_auth`: what `%acp auth` says about each kind of sign-in method, and the password form."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from acp_notebook import _auth
+from acp_notebook._protocol import AuthMethod
+
+METHODS = TypeAdapter(list[AuthMethod])
+
+
+def parse(*wire: dict[str, Any]) -> list[Any]:
+    return METHODS.validate_python(list(wire))
+
+
+def test_each_type_described_in_one_line() -> None:
+    agent, env, old_env, term = parse(
+        {"type": "agent", "methodId": "login", "name": "Log in", "description": "browser"},
+        {"type": "env_var", "methodId": "key", "name": "API key", "vars": [{"name": "A_KEY"}]},
+        {"type": "env_var", "methodId": "old", "name": "Old", "varName": "B_KEY"},
+        {"type": "terminal", "methodId": "tui", "name": "TUI", "args": ["--login"]},
+    )
+    assert _auth.describe(agent) == "login: Log in (agent) - browser"
+    assert _auth.describe(env) == "key: API key (env_var) [variables: A_KEY]"
+    assert _auth.env_var_names(old_env) == ["B_KEY"]
+    assert _auth.env_var_names(agent) == []
+    assert _auth.is_agent_method(agent) and not _auth.is_agent_method(env)
+    assert isinstance(term, _auth.AuthMethodTerminal)
+    assert _auth.terminal_command(term, ["npx", "my agent"]) == "npx 'my agent' --login"
+
+
+def test_a_variable_name_that_is_not_an_identifier_is_dropped() -> None:
+    [env] = parse({"type": "env_var", "methodId": "k", "name": "K", "vars": [{"name": "A=B; x"}]})
+    assert _auth.env_var_names(env) == []
+
+
+def test_hint_names_the_next_command() -> None:
+    [one] = parse({"type": "agent", "methodId": "login", "name": "Log in"})
+    assert _auth.hint([one], " --name codex").startswith(
+        "sign in with `%acp auth login --name codex`"
+    )
+    two = parse(
+        {"type": "agent", "methodId": "a", "name": "A"},
+        {"type": "agent", "methodId": "b", "name": "B"},
+    )
+    assert _auth.hint(two, "") == (
+        "`%acp auth` lists the sign-in methods; `%acp auth METHOD` signs in"
+    )
+
+
+def test_form_empties_the_field_before_submitting_and_needs_every_value() -> None:
+    got: list[dict[str, str]] = []
+    seen_in_field: list[str] = []
+
+    def submit(values: dict[str, str]) -> str:
+        got.append(dict(values))
+        seen_in_field.append(field.value)
+        return "restarted"
+
+    form = _auth.password_form(["A_KEY"], submit)
+    field, button, status = form.children
+    button.click()
+    assert got == [] and status.value == "enter a value for every variable first"
+    field.value = "sk-secret-1234"
+    button.click()
+    assert got == [{"A_KEY": "sk-secret-1234"}]
+    assert seen_in_field == [""] and field.value == ""
+    assert status.value == "restarted"
+    assert not field.trait_metadata("value", "echo_update")
