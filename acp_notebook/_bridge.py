@@ -46,6 +46,10 @@ class IOThread:
         self._stopped = False
 
     @property
+    def stopped(self) -> bool:
+        return self._stopped
+
+    @property
     def in_thread(self) -> bool:
         return threading.get_ident() == self.thread_id
 

@@ -949,7 +949,7 @@ _unsubscribe: list[Callable[[], None]] = []
 def current() -> SidePanel | None:
     """The open panel of this kernel, if any."""
     panel = _panel
-    if panel is None or panel.closed:
+    if panel is None or panel.closed or panel.io.stopped:  # its I/O thread ended at shutdown
         return None
     return panel
 

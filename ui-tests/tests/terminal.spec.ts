@@ -71,7 +71,7 @@ test.describe('terminal widget', () => {
       'data-text',
       'ok\nprogress 100%\nstop requested'
     );
-    await expect(page.locator('li.lm-TabBar-tab[data-acp-pending="2"]')).toHaveCount(1);
+    await expect(page.locator('li.lm-TabBar-tab[data-acp-badge="2"]')).toHaveCount(1);
 
     // the exit badge follows exit_status; the stop button goes away
     await page.notebook.runCell(3);
