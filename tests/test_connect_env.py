@@ -25,6 +25,7 @@ def handles() -> Iterator[list[_bridge.AgentHandle]]:
     yield opened
     for handle in opened:
         handle.close()
+    _sidepanel.close_panel()  # reopen() made one (a connect does): later tests expect none
 
 
 def test_env_reaches_the_agent_and_survives_a_restart(
