@@ -161,25 +161,67 @@ class CellRun:
     changes: int = 0  # bumped on every update or decision (the saved record's change count)
     _unsubscribe: list[Any] = field(default_factory=list)
     _running: bool = False  # while run() runs (I/O thread)
+    #: after the turn's idle, while the latest ``background`` snapshot names items of this turn:
+    #: the view keeps listening to updates (permission requests and questions are not taken)
+    background: bool = False
+    _refresh_due: bool = False  # a background refresh is scheduled on the I/O loop
+    _unsubscribe_updates: Any = None
 
     # -- I/O thread -------------------------------------------------------------------
     def attach(self) -> None:
         """Subscribe to the session (I/O thread, before the prompt is sent)."""
-        self._unsubscribe.append(self.session.subscribe(self._on_update))
+        self._unsubscribe_updates = self.session.subscribe(self._on_update)
         self._unsubscribe.append(self.session.on_permission(self._on_permission))
         self._unsubscribe.append(self.session.on_elicitation(self._on_elicitation))
 
     def detach(self) -> None:
+        self._detach_requests()
+        self.background = False
+        if self._unsubscribe_updates is not None:
+            self._unsubscribe_updates()
+            self._unsubscribe_updates = None
+
+    def _detach_requests(self) -> None:
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._unsubscribe.clear()
 
     def _on_update(self, session: Session, update: Any) -> None:
+        if self.background and session.turn is not self.turn:
+            self.detach()  # the next turn of the session started: its cell shows the rest
+            return
         if session.turn is self.turn:
             self.view.note_update(update)
             _events.emit("session_update", self, update)
         self._dirty = True
         self.changes += 1
+        if self.background:
+            if getattr(update, "session_update", None) == "state_update" and not (
+                self.turn.state.background
+            ):
+                self._refresh_now()  # the items that left show their final state
+                self.detach()
+            else:
+                self._refresh_soon()
+
+    def _refresh_soon(self) -> None:
+        """A background refresh at most every ``REFRESH_INTERVAL`` (I/O thread)."""
+        if self._refresh_due:
+            return
+        self._refresh_due = True
+        asyncio.get_running_loop().call_later(REFRESH_INTERVAL, self._background_refresh)
+
+    def _background_refresh(self) -> None:
+        self._refresh_due = False
+        if self.background and self._dirty:
+            self._refresh_now()
+
+    def _refresh_now(self) -> None:
+        self._dirty = False
+        try:
+            self.view.refresh()
+        except Exception:
+            log.exception("refreshing the turn view failed")
 
     def _on_permission(self, session: Session, decision: PermissionDecision) -> None:
         if session.turn is not self.turn:
@@ -320,7 +362,13 @@ class CellRun:
             self.view.refresh()
         except Exception:
             log.exception("refreshing the turn view failed")
-        self.detach()
+        if self.turn.state.background and self.turn.error is None:
+            # Work goes on after idle: keep the view listening (never asking: requests for
+            # background work are answered `cancelled` by the client).
+            self._detach_requests()
+            self.background = True
+        else:
+            self.detach()
 
     async def cancel(self) -> None:
         await self.session.cancel()
@@ -382,6 +430,8 @@ class CellRun:
             log.debug("turn did not end cleanly after cancel", exc_info=True)
 
     def close_view(self) -> None:
+        self.background = False
+        self.io.soon(self.detach)
         for card in [*self.cards, *self.forms]:
             card.close_quietly()
         self.view.close_all()

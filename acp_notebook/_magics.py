@@ -255,9 +255,12 @@ def _start_cell_inner(shell: Any, line: str, body: str) -> CellRun:
     policy = Policy.from_globs(args.allow, args.deny)
 
     def stop_terminal(terminal_id: str) -> None:  # the terminal's stop button (main thread)
-        io.submit(_cancel_terminal, session, terminal_id)
+        io.submit(_cancel_item, session, view, "terminal", terminal_id)
 
-    view = io.call(_make_view, TurnView, turn, prompt, stop_terminal, io.soon)
+    def stop_tool_call(tool_call_id: str) -> None:  # a background tool call's Stop button
+        io.submit(_cancel_item, session, view, "tool_call", tool_call_id)
+
+    view = io.call(_make_view, TurnView, turn, prompt, stop_terminal, io.soon, stop_tool_call)
     run = CellRun(key, handle, session, turn, view, policy, args.timeout, io)
     run.unattended_timeout = _unattended_timeout(shell, key)
     io.call(run.attach)
@@ -290,15 +293,35 @@ def _unattended_timeout(shell: Any, key: str) -> float | None:
     return noninteractive_timeout(getattr(magics, "noninteractive_timeout", None))
 
 
-def _make_view(view_cls: Any, turn: Any, prompt: str, stop_terminal: Any, call_soon: Any) -> Any:
-    return view_cls(turn.state, prompt, on_cancel_terminal=stop_terminal, call_soon=call_soon)
+def _make_view(
+    view_cls: Any,
+    turn: Any,
+    prompt: str,
+    stop_terminal: Any,
+    call_soon: Any,
+    stop_tool_call: Any = None,
+) -> Any:
+    return view_cls(
+        turn.state,
+        prompt,
+        on_cancel_terminal=stop_terminal,
+        on_cancel_tool_call=stop_tool_call,
+        call_soon=call_soon,
+    )
 
 
-async def _cancel_terminal(session: Session, terminal_id: str) -> None:
+async def _cancel_item(session: Session, view: Any, kind: str, item_id: str) -> None:
+    """``terminal/cancel`` or ``tool_call/cancel`` (I/O thread); an error answer is shown on
+    the item in the view."""
     try:
-        await session.cancel_terminal(terminal_id)
+        if kind == "terminal":
+            await session.cancel_terminal(item_id)
+        else:
+            await session.cancel_tool_call(item_id)
     except Exception as exc:
-        session._problem(f"terminal/cancel for {terminal_id} failed: {exc}")
+        message = str(getattr(exc, "message", None) or exc)
+        session._problem(f"{kind}/cancel for {item_id} failed: {message}")
+        view.stop_failed(kind, item_id, message)
 
 
 def _finish_cell(run: CellRun, record: Record | None = None) -> None:

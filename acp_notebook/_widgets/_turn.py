@@ -31,6 +31,7 @@ from ipywidgets.widgets.widget_string import HTMLStyle  # type: ignore[import-un
 from .._protocol import TerminalToolCallContent
 from .._state import MessageState, TerminalState, ToolCallState, TurnState, ansi_to_html
 from .._state import ansi_to_text as _ansi_to_text
+from ._background import BackgroundSection
 from ._card import PermissionCard, close_deep
 from ._markdown import render_markdown
 from ._parts import (
@@ -76,6 +77,7 @@ STOP_WORDS = {
     "max_tokens": "stopped: the reply reached its token limit",
     "max_turn_requests": "stopped: the turn reached its limit of model requests",
     "refusal": "stopped: the agent refused",
+    "error": "failed",
 }
 #: Static transcripts convert at most this many bytes of a terminal's end (then keep its last
 #: lines: ``_static.cap_tail``).
@@ -385,6 +387,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         prompt_text: str,
         *,
         on_cancel_terminal: TerminalCancel | None = None,
+        on_cancel_tool_call: TerminalCancel | None = None,
         call_soon: Callable[..., Any] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -397,6 +400,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         self._started = clock()
         self.prompt_text = prompt_text
         self._on_cancel_terminal = on_cancel_terminal
+        self._on_cancel_tool_call = on_cancel_tool_call
         self._call_soon = call_soon
         self._lock = threading.RLock()
         self._closed = False
@@ -423,6 +427,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         self._terminals = ipywidgets.VBox()
         self._extras = ipywidgets.HTML()
         self._footer = ipywidgets.HTML()
+        self._background: BackgroundSection | None = None  # made on the first snapshot
         super().__init__(children=(self._style, self._prompt))
         self.add_class("acp-turn")
         self.refresh()
@@ -489,6 +494,8 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                 sections.append(self._list)
             if self._sync_extras(turn):
                 sections.append(self._extras)
+            if self._sync_background(turn):
+                sections.append(self._background)
             self._sync_footer(turn)
             sections.append(self._footer)
             set_children(self, sections)
@@ -710,6 +717,40 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                     part = self._calls.get(call_id)
                     if part is not None:
                         self._layout_call(part)
+
+    # -- background work -----------------------------------------------------------------------
+    def _sync_background(self, turn: TurnState) -> bool:
+        if self._background is None:
+            if not turn.background:
+                return False
+            self._background = BackgroundSection(self._stop_background)
+        return self._background.sync(turn)
+
+    def _stop_background(self, kind: str, item_id: str) -> None:
+        callback = self._on_cancel_terminal if kind == "terminal" else self._on_cancel_tool_call
+        if callback is not None:
+            callback(item_id)
+
+    @property
+    def background(self) -> BackgroundSection | None:
+        """The "still running" section (None until a snapshot named an item of this turn)."""
+        return self._background
+
+    @property
+    def background_running(self) -> bool:
+        """Whether the latest snapshot still names items of this turn."""
+        return bool(self.turn.background)
+
+    def stop_failed(self, kind: str, item_id: str, message: str) -> None:
+        """The agent answered a stop (``terminal/cancel``, ``tool_call/cancel``) with an
+        error: show it on the item (thread that applies updates)."""
+        with self._lock:
+            if self._closed:
+                return
+            if self._background is None:
+                self._background = BackgroundSection(self._stop_background)
+            self._background.failed(kind, item_id, message)
+            self.refresh()
 
     def _sync_thoughts(self, turn: TurnState) -> bool:
         thoughts = [m for m in turn.messages if m.role == "thought"]
@@ -997,6 +1038,8 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             if self._list is not None:
                 owned += [*self._list.widgets(), self._list]
             owned += self._shared.widgets()
+            if self._background is not None:
+                owned += [*self._background.widgets(), self._background]
             owned += self._cards
         for widget in owned:
             close_deep(widget)
