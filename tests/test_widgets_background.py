@@ -141,3 +141,17 @@ def test_the_error_stop_reason_is_shown_in_the_footer() -> None:
         {**idle(None, "error"), "error": {"code": -32603, "message": "model overloaded"}}
     )
     assert "failed: model overloaded" in view._footer.value
+
+
+def test_a_size_change_after_idle_resizes_the_live_terminal() -> None:
+    bg = [{"type": "terminal", "terminalId": "t1"}]
+    state, view = started(TERM, out("t1", b"x"), idle(bg))
+    resize = {
+        "sessionUpdate": "terminal_update",
+        "terminalId": "t1",
+        "size": {"cols": 132, "rows": 9},
+    }
+    apply(state, resize, view=view)
+    view.refresh()
+    widget = view.terminal_widgets["t1"]
+    assert (widget.cols, widget.rows) == (132, 9)  # the xterm view resizes on change:cols/rows
