@@ -208,8 +208,13 @@ class CellRun:
         """A background refresh at most every ``REFRESH_INTERVAL`` (I/O thread)."""
         if self._refresh_due:
             return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # applied outside the I/O loop: refresh at once
+            self._refresh_now()
+            return
         self._refresh_due = True
-        asyncio.get_running_loop().call_later(REFRESH_INTERVAL, self._background_refresh)
+        loop.call_later(REFRESH_INTERVAL, self._background_refresh)
 
     def _background_refresh(self) -> None:
         self._refresh_due = False
