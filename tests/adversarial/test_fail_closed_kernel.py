@@ -4,7 +4,6 @@ policies) and, for each, what the hostile agent was answered and that nothing ra
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,25 +12,10 @@ from typing import Any
 
 import pytest
 
+from tests.adversarial.test_fail_closed_client import HOSTILE, answers, pwned, received
 from tests.kernel_driver import Kernel, acp_kernel, new_cell_id
 
-HOSTILE = Path(__file__).parent / "agents" / "hostile.py"
 CANCELLED = {"outcome": {"outcome": "cancelled"}}
-
-
-def received(work: Path) -> list[dict[str, Any]]:
-    path = work / "received.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def answers(work: Path) -> list[dict[str, Any]]:
-    return [m for m in received(work) if "method" not in m and m.get("id", 0) >= 100]
-
-
-def pwned(work: Path) -> list[str]:
-    return sorted(p.name for p in work.glob("PWNED-*"))
 
 
 @pytest.fixture
