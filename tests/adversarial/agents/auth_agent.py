@@ -11,12 +11,13 @@ error. A ``FAKE_KEY`` value is never echoed (a test greps the notebook for it).
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
 from pathlib import Path
 from typing import Any
+
+from _wire import send, serve, update
 
 WORK = Path(sys.argv[1] if __name__ == "__main__" else ".")
 RECEIVED = WORK / "received.jsonl"
@@ -37,24 +38,7 @@ AUTH_METHODS: list[dict[str, Any]] = [
     },
 ]
 
-_lock = threading.Lock()
 _signed_in = ["env FAKE_KEY" if os.environ.get("FAKE_KEY") else ""]
-
-
-def send(message: dict[str, Any]) -> None:
-    with _lock:
-        sys.stdout.write(json.dumps(message) + "\n")
-        sys.stdout.flush()
-
-
-def update(session_id: str, body: dict[str, Any]) -> None:
-    send(
-        {
-            "jsonrpc": "2.0",
-            "method": "session/update",
-            "params": {"sessionId": session_id, "update": body},
-        }
-    )
 
 
 def turn(session_id: str) -> None:
@@ -105,13 +89,7 @@ def handle(message: dict[str, Any]) -> None:
 
 
 def main() -> None:
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        message = json.loads(line)
-        with _lock, RECEIVED.open("a") as log:
-            log.write(json.dumps(message) + "\n")
-        handle(message)
+    serve(handle, RECEIVED)
 
 
 if __name__ == "__main__":

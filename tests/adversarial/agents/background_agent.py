@@ -20,34 +20,18 @@ Modes:
 from __future__ import annotations
 
 import base64
-import json
 import sys
 import threading
 from pathlib import Path
 from typing import Any
 
+from _wire import send, serve, update
+
 MODE = sys.argv[1]
 WORK = Path(sys.argv[2])
 RECEIVED = WORK / "received.jsonl"
 
-_lock = threading.Lock()
 _stopped = threading.Event()
-
-
-def send(message: dict[str, Any]) -> None:
-    with _lock:
-        sys.stdout.write(json.dumps(message) + "\n")
-        sys.stdout.flush()
-
-
-def update(session_id: str, body: dict[str, Any]) -> None:
-    send(
-        {
-            "jsonrpc": "2.0",
-            "method": "session/update",
-            "params": {"sessionId": session_id, "update": body},
-        }
-    )
 
 
 def chunk(session_id: str, text: str) -> None:
@@ -166,13 +150,7 @@ def handle(message: dict[str, Any]) -> None:
 
 
 def main() -> None:
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        message = json.loads(line)
-        with _lock, RECEIVED.open("a") as log:
-            log.write(json.dumps(message) + "\n")
-        handle(message)
+    serve(handle, RECEIVED)
 
 
 if __name__ == "__main__":

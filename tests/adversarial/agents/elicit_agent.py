@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _wire import send, serve, update
+
 # Importable (tests read EVERY_FIELD): the arguments only matter when run as a script.
 MODE = sys.argv[1] if __name__ == "__main__" else ""
 WORK = Path(sys.argv[2] if __name__ == "__main__" else ".")
@@ -71,27 +73,10 @@ EVERY_FIELD: dict[str, Any] = {
     },
 }
 
-_lock = threading.Lock()
 _answers: dict[int, dict[str, Any]] = {}
 _answered = threading.Condition()
 _cancelled = threading.Event()
 _next_id = [100]
-
-
-def send(message: dict[str, Any]) -> None:
-    with _lock:
-        sys.stdout.write(json.dumps(message) + "\n")
-        sys.stdout.flush()
-
-
-def update(session_id: str, body: dict[str, Any]) -> None:
-    send(
-        {
-            "jsonrpc": "2.0",
-            "method": "session/update",
-            "params": {"sessionId": session_id, "update": body},
-        }
-    )
 
 
 def say(session_id: str, text: str) -> None:
@@ -187,13 +172,7 @@ def handle(message: dict[str, Any]) -> None:
 
 
 def main() -> None:
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        message = json.loads(line)
-        with _lock, RECEIVED.open("a") as log:
-            log.write(json.dumps(message) + "\n")
-        handle(message)
+    serve(handle, RECEIVED)
 
 
 if __name__ == "__main__":

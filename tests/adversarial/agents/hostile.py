@@ -20,7 +20,6 @@ Modes:
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -29,33 +28,18 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _wire import send, serve, update
+
 MODE = sys.argv[1]
 WORK = Path(sys.argv[2])
 RECEIVED = WORK / "received.jsonl"
 IDLE_DELAY = os.environ.get("IDLE_DELAY", "0.3")
 
-_lock = threading.Lock()
 _answers: dict[int, dict[str, Any]] = {}
 _answered = threading.Condition()
 _cancelled = threading.Event()
 _next_id = [100]
 _asked = [0]
-
-
-def send(message: dict[str, Any]) -> None:
-    with _lock:
-        sys.stdout.write(json.dumps(message) + "\n")
-        sys.stdout.flush()
-
-
-def update(session_id: str, body: dict[str, Any]) -> None:
-    send(
-        {
-            "jsonrpc": "2.0",
-            "method": "session/update",
-            "params": {"sessionId": session_id, "update": body},
-        }
-    )
 
 
 def idle(session_id: str, reason: str) -> None:
@@ -192,13 +176,7 @@ def handle(message: dict[str, Any]) -> None:
 
 
 def main() -> None:
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        message = json.loads(line)
-        with _lock, RECEIVED.open("a") as log:
-            log.write(json.dumps(message) + "\n")
-        handle(message)
+    serve(handle, RECEIVED)
 
 
 if __name__ == "__main__":
