@@ -21,10 +21,8 @@ Any path that is not a clear click ends in ``None``: the card fails closed.
 from __future__ import annotations
 
 import logging
-import math
 import re
 import threading
-import time
 import unicodedata
 from collections.abc import Callable
 from typing import Any
@@ -46,6 +44,7 @@ from ._parts import (
     e,
     generic_html,
     generic_text,
+    start_countdown,
     tool_call_header_html,
     tool_call_header_text,
     visible,
@@ -426,28 +425,14 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
 
     # -- countdown -------------------------------------------------------------------------
     def _start_countdown(self, timeout: float) -> None:
-        deadline = time.monotonic() + max(0.0, timeout)
-        self._timer = threading.Thread(
-            target=self._countdown, args=(deadline,), name="acp-permission-countdown", daemon=True
+        self._timer = start_countdown(
+            timeout,
+            lock=self._lock,
+            stop=self._stop,
+            status=self._status,
+            on_expire=lambda: self._choose(None, "timeout"),
+            name="acp-permission-countdown",
         )
-        self._timer.start()
-
-    def _countdown(self, deadline: float) -> None:
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            seconds = math.ceil(remaining)
-            with self._lock:
-                if self._stop.is_set():
-                    return
-                self._status.value = (
-                    f'<span class="acp-card-countdown">no answer yet: cancels in {seconds} s</span>'
-                )
-            # Wake at the next whole second (at most one label update per second).
-            if self._stop.wait(remaining - (seconds - 1)):
-                return
-        self._choose(None, "timeout")
 
     # -- lifetime ---------------------------------------------------------------------------
     def close_quietly(self) -> None:

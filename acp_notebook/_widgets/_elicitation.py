@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
@@ -30,7 +28,7 @@ import ipywidgets  # type: ignore[import-untyped]
 from .. import _protocol as p
 from .._elicitation import ElicitationDecision
 from ._card import close_deep
-from ._parts import NO_MATH, STYLE, e, visible, visible_lines
+from ._parts import NO_MATH, STYLE, e, start_countdown, visible, visible_lines
 
 __all__ = ["AnswerCallback", "ElicitationCard", "url_domain"]
 
@@ -299,27 +297,14 @@ class ElicitationCard(ipywidgets.VBox):  # type: ignore[misc]
 
     # -- countdown -------------------------------------------------------------------------
     def _start_countdown(self, timeout: float) -> None:
-        deadline = time.monotonic() + max(0.0, timeout)
-        self._timer = threading.Thread(
-            target=self._countdown, args=(deadline,), name="acp-question-countdown", daemon=True
+        self._timer = start_countdown(
+            timeout,
+            lock=self._lock,
+            stop=self._stop,
+            status=self._status,
+            on_expire=lambda: self._report("cancel", None, "timeout"),
+            name="acp-question-countdown",
         )
-        self._timer.start()
-
-    def _countdown(self, deadline: float) -> None:
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            seconds = math.ceil(remaining)
-            with self._lock:
-                if self._stop.is_set():
-                    return
-                self._status.value = (
-                    f'<span class="acp-card-countdown">no answer yet: cancels in {seconds} s</span>'
-                )
-            if self._stop.wait(remaining - (seconds - 1)):
-                return
-        self._report("cancel", None, "timeout")
 
     # -- lifetime ---------------------------------------------------------------------------
     def close_quietly(self) -> None:

@@ -11,6 +11,9 @@ addresses, no times.
 from __future__ import annotations
 
 import json
+import math
+import threading
+import time
 from collections.abc import Callable, Iterable
 from html import escape
 from typing import Any
@@ -392,3 +395,39 @@ def set_children(box: Any, children: Iterable[Any]) -> None:
     old = tuple(box.children)
     if len(old) != len(new) or any(a is not b for a, b in zip(old, new, strict=True)):
         box.children = new
+
+
+def start_countdown(
+    timeout: float,
+    *,
+    lock: Any,
+    stop: threading.Event,
+    status: Any,
+    on_expire: Callable[[], None],
+    name: str,
+) -> threading.Thread:
+    """A card's countdown, in a daemon thread: ``status`` (an HTML widget) says when the card
+    cancels, at most once a second (under ``lock``), until ``stop`` is set; at zero it calls
+    ``on_expire``."""
+    deadline = time.monotonic() + max(0.0, timeout)
+
+    def run() -> None:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            seconds = math.ceil(remaining)
+            with lock:
+                if stop.is_set():
+                    return
+                status.value = (
+                    f'<span class="acp-card-countdown">no answer yet: cancels in {seconds} s</span>'
+                )
+            # Wake at the next whole second (at most one label update per second).
+            if stop.wait(remaining - (seconds - 1)):
+                return
+        on_expire()
+
+    timer = threading.Thread(target=run, name=name, daemon=True)
+    timer.start()
+    return timer
