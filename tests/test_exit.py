@@ -1,0 +1,32 @@
+"""acp_notebook._exit: one label for how a process ended, from a table the front end shares."""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acp_notebook._exit import exit_label, exit_sentence, signal_of
+
+TABLE = Path(__file__).parent / "data" / "exit_labels.json"
+CASES: list[dict[str, Any]] = json.loads(TABLE.read_text("utf-8"))["cases"]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c['code']}-{c['signal']}")
+def test_label_and_sentence_follow_the_shared_table(case: dict[str, Any]) -> None:
+    assert exit_label(case["code"], case["signal"]) == case["label"]
+    assert exit_sentence(case["code"], case["signal"]) == case["sentence"]
+
+
+def test_signal_of_a_returncode() -> None:
+    assert signal_of(-signal.SIGKILL) == "SIGKILL"
+    assert signal_of(0) is None and signal_of(3) is None and signal_of(None) is None
+    assert signal_of(-250) == "SIG250"  # no name on this platform
+    assert exit_label(-250, None) == "signal SIG250"
+
+
+def test_sentence_names_its_subject() -> None:
+    assert exit_sentence(2, None, who="the command") == "the command exited with code 2"
