@@ -22,9 +22,10 @@ if TYPE_CHECKING:
         TurnInProgress,
         UnsupportedProtocolVersion,
         connect,
+        connect_streams,
     )
     from ._errors import AcpError, AgentExited, ConnectionClosed, RpcError
-    from ._permission import PermissionDecision, PermissionHandler
+    from ._permission import Answer, PermissionDecision, PermissionHandler
     from ._protocol import RequestPermissionRequest, SessionUpdate
 
 __version__ = "0.1.0"
@@ -38,10 +39,12 @@ _LAZY = {
     "TurnInProgress": "._client",
     "UnsupportedProtocolVersion": "._client",
     "connect": "._client",
+    "connect_streams": "._client",
     "AcpError": "._errors",
     "AgentExited": "._errors",
     "ConnectionClosed": "._errors",
     "RpcError": "._errors",
+    "Answer": "._permission",
     "PermissionDecision": "._permission",
     "PermissionHandler": "._permission",
     "RequestPermissionRequest": "._protocol",
@@ -52,6 +55,7 @@ __all__ = [
     "AcpError",
     "Agent",
     "AgentExited",
+    "Answer",
     "AuthenticationRequired",
     "ConnectionClosed",
     "PermissionDecision",
@@ -66,6 +70,7 @@ __all__ = [
     "UnsupportedProtocolVersion",
     "__version__",
     "connect",
+    "connect_streams",
     "load_ipython_extension",
     "unload_ipython_extension",
 ]

@@ -6,19 +6,20 @@ import logging
 import math
 import os
 import weakref
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream
 from pydantic import TypeAdapter, ValidationError
 
 from . import _protocol as p
-from ._elicitation import ElicitationDecision, ElicitationHandler
+from ._elicitation import ElicitationAsker, ElicitationDecision, ElicitationHandler
 from ._elicitation import decide as decide_elicitation
 from ._errors import AcpError, AgentExited, ConnectionClosed, RpcError
 from ._jsonrpc import Connection
-from ._permission import PermissionDecision, PermissionHandler, decide, invalid_options
+from ._permission import Asker, PermissionDecision, PermissionHandler, decide, invalid_options
 from ._process import AgentProcess, open_agent_connection
 from ._replay import REPLAY_BULK_BYTES, REPLAY_LIMIT, UpdateBuffer, UpdateStream
 from ._state import SessionState, TurnState
@@ -33,8 +34,6 @@ CLIENT_NAME = "acp_notebook"
 EARLY_UPDATE_LIMIT = 200
 
 UpdateListener = Callable[["Session", p.SessionUpdate], None]
-PermissionListener = Callable[["Session", PermissionDecision], None]
-ElicitationListener = Callable[["Session", ElicitationDecision], None]
 
 
 class UnsupportedProtocolVersion(AcpError):
@@ -228,8 +227,8 @@ class Session:
         self.config_options: list[Any] = []
         self.closed = False
         self._listeners: list[UpdateListener] = []
-        self._permission_listeners: list[PermissionListener] = []
-        self._elicitation_listeners: list[ElicitationListener] = []
+        self._asker: Asker | None = None
+        self._elicitation_asker: ElicitationAsker | None = None
         # The turn a `session/cancel` was sent for: from then until its idle, every permission
         # request is answered `cancelled` before any listener or handler sees it.
         self._cancelled_turn: Turn | None = None
@@ -242,25 +241,29 @@ class Session:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
-    def on_permission(self, listener: PermissionListener) -> Callable[[], None]:
-        """Call ``listener(session, decision)`` when the agent asks; it may settle the decision
-        (a policy, a view) before the permission handler is asked."""
-        self._permission_listeners.append(listener)
-        return lambda: (
-            self._permission_listeners.remove(listener)
-            if listener in self._permission_listeners
-            else None
-        )
+    def ask_permissions(self, asker: Asker) -> Callable[[], None]:
+        """Let ``asker`` answer this session's permission requests (instead of the agent's
+        handler) until the returned function is called: ``await asker(decision)`` returns the
+        answer (an option id or an :class:`Answer`); it never settles the decision itself. A
+        later asker replaces an earlier one (a cell run again takes over its session)."""
+        self._asker = asker
 
-    def on_elicitation(self, listener: ElicitationListener) -> Callable[[], None]:
-        """Call ``listener(session, decision)`` when the agent asks a question
-        (``elicitation/create``); it may answer (a view) before the handler is asked."""
-        self._elicitation_listeners.append(listener)
-        return lambda: (
-            self._elicitation_listeners.remove(listener)
-            if listener in self._elicitation_listeners
-            else None
-        )
+        def release() -> None:
+            if self._asker is asker:
+                self._asker = None
+
+        return release
+
+    def ask_elicitations(self, asker: ElicitationAsker) -> Callable[[], None]:
+        """Let ``asker`` answer this session's questions (``elicitation/create``) instead of
+        the agent's handler, until the returned function is called (see ask_permissions)."""
+        self._elicitation_asker = asker
+
+        def release() -> None:
+            if self._elicitation_asker is asker:
+                self._elicitation_asker = None
+
+        return release
 
     def _cancel_elicitations(self, why: str, turn: Turn | None = None) -> None:
         """Answer ``cancel`` to every pending question (of ``turn``, when given)."""
@@ -706,14 +709,10 @@ class Agent:
     async def _decide_elicitation(
         self, session: Session | None, decision: ElicitationDecision
     ) -> dict[str, Any]:
-        for listener in list(session._elicitation_listeners if session else []):
-            try:
-                listener(session, decision)  # type: ignore[arg-type]
-            except Exception:
-                log.exception("elicitation listener failed")
+        asker = session._elicitation_asker if session is not None else None
         try:
             if decision.pending:
-                return await decide_elicitation(decision, self.elicitation)
+                return await decide_elicitation(decision, self.elicitation, asker)
             return decision.response()
         except anyio.get_cancelled_exc_class():
             decision.cancel("withdrawn", "the agent withdrew the request")
@@ -738,14 +737,9 @@ class Agent:
         self._problem(f"elicitation/complete for unknown id {done.elicitation_id!r} ignored")
 
     async def _decide(self, session: Session, decision: PermissionDecision) -> dict[str, Any]:
-        for on_permission in list(session._permission_listeners):
-            try:
-                on_permission(session, decision)
-            except Exception:
-                log.exception("permission listener failed")
         try:
-            if decision.pending:  # a listener (policy, view) may already have decided
-                return await decide(decision, self.permission)
+            if decision.pending:  # else answered already (after a cancel, an invalid request)
+                return await decide(decision, self.permission, session._asker)
             return decision.response()
         except anyio.get_cancelled_exc_class():
             # The agent withdrew the request ($/cancel_request): the schema asks for a
@@ -813,13 +807,49 @@ async def connect(
     if isinstance(argv, str | bytes):
         raise TypeError("argv must be a list of strings, not a shell command string")
     problems: list[str] = _ProblemList(on_problem)
-    try:
+    with _unwrapped():
         async with _open(
             argv, cwd, env, permission, max_line_bytes, problems, initialize_timeout, elicitation
         ) as agent:
             yield agent
+
+
+@asynccontextmanager
+async def connect_streams(
+    receive: ByteReceiveStream,
+    send: ByteSendStream,
+    *,
+    permission: PermissionHandler | None = None,
+    elicitation: ElicitationHandler | None = None,
+    max_line_bytes: int = 64 * 2**20,
+    initialize_timeout: float | None = None,
+    on_problem: Callable[[str], None] | None = None,
+) -> AsyncIterator[Agent]:
+    """`connect` over a pair of byte streams instead of a subprocess (``agent.process`` is
+    None): an agent served in memory (``acp_notebook.agent.serve_in_memory``), a socket...
+
+    ``receive`` carries what the agent writes, ``send`` what it reads. The options are
+    `connect`'s. Leaving the block closes both streams; when ``initialize`` times out they
+    are closed at once and `InitializeTimeout` raised (with an empty ``stderr_tail``).
+    """
+    problems: list[str] = _ProblemList(on_problem)
+    connection = Connection(
+        receive, send, max_line_bytes=max_line_bytes, name="agent", on_problem=problems.append
+    )
+    with _unwrapped():
+        async with connection:
+            agent = Agent(connection, None, permission, elicitation)
+            agent.problems = problems
+            async with _initialized(agent, initialize_timeout):
+                yield agent
+
+
+@contextmanager
+def _unwrapped() -> Iterator[None]:
+    """Task groups inside wrap what the block raised; give the caller the error itself."""
+    try:
+        yield
     except BaseExceptionGroup as group:
-        # Task groups inside wrap what the block raised; give the caller the error itself.
         leaf = _single_error(group)
         if leaf is None:
             raise
@@ -865,7 +895,7 @@ class _GaveUp(ConnectionClosed):
 
 async def _initialize(
     agent: Agent,
-    process: AgentProcess,
+    process: AgentProcess | None,
     connection: Connection,
     tg: anyio.abc.TaskGroup,
     timeout: float | None,
@@ -895,9 +925,12 @@ async def _initialize(
         with anyio.CancelScope(shield=True):
             await agent.initialize()
     except _GaveUp as exc:
-        await process.aclose(grace=0)
+        tail = ""
+        if process is not None:
+            await process.aclose(grace=0)
+            if exc.timed_out:
+                tail = (await process.exit_error()).stderr_tail
         if exc.timed_out:
-            tail = (await process.exit_error()).stderr_tail
             raise InitializeTimeout(timeout or 0, tail) from None
         await anyio.lowlevel.checkpoint_if_cancelled()  # the caller's cancellation goes on
         raise
@@ -926,17 +959,26 @@ async def _open(
     ) as (process, connection):
         agent = Agent(connection, process, permission, elicitation)
         agent.problems = problems
-        async with anyio.create_task_group() as tg:
+        async with _initialized(agent, initialize_timeout):
+            yield agent
 
-            async def watch_exit() -> None:
-                await connection.wait_closed()
-                agent._fail_turns(
-                    connection.failure or ConnectionClosed("the connection to the agent closed")
-                )
 
-            tg.start_soon(watch_exit)
-            try:
-                await _initialize(agent, process, connection, tg, initialize_timeout)
-                yield agent
-            finally:
-                tg.cancel_scope.cancel()
+@asynccontextmanager
+async def _initialized(agent: Agent, initialize_timeout: float | None) -> AsyncIterator[None]:
+    """Initialize ``agent`` on its entered connection; while the block runs, its turns fail
+    when the connection closes."""
+    connection = agent.connection
+    async with anyio.create_task_group() as tg:
+
+        async def watch_exit() -> None:
+            await connection.wait_closed()
+            agent._fail_turns(
+                connection.failure or ConnectionClosed("the connection to the agent closed")
+            )
+
+        tg.start_soon(watch_exit)
+        try:
+            await _initialize(agent, agent.process, connection, tg, initialize_timeout)
+            yield
+        finally:
+            tg.cancel_scope.cancel()

@@ -44,6 +44,21 @@ DecidedBy = Literal[
 Action = Literal["accept", "decline", "cancel"]
 
 
+@dataclass(frozen=True)
+class ElicitationAnswer:
+    """An answer and who gave it (a form's click or timeout says so; the log keeps it)."""
+
+    action: str
+    content: Any = None
+    by: DecidedBy = "handler"
+    detail: str = ""
+
+
+ElicitationAsker = Callable[["ElicitationDecision"], Awaitable["ElicitationAnswer"]]
+"""A session's own answerer (the notebook's cell run): awaits and returns the answer; it never
+settles the decision itself."""
+
+
 @dataclass(repr=False)
 class ElicitationDecision:
     """One entry of a session's question log: what was asked, what was answered, and why."""
@@ -57,11 +72,11 @@ class ElicitationDecision:
     errors: dict[str, str] = field(default_factory=dict)
     #: a URL elicitation the agent reported done (``elicitation/complete``)
     completed: bool = False
-    #: a view shows the question and will answer it (a click, its timeout, its closing):
-    #: without a handler the question then waits for it instead of being answered ``cancel``
-    shown: bool = False
     turn: Any = field(default=None, repr=False, compare=False)  # the client Turn it belongs to
     done: anyio.Event = field(default_factory=anyio.Event, repr=False, compare=False)
+    _on_settled: list[Callable[[ElicitationDecision], None]] = field(
+        default_factory=list, repr=False, compare=False
+    )
 
     @property
     def pending(self) -> bool:
@@ -115,7 +130,23 @@ class ElicitationDecision:
         self.decided_by = decided_by
         self.detail = detail
         self.done.set()
+        callbacks, self._on_settled = self._on_settled, []
+        for callback in callbacks:  # pushed in the settling thread: forms update at once
+            try:
+                callback(self)
+            except Exception:
+                log.exception("an elicitation settled-callback failed")
         return True
+
+    def when_settled(self, callback: Callable[[ElicitationDecision], None]) -> None:
+        """Call ``callback(decision)`` once it is settled (at once if it is already)."""
+        if self.decided_by is None:
+            self._on_settled.append(callback)
+            return
+        try:
+            callback(self)
+        except Exception:
+            log.exception("an elicitation settled-callback failed")
 
     def cancel(self, decided_by: DecidedBy, detail: str) -> bool:
         return self.settle("cancel", None, decided_by, detail)
@@ -156,21 +187,26 @@ async def call_handler(handler: ElicitationHandler, request: Any) -> Any:
 
 
 async def decide(
-    decision: ElicitationDecision, handler: ElicitationHandler | None
+    decision: ElicitationDecision,
+    handler: ElicitationHandler | None,
+    asker: ElicitationAsker | None = None,
 ) -> dict[str, Any]:
-    """Ask ``handler`` and settle ``decision``; return the JSON-RPC result to send.
+    """Ask ``asker`` (else ``handler``) and settle ``decision``; return the JSON-RPC result.
 
     Whatever settles the decision first wins (a cancel, the turn's end, the agent withdrawing
-    the request, a click on the form).
+    the request); the ask is then cancelled.
     """
-    if handler is None:
-        if decision.shown:
-            await decision.done.wait()
+    if asker is None and handler is None:
         decision.cancel("no-handler", "no elicitation handler is set")
         return decision.response()
 
     async def ask() -> None:
         try:
+            if asker is not None:
+                given = await asker(decision)
+                decision.settle(given.action, given.content, given.by, given.detail)
+                return
+            assert handler is not None
             answer = await call_handler(handler, decision.request)
         except Exception as exc:  # a broken handler answers nothing
             log.warning("elicitation handler raised: %r", exc)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -21,7 +22,10 @@ from ._visible import visible_text
 
 log = logging.getLogger("acp_notebook.permission")
 
-PermissionHandler = Callable[[RequestPermissionRequest], "str | Awaitable[str | None] | None"]
+PermissionHandler = Callable[
+    [RequestPermissionRequest], "str | Answer | Awaitable[str | Answer | None] | None"
+]
+"""Called with the request; returns an offered ``optionId``, an :class:`Answer`, or ``None``."""
 
 DecidedBy = Literal[
     "handler",  # the permission handler answered
@@ -40,6 +44,19 @@ DecidedBy = Literal[
 CANCELLED: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
 
 
+@dataclass(frozen=True)
+class Answer:
+    """What a handler decided and who decided it: a handler that is a card, a policy or a
+    timeout says so, and the decision log keeps it. ``option_id`` None answers cancelled."""
+
+    option_id: str | None
+    by: "DecidedBy" = "handler"
+    detail: str = ""
+
+
+SettledCallback = Callable[["PermissionDecision"], None]
+
+
 @dataclass(repr=False)
 class PermissionDecision:
     """One entry of a session's decision log: what was asked, what was answered, and why."""
@@ -50,6 +67,9 @@ class PermissionDecision:
     detail: str = ""
     turn: Any = field(default=None, repr=False, compare=False)  # the client Turn it belongs to
     done: anyio.Event = field(default_factory=anyio.Event, repr=False, compare=False)
+    #: when the request arrived (``time.time()``)
+    asked_at: float = field(default_factory=time.time, repr=False, compare=False)
+    _on_settled: list[SettledCallback] = field(default_factory=list, repr=False, compare=False)
 
     @property
     def pending(self) -> bool:
@@ -77,7 +97,23 @@ class PermissionDecision:
         self.decided_by = decided_by
         self.detail = detail
         self.done.set()
+        callbacks, self._on_settled = self._on_settled, []
+        for callback in callbacks:  # pushed in the settling thread: cards update at once
+            try:
+                callback(self)
+            except Exception:
+                log.exception("a permission settled-callback failed")
         return True
+
+    def when_settled(self, callback: SettledCallback) -> None:
+        """Call ``callback(decision)`` once it is settled (at once if it is already)."""
+        if self.decided_by is None:
+            self._on_settled.append(callback)
+            return
+        try:
+            callback(self)
+        except Exception:
+            log.exception("a permission settled-callback failed")
 
     def __repr__(self) -> str:
         """Short and deterministic: ``<PermissionDecision 'Run `ls`?' allow_once by policy
@@ -136,7 +172,9 @@ def invalid_options(request: RequestPermissionRequest) -> str | None:
     return None
 
 
-async def call_handler(handler: PermissionHandler, request: RequestPermissionRequest) -> str | None:
+async def call_handler(
+    handler: PermissionHandler, request: RequestPermissionRequest
+) -> str | Answer | None:
     """Run a sync or async handler. Sync handlers run in a worker thread so they cannot
     block the event loop; the thread is abandoned if the decision is cancelled."""
     if inspect.iscoroutinefunction(handler):
@@ -147,24 +185,39 @@ async def call_handler(handler: PermissionHandler, request: RequestPermissionReq
     return result
 
 
-async def decide(decision: PermissionDecision, handler: PermissionHandler | None) -> dict[str, Any]:
-    """Ask ``handler`` and settle ``decision``; return the JSON-RPC result to send.
+Asker = Callable[["PermissionDecision"], Awaitable["str | Answer | None"]]
+"""A session's own handler (the notebook's cell run): called with the decision, it awaits and
+returns the answer; it never settles the decision itself."""
+
+
+async def decide(
+    decision: PermissionDecision,
+    handler: PermissionHandler | None,
+    asker: Asker | None = None,
+) -> dict[str, Any]:
+    """Ask ``asker`` (else ``handler``) and settle ``decision``; return the JSON-RPC result.
 
     The caller may settle the decision from elsewhere at any time (cancel, turn end, the
-    agent withdrawing the request); whatever settles first wins.
+    agent withdrawing the request); whatever settles first wins, and the ask is cancelled.
     """
-    if handler is None:
+    if asker is None and handler is None:
         decision.settle(None, "no-handler", "no permission handler is set")
         return decision.response()
 
     async def ask() -> None:
         try:
-            answer = await call_handler(handler, decision.request)
+            if asker is not None:
+                answer = await asker(decision)
+            else:
+                assert handler is not None
+                answer = await call_handler(handler, decision.request)
         except Exception as exc:  # a broken handler must not mean allow
             log.warning("permission handler raised: %r", exc)
             decision.settle(None, "error", f"handler raised {type(exc).__name__}: {exc}")
             return
-        if answer is not None and not isinstance(answer, str):
+        if isinstance(answer, Answer):
+            decision.settle(answer.option_id, answer.by, answer.detail)
+        elif answer is not None and not isinstance(answer, str):
             decision.settle(None, "invalid", f"handler returned {type(answer).__name__}")
         elif answer is None:
             decision.settle(None, "handler", "handler returned no option")

@@ -14,6 +14,7 @@ PUBLIC_NAMES = [
     "AcpError",
     "Agent",
     "AgentExited",
+    "Answer",
     "AuthenticationRequired",
     "ConnectionClosed",
     "PermissionDecision",
@@ -28,6 +29,7 @@ PUBLIC_NAMES = [
     "UnsupportedProtocolVersion",
     "__version__",
     "connect",
+    "connect_streams",
     "load_ipython_extension",
     "unload_ipython_extension",
 ]
@@ -37,6 +39,7 @@ HOMES = {
     "AcpError": "acp_notebook._errors",
     "Agent": "acp_notebook._client",
     "AgentExited": "acp_notebook._errors",
+    "Answer": "acp_notebook._permission",
     "AuthenticationRequired": "acp_notebook._client",
     "ConnectionClosed": "acp_notebook._errors",
     "PermissionDecision": "acp_notebook._permission",
@@ -50,6 +53,7 @@ HOMES = {
     "TurnInProgress": "acp_notebook._client",
     "UnsupportedProtocolVersion": "acp_notebook._client",
     "connect": "acp_notebook._client",
+    "connect_streams": "acp_notebook._client",
 }
 
 # The notebook layer: never loaded by `import acp_notebook` or by the client API.

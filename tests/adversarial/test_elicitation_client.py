@@ -17,6 +17,7 @@ from _schema import assert_valid
 
 import acp_notebook as acp
 import acp_notebook._protocol as p
+from acp_notebook._elicitation import ElicitationAnswer
 
 AGENT = Path(__file__).parent / "agents" / "elicit_agent.py"
 
@@ -247,13 +248,17 @@ async def test_pending_question_is_cancelled_by_session_cancel(tmp_path: Path) -
 
 
 @pytest.mark.anyio
-async def test_listener_answers_before_the_handler(tmp_path: Path) -> None:
+async def test_a_sessions_asker_answers_instead_of_the_handler(tmp_path: Path) -> None:
     calls: list[Any] = []
+
+    async def asker(decision: Any) -> Any:
+        return ElicitationAnswer("decline", None, "click")
+
     async with acp.connect(
         [sys.executable, str(AGENT), "ask", str(tmp_path)], elicitation=_never_asked(calls)
     ) as agent:
         session = await agent.new_session(tmp_path)
-        session.on_elicitation(lambda s, d: d.settle("decline", None, "click"))
+        session.ask_elicitations(asker)
         turn = await session.prompt("go")
         found = await wait_answered(tmp_path)
         with anyio.fail_after(10):

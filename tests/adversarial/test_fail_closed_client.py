@@ -156,24 +156,25 @@ async def test_fail_closed_matrix(row: Row, tmp_path: Path) -> None:
 
 
 @pytest.mark.anyio
-async def test_request_after_cancel_is_answered_before_any_listener_sees_it(
+async def test_request_after_cancel_is_answered_before_any_asker_sees_it(
     tmp_path: Path,
 ) -> None:
-    """A view or policy that listens (and would allow) sees the request already settled."""
+    """A session's asker (a cell run, which would allow) is never asked: the request is
+    settled already."""
     seen: list[tuple[bool, str | None]] = []
     async with acp.connect(
         [sys.executable, str(HOSTILE), "ask_after_cancel", str(tmp_path)], cwd=tmp_path
     ) as agent:
         session = await agent.new_session(cwd=tmp_path)
 
-        def listener(_session: acp.Session, decision: Any) -> None:
+        async def asker(decision: Any) -> Any:
             seen.append((decision.pending, decision.decided_by))
-            decision.settle("ok", "policy", "--allow '*'")  # must not take effect
+            return acp.Answer("ok", "policy", "--allow '*'")  # must never be asked
 
-        session.on_permission(listener)
+        session.ask_permissions(asker)
         await _cancel_then_wait(session, tmp_path)
         [decision] = session.permissions
-    assert seen == [(False, "cancel")]
+    assert seen == []
     assert decision.option_id is None and decision.decided_by == "cancel"
     assert answers(tmp_path)[0]["result"] == {"outcome": {"outcome": "cancelled"}}
     assert pwned(tmp_path) == []
