@@ -1,17 +1,17 @@
-"""The embedded agent's acceptance criteria, driven by our high-level client API (`connect`)."""
+"""The embedded agent's acceptance criteria, driven by our high-level client API
+(`connect_streams` to the agent served in memory)."""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import anyio
 import pytest
 
-from acp_notebook import Agent, PermissionHandler, connect
+from acp_notebook import Agent, PermissionHandler
 from acp_notebook._protocol import RequestPermissionRequest
+from tests._memory import embedded_in_memory
 
 pytestmark = pytest.mark.anyio
 
@@ -26,13 +26,11 @@ def reject_once(request: RequestPermissionRequest) -> str:
     return next(o.option_id for o in request.options if o.kind == "reject_once")
 
 
-@asynccontextmanager
-async def embedded(
-    data_dir: Path, cwd: Path, permission: PermissionHandler
-) -> AsyncIterator[Agent]:
-    argv = [sys.executable, "-m", "acp_notebook.agent", "--data-dir", str(data_dir)]
-    async with connect(argv, cwd=cwd, permission=permission) as agent:
-        yield agent
+def embedded(
+    data_dir: Path, permission: PermissionHandler
+) -> AbstractAsyncContextManager[Agent]:
+    """The embedded agent served in this process (the subprocess is tested in test_agent_e2e)."""
+    return embedded_in_memory(data_dir=data_dir, permission=permission)
 
 
 @pytest.fixture
@@ -43,7 +41,7 @@ def cwd(tmp_path: Path) -> Path:
 
 
 async def test_printf_exit_3_exact_bytes(tmp_path: Path, cwd: Path) -> None:
-    async with embedded(tmp_path / "data", cwd, allow_once) as agent:
+    async with embedded(tmp_path / "data", allow_once) as agent:
         session = await agent.new_session(cwd)
         turn = await session.prompt("$ printf 'a\\nb\\n'; exit 3")
         with anyio.fail_after(HANG_GUARD):
@@ -58,7 +56,7 @@ async def test_printf_exit_3_exact_bytes(tmp_path: Path, cwd: Path) -> None:
 
 
 async def test_rejected_touch_leaves_no_file(tmp_path: Path, cwd: Path) -> None:
-    async with embedded(tmp_path / "data", cwd, reject_once) as agent:
+    async with embedded(tmp_path / "data", reject_once) as agent:
         session = await agent.new_session(cwd)
         turn = await session.prompt("$ touch x")
         with anyio.fail_after(HANG_GUARD):
@@ -69,7 +67,7 @@ async def test_rejected_touch_leaves_no_file(tmp_path: Path, cwd: Path) -> None:
 
 
 async def test_cancelled_sleep_ends_within_two_seconds(tmp_path: Path, cwd: Path) -> None:
-    async with embedded(tmp_path / "data", cwd, allow_once) as agent:
+    async with embedded(tmp_path / "data", allow_once) as agent:
         session = await agent.new_session(cwd)
         turn = await session.prompt("$ sleep 30")
         with anyio.fail_after(HANG_GUARD):
@@ -87,7 +85,7 @@ async def test_cancelled_sleep_ends_within_two_seconds(tmp_path: Path, cwd: Path
 
 
 async def test_write_outside_cwd_is_refused(tmp_path: Path, cwd: Path) -> None:
-    async with embedded(tmp_path / "data", cwd, allow_once) as agent:
+    async with embedded(tmp_path / "data", allow_once) as agent:
         session = await agent.new_session(cwd)
         turn = await session.prompt("```file path=../escaped.txt\nowned\n```")
         with anyio.fail_after(HANG_GUARD):
@@ -102,7 +100,7 @@ async def test_resume_after_restart_shows_same_messages_and_bytes(
     tmp_path: Path, cwd: Path
 ) -> None:
     data = tmp_path / "data"
-    async with embedded(data, cwd, allow_once) as agent:
+    async with embedded(data, allow_once) as agent:
         session = await agent.new_session(cwd)
         turn = await session.prompt("Hello.\n$ printf 'x\\033[1my\\n'")
         with anyio.fail_after(HANG_GUARD):
@@ -110,7 +108,7 @@ async def test_resume_after_restart_shows_same_messages_and_bytes(
         live_messages = {m.message_id: (m.role, m.text) for m in session.state.messages.values()}
         live_bytes = {k: t.data for k, t in session.state.terminals.items()}
         session_id = session.id
-    async with embedded(data, cwd, allow_once) as agent:
+    async with embedded(data, allow_once) as agent:
         listed = await agent.list_sessions()
         resumed = await agent.resume_session(session_id, cwd, replay=True)
         messages = {m.message_id: (m.role, m.text) for m in resumed.state.messages.values()}
