@@ -16,6 +16,8 @@ Works on plain JSON values (dicts), not on protocol models.
   any message nested more than `MAX_DEPTH` levels. Its answer carries the request's id when
   that can be read from the members before the bad one; a bad *answer* to one of our
   requests fails that request with ``-32700`` instead. The note is a `BadLine`.
+* `Connection.observe` shows an observer every message sent and received (the tests check
+  all of our client's traffic against the schema with it).
 * We never write ``NaN``/``Infinity`` or a value too deep to encode: `request`/`notify` raise
   `TypeError`, a handler's result becomes an ``-32603`` answer.
 """
@@ -60,6 +62,7 @@ __all__ = [
     "Connection",
     "LogEntry",
     "NotificationHandler",
+    "Observer",
     "RequestHandler",
     "connection_pair",
 ]
@@ -79,6 +82,8 @@ ProblemCallback: TypeAlias = Callable[[str], None]
 EofCallback: TypeAlias = Callable[[], Awaitable[BaseException]]
 LogEntry: TypeAlias = tuple[Literal["send", "recv"], "dict[str, Any] | list[Any] | str"]
 """``(direction, message)``; a ``str`` message is a note about a problem."""
+Observer: TypeAlias = Callable[[Literal["send", "recv"], "dict[str, Any] | list[Any]"], None]
+"""``observer(direction, message)``: see `Connection.observe`."""
 
 PeerId: TypeAlias = int | str
 
@@ -158,6 +163,7 @@ class Connection:
         self._notification_handler = notification_handler
         self.log: deque[LogEntry] = deque(maxlen=log_size)
         """Recent traffic and problem notes, oldest first."""
+        self._observers: list[Observer] = []
         self._ids = itertools.count()
         self._pending: dict[int, _Pending] = {}
         self._abandoned: set[int] = set()  # ids whose caller stopped waiting
@@ -181,6 +187,28 @@ class Connection:
         Raise `MethodNotFound` for a notification you do not know: it is logged and ignored.
         """
         self._notification_handler = handler
+
+    def observe(self, observer: Observer) -> Callable[[], None]:
+        """Call ``observer(direction, message)`` with every message: ``"send"`` once it is
+        written, ``"recv"`` (an object or a batch, whole) before it is handled. Lines that are
+        not a message are problems (``on_problem``), not traffic. The message is the
+        connection's own: do not change it. Returns a function that stops the observer."""
+        self._observers.append(observer)
+
+        def stop() -> None:
+            if observer in self._observers:
+                self._observers.remove(observer)
+
+        return stop
+
+    def _observe(
+        self, direction: Literal["send", "recv"], message: dict[str, Any] | list[Any]
+    ) -> None:
+        for observer in list(self._observers):
+            try:
+                observer(direction, message)
+            except Exception:
+                logger.exception("%s: traffic observer failed", self.name)
 
     @property
     def max_buffered(self) -> int:
@@ -348,6 +376,8 @@ class Connection:
                     f"cannot write to the {self.name}: its input is closed"
                 ) from exc
         self.log.append(("send", message if len(data) <= LOG_WHOLE_BYTES else for_log(message)))
+        if self._observers:
+            self._observe("send", message)
 
     async def _reply(self, message: dict[str, Any]) -> None:
         """Send an answer; a closed connection is not an error here."""
@@ -404,6 +434,8 @@ class Connection:
                     log_append(
                         ("recv", message if len(item) <= LOG_WHOLE_BYTES else for_log(message))
                     )
+                    if self._observers:
+                        self._observe("recv", message)
                     # Fast path for the flood case: a notification for the handler.
                     method = message.get("method")
                     handler = self._notification_handler
@@ -497,6 +529,8 @@ class Connection:
         """A parsed line that is not an object: a batch, or invalid."""
         if type(message) is list:
             self.log.append(("recv", message if len(line) <= LOG_WHOLE_BYTES else for_log(message)))
+            if self._observers:
+                self._observe("recv", message)
             if not message:
                 self._problem("received an empty batch")
                 await self._reply(_error_response(None, INVALID_REQUEST, "Empty batch"))

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -33,34 +32,29 @@ def _client_traffic_is_schema_valid(
     if request.node.get_closest_marker("sends_invalid"):
         yield
         return
-    from acp_notebook import _client, _jsonrpc
+    from acp_notebook import _client
     from tests._schema import check_client_message
 
-    client_connections: weakref.WeakSet[Any] = weakref.WeakSet()
-    peer_methods: weakref.WeakKeyDictionary[Any, dict[Any, str]] = weakref.WeakKeyDictionary()
     failures: list[str] = []
     agent_init = _client.Agent.__init__
-    write = _jsonrpc.Connection._write
-    on_request = _jsonrpc.Connection._on_request
 
-    def tagged_init(self: Any, connection: Any, *args: Any, **kwargs: Any) -> None:
-        client_connections.add(connection)
-        peer_methods[connection] = {}
+    def checked_init(self: Any, connection: Any, *args: Any, **kwargs: Any) -> None:
         agent_init(self, connection, *args, **kwargs)
+        peer_methods: dict[Any, str] = {}  # the agent's request ids -> their methods
 
-    async def checked_write(self: Any, message: dict[str, Any]) -> None:
-        if self in client_connections:
-            for problem in check_client_message(message, peer_methods.get(self, {})):
-                failures.append(f"{problem} in {str(message)[:300]}")
-        await write(self, message)
+        def check(direction: str, message: Any) -> None:
+            for one in message if isinstance(message, list) else [message]:
+                if not isinstance(one, dict):
+                    continue
+                if direction == "recv":
+                    if isinstance(one.get("method"), str) and "id" in one:
+                        peer_methods[one["id"]] = one["method"]
+                    continue
+                for problem in check_client_message(one, peer_methods):
+                    failures.append(f"{problem} in {str(one)[:300]}")
 
-    async def recording_on_request(self: Any, rid: Any, method: str, params: Any) -> None:
-        if self in client_connections:
-            peer_methods[self][rid] = method
-        await on_request(self, rid, method, params)
+        connection.observe(check)
 
-    monkeypatch.setattr(_client.Agent, "__init__", tagged_init)
-    monkeypatch.setattr(_jsonrpc.Connection, "_write", checked_write)
-    monkeypatch.setattr(_jsonrpc.Connection, "_on_request", recording_on_request)
+    monkeypatch.setattr(_client.Agent, "__init__", checked_init)
     yield
     assert not failures, "our client sent messages the v2 schema rejects:\n" + "\n".join(failures)

@@ -767,3 +767,31 @@ async def test_a_line_of_millions_of_values_is_a_bad_line_and_the_connection_liv
         await peer.send({"jsonrpc": "2.0", "id": 7, "method": "still"})
         assert (await peer.recv())["result"] == {"method": "still", "params": None}
     assert len(problems) == 1 and f"more than {MAX_VALUES} values" in problems[0]
+
+
+async def test_observers_see_every_message_both_ways_until_they_unsubscribe() -> None:
+    seen: list[tuple[str, Any]] = []
+    long_text = "x" * 10_000  # the log keeps a shortened copy; an observer gets the message
+
+    def broken(direction: str, message: Any) -> None:
+        raise RuntimeError("an observer that fails does not stop the connection")
+
+    async with raw_peer(request_handler=echo) as (conn, peer):
+        stop = conn.observe(lambda direction, message: seen.append((direction, message)))
+        conn.observe(broken)
+        await peer.send({"jsonrpc": "2.0", "id": 1, "method": "m", "params": long_text})
+        answer = await peer.recv()
+        await peer.send([{"jsonrpc": "2.0", "method": "note"}])
+        await conn.notify("ping")
+        await peer.recv()
+        stop()
+        stop()  # a second call is harmless
+        await conn.notify("unseen")
+        await peer.recv()
+    request = {"jsonrpc": "2.0", "id": 1, "method": "m", "params": long_text}
+    assert seen == [
+        ("recv", request),
+        ("send", answer),
+        ("recv", [{"jsonrpc": "2.0", "method": "note"}]),
+        ("send", {"jsonrpc": "2.0", "method": "ping"}),
+    ]
