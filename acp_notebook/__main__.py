@@ -50,11 +50,7 @@ async def demo(workdir: Path) -> int:
         for call in turn.tool_calls.values():
             print(f"-- tool call {call.title!r}: {call.status}")
         for terminal in turn.terminals.values():
-            status = terminal.exit_status
-            code = getattr(status, "exit_code", None)
-            signal = getattr(status, "signal", None)
-            ended = f"exit code {code}" if code is not None else f"signal {signal}"
-            print(f"-- terminal of {terminal.command!r} ({ended if status else 'running'}):")
+            print(f"-- terminal of {terminal.command!r} ({terminal.exit_label}):")
             print(terminal.text.rstrip())
         print(f"-- stop reason: {stop}")
         ran = (workdir / "should-not-exist").exists()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._exit import exit_sentence
+
 __all__ = [
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
@@ -83,12 +85,8 @@ class AgentExited(ConnectionClosed):
 
     @property
     def status(self) -> str:
-        """How it ended, in a few words: "the agent exited with code 3"."""
-        if self.signal is not None:
-            return f"the agent was killed by signal {self.signal}"
-        if self.returncode is not None:
-            return f"the agent exited with code {self.returncode}"
-        return "the agent exited"
+        """How it ended, in a few words: "the agent exited with code 3" (see ``_exit``)."""
+        return exit_sentence(self.returncode, self.signal)
 
     @property
     def last_stderr_line(self) -> str:

@@ -3,8 +3,8 @@
 ``exit_label(code, signal)`` is the short label ("exit 3", "signal SIGKILL", "exited") that
 badges, the side panel, ``%acp status`` and the demo show; ``exit_sentence`` is the same fact as
 the clause errors use ("the agent was killed by signal SIGKILL"). Both decide the same way: a
-signal wins over a code (a process killed by a signal has no exit code of its own), and a
-negative code with no signal is a Python returncode ``-N``, read as signal N.
+signal wins over a code (a process killed by a signal has no exit code of its own). A Python
+returncode ``-N`` becomes a signal name with :func:`signal_of` first (the agent process does).
 
 The front end's ``exitLabel`` (labextension/src/exit.ts) follows the same table:
 tests/data/exit_labels.json is read by the Python tests and by the TypeScript unit tests.
@@ -33,11 +33,7 @@ def signal_of(returncode: int | None) -> str | None:
 
 def _ended(code: int | None, signal: str | None) -> tuple[str | None, int | None]:
     """(signal, code) with the precedence applied: at most one of them is set."""
-    if signal:
-        return signal, None
-    if code is not None and code < 0:
-        return signal_of(code), None
-    return None, code
+    return (signal, None) if signal else (None, code)
 
 
 def exit_label(code: int | None, signal: str | None) -> str:

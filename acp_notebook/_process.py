@@ -31,6 +31,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
 from ._errors import AgentExited, ConnectionClosed
+from ._exit import signal_of
 from ._jsonrpc import Connection, NotificationHandler, ProblemCallback, RequestHandler
 
 __all__ = ["AgentLink", "AgentProcess", "open_agent_connection"]
@@ -253,16 +254,9 @@ class AgentProcess:
 
     @property
     def exit_signal(self) -> str | None:
-        """Name of the signal that killed the agent (``"SIGKILL"``), if it was killed by one."""
-        code = self._process.returncode
-        if code is None or code >= 0:
-            return None
-        try:
-            return signal.Signals(-code).name
-        except ValueError:
-            return f"signal {-code}"
-
-    signal_name = exit_signal
+        """Name of the signal that killed the agent (``"SIGKILL"``, ``"SIG40"`` for one with no
+        name), if it was killed by one."""
+        return signal_of(self._process.returncode)
 
     @property
     def stderr_total_bytes(self) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +26,25 @@ def test_signal_of_a_returncode() -> None:
     assert signal_of(-signal.SIGKILL) == "SIGKILL"
     assert signal_of(0) is None and signal_of(3) is None and signal_of(None) is None
     assert signal_of(-250) == "SIG250"  # no name on this platform
-    assert exit_label(-250, None) == "signal SIG250"
+    assert exit_label(-250, signal_of(-250)) == "signal SIG250"
 
 
 def test_sentence_names_its_subject() -> None:
     assert exit_sentence(2, None, who="the command") == "the command exited with code 2"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_an_agent_killed_by_an_unnamed_signal_is_labelled_once(anyio_backend: str) -> None:
+    # Signal 40 (a real-time signal) has no name in Python's signal module: the agent process
+    # used to call it "signal 40", so every label said "signal signal 40".
+    from acp_notebook._process import AgentProcess
+
+    script = "import os; os.kill(os.getpid(), 40)"
+    async with AgentProcess.spawn([sys.executable, "-c", script]) as proc:
+        await proc.wait()
+        error = await proc.exit_error()
+    assert proc.returncode == -40
+    assert proc.exit_signal == "SIG40"
+    assert exit_label(proc.returncode, proc.exit_signal) == "signal SIG40"
+    assert error.status == "the agent was killed by signal SIG40"

@@ -128,14 +128,19 @@ PURE_BANNED = frozenset({"subprocess", "socket", "asyncio", "threading", "pty", 
 RULES = [
     # 1 protocol: pydantic only, no I/O.
     Rule(f"{PKG}._protocol", (), frozenset(THIRD_PARTY_OK), PURE_BANNED),
-    # 4 state: layer 1 only, pure.
-    Rule(f"{PKG}._state", (f"{PKG}._protocol",), frozenset(THIRD_PARTY_OK), PURE_BANNED),
+    # 4 state: layer 1 only (and the stdlib-only exit label), pure.
+    Rule(
+        f"{PKG}._state",
+        (f"{PKG}._protocol", f"{PKG}._exit"),
+        frozenset(THIRD_PARTY_OK),
+        PURE_BANNED,
+    ),
     # 2 connection: anyio and the stdlib, plain dicts (no models).
     Rule(f"{PKG}._lines", (f"{PKG}._errors",), frozenset({"anyio"})),
     Rule(f"{PKG}._jsonrpc", (f"{PKG}._errors", f"{PKG}._lines"), frozenset({"anyio"})),
     Rule(
         f"{PKG}._process",
-        (f"{PKG}._errors", f"{PKG}._lines", f"{PKG}._jsonrpc"),
+        (f"{PKG}._errors", f"{PKG}._exit", f"{PKG}._lines", f"{PKG}._jsonrpc"),
         frozenset({"anyio"}),
     ),
     # 5 agent: layers 1 and 2.

@@ -425,13 +425,6 @@ class SessionState:
             handler(update)
         self.revision += 1
 
-    def apply_tool_call(self, fields: ToolCallFields) -> ToolCallState:
-        """Apply a tool-call upsert that did not come as a session update (the
-        ``tool_call`` subject of a permission request)."""
-        self._tool_call_update(fields)
-        self.revision += 1
-        return self.tool_calls[fields.tool_call_id]
-
     def terminal(self, terminal_id: str) -> TerminalState:
         """The terminal with this id, created empty when first seen."""
         term = self.terminals.get(terminal_id)

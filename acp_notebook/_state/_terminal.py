@@ -6,6 +6,7 @@ from collections import deque
 from html import escape
 from typing import Any
 
+from .._exit import exit_label
 from .._protocol import TerminalExitStatus
 from ._ansi import AnsiHtml, AnsiTranscript
 
@@ -280,15 +281,11 @@ class TerminalState:
 
     @property
     def exit_label(self) -> str:
-        """``running``, ``exit 0``, ``SIGTERM`` or ``exited``."""
+        """``running``, else the one exit label: ``exit 0``, ``signal SIGTERM`` or ``exited``."""
         status = self.exit_status
         if status is None:
             return "running"
-        if getattr(status, "signal", None):
-            return str(status.signal)
-        if getattr(status, "exit_code", None) is not None:
-            return f"exit {status.exit_code}"
-        return "exited"
+        return exit_label(getattr(status, "exit_code", None), getattr(status, "signal", None))
 
     def render_html(self) -> str:
         """A self-contained block: command, cwd, exit state, then the output."""
