@@ -17,7 +17,7 @@ from pydantic import TypeAdapter, ValidationError
 from . import _protocol as p
 from ._elicitation import ElicitationAsker, ElicitationDecision, ElicitationHandler
 from ._elicitation import decide as decide_elicitation
-from ._errors import AcpError, AgentExited, ConnectionClosed, RpcError
+from ._errors import AcpError, AgentExited, ConnectionClosed, MethodNotFound, RpcError
 from ._jsonrpc import Connection
 from ._permission import Asker, PermissionDecision, PermissionHandler, decide, invalid_options
 from ._process import AgentProcess, open_agent_connection
@@ -161,7 +161,7 @@ class Turn:
         self._sent = True
         try:
             result = await self.session.agent._request(
-                "session/prompt", {"sessionId": self.session.id, "prompt": self.prompt}
+                p.Method.SESSION_PROMPT, {"sessionId": self.session.id, "prompt": self.prompt}
             )
         except BaseException as exc:
             error: BaseException = exc
@@ -344,7 +344,7 @@ class Session:
             for decision, answered in list(self._answering):
                 if not decision.pending:
                     await answered.wait()
-        await self.agent._notify("session/cancel", {"sessionId": self.id})
+        await self.agent._notify(p.Method.SESSION_CANCEL, {"sessionId": self.id})
 
     def _mark_cancelled(self) -> None:
         """A ``session/cancel`` is being sent: the running turn approves nothing more."""
@@ -363,13 +363,13 @@ class Session:
         """``terminal/cancel``: ask the agent to stop one terminal's command (only offered when
         the terminal's ``capabilities.cancel`` is set)."""
         await self.agent._request(
-            "terminal/cancel", {"sessionId": self.id, "terminalId": terminal_id}
+            p.Method.TERMINAL_CANCEL, {"sessionId": self.id, "terminalId": terminal_id}
         )
 
     async def cancel_tool_call(self, tool_call_id: str) -> None:
         """``tool_call/cancel``: ask the agent to stop one tool call."""
         await self.agent._request(
-            "tool_call/cancel", {"sessionId": self.id, "toolCallId": tool_call_id}
+            p.Method.TOOL_CALL_CANCEL, {"sessionId": self.id, "toolCallId": tool_call_id}
         )
 
     async def close(self) -> None:
@@ -380,7 +380,7 @@ class Session:
                 decision.settle(None, "cancel", "the session was closed")
         self._cancel_elicitations("the session was closed")
         try:
-            await self.agent._request("session/close", {"sessionId": self.id})
+            await self.agent._request(p.Method.SESSION_CLOSE, {"sessionId": self.id})
         finally:
             self.closed = True
             if self.turn is not None:
@@ -389,7 +389,7 @@ class Session:
     async def set_config_option(self, config_id: str, value: str | bool) -> list[Any]:
         kind = "boolean" if isinstance(value, bool) else "id"
         result = await self.agent._request(
-            "session/set_config_option",
+            p.Method.SESSION_SET_CONFIG_OPTION,
             {"sessionId": self.id, "configId": config_id, "type": kind, "value": value},
         )
         options = result.get("configOptions", []) if isinstance(result, dict) else []
@@ -463,10 +463,10 @@ class Agent:
             "capabilities": {"elicitation": {"form": {}, "url": {}}},
         }
         try:
-            result = await self.connection.request("initialize", params)
+            result = await self.connection.request(p.Method.INITIALIZE, params)
         except RpcError as exc:
             data = exc.data if isinstance(exc.data, dict) else {}
-            if exc.code == -32022 or "supported" in data:
+            if exc.code == p.ErrorCode.UNSUPPORTED_PROTOCOL_VERSION or "supported" in data:
                 raise UnsupportedProtocolVersion(
                     f"the agent does not support ACP v2: {exc.message}"
                     f" (it supports {data.get('supported')!r})",
@@ -505,19 +505,19 @@ class Agent:
     async def login(self, method_id: str) -> None:
         if not self.auth_methods:
             raise AcpError("the agent advertised no auth methods")
-        await self._request("auth/login", {"methodId": method_id})
+        await self._request(p.Method.AUTH_LOGIN, {"methodId": method_id})
 
     async def logout(self) -> None:
         if not self.auth_methods:
             raise AcpError("the agent advertised no auth methods")
-        await self._request("auth/logout", {})
+        await self._request(p.Method.AUTH_LOGOUT, {})
 
     # -- sessions ------------------------------------------------------------------------
     async def new_session(self, cwd: str | os.PathLike[str] | None = None) -> Session:
         path = _absolute(cwd)
         self._opening += 1
         try:
-            result = await self._request("session/new", {"cwd": path})
+            result = await self._request(p.Method.SESSION_NEW, {"cwd": path})
             parsed = p.NewSessionResponse.model_validate(result)
             session = Session(self, parsed.session_id, path)
             session.config_options = list(parsed.config_options or [])
@@ -547,7 +547,7 @@ class Agent:
         found: list[p.SessionInfo] = []
         params: dict[str, Any] = {} if cwd is None else {"cwd": _absolute(cwd)}
         for _ in range(10_000):
-            result = await self._request("session/list", params)
+            result = await self._request(p.Method.SESSION_LIST, params)
             page = p.ListSessionsResponse.model_validate(result)
             found.extend(page.sessions)
             if page.next_cursor is None:
@@ -566,7 +566,7 @@ class Agent:
         if replay:
             params["replayFrom"] = {"type": "start"}
         try:
-            result = await self._request("session/resume", params)
+            result = await self._request(p.Method.SESSION_RESUME, params)
         except BaseException:
             self.sessions.pop(session_id, None)
             raise
@@ -579,7 +579,7 @@ class Agent:
         try:
             return await self.connection.request(method, params)
         except RpcError as exc:
-            if exc.code == -32000:
+            if exc.code == p.ErrorCode.AUTH_REQUIRED:
                 raise AuthenticationRequired(
                     f"{method}: authentication required: {exc.message}", self.auth_methods
                 ) from exc
@@ -587,7 +587,7 @@ class Agent:
 
     async def _notify(self, method: str, params: dict[str, Any]) -> None:
         session = None
-        if method == "session/cancel":  # whoever sends it, the turn approves nothing more
+        if method == p.Method.SESSION_CANCEL:  # whoever sends it, the turn approves nothing more
             session = self.sessions.get(str(params.get("sessionId")))
             if session is not None:
                 session._mark_cancelled()
@@ -599,10 +599,10 @@ class Agent:
                 session._fail_pending("the session was cancelled")
 
     async def _on_notification(self, method: str, params: Any) -> None:
-        if method == "elicitation/complete":
+        if method == p.Method.ELICITATION_COMPLETE:
             self._on_elicitation_complete(params)
             return
-        if method != "session/update":
+        if method != p.Method.SESSION_UPDATE:
             log.debug("ignoring notification %s", method)
             return
         self._dispatch_update(params)
@@ -629,11 +629,11 @@ class Agent:
         session._apply(update)
 
     async def _on_request(self, method: str, params: Any) -> Any:
-        if method == "session/request_permission":
+        if method == p.Method.SESSION_REQUEST_PERMISSION:
             return await self._on_permission(params)
-        if method == "elicitation/create":
+        if method == p.Method.ELICITATION_CREATE:
             return await self._on_elicitation(params)
-        raise RpcError(-32601, f"method not found: {method}")
+        raise MethodNotFound(method)
 
     async def _on_permission(self, params: Any) -> dict[str, Any]:
         try:

@@ -221,3 +221,44 @@ def test_config_select_requires_options() -> None:
         SessionConfigSelect.from_wire(
             {"type": "select", "configId": "m", "name": "M", "currentValue": "a", "options": []}
         )
+
+
+def _wire_literals(path: Any) -> list[str]:
+    """String constants that are a method name and integers that are a known error code,
+    outside docstrings, in one source file."""
+    import ast
+
+    names = set(AGENT_METHODS) | set(CLIENT_METHODS) | set(PROTOCOL_METHODS)
+    tree = ast.parse(path.read_text("utf-8"))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+    }
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Constant) or id(node) in docstrings:
+            continue
+        value = node.value
+        if isinstance(value, str) and value in names:
+            found.append(f"{path.name}:{node.lineno} {value!r}")
+    for node in ast.walk(tree):  # -32601 is UnaryOp(USub, 32601)
+        if (
+            isinstance(node, ast.UnaryOp)
+            and isinstance(node.op, ast.USub)
+            and isinstance(node.operand, ast.Constant)
+            and -node.operand.value in p.ErrorCode.KNOWN
+        ):
+            found.append(f"{path.name}:{node.lineno} {-node.operand.value}")
+    return found
+
+
+def test_the_client_and_the_embedded_agent_name_methods_and_codes_from_the_protocol() -> None:
+    from pathlib import Path
+
+    package = Path(p.__file__).parents[1]
+    files = [package / "_client.py", *sorted((package / "agent").glob("*.py"))]
+    found = [hit for path in files for hit in _wire_literals(path)]
+    assert found == []

@@ -17,7 +17,7 @@ import pydantic
 from anyio.abc import ByteReceiveStream, ByteSendStream, TaskGroup
 
 from .. import _protocol as p
-from .._errors import INVALID_PARAMS, INVALID_REQUEST, ConnectionClosed, MethodNotFound, RpcError
+from .._errors import ConnectionClosed, MethodNotFound, RpcError
 from .._jsonrpc import Connection
 from . import _wire as wire
 from ._faults import MIB, CountingSendStream, Faults, flood_blocks, flood_stderr
@@ -32,7 +32,6 @@ __all__ = ["PROTOCOL_VERSION", "AgentServer", "Decision"]
 logger = logging.getLogger("acp_notebook.agent")
 
 PROTOCOL_VERSION = 2
-RESOURCE_NOT_FOUND = -32002
 ALLOW_KINDS = ("allow_once", "allow_always")
 REJECT_KINDS = ("reject_once", "reject_always")
 
@@ -51,21 +50,25 @@ def _parse(model: type[M], params: Any) -> M:
     except pydantic.ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "params"
-        raise RpcError(INVALID_PARAMS, f"Invalid params: {where}: {first['msg']}") from None
+        raise RpcError(
+            p.ErrorCode.INVALID_PARAMS, f"Invalid params: {where}: {first['msg']}"
+        ) from None
 
 
 def _cwd(value: str) -> Path:
     cwd = Path(value)
     if not cwd.is_absolute():
-        raise RpcError(INVALID_PARAMS, "Invalid params: cwd must be an absolute path")
+        raise RpcError(p.ErrorCode.INVALID_PARAMS, "Invalid params: cwd must be an absolute path")
     if not cwd.is_dir():
-        raise RpcError(INVALID_PARAMS, f"Invalid params: cwd {cwd} is not a directory")
+        raise RpcError(p.ErrorCode.INVALID_PARAMS, f"Invalid params: cwd {cwd} is not a directory")
     return cwd
 
 
 def _not_found(session_id: str) -> RpcError:
     return RpcError(
-        RESOURCE_NOT_FOUND, f"session not found: {session_id}", {"sessionId": session_id}
+        p.ErrorCode.RESOURCE_NOT_FOUND,
+        f"session not found: {session_id}",
+        {"sessionId": session_id},
     )
 
 
@@ -170,7 +173,9 @@ class AgentServer:
     ) -> None:
         if record:
             session.file.update(update)
-        await self.conn.notify("session/update", wire.notification(session.session_id, update))
+        await self.conn.notify(
+            p.Method.SESSION_UPDATE, wire.notification(session.session_id, update)
+        )
 
     # -- dispatch ------------------------------------------------------------------------
 
@@ -178,13 +183,13 @@ class AgentServer:
         if self._hanging:
             await anyio.sleep_forever()
         handlers: dict[str, Callable[[Any], Awaitable[Any]]] = {
-            "initialize": self._initialize,
-            "session/new": self._session_new,
-            "session/list": self._session_list,
-            "session/resume": self._session_resume,
-            "session/prompt": self._session_prompt,
-            "session/close": self._session_close,
-            "terminal/cancel": self._terminal_cancel,
+            p.Method.INITIALIZE: self._initialize,
+            p.Method.SESSION_NEW: self._session_new,
+            p.Method.SESSION_LIST: self._session_list,
+            p.Method.SESSION_RESUME: self._session_resume,
+            p.Method.SESSION_PROMPT: self._session_prompt,
+            p.Method.SESSION_CLOSE: self._session_close,
+            p.Method.TERMINAL_CANCEL: self._terminal_cancel,
         }
         handler = handlers.get(method)
         if handler is None:
@@ -192,7 +197,7 @@ class AgentServer:
         return await handler(params)
 
     async def _on_notification(self, method: str, params: Any) -> None:
-        if method == "session/cancel":
+        if method == p.Method.SESSION_CANCEL:
             session_id = params.get("sessionId") if isinstance(params, dict) else None
             session = self.sessions.get(session_id) if isinstance(session_id, str) else None
             if session is not None and session.turn is not None:
@@ -237,7 +242,9 @@ class AgentServer:
         cwd = _cwd(request.cwd)
         replay = request.replay_from
         if replay is not None and not isinstance(replay, p.ReplayFromStart):
-            raise RpcError(INVALID_PARAMS, f"Invalid params: unsupported replayFrom {replay!r}")
+            raise RpcError(
+                p.ErrorCode.INVALID_PARAMS, f"Invalid params: unsupported replayFrom {replay!r}"
+            )
         record = self.store.load(session_id)
         file = self.store.open(session_id)
         if record is None or file is None:
@@ -262,7 +269,7 @@ class AgentServer:
         session = self._session(request.session_id)
         prompt = [block.to_wire() for block in request.prompt]
         if session.turn is not None:
-            raise RpcError(INVALID_REQUEST, "a turn is already running in this session")
+            raise RpcError(p.ErrorCode.INVALID_REQUEST, "a turn is already running in this session")
         message_id = _new_id("msg")
         turn = Turn()
         session.turn = turn
@@ -354,7 +361,7 @@ class AgentServer:
             if turn.cancelled:
                 scope.cancel()
             try:
-                result = await self.conn.request("session/request_permission", params)
+                result = await self.conn.request(p.Method.SESSION_REQUEST_PERMISSION, params)
             except RpcError as exc:
                 error = f"the permission request failed: {exc}"
         turn.permission_scope = None

@@ -203,7 +203,7 @@ def oversize_line(session_id: str, size: int) -> bytes:
     def build(padding: int) -> bytes:
         message = {
             "jsonrpc": "2.0",
-            "method": "session/update",
+            "method": p.Method.SESSION_UPDATE,
             "params": notification(session_id, agent_chunk("msg-oversize", "x" * padding)),
         }
         return json.dumps(message, separators=(",", ":")).encode("utf-8")
