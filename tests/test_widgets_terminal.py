@@ -13,7 +13,6 @@ import pytest
 
 from acp_notebook._widgets import AgentPanel, TerminalWidget
 from acp_notebook._widgets._coalesce import ByteCoalescer, FlushBudget, TimerHandle, thread_timer
-from acp_notebook._widgets._static import default_renderer, render_plain
 from acp_notebook._widgets._version import MODULE_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -419,25 +418,6 @@ def test_render_static_is_pluggable(make_widget: Callable[..., TerminalWidget]) 
     assert "<i>HTML</i>" in bundle["text/html"]
 
 
-def test_default_plain_rendering_applies_carriage_returns() -> None:
-    plain, html = render_plain(b"a\x1b[1;31mb\x1b[0m\r\n50%\r100%\nx\bY\n")
-    assert plain == "ab\n100%\nY"
-    assert html == '<pre class="acp-terminal-static">ab\n100%\nY</pre>'
-
-
-@pytest.mark.parametrize(
-    "data",
-    [
-        b"one\ntwo\nthree\ncrlf\r\nprogress 10%\rprogress 100%\n",  # from a pipe: bare \n
-        b"one\r\ntwo\r\nthree\r\ncrlf\r\r\nprogress 10%\rprogress 100%\r\n",  # a PTY, ONLCR
-    ],
-)
-def test_saved_text_matches_the_live_view(data: bytes) -> None:
-    # ui-tests/tests/terminal_render.spec.ts reads this same text from xterm's buffer.
-    plain, _ = render_plain(data)
-    assert plain == "one\ntwo\nthree\ncrlf\nprogress 100%"
-
-
 def test_front_end_version_matches() -> None:
     package = json.loads((ROOT / "labextension" / "package.json").read_text())
     assert package["name"] == "acp-notebook"
@@ -458,11 +438,6 @@ def test_agent_panel_show_and_repr() -> None:
     finally:
         panel.close()
         terminal.close()
-
-
-def test_default_renderer_keeps_colours_from_the_state_layer() -> None:
-    _text, html = default_renderer()(SAMPLE)
-    assert 'class="ansi-green-fg"' in html
 
 
 def test_real_timers_run_on_one_long_lived_thread() -> None:

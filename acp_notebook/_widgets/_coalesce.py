@@ -24,11 +24,13 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
+
+from ._protocols import TerminalToView
 
 log = logging.getLogger("acp_notebook.widgets")
 
-Send = Callable[[dict[str, Any], list[bytes]], None]
+Send = Callable[[TerminalToView, list[bytes]], None]
 
 
 class TimerHandle(Protocol):

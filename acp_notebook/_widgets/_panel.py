@@ -5,14 +5,10 @@ sidebar (the model does this itself when its comm opens; no ``display()`` is nee
 the labextension (VS Code, plain IPython) the model is simply never rendered, and
 :attr:`AgentPanel.rendered` stays False.
 
-Custom messages, kernel -> front end (the front end acts on them, nothing comes back):
-
-* ``{"type": "scroll_to", "cell_id": c, "model_id": m}``: show the notebook cell with id ``c``
-  (or, failing that, the cell whose output holds a view of widget model ``m``);
-* ``{"type": "copy", "text": t}``: put ``t`` on the clipboard;
-* ``{"type": "download", "filename": f, "text": t}``: save ``t`` as a file.
-
-Front end -> kernel: ``{"type": "rendered"}`` once the panel's views exist in some front end.
+Custom messages (typed in ``_protocols``), kernel -> front end, which acts on them and answers
+nothing: ``scroll_to`` (show a notebook cell), ``copy`` (put text on the clipboard),
+``download`` (save text as a file). Front end -> kernel: ``rendered``, once the panel's views
+exist in some front end. ``show()`` is no message: it bumps a synced counter.
 """
 
 from __future__ import annotations
@@ -23,6 +19,7 @@ from typing import Any
 import ipywidgets  # type: ignore[import-untyped]
 from traitlets import Instance, Int, Unicode
 
+from ._protocols import PanelCopy, PanelDownload, PanelScrollTo, PanelToFrontEnd, read_panel_message
 from ._version import MODULE_NAME, MODULE_VERSION
 
 
@@ -57,21 +54,21 @@ class AgentPanel(ipywidgets.DOMWidget):  # type: ignore[misc]
     def scroll_to(self, cell_id: str | None, model_id: str | None) -> None:
         """Ask the front end to scroll the notebook to a cell (by id, or by a widget it shows)."""
         self._send_to_front_end(
-            {"type": "scroll_to", "cell_id": cell_id or "", "model_id": model_id or ""}
+            PanelScrollTo(type="scroll_to", cell_id=cell_id or "", model_id=model_id or "")
         )
 
     def copy_text(self, text: str) -> None:
-        self._send_to_front_end({"type": "copy", "text": text})
+        self._send_to_front_end(PanelCopy(type="copy", text=text))
 
     def download(self, filename: str, text: str) -> None:
-        self._send_to_front_end({"type": "download", "filename": filename, "text": text})
+        self._send_to_front_end(PanelDownload(type="download", filename=filename, text=text))
 
-    def _send_to_front_end(self, content: dict[str, Any]) -> None:
+    def _send_to_front_end(self, content: PanelToFrontEnd) -> None:
         if self.comm is not None:
             self.send(content)
 
     def _handle_front_end_msg(self, _widget: Any, content: Any, _buffers: Sequence[Any]) -> None:
-        if isinstance(content, dict) and content.get("type") == "rendered":
+        if read_panel_message(content) is not None:  # "rendered", the only one
             self.rendered = True
 
     # -- static output ------------------------------------------------------------------------

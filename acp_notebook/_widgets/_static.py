@@ -1,31 +1,28 @@
-"""Static (kernel-free) rendering of terminal bytes for ``text/plain`` and ``text/html``.
+"""The one static transcript of a terminal (``text/plain`` and ``text/html``, no kernel needed).
 
-Used as the default ``render_static`` of :class:`TerminalWidget` when the richer converter in
-``acp_notebook._state._ansi`` is not available.  Colours are dropped; ``\\r`` and ``\\b`` are
-applied per line so a progress bar shows its final state.
+A terminal's saved form reads the same whether a turn's transcript (``_turn``) or a
+:class:`TerminalWidget` shown on its own renders it: :func:`terminal_transcript` lays out the
+header (command, directory, the exit label of ``acp_notebook._exit``), the end of the output
+and the exit label again as a last line. The output is converted by the state layer's ANSI
+converter (colours as ``ansi-*`` spans, ``\\r`` redraws applied), at most its last
+``STATIC_TERMINAL_BYTES`` (:func:`render_tail`).
 
-Whatever renders it, a static terminal is saved into the notebook, so only its end is kept:
-:func:`cap_tail` cuts the text and the HTML to the same last lines (at most ``STATIC_LINES`` of
-them, at most ``STATIC_BYTES`` of UTF-8 each) behind one deterministic line that says how many
-were left out.
+A static terminal is saved into the notebook, so only its end is kept: :func:`cap_tail` cuts
+the text and the HTML to the same last lines (at most ``STATIC_LINES`` of them, at most
+``STATIC_BYTES`` of UTF-8 each) behind one deterministic line that says how many were left out.
 """
 
 from __future__ import annotations
 
 import html
-import importlib
-import re
 from collections.abc import Callable
-from typing import cast
 
+from .._state import ansi_to_html, ansi_to_text
+from .._visible import visible_text
+
+#: ``(text, html)`` of the end of a terminal's bytes: the HTML is the inside of a ``<pre>``.
 StaticRenderer = Callable[[bytes], tuple[str, str]]
 
-# CSI (ESC [ ... final), OSC (ESC ] ... BEL or ESC \), other two-byte escapes.
-_ESCAPES = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\x1b$"
-)
-_CONTROLS = re.compile(r"[\x00-\x07\x0b\x0c\x0e-\x1f\x7f]")
-MAX_LINES = 2000
 #: A static terminal keeps at most this many lines ...
 STATIC_LINES = 200
 #: ... and at most this many bytes (UTF-8) of text, and of HTML.
@@ -94,58 +91,76 @@ def cap_tail(
     return "\n".join(lines), "\n".join(rows)
 
 
-def _apply_line(line: str) -> str:
-    cells: list[str] = []
-    cursor = 0
-    for char in line:
-        if char == "\r":
-            cursor = 0
-        elif char == "\b":
-            cursor = max(0, cursor - 1)
-        elif cursor < len(cells):
-            cells[cursor] = char
-            cursor += 1
-        else:
-            cells.append(char)
-            cursor += 1
-    return "".join(cells)
+#: Static transcripts convert at most this many bytes of a terminal's end (then keep its last
+#: lines: :func:`cap_tail`).
+STATIC_TERMINAL_BYTES = 256 * 1024
+#: The saved terminal text: monospace at a normal line height, inline (an nbconvert page loads
+#: none of this package's CSS and styles a bare ``<pre>`` with its own font and line height).
+TERMINAL_PRE_STYLE = (
+    "font-family:var(--jp-code-font-family,monospace);font-size:var(--jp-code-font-size,13px);"
+    "line-height:1.3;white-space:pre;overflow-x:auto;margin:2px 0;padding:4px 6px;"
+    "background:var(--jp-layout-color2,#f6f6f6);color:var(--jp-content-font-color1,#111);"
+    "border:none;border-radius:2px"
+)
 
 
-def plain_text(data: bytes, *, max_lines: int = MAX_LINES) -> str:
-    """ANSI-free transcript of ``data`` (its last ``max_lines`` lines)."""
-    text = _ESCAPES.sub("", data.decode("utf-8", errors="replace"))
-    lines = [_CONTROLS.sub("", _apply_line(line)) for line in text.split("\n")]
-    while lines and not lines[-1]:
-        lines.pop()
-    if len(lines) > max_lines:
-        dropped = len(lines) - max_lines
-        lines = [f"[{dropped} earlier lines omitted]", *lines[-max_lines:]]
-    return "\n".join(line.rstrip() for line in lines)
+def render_tail(
+    data: bytes, *, keeps: str = LIVE_KEEPS, max_bytes: int = STATIC_TERMINAL_BYTES
+) -> tuple[str, str]:
+    """The end of ``data`` as ``(text, html)``, colours kept: at most its last ``max_bytes``
+    are converted (from a line start; the lines before them are counted), then
+    :func:`cap_tail` keeps the last lines."""
+    earlier = 0
+    if len(data) > max_bytes:
+        start = len(data) - max_bytes
+        cut = data.find(b"\n", start - 1, len(data) - 1)
+        if cut >= 0:
+            start = cut + 1
+        earlier = data.count(b"\n", 0, start)
+        data = data[start:]
+    return cap_tail(ansi_to_text(data), ansi_to_html(data), earlier=earlier, keeps=keeps)
 
 
-def render_plain(data: bytes) -> tuple[str, str]:
-    """Default renderer: ``(text/plain, text/html)`` without colours (the end only: cap_tail)."""
-    whole = plain_text(data, max_lines=len(data) + 1)
-    text, body = cap_tail(whole, html.escape(whole))
-    return text, f'<pre class="acp-terminal-static">{body}</pre>'
+def omitted_note(omitted_bytes: int) -> str:
+    """The line that says how many bytes of a terminal were dropped before those it kept."""
+    return f"[… {omitted_bytes} bytes omitted …]"
 
 
-def default_renderer() -> StaticRenderer:
-    """The state layer's ANSI converter (colours as ``ansi-*`` spans) when present, else
-    :func:`render_plain`."""
-    try:
-        ansi = importlib.import_module("acp_notebook._state._ansi")
-    except ImportError:
-        return render_plain
-    to_text = getattr(ansi, "ansi_to_text", None)
-    to_html = getattr(ansi, "ansi_to_html", None)
-    if not (callable(to_text) and callable(to_html)):
-        return render_plain
-    text_of = cast(Callable[[bytes], str], to_text)
-    html_of = cast(Callable[[bytes], str], to_html)
+def terminal_transcript(
+    *,
+    command: str | None,
+    cwd: str | None,
+    exit_label: str,
+    body: tuple[str, str] | None,
+    omitted_bytes: int = 0,
+) -> tuple[str, str]:
+    """Deterministic ``(text, html)`` of one terminal: a header (``$ command``, the directory,
+    the exit label as a badge), then ``body`` (the end of its output, as :func:`render_tail`
+    gives it; None: no output part at all, as for a terminal only listed), then the exit label.
 
-    def render(data: bytes) -> tuple[str, str]:
-        text, body = cap_tail(text_of(data).rstrip("\n"), html_of(data).rstrip("\n"))
-        return text, f'<pre class="acp-terminal-static">{body}</pre>'
-
-    return render
+    ``omitted_bytes`` were dropped before the body (a memory bound): a first line says so.
+    Agent text (command, directory) shows hidden characters visibly; all of it is escaped.
+    """
+    label = visible_text(exit_label)
+    head = "$" if command is None else f"$ {visible_text(command)}"
+    lines = [f"{head}  (in {visible_text(cwd)})" if cwd else head]
+    body_text, body_html = body if body is not None else ("", "")
+    if body is not None and omitted_bytes:
+        note = omitted_note(omitted_bytes)
+        body_text = f"{note}\n{body_text}"
+        body_html = f'<span class="acp-omitted">{html.escape(note)}</span>\n{body_html}'
+    if body_text.strip():
+        lines.append(body_text.rstrip("\n"))
+    lines.append(f"[{label}]")
+    header = ['<div class="acp-terminal-header">']
+    if command is not None:
+        header.append(f"<code>{html.escape(head)}</code> ")
+    if cwd:
+        header.append(f"in <code>{html.escape(visible_text(cwd))}</code> ")
+    header.append(f'<span class="acp-badge">{html.escape(label)}</span></div>')
+    pre = (
+        f'<pre class="acp-terminal-body" style="{TERMINAL_PRE_STYLE}">{body_html}</pre>'
+        if body is not None
+        else ""
+    )
+    return "\n".join(lines), f'<div class="acp-terminal">{"".join(header)}{pre}</div>'

@@ -1,26 +1,19 @@
 """Live terminal widget: raw bytes go to xterm.js in the browser, coalesced in the kernel.
 
-Wire protocol on the widget's custom-message channel (all JSON content, bytes as buffers):
-
-kernel -> views
-    ``{"type": "chunk", "seq": n}`` + one buffer: the next bytes (seq increases by one).
-    ``{"type": "reset", "seq": n, "omitted": k}`` + one buffer: replace the whole screen.
-    ``{"type": "backlog", "seq": n, "token": t, "omitted": k}`` + one buffer: every retained
-    byte up to and including chunk ``n``, answering the view that sent ``token``.
-views -> kernel
-    ``{"type": "ready", "token": t}``: a view rendered (or saw a gap) and wants the backlog.
-    ``{"type": "cancel"}``: the stop button was pressed.
+Its custom messages (``chunk``, ``reset`` and ``backlog`` to the views, each with one buffer
+of bytes; ``ready`` and ``cancel`` from them) are typed in ``_protocols``; the view is
+``labextension/src/terminal.ts``.
 """
 
 from __future__ import annotations
 
-import html
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import ipywidgets  # type: ignore[import-untyped]
 from traitlets import Bool, Dict, Int, Unicode
 
+from .._exit import exit_label
 from ._coalesce import (
     DEFAULT_BACKLOG_LIMIT,
     DEFAULT_INTERVAL,
@@ -32,23 +25,19 @@ from ._coalesce import (
     Schedule,
     thread_timer,
 )
-from ._static import StaticRenderer, default_renderer
+from ._protocols import ExitStatus, TerminalToView, read_terminal_message
+from ._static import StaticRenderer, render_tail, terminal_transcript
 from ._version import MODULE_NAME, MODULE_VERSION
 
 CancelCallback = Callable[["TerminalWidget"], None]
 
 
-def exit_badge(exit_status: dict[str, Any] | None) -> str:
-    """Short text for an exit status dict (``exitCode`` / ``signal``, as on the wire)."""
+def exit_badge(exit_status: ExitStatus | Mapping[str, Any] | None) -> str:
+    """``running``, else the one exit label of ``exit_status`` (the ``exit_status`` trait, as
+    on the wire): ``exit 0``, ``signal SIGTERM`` or ``exited`` (``_exit.exit_label``)."""
     if exit_status is None:
         return "running"
-    code = exit_status.get("exitCode")
-    signal = exit_status.get("signal")
-    if code is not None:
-        return f"exit {code}"
-    if signal:
-        return f"signal {signal}"
-    return "exited"
+    return exit_label(exit_status.get("exitCode"), exit_status.get("signal"))
 
 
 class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
@@ -89,7 +78,7 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self._render_static: StaticRenderer = render_static or default_renderer()
+        self._render_static: StaticRenderer = render_static or render_tail
         self._cancel_callbacks: list[CancelCallback] = []
         if on_cancel is not None:
             self._cancel_callbacks.append(on_cancel)
@@ -146,46 +135,32 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
             self._cancel_callbacks.append(callback)
 
     def _handle_view_msg(self, _widget: Any, content: Any, _buffers: Sequence[Any]) -> None:
-        if not isinstance(content, dict):
+        message = read_terminal_message(content)
+        if message is None:
             return
-        kind = content.get("type")
-        if kind == "ready":
-            token = content.get("token")
-            self._coalescer.send_backlog(token if isinstance(token, str) else "")
-        elif kind == "cancel" and self.can_cancel and self.exit_status is None:
+        if message["type"] == "ready":
+            self._coalescer.send_backlog(message["token"])
+        elif self.can_cancel and self.exit_status is None:  # "cancel"
             # Only honour a stop the agent advertised; a stale button must not send anything.
             for callback in list(self._cancel_callbacks):
                 callback(self)
 
-    def _send_custom(self, content: dict[str, Any], buffers: list[bytes]) -> None:
+    def _send_custom(self, content: TerminalToView, buffers: list[bytes]) -> None:
         self.send(content, buffers)
 
     # -- static output -----------------------------------------------------------------------
 
     def static_bundle(self) -> dict[str, str]:
-        """``text/plain`` and ``text/html`` for this terminal, deterministic, no widget view."""
-        plain, body = self._render_static(self.data)
-        badge = exit_badge(self.exit_status)
-        header = f"$ {self.command}" if self.command else "$"
-        if self.cwd:
-            header += f"  (in {self.cwd})"
-        omitted = self.omitted_bytes
-        lines = [header]
-        if omitted:
-            lines.append(f"[{omitted} earlier bytes omitted]")
-        if plain:
-            lines.append(plain)
-        lines.append(f"[{badge}]")
-        html_header = (
-            '<div class="acp-terminal-static-header">'
-            f"<code>$ {html.escape(self.command)}</code>"
-            + (f" <span>in <code>{html.escape(self.cwd)}</code></span>" if self.cwd else "")
-            + f' <span class="acp-exit-badge">{html.escape(badge)}</span></div>'
+        """``text/plain`` and ``text/html`` for this terminal, deterministic, no widget view:
+        the same transcript a turn saves for its terminals (``_static.terminal_transcript``)."""
+        text, markup = terminal_transcript(
+            command=self.command or None,
+            cwd=self.cwd or None,
+            exit_label=exit_badge(self.exit_status),
+            body=self._render_static(self.data),
+            omitted_bytes=self.omitted_bytes,
         )
-        return {
-            "text/plain": "\n".join(lines),
-            "text/html": f'<div class="acp-terminal-static">{html_header}{body}</div>',
-        }
+        return {"text/plain": text, "text/html": markup}
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         bundle: dict[str, Any] = super()._repr_mimebundle_(**kwargs)

@@ -29,8 +29,7 @@ import ipywidgets  # type: ignore[import-untyped]
 from ipywidgets.widgets.widget_string import HTMLStyle  # type: ignore[import-untyped]
 
 from .._protocol import TerminalToolCallContent
-from .._state import MessageState, TerminalState, ToolCallState, TurnState, ansi_to_html
-from .._state import ansi_to_text as _ansi_to_text
+from .._state import MessageState, TerminalState, ToolCallState, TurnState
 from ._background import BackgroundSection
 from ._card import PermissionCard, close_deep
 from ._markdown import render_markdown
@@ -54,7 +53,8 @@ from ._parts import (
     visible_prose,
     wire,
 )
-from ._static import cap_tail
+from ._static import STATIC_TERMINAL_BYTES, cap_tail, render_tail
+from ._static import terminal_transcript as static_terminal_transcript
 from ._terminal import TerminalWidget
 
 __all__ = ["LIVE_TEXT", "MAX_LIVE_TERMINALS", "TurnView"]
@@ -62,14 +62,6 @@ __all__ = ["LIVE_TEXT", "MAX_LIVE_TERMINALS", "TurnView"]
 #: The widget output's ``text/plain``: empty. A front end that cannot draw the widget (nbconvert,
 #: a notebook viewer) shows it, and the static transcript right after it says everything.
 LIVE_TEXT = ""
-#: The saved terminal text: monospace at a normal line height, inline (an nbconvert page loads
-#: none of this package's CSS and styles a bare ``<pre>`` with its own font and line height).
-TERMINAL_PRE_STYLE = (
-    "font-family:var(--jp-code-font-family,monospace);font-size:var(--jp-code-font-size,13px);"
-    "line-height:1.3;white-space:pre;overflow-x:auto;margin:2px 0;padding:4px 6px;"
-    "background:var(--jp-layout-color2,#f6f6f6);color:var(--jp-content-font-color1,#111);"
-    "border:none;border-radius:2px"
-)
 #: How a turn's end reads, by stop reason (any other reason: ``stopped: <reason>``).
 STOP_WORDS = {
     "end_turn": "finished",
@@ -79,9 +71,6 @@ STOP_WORDS = {
     "refusal": "stopped: the agent refused",
     "error": "failed",
 }
-#: Static transcripts convert at most this many bytes of a terminal's end (then keep its last
-#: lines: ``_static.cap_tail``).
-STATIC_TERMINAL_BYTES = 256 * 1024
 #: A turn shows at most this many live terminal views on its own; the others are listed (command,
 #: exit status) and each opens on demand. Their bytes stay in the turn's state either way (``-o``).
 MAX_LIVE_TERMINALS = 32
@@ -165,29 +154,14 @@ TURN_KEEPS = "the live view and `-o` keep them"
 
 
 def _terminal_body(term: TerminalState) -> tuple[str, str]:
-    """The end of a terminal's output as ``(text, html)``: see :func:`cap_tail`."""
-    dropped = ""  # the state's own note: bytes it did not keep (past its memory bound)
-    if term.omitted_bytes:
-        dropped = f"[… {term.omitted_bytes} bytes omitted …]"
-    earlier = 0
-    if term.total_bytes - term.omitted_bytes <= STATIC_TERMINAL_BYTES:
-        text, markup = term.text, term.html
-        if dropped:  # both start with that note, on a line of its own
-            text, markup = text.partition("\n")[2], markup.partition("\n")[2]
-    else:  # convert only the end (from a line start), count the lines before it
-        data = term.data
-        start = len(data) - STATIC_TERMINAL_BYTES
-        cut = data.find(b"\n", start - 1, len(data) - 1)
-        if cut >= 0:
-            start = cut + 1
-        earlier = data.count(b"\n", 0, start)
-        tail = data[start:]
-        text, markup = _ansi_to_text(tail), ansi_to_html(tail)
-    body_text, body_html = cap_tail(text, markup, earlier=earlier, keeps=TURN_KEEPS)
-    if dropped:
-        body_text = f"{dropped}\n{body_text}"
-        body_html = f'<span class="acp-omitted">{e(dropped)}</span>\n{body_html}'
-    return body_text, body_html
+    """The end of a terminal's output as ``(text, html)``: :func:`_static.render_tail`, or the
+    state's own (incrementally kept) conversion when the output is short enough."""
+    if term.total_bytes - term.omitted_bytes > STATIC_TERMINAL_BYTES:
+        return render_tail(term.data, keeps=TURN_KEEPS)
+    text, markup = term.text, term.html
+    if term.omitted_bytes:  # both start with the state's note, on a line of its own
+        text, markup = text.partition("\n")[2], markup.partition("\n")[2]
+    return cap_tail(text, markup, keeps=TURN_KEEPS)
 
 
 def _short_command(term: TerminalState) -> str:
@@ -209,33 +183,20 @@ def _elapsed(seconds: float) -> str:
 
 
 def terminal_transcript(term: TerminalState, *, body: bool = True) -> tuple[str, str]:
-    """Deterministic ``(text, html)`` of a terminal: header, the end of its output (at most
-    ``STATIC_LINES`` lines / ``STATIC_BYTES``; the live view and ``term.data`` keep it all),
-    the exit state. Without ``body``: the header (command cut to ``LABEL_COMMAND_CHARS``) and
-    the exit state only."""
-    body_text, body_html = _terminal_body(term) if body else ("", "")
-    exit_label = visible(term.exit_label)
-    command = visible(term.command or "") if body else _short_command(term)
-    head = f"$ {command}" if term.command is not None else "$"
-    if term.cwd:
-        head += f"  (in {visible(term.cwd)})"
-    lines = [head]
-    if body_text.strip():
-        lines.append(body_text.rstrip("\n"))
-    lines.append(f"[{exit_label}]")
-    header = ['<div class="acp-terminal-header">']
-    if term.command is not None:
-        header.append(f"<code>$ {e(command)}</code> ")
-    if term.cwd:
-        header.append(f"in <code>{e(visible(term.cwd))}</code> ")
-    header.append(f'<span class="acp-badge">{e(exit_label)}</span></div>')
-    pre = (
-        f'<pre class="acp-terminal-body" style="{TERMINAL_PRE_STYLE}">{body_html}</pre>'
-        if body
-        else ""
+    """Deterministic ``(text, html)`` of a terminal (:func:`_static.terminal_transcript`):
+    header, the end of its output (at most ``STATIC_LINES`` lines / ``STATIC_BYTES``; the live
+    view and ``term.data`` keep it all), the exit state. Without ``body``: the header (command
+    cut to ``LABEL_COMMAND_CHARS``) and the exit state only."""
+    command = term.command
+    if command is not None and not body:
+        command = _short_command(term)  # made visible already: visible() leaves it as it is
+    return static_terminal_transcript(
+        command=command,
+        cwd=term.cwd,
+        exit_label=term.exit_label,
+        body=_terminal_body(term) if body else None,
+        omitted_bytes=term.omitted_bytes,
     )
-    markup = f'<div class="acp-terminal">{"".join(header)}{pre}</div>'
-    return "\n".join(lines), markup
 
 
 def _says(term: TerminalState, call: ToolCallState, shown: _StaticTerminals) -> bool:

@@ -1,0 +1,161 @@
+"""The custom messages between the kernel's widgets and the labextension, as types.
+
+Every message is a JSON object with a ``type`` naming it; terminal bytes travel as the
+message's one binary buffer, never in the JSON. The front end's side is
+``labextension/src/protocol.ts``: each ``TypedDict`` here is an interface ``I<Name>`` there
+with the same fields (tests/test_widget_protocols.py compares the two, reading the TypeScript
+with the TypeScript compiler). ``read_*`` turn what a view sent (any JSON) into one of these
+types, or None when it is not one of them.
+
+Terminal (``TerminalWidget``, ``_coalesce.ByteCoalescer``)
+    kernel -> views: ``chunk`` (the next bytes; ``seq`` goes up by one per message), ``reset``
+    (the bytes replace the whole screen), ``backlog`` (every byte kept up to chunk ``seq``,
+    answering the view that sent ``token``; ``omitted`` bytes before them were dropped).
+    views -> kernel: ``ready`` (a view rendered, or saw a gap in ``seq``, and wants the
+    backlog), ``cancel`` (the Stop button).
+Side panel (``AgentPanel``)
+    kernel -> front end: ``scroll_to``, ``copy``, ``download``; front end -> kernel:
+    ``rendered`` (a front end with the labextension holds the panel).
+"""
+
+from __future__ import annotations
+
+from typing import Literal, TypedDict
+
+__all__ = [
+    "ExitStatus",
+    "PanelCopy",
+    "PanelDownload",
+    "PanelFromFrontEnd",
+    "PanelRendered",
+    "PanelScrollTo",
+    "PanelToFrontEnd",
+    "TerminalBacklog",
+    "TerminalCancel",
+    "TerminalChunk",
+    "TerminalFromView",
+    "TerminalReady",
+    "TerminalReset",
+    "TerminalToView",
+    "read_panel_message",
+    "read_terminal_message",
+]
+
+
+# -- terminal: kernel -> views ------------------------------------------------------------------
+
+
+class TerminalChunk(TypedDict):
+    """The next bytes of the transcript (the buffer)."""
+
+    type: Literal["chunk"]
+    seq: int
+
+
+class TerminalReset(TypedDict):
+    """The bytes (the buffer) replace the whole screen; ``omitted`` earlier bytes are gone."""
+
+    type: Literal["reset"]
+    seq: int
+    omitted: int
+
+
+class TerminalBacklog(TypedDict):
+    """Every kept byte up to chunk ``seq`` (the buffer), for the view that sent ``token``."""
+
+    type: Literal["backlog"]
+    seq: int
+    token: str
+    omitted: int
+
+
+TerminalToView = TerminalChunk | TerminalReset | TerminalBacklog
+
+
+# -- terminal: views -> kernel ------------------------------------------------------------------
+
+
+class TerminalReady(TypedDict):
+    """A view wants the backlog, answered with this ``token``."""
+
+    type: Literal["ready"]
+    token: str
+
+
+class TerminalCancel(TypedDict):
+    """The view's Stop button was pressed."""
+
+    type: Literal["cancel"]
+
+
+TerminalFromView = TerminalReady | TerminalCancel
+
+
+class ExitStatus(TypedDict, total=False):
+    """The terminal's synced ``exit_status`` trait (ACP's ``TerminalExitStatus`` on the wire);
+    None while the command runs."""
+
+    exitCode: int | None
+    signal: str | None
+
+
+# -- side panel ---------------------------------------------------------------------------------
+
+
+class PanelScrollTo(TypedDict):
+    """Show the notebook cell with id ``cell_id`` (else the one showing widget ``model_id``)."""
+
+    type: Literal["scroll_to"]
+    cell_id: str
+    model_id: str
+
+
+class PanelCopy(TypedDict):
+    """Put ``text`` on the clipboard."""
+
+    type: Literal["copy"]
+    text: str
+
+
+class PanelDownload(TypedDict):
+    """Save ``text`` as the file ``filename``."""
+
+    type: Literal["download"]
+    filename: str
+    text: str
+
+
+PanelToFrontEnd = PanelScrollTo | PanelCopy | PanelDownload
+
+
+class PanelRendered(TypedDict):
+    """A front end with the labextension holds the panel."""
+
+    type: Literal["rendered"]
+
+
+PanelFromFrontEnd = PanelRendered
+
+
+# -- reading what a view sent -------------------------------------------------------------------
+
+
+def read_terminal_message(content: object) -> TerminalFromView | None:
+    """``content`` as a message a terminal view sends, or None (a ``ready`` without a string
+    token asks for the backlog all the same, with token "")."""
+    if not isinstance(content, dict):
+        return None
+    kind = content.get("type")
+    if kind == "ready":
+        token = content.get("token")
+        return TerminalReady(type="ready", token=token if isinstance(token, str) else "")
+    if kind == "cancel":
+        return TerminalCancel(type="cancel")
+    return None
+
+
+def read_panel_message(content: object) -> PanelFromFrontEnd | None:
+    """``content`` as a message the side panel's front end sends, or None."""
+    if isinstance(content, dict) and content.get("type") == "rendered":
+        return PanelRendered(type="rendered")
+    return None
