@@ -15,7 +15,6 @@ import asyncio
 import atexit
 import concurrent.futures
 import logging
-import re
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -26,7 +25,8 @@ import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from ._client import Agent, Session, connect
-from ._errors import ConnectionClosed
+from ._failures import ConnectFailed as ConnectFailed  # moved; re-exported for now
+from ._failures import describe_problem as describe_problem
 from ._permission import PermissionDecision
 from ._protocol import RequestPermissionRequest
 
@@ -151,44 +151,6 @@ class AgentHandle:
             self._done.result(timeout)
         except Exception as exc:  # the agent may already have died; closing still succeeded
             log.debug("agent %s closed with %r", self.name, exc)
-
-
-class ConnectFailed(Exception):
-    """``open_agent`` failed: ``error`` is what ``connect`` raised, ``problems`` what went
-    wrong on the connection before (lines that are not JSON-RPC, ...). ``str()`` is the whole
-    story (with the agent's stderr tail); ``summary`` is one line without the stderr."""
-
-    _STDERR = "; last lines of its stderr:\n"
-
-    def __init__(self, error: BaseException, problems: Sequence[str]) -> None:
-        self.error = error
-        self.problems = list(problems)
-        text = str(error) or type(error).__name__
-        if isinstance(error, OSError) and not isinstance(error, TimeoutError):
-            text = f"cannot start it: {text}"
-        head, sep, tail = text.partition(self._STDERR)
-        if self.problems:
-            more = len(self.problems) - 1
-            when = "before that " if isinstance(error, ConnectionClosed) else ""
-            head += f"; {when}{describe_problem(self.problems[0])}"
-            if more:
-                head += f" (and {more} more problem{'s' if more > 1 else ''})"
-        first, newline, _rest = head.partition("\n")
-        self.summary = first + (" (...)" if newline else "")
-        if sep:
-            self.summary += " (its stderr is shown above)"
-        super().__init__(head + sep + tail)
-
-
-_UNPARSABLE = re.compile(r"^unparsable line \(.*?\): (?P<line>.*)$", re.DOTALL)
-
-
-def describe_problem(problem: str) -> str:
-    """A connection problem as a clause: "it wrote a line that is not JSON-RPC: 'x'"."""
-    found = _UNPARSABLE.match(problem)
-    if found:
-        return f"it wrote a line that is not JSON-RPC: {found['line']}"
-    return f"it sent something wrong: {problem}"
 
 
 STOP_WAIT = 10.0  # seconds to wait for an abandoned agent to be stopped

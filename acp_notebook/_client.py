@@ -18,7 +18,7 @@ from . import _protocol as p
 from ._elicitation import ElicitationAsker, ElicitationDecision, ElicitationHandler
 from ._elicitation import decide as decide_elicitation
 from ._errors import AcpError, AgentExited, ConnectionClosed, MethodNotFound, RpcError
-from ._jsonrpc import Connection
+from ._jsonrpc import Connection, Problem, ProblemKind
 from ._permission import Asker, PermissionDecision, PermissionHandler, decide, invalid_options
 from ._process import AgentProcess, open_agent_connection
 from ._replay import REPLAY_BULK_BYTES, REPLAY_LIMIT, UpdateBuffer, UpdateStream
@@ -66,12 +66,17 @@ class InitializeTimeout(AcpError, TimeoutError):
     """The agent did not answer ``initialize`` in time; it was stopped."""
 
     def __init__(self, seconds: float, stderr_tail: str) -> None:
-        text = f"the agent did not answer `initialize` within {seconds:g} s and was stopped"
-        tail = stderr_tail.rstrip()
-        text += f"; last lines of its stderr:\n{tail}" if tail else " (its stderr was empty)"
-        super().__init__(text)
         self.seconds = seconds
         self.stderr_tail = stderr_tail
+        tail = stderr_tail.rstrip()
+        text = self.status
+        text += f"; last lines of its stderr:\n{tail}" if tail else " (its stderr was empty)"
+        super().__init__(text)
+
+    @property
+    def status(self) -> str:
+        """What happened, in a few words (as `AgentExited.status`)."""
+        return f"the agent did not answer `initialize` within {self.seconds:g} s and was stopped"
 
 
 def _auth_method_name(method: p.AuthMethod) -> str:
@@ -447,7 +452,8 @@ class Agent:
         self.capabilities: p.AgentCapabilities | None = None
         self.auth_methods: list[p.AuthMethod] = []
         self.sessions: dict[str, Session] = {}
-        self.problems: list[str] = []
+        self.problems: list[Problem] = []
+        """What went wrong on the connection and with the messages it carried, oldest first."""
         self._opening = 0  # session/new requests in flight
         self._early: dict[str, list[Any]] = {}  # session id -> held update params, in order
         # Counted, not sized: each one already passed the connection's line limit.
@@ -536,7 +542,8 @@ class Agent:
             if not self._opening:
                 for session_id, held in self._early.items():
                     self._problem(
-                        f"{len(held)} session/update(s) for unknown session {session_id!r} ignored"
+                        f"{len(held)} session/update(s) for unknown session {session_id!r} ignored",
+                        "unknown_session",
                     )
                 self._early.clear()
                 self._early_count = 0
@@ -619,7 +626,9 @@ class Agent:
                 self._early.setdefault(session_id, []).append(params)
                 self._early_count += 1
                 return
-            self._problem(f"session/update for unknown session {session_id!r} ignored")
+            self._problem(
+                f"session/update for unknown session {session_id!r} ignored", "unknown_session"
+            )
             return
         try:
             update = p.parse_session_update(params.get("update"))
@@ -688,7 +697,9 @@ class Agent:
             return await self._decide_elicitation(None, decision)
         session = self.sessions.get(str(session_id))
         if session is None:
-            self._problem(f"elicitation for unknown session {session_id!r} answered cancel")
+            self._problem(
+                f"elicitation for unknown session {session_id!r} answered cancel", "unknown_session"
+            )
             decision.cancel("invalid", "unknown session")
             self.elicitations.append(decision)
             return decision.response()
@@ -734,7 +745,10 @@ class Agent:
             if getattr(decision.request, "elicitation_id", None) == done.elicitation_id:
                 decision.completed = True
                 return
-        self._problem(f"elicitation/complete for unknown id {done.elicitation_id!r} ignored")
+        self._problem(
+            f"elicitation/complete for unknown id {done.elicitation_id!r} ignored",
+            "unknown_elicitation",
+        )
 
     async def _decide(self, session: Session, decision: PermissionDecision) -> dict[str, Any]:
         try:
@@ -750,9 +764,10 @@ class Agent:
             # Cancelled from outside (the agent withdrew it, or the connection closed).
             decision.settle(None, "withdrawn", "the request was withdrawn")
 
-    def _problem(self, message: str) -> None:
-        log.warning("%s", message)
-        self.problems.append(message)
+    def _problem(self, detail: str, kind: ProblemKind = "not_acp") -> None:
+        """A message we cannot use as ACP (``kind`` "not_acp" unless said otherwise)."""
+        log.warning("%s", detail)
+        self.problems.append(Problem(kind, detail))
 
     def _fail_turns(self, error: BaseException) -> None:
         for session in self.sessions.values():
@@ -793,7 +808,7 @@ async def connect(
     elicitation: ElicitationHandler | None = None,
     max_line_bytes: int = 64 * 2**20,
     initialize_timeout: float | None = None,
-    on_problem: Callable[[str], None] | None = None,
+    on_problem: Callable[[Problem], None] | None = None,
 ) -> AsyncIterator[Agent]:
     """Launch ``argv`` as an ACP v2 agent, initialize it, and yield the ``Agent``.
 
@@ -801,12 +816,12 @@ async def connect(
     environment. Leaving the block closes the agent (bounded: stdin closed, SIGTERM, SIGKILL).
     ``initialize_timeout``: seconds to wait for the answer to ``initialize``; after that the
     agent is stopped at once and `InitializeTimeout` raised. ``on_problem`` is called with each
-    connection problem (also kept in ``agent.problems``), from the start: it sees what a
+    `Problem` (also kept in ``agent.problems``), from the start: it sees what a
     failing agent wrote before ``connect`` raised.
     """
     if isinstance(argv, str | bytes):
         raise TypeError("argv must be a list of strings, not a shell command string")
-    problems: list[str] = _ProblemList(on_problem)
+    problems: list[Problem] = _ProblemList(on_problem)
     with _unwrapped():
         async with _open(
             argv, cwd, env, permission, max_line_bytes, problems, initialize_timeout, elicitation
@@ -823,7 +838,7 @@ async def connect_streams(
     elicitation: ElicitationHandler | None = None,
     max_line_bytes: int = 64 * 2**20,
     initialize_timeout: float | None = None,
-    on_problem: Callable[[str], None] | None = None,
+    on_problem: Callable[[Problem], None] | None = None,
 ) -> AsyncIterator[Agent]:
     """`connect` over a pair of byte streams instead of a subprocess (``agent.process`` is
     None): an agent served in memory (``acp_notebook.agent.serve_in_memory``), a socket...
@@ -832,7 +847,7 @@ async def connect_streams(
     `connect`'s. Leaving the block closes both streams; when ``initialize`` times out they
     are closed at once and `InitializeTimeout` raised (with an empty ``stderr_tail``).
     """
-    problems: list[str] = _ProblemList(on_problem)
+    problems: list[Problem] = _ProblemList(on_problem)
     connection = Connection(
         receive, send, max_line_bytes=max_line_bytes, name="agent", on_problem=problems.append
     )
@@ -856,14 +871,14 @@ def _unwrapped() -> Iterator[None]:
         raise leaf from leaf.__cause__
 
 
-class _ProblemList(list[str]):
+class _ProblemList(list[Problem]):
     """``agent.problems``, telling an optional callback about each new one."""
 
-    def __init__(self, callback: Callable[[str], None] | None) -> None:
+    def __init__(self, callback: Callable[[Problem], None] | None) -> None:
         super().__init__()
         self._callback = callback
 
-    def append(self, problem: str) -> None:
+    def append(self, problem: Problem) -> None:
         super().append(problem)
         if self._callback is not None:
             try:
@@ -946,7 +961,7 @@ async def _open(
     env: Mapping[str, str] | None,
     permission: PermissionHandler | None,
     max_line_bytes: int,
-    problems: list[str],
+    problems: list[Problem],
     initialize_timeout: float | None,
     elicitation: ElicitationHandler | None = None,
 ) -> AsyncIterator[Agent]:

@@ -15,7 +15,9 @@ Works on plain JSON values (dicts), not on protocol models.
   JSON decoder refuses (see `decode_json_line`: deep nesting and huge integers included) and
   any message nested more than `MAX_DEPTH` levels. Its answer carries the request's id when
   that can be read from the members before the bad one; a bad *answer* to one of our
-  requests fails that request with ``-32700`` instead. The note is a `BadLine`.
+  requests fails that request with ``-32700`` instead. The problem is a `BadLine`.
+* Every problem is a `Problem` value (``kind``, ``detail``, ``preview`` of the offending
+  bytes); ``str(problem)`` is its one-line log message, which `Connection.log` keeps.
 * `Connection.observe` shows an observer every message sent and received (the tests check
   all of our client's traffic against the schema with it).
 * We never write ``NaN``/``Infinity`` or a value too deep to encode: `request`/`notify` raise
@@ -30,6 +32,7 @@ import json
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Final, Literal, TypeAlias
 
@@ -63,6 +66,9 @@ __all__ = [
     "LogEntry",
     "NotificationHandler",
     "Observer",
+    "Problem",
+    "ProblemCallback",
+    "ProblemKind",
     "RequestHandler",
     "connection_pair",
 ]
@@ -78,39 +84,80 @@ log) far from Python's recursion limit."""
 
 RequestHandler: TypeAlias = Callable[[str, Any], Awaitable[Any]]
 NotificationHandler: TypeAlias = Callable[[str, Any], Awaitable[None]]
-ProblemCallback: TypeAlias = Callable[[str], None]
+ProblemCallback: TypeAlias = Callable[["Problem"], None]
 EofCallback: TypeAlias = Callable[[], Awaitable[BaseException]]
 LogEntry: TypeAlias = tuple[Literal["send", "recv"], "dict[str, Any] | list[Any] | str"]
-"""``(direction, message)``; a ``str`` message is a note about a problem."""
+"""``(direction, message)``; a ``str`` message is a problem's note (``str(problem)``)."""
 Observer: TypeAlias = Callable[[Literal["send", "recv"], "dict[str, Any] | list[Any]"], None]
 """``observer(direction, message)``: see `Connection.observe`."""
 
 PeerId: TypeAlias = int | str
 
 
-class BadLine(str):
-    """The problem note for a line that is not a JSON-RPC message we accept.
+ProblemKind: TypeAlias = Literal[
+    # reported by the connection
+    "unparsable",  # a line the JSON decoder refuses, or nested or wide past the limits
+    "too_long",  # a line over ``max_line_bytes``, discarded unread
+    "not_jsonrpc",  # JSON, but not a JSON-RPC message (not an object, empty batch, bad id...)
+    "duplicate_id",  # a request whose id is still being served
+    "unknown_response",  # an answer to no request of ours
+    "rejected",  # a notification the handler refused (an error other than "method not found")
+    "handler_failed",  # our own handler raised, or returned what is not JSON
+    # reported by the client, for JSON-RPC messages it cannot use as ACP
+    "not_acp",  # does not validate against the protocol's models
+    "unknown_session",  # names a session the client does not have
+    "unknown_elicitation",  # completes a question the client was never asked
+]
 
-    It is the note itself (``"unparsable line (<reason>): '<first 80 bytes>'"``), with fields.
+PREVIEW_BYTES: Final = 80
+
+
+def preview_of(data: bytes | str) -> str:
+    """The first `PREVIEW_BYTES` of offending bytes (or text), as text."""
+    if isinstance(data, str):
+        return data[:PREVIEW_BYTES]
+    return data[:PREVIEW_BYTES].decode("utf-8", "replace")
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Something wrong the peer sent (or that our handler did with it): reported through
+    ``on_problem``, never raised. ``str()`` is a one-line log message."""
+
+    kind: ProblemKind
+    detail: str
+    """What, in a few words ("answer for an unknown request id 42")."""
+    preview: str | None = None
+    """The start of the offending bytes as text (`preview_of`), when there are some."""
+
+    def __str__(self) -> str:
+        return self.detail if self.preview is None else f"{self.detail}: {self.preview!r}"
+
+
+@dataclass(frozen=True, slots=True)
+class BadLine(Problem):
+    """The problem for a line that is not a JSON-RPC message we accept (kind "unparsable").
+
+    ``str()`` is ``"unparsable line (<reason>): '<first 80 bytes>'"``. Build it with `of`.
     """
 
-    reason: str
+    reason: str = ""
     """Why, in a few words: the decoder's message, "nested too deeply", "NaN is not JSON"..."""
-    size: int
+    size: int = 0
     """The line's length in bytes (without its newline)."""
-    preview: str
-    """Its first 80 bytes as text."""
-    request_id: int | str | None
+    request_id: int | str | None = None
     """The id read from the line, if it had a readable one."""
 
-    def __new__(cls, reason: str, line: bytes, request_id: int | str | None) -> BadLine:
-        preview = line[:80].decode("utf-8", "replace")
-        note = super().__new__(cls, f"unparsable line ({reason}): {preview!r}")
-        note.reason = reason
-        note.size = len(line)
-        note.preview = preview
-        note.request_id = request_id
-        return note
+    @classmethod
+    def of(cls, reason: str, line: bytes, request_id: int | str | None) -> BadLine:
+        return cls(
+            "unparsable",
+            f"unparsable line ({reason})",
+            preview_of(line),
+            reason=reason,
+            size=len(line),
+            request_id=request_id,
+        )
 
 
 class _Pending:
@@ -128,6 +175,14 @@ def _dumps(message: dict[str, Any]) -> bytes:
         return text.encode("utf-8") + b"\n"
     except UnicodeEncodeError:  # lone surrogates: the ASCII form escapes them
         return json.dumps(message, separators=(",", ":"), allow_nan=False).encode("ascii") + b"\n"
+
+
+def _json(value: Any) -> str:
+    """A parsed value as compact JSON again, for a problem's preview (at most a few KiB)."""
+    try:
+        return json.dumps(for_log(value), separators=(",", ":"), ensure_ascii=False)[:PREVIEW_BYTES]
+    except (TypeError, ValueError, RecursionError):
+        return repr(value)[:PREVIEW_BYTES]
 
 
 def _error_response(rid: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
@@ -388,12 +443,18 @@ class Connection:
 
     # -- incoming ------------------------------------------------------------------------
 
-    def _problem(self, note: str) -> None:
+    def _problem(
+        self, kind: ProblemKind, detail: str, offending: bytes | str | None = None
+    ) -> None:
+        self._report(Problem(kind, detail, None if offending is None else preview_of(offending)))
+
+    def _report(self, problem: Problem) -> None:
+        note = str(problem)
         self.log.append(("recv", note))
         logger.warning("%s: %s", self.name, note)
         if self._on_problem is not None:
             try:
-                self._on_problem(note)
+                self._on_problem(problem)
             except Exception:
                 logger.exception("%s: on_problem callback failed", self.name)
 
@@ -411,8 +472,9 @@ class Connection:
                     if type(item) is not bytes:
                         assert isinstance(item, LineTooLong)
                         self._problem(
+                            "too_long",
                             f"discarded a line of {item.size} bytes "
-                            f"(limit {self._lines_limit} bytes)"
+                            f"(limit {self._lines_limit} bytes)",
                         )
                         continue
                     if len(item) > WIDE_CHECK_BYTES and too_many_values(item):
@@ -502,7 +564,7 @@ class Connection:
         rid = members.get("id")
         if not (type(rid) is int or type(rid) is str):
             rid = None
-        self._problem(BadLine(reason, line, rid))
+        self._report(BadLine.of(reason, line, rid))
         asks = "method" in keys or "params" in keys
         if not asks and ("result" in keys or "error" in keys):
             # An answer to one of our requests that cannot be read: that request fails.
@@ -532,7 +594,7 @@ class Connection:
             if self._observers:
                 self._observe("recv", message)
             if not message:
-                self._problem("received an empty batch")
+                self._problem("not_jsonrpc", "received an empty batch", line)
                 await self._reply(_error_response(None, INVALID_REQUEST, "Empty batch"))
                 return
             for element in message:
@@ -542,12 +604,12 @@ class Connection:
                 elif type(element) is dict:
                     await self._dispatch(element)
                 else:
-                    self._problem(f"batch element is not an object: {element!r:.80}")
+                    self._problem("not_jsonrpc", "batch element is not an object", _json(element))
                     await self._reply(
                         _error_response(None, INVALID_REQUEST, "Batch element is not an object")
                     )
         else:
-            self._problem(f"message is not an object or array: {message!r:.80}")
+            self._problem("not_jsonrpc", "message is not an object or array", line)
             await self._reply(
                 _error_response(None, INVALID_REQUEST, "Message is not an object or array")
             )
@@ -557,10 +619,10 @@ class Connection:
             if exc.code == METHOD_NOT_FOUND:
                 logger.debug("%s: ignored unknown notification %s", self.name, method)
             else:
-                self._problem(f"notification {method} was rejected: {exc}")
+                self._problem("rejected", f"notification {method} was rejected: {exc}")
             return
         logger.error("%s: notification handler failed for %s", self.name, method, exc_info=exc)
-        self._problem(f"notification handler failed for {method}: {exc!r}")
+        self._problem("handler_failed", f"notification handler failed for {method}: {exc!r}")
 
     async def _dispatch(self, message: dict[str, Any]) -> None:
         method = message.get("method")
@@ -595,7 +657,7 @@ class Connection:
         rid = message.get("id")
         if not (type(rid) is int or type(rid) is str):
             rid = None
-        self._problem(f"invalid message ({why}): {message!r:.120}")
+        self._problem("not_jsonrpc", f"invalid message ({why})", _json(message))
         await self._reply(_error_response(rid, INVALID_REQUEST, f"Invalid Request: {why}"))
 
     def _on_response(self, message: dict[str, Any]) -> None:
@@ -606,7 +668,7 @@ class Connection:
                 self._abandoned.discard(rid)
                 logger.debug("%s: dropped the answer to abandoned request %r", self.name, rid)
                 return
-            self._problem(f"answer for an unknown request id {rid!r}")
+            self._problem("unknown_response", f"answer for an unknown request id {rid!r}")
             return
         if "error" in message:
             error = message["error"]
@@ -624,11 +686,11 @@ class Connection:
 
     async def _on_request(self, rid: Any, method: str, params: Any) -> None:
         if not (type(rid) is int or type(rid) is str):
-            self._problem(f"request {method} has an invalid id {rid!r}")
+            self._problem("not_jsonrpc", f"request {method} has an invalid id {rid!r:.80}")
             await self._reply(_error_response(None, INVALID_REQUEST, "Invalid request id"))
             return
         if rid in self._incoming:
-            self._problem(f"request id {rid!r} is already in use")
+            self._problem("duplicate_id", f"request id {rid!r:.80} is already in use")
             await self._reply(_error_response(rid, INVALID_REQUEST, "Request id already in use"))
             return
         scope = anyio.CancelScope()
@@ -657,7 +719,7 @@ class Connection:
             answer = {"jsonrpc": "2.0", "id": rid, "error": exc.to_wire()}
         except Exception as exc:
             logger.exception("%s: request handler failed for %s", self.name, method)
-            self._problem(f"request handler failed for {method}: {exc!r}")
+            self._problem("handler_failed", f"request handler failed for {method}: {exc!r}")
             answer = _error_response(rid, INTERNAL_ERROR, f"Internal error: {exc}")
         finally:
             self._incoming.pop(rid, None)
@@ -666,7 +728,7 @@ class Connection:
         try:
             await self._write(answer)
         except TypeError as exc:  # result not JSON-serialisable
-            self._problem(f"result of {method} is not JSON-serialisable: {exc}")
+            self._problem("handler_failed", f"result of {method} is not JSON-serialisable: {exc}")
             await self._reply(_error_response(rid, INTERNAL_ERROR, f"Internal error: {exc}"))
         except ConnectionClosed:
             logger.debug("%s: answer to %s dropped, connection closed", self.name, method)

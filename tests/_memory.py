@@ -5,6 +5,10 @@ elicitation, on_problem, initialize_timeout)`` it returns an async context manag
 initialized `Agent` talking to an `AgentServer` served in this process::
 
     async with memory_connector(data_dir=tmp_path)(permission=allow) as agent: ...
+
+``scripted_agent(handler)`` connects a client `Agent` in memory to a bare `Connection` whose
+requests ``handler`` answers (initialize, session/new and session/prompt have defaults), so a
+test can send the client whatever it likes through the yielded peer connection.
 """
 
 from __future__ import annotations
@@ -12,9 +16,13 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
 
 from acp_notebook import Agent, connect_streams
 from acp_notebook._elicitation import ElicitationHandler
+from acp_notebook._errors import MethodNotFound
+from acp_notebook._jsonrpc import Connection, RequestHandler
+from acp_notebook._lines import memory_byte_pipe
 from acp_notebook._permission import PermissionHandler
 from acp_notebook.agent import AgentServer, Scenario, serve_in_memory
 from acp_notebook.agent._faults import Faults
@@ -75,3 +83,35 @@ def memory_connector(
         )
 
     return connector
+
+
+DEFAULT_ANSWERS: dict[str, Any] = {
+    "initialize": {"protocolVersion": 2, "info": {"name": "scripted", "version": "1"}},
+    "session/new": {"sessionId": "s1"},
+    "session/prompt": {"messageId": "m1"},
+}
+
+
+@asynccontextmanager
+async def scripted_agent(
+    handler: RequestHandler | None = None, **options: Any
+) -> AsyncIterator[tuple[Agent, Connection]]:
+    """``(agent, peer)``: a client `Agent` (``connect_streams(**options)``) and the agent-side
+    `Connection` it talks to, in memory. ``handler(method, params)`` answers the client's
+    requests; raising `MethodNotFound` falls back to `DEFAULT_ANSWERS`."""
+
+    async def answer(method: str, params: Any) -> Any:
+        if handler is not None:
+            try:
+                return await handler(method, params)
+            except MethodNotFound:
+                pass
+        if method not in DEFAULT_ANSWERS:
+            raise MethodNotFound(method)
+        return DEFAULT_ANSWERS[method]
+
+    client_send, peer_receive = memory_byte_pipe(64)
+    peer_send, client_receive = memory_byte_pipe(64)
+    peer = Connection(peer_receive, peer_send, name="client", request_handler=answer)
+    async with peer, connect_streams(client_receive, client_send, **options) as agent:
+        yield agent, peer

@@ -19,7 +19,7 @@ import pytest
 from _schema import assert_valid
 
 from acp_notebook._errors import AgentExited, RpcError
-from acp_notebook._jsonrpc import Connection
+from acp_notebook._jsonrpc import Connection, Problem
 from acp_notebook._process import AgentProcess, open_agent_connection
 
 pytestmark = pytest.mark.anyio
@@ -60,7 +60,7 @@ class AgentUnderTest:
         self.process: AgentProcess
         self.updates: list[dict[str, Any]] = []  # session/update params, in order
         self.permission_requests: list[dict[str, Any]] = []
-        self.problems: list[str] = []
+        self.problems: list[Problem] = []
         self.policy: Policy = select("allow-once")
         self.on_update: Callable[[dict[str, Any]], None] | None = None  # sees each update first
         self._changed = anyio.Event()
@@ -643,8 +643,8 @@ async def test_bad_json_and_oversize_lines_are_survived(data_dir: Path, cwd: Pat
         call = only(list(a.tool_calls(sid).values()))
     assert idle["stopReason"] == "end_turn"
     assert call["status"] == "completed"
-    assert any("unparsable" in p for p in a.problems)
-    assert any("200000" in p for p in a.problems)
+    assert sorted(p.kind for p in a.problems) == ["too_long", "unparsable"]
+    assert any("200000" in p.detail for p in a.problems)
 
 
 async def test_bad_base64_chunk_is_sent_between_good_ones(data_dir: Path, cwd: Path) -> None:

@@ -15,6 +15,8 @@ import pytest
 
 import acp_notebook as acp
 from acp_notebook import _protocol as acp_protocol
+from acp_notebook._jsonrpc import Problem
+from tests._memory import scripted_agent
 from tests._schema import assert_client_traffic_valid
 
 PEER = Path(__file__).parent / "fakes" / "client_peer.py"
@@ -374,3 +376,38 @@ async def test_a_live_iterator_gets_every_update_and_a_dropped_one_stops_filling
     got = [u async for u in live]
     assert got[:-1] == sent and got[-1].session_update == "state_update"
     assert live.dropped == 0
+
+
+# -- in memory (connect_streams): the subprocess is not the point here ---------------------------
+
+
+@pytest.mark.anyio
+async def test_client_problems_are_typed_and_reach_on_problem(tmp_path: Path) -> None:
+    seen: list[Problem] = []
+    async with scripted_agent(on_problem=seen.append) as (agent, peer):
+        session = await agent.new_session(tmp_path)
+        state = {"sessionUpdate": "state_update", "state": "running"}
+        await peer.notify("session/update", {"sessionId": "nobody", "update": state})
+        await peer.notify("elicitation/complete", {"elicitationId": 5})  # not a string
+        await peer.notify("elicitation/complete", {"elicitationId": "never-asked"})
+        await peer.notify("session/update", {"sessionId": session.id, "update": state})
+        # Answered after the notifications before it were handled (the reader keeps order).
+        answer = await peer.request("session/request_permission", {"bad": "params"})
+    assert answer == {"outcome": {"outcome": "cancelled"}}
+    assert all(isinstance(p, Problem) for p in agent.problems)
+    assert [p.kind for p in agent.problems] == [
+        "unknown_session",
+        "not_acp",
+        "unknown_elicitation",
+        "not_acp",
+    ]
+    assert seen == agent.problems
+    assert "'nobody'" in str(agent.problems[0]) and "never-asked" in str(agent.problems[2])
+
+
+@pytest.mark.anyio
+async def test_an_unknown_request_from_the_agent_is_answered_method_not_found() -> None:
+    async with scripted_agent() as (_agent, peer):
+        with pytest.raises(acp.RpcError) as caught:
+            await peer.request("fs/read_text_file", {"path": "/etc/passwd"})
+    assert caught.value.code == acp_protocol.ErrorCode.METHOD_NOT_FOUND

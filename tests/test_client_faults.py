@@ -165,8 +165,10 @@ async def test_bad_json_line_is_answered_and_reported(tmp_path: Path) -> None:
         first = await run_clean_turn(session)  # the fault hit this turn too
         kept = snapshot(first)
         assert len(agent.problems) == 1
-        assert "unparsable line" in agent.problems[0]
-        assert "this is not JSON" in agent.problems[0]
+        (problem,) = agent.problems
+        assert problem.kind == "unparsable" and problem.preview is not None
+        assert "this is not JSON" in problem.preview
+        assert str(problem).startswith("unparsable line (")
         answers = [
             m
             for d, m in agent.connection.log
@@ -189,7 +191,8 @@ async def test_oversize_line_is_discarded_without_buffering_it(tmp_path: Path) -
         first = await run_clean_turn(session)
         kept = snapshot(first)
         (problem,) = agent.problems
-        assert "discarded" in problem and str(size) in problem and str(limit) in problem
+        assert problem.kind == "too_long" and problem.preview is None
+        assert str(size) in problem.detail and str(limit) in problem.detail
         # The discarded line was an agent message: none of it leaked into the turn.
         assert "xxxx" not in first.text
         # Memory stayed bounded: the reader never held anything near the whole line.

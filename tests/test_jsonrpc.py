@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import json
-import re
 import tracemalloc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -11,7 +10,7 @@ import anyio
 import pytest
 
 from acp_notebook._errors import ConnectionClosed, MethodNotFound, RpcError
-from acp_notebook._jsonrpc import BadLine, Connection, connection_pair
+from acp_notebook._jsonrpc import BadLine, Connection, Problem, connection_pair
 from acp_notebook._lines import LineReader, LineTooLong, memory_byte_pipe
 
 pytestmark = pytest.mark.anyio
@@ -106,7 +105,7 @@ async def test_peer_id_zero_does_not_collide_with_ours() -> None:
 
 
 async def test_bad_json_is_answered_and_reported() -> None:
-    problems: list[str] = []
+    problems: list[Problem] = []
     async with raw_peer(request_handler=echo, on_problem=problems.append) as (conn, peer):
         await peer.send_raw(b"{not json\n")
         reply = await peer.recv()
@@ -120,12 +119,12 @@ async def test_bad_json_is_answered_and_reported() -> None:
         await peer.send({"jsonrpc": "2.0", "id": 7, "method": "still"})
         assert (await peer.recv())["result"] == {"method": "still", "params": None}
     assert len(problems) == 3
-    assert "unparsable" in problems[0]
-    assert [m for d, m in conn.log if isinstance(m, str)] == problems
+    assert [p.kind for p in problems] == ["unparsable", "unparsable", "not_jsonrpc"]
+    assert [m for d, m in conn.log if isinstance(m, str)] == [str(p) for p in problems]
 
 
 async def test_oversize_line_is_dropped_with_bounded_memory() -> None:
-    problems: list[str] = []
+    problems: list[Problem] = []
     limit = 4096
     async with raw_peer(request_handler=echo, on_problem=problems.append, max_line_bytes=limit) as (
         conn,
@@ -147,7 +146,8 @@ async def test_oversize_line_is_dropped_with_bounded_memory() -> None:
         assert conn.max_buffered <= limit + 256 * 1024
         assert peak < 16 * 2**20
     assert len(problems) == 1
-    assert f"line of {len(head) + 200 * 2**20 + 2} bytes" in problems[0]
+    assert problems[0].kind == "too_long" and problems[0].preview is None
+    assert f"line of {len(head) + 200 * 2**20 + 2} bytes" in str(problems[0])
 
 
 async def test_batch_is_accepted_and_answered_line_by_line() -> None:
@@ -189,7 +189,7 @@ async def test_request_errors() -> None:
             return object()
         raise MethodNotFound(method)
 
-    problems: list[str] = []
+    problems: list[Problem] = []
     async with raw_peer(request_handler=handler, on_problem=problems.append) as (_conn, peer):
         for rid, method in enumerate(["nope", "known_error", "boom", "unserialisable"]):
             await peer.send({"jsonrpc": "2.0", "id": rid, "method": method})
@@ -198,7 +198,7 @@ async def test_request_errors() -> None:
     assert replies[1] == {"code": -32002, "message": "Resource not found", "data": {"uri": "x"}}
     assert replies[2]["code"] == -32603 and "kaput" in replies[2]["message"]
     assert replies[3]["code"] == -32603
-    assert any("kaput" in p for p in problems)
+    assert any("kaput" in p.detail for p in problems)
 
 
 async def test_no_request_handler_answers_method_not_found() -> None:
@@ -237,7 +237,7 @@ async def test_unknown_notification_is_ignored() -> None:
             raise MethodNotFound(method)
         seen.append(method)
 
-    problems: list[str] = []
+    problems: list[Problem] = []
     async with raw_peer(
         request_handler=echo, notification_handler=on_note, on_problem=problems.append
     ) as (_conn, peer):
@@ -255,14 +255,14 @@ async def test_failing_notification_handler_does_not_stop_reading() -> None:
     async def on_note(method: str, params: Any) -> None:
         raise RuntimeError("handler bug")
 
-    problems: list[str] = []
+    problems: list[Problem] = []
     async with raw_peer(
         request_handler=echo, notification_handler=on_note, on_problem=problems.append
     ) as (_conn, peer):
         await peer.send({"jsonrpc": "2.0", "method": "n"})
         await peer.send({"jsonrpc": "2.0", "id": 1, "method": "after"})
         assert (await peer.recv())["id"] == 1
-    assert len(problems) == 1 and "handler bug" in problems[0]
+    assert len(problems) == 1 and "handler bug" in problems[0].detail
 
 
 async def test_notifications_keep_their_order() -> None:
@@ -373,7 +373,7 @@ async def test_cancel_arriving_with_the_request() -> None:
 
 
 async def test_cancel_request_to_peer() -> None:
-    problems: list[str] = []
+    problems: list[Problem] = []
     async with raw_peer(on_problem=problems.append) as (conn, peer):
         outcome: list[Any] = []
 
@@ -464,12 +464,12 @@ async def test_fail_raises_the_given_exception_everywhere() -> None:
 
 
 async def test_answer_for_unknown_id_is_reported() -> None:
-    problems: list[str] = []
+    problems: list[Problem] = []
     async with raw_peer(request_handler=echo, on_problem=problems.append) as (_conn, peer):
         await peer.send({"jsonrpc": "2.0", "id": 42, "result": None})
         await peer.send({"jsonrpc": "2.0", "id": 1, "method": "m"})
         assert (await peer.recv())["id"] == 1
-    assert len(problems) == 1 and "42" in problems[0]
+    assert len(problems) == 1 and "42" in problems[0].detail
 
 
 async def test_written_lines_are_compact_utf8_without_raw_newlines() -> None:
@@ -513,9 +513,6 @@ def test_line_too_long_item_type() -> None:
 # -- deep and huge JSON: a bad line, never the end of the connection --------------------------
 
 DEPTH_LIMIT = 256  # documented in docs/design.md (Layer 2: connection)
-UNPARSABLE = re.compile(
-    r"^unparsable line \(.*?\): (?P<line>.*)$", re.DOTALL
-)  # as _bridge reads it
 
 
 def deep_list(levels: int) -> bytes:
@@ -588,7 +585,7 @@ async def still_alive(conn: Connection, peer: RawPeer) -> None:
     ],
 )
 async def test_deep_or_huge_json_is_a_bad_line(line: bytes, answer_id: Any, reason: str) -> None:
-    problems: list[str] = []
+    problems: list[Problem] = []
     called: list[str] = []
 
     async def handler(method: str, params: Any) -> Any:
@@ -605,10 +602,10 @@ async def test_deep_or_huge_json_is_a_bad_line(line: bytes, answer_id: Any, reas
         await still_alive(conn, peer)
     assert called == ["ping"]  # the bad request never reached the handler
     (problem,) = problems
-    found = UNPARSABLE.match(problem)  # the notebook layer's reading still works
-    assert found is not None and found["line"] == repr(line[:-1][:80].decode("utf-8", "replace"))
-    # ...and the problem carries fields, not only wording
-    assert isinstance(problem, BadLine)
+    # the problem carries fields, and its message says them
+    assert isinstance(problem, BadLine) and problem.kind == "unparsable"
+    assert problem.preview == line[:-1][:80].decode("utf-8", "replace")
+    assert str(problem) == f"unparsable line ({reason}): {problem.preview!r}"
     assert problem.reason == reason
     assert problem.size == len(line) - 1
     assert problem.request_id == answer_id
@@ -628,7 +625,7 @@ async def test_depth_limit_boundary() -> None:
 
 
 async def test_deep_notification_is_reported_not_handled() -> None:
-    problems: list[str] = []
+    problems: list[Problem] = []
     seen: list[str] = []
 
     async def on_note(method: str, params: Any) -> None:
@@ -656,7 +653,7 @@ async def deep_notifications(conn: Connection, peer: RawPeer) -> None:
 
 
 async def test_deep_answer_to_our_request_fails_that_request_only() -> None:
-    problems: list[str] = []
+    problems: list[Problem] = []
     async with raw_peer(request_handler=echo, on_problem=problems.append) as (conn, peer):
         errors: list[RpcError] = []
 
@@ -737,7 +734,7 @@ async def test_deep_values_we_send_are_refused_not_fatal() -> None:
             return float("nan")
         return await echo(method, params)
 
-    problems: list[str] = []
+    problems: list[Problem] = []
     async with raw_peer(request_handler=handler, on_problem=problems.append) as (conn, peer):
         deep: list[Any] = []
         for _ in range(5000):
@@ -759,14 +756,14 @@ async def test_a_line_of_millions_of_values_is_a_bad_line_and_the_connection_liv
     from acp_notebook._jsonrpc import MAX_VALUES
 
     wide = b'{"jsonrpc":"2.0","id":3,"method":"m","params":[' + b"[]," * MAX_VALUES + b"[]]}\n"
-    problems: list[str] = []
+    problems: list[Problem] = []
     async with raw_peer(request_handler=echo, on_problem=problems.append) as (_conn, peer):
         await peer.send_raw(wide)
         reply = await peer.recv()
         assert reply["id"] is None and reply["error"]["code"] == -32700
         await peer.send({"jsonrpc": "2.0", "id": 7, "method": "still"})
         assert (await peer.recv())["result"] == {"method": "still", "params": None}
-    assert len(problems) == 1 and f"more than {MAX_VALUES} values" in problems[0]
+    assert len(problems) == 1 and f"more than {MAX_VALUES} values" in str(problems[0])
 
 
 async def test_observers_see_every_message_both_ways_until_they_unsubscribe() -> None:
@@ -795,3 +792,65 @@ async def test_observers_see_every_message_both_ways_until_they_unsubscribe() ->
         ("recv", [{"jsonrpc": "2.0", "method": "note"}]),
         ("send", {"jsonrpc": "2.0", "method": "ping"}),
     ]
+
+
+async def test_every_problem_is_a_typed_value_with_a_one_line_message() -> None:
+    problems: list[Problem] = []
+    release = anyio.Event()
+
+    async def handler(method: str, params: Any) -> Any:
+        if method == "slow":
+            await release.wait()
+        if method == "boom":
+            raise ValueError("kaput")
+        return None
+
+    async def on_note(method: str, params: Any) -> None:
+        raise RpcError(-32602, "no thanks")
+
+    async with raw_peer(
+        request_handler=handler,
+        notification_handler=on_note,
+        on_problem=problems.append,
+        max_line_bytes=4096,
+    ) as (conn, peer):
+        await peer.send_raw(b"{not json\n")
+        await peer.send_raw(b'{"x":"' + b"y" * 5000 + b'"}\n')
+        await peer.send_raw(b"42\n")
+        await peer.send_raw(b"[]\n")
+        await peer.send_raw(b"[5]\n")
+        await peer.send({"jsonrpc": "2.0", "id": 1})
+        await peer.send({"jsonrpc": "2.0", "id": 99, "result": 1})
+        await peer.send({"jsonrpc": "2.0", "id": [1], "method": "m"})
+        await peer.send({"jsonrpc": "2.0", "id": 5, "method": "slow"})
+        await peer.send({"jsonrpc": "2.0", "id": 5, "method": "slow"})
+        await peer.send({"jsonrpc": "2.0", "id": 6, "method": "boom"})
+        await peer.send({"jsonrpc": "2.0", "method": "note"})
+        release.set()
+        await peer.send({"jsonrpc": "2.0", "id": 7, "method": "last"})
+        with anyio.fail_after(10):
+            while not any(r.get("id") == 7 for r in [await peer.recv()]):
+                pass
+        notes = [m for d, m in conn.log if isinstance(m, str)]
+    assert all(isinstance(p, Problem) for p in problems)
+    kinds = [p.kind for p in problems]
+    assert kinds[:9] == [
+        "unparsable",
+        "too_long",
+        "not_jsonrpc",
+        "not_jsonrpc",
+        "not_jsonrpc",
+        "not_jsonrpc",
+        "unknown_response",
+        "not_jsonrpc",
+        "duplicate_id",
+    ]
+    # the request's task and the reader race: either order
+    assert sorted(kinds[9:]) == ["handler_failed", "rejected"]
+    assert notes == [str(p) for p in problems]  # the log keeps each as its one-line message
+    assert all("\n" not in str(p) for p in problems)
+    assert problems[0].preview == "{not json" and str(problems[0]).endswith(": '{not json'")
+    assert problems[1].preview is None and "5008 bytes" in problems[1].detail
+    assert problems[2].preview == "42"
+    (failed,) = [p for p in problems if p.kind == "handler_failed"]
+    assert "kaput" in failed.detail

@@ -32,7 +32,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from acp_notebook._errors import MethodNotFound, RpcError
-from acp_notebook._jsonrpc import MAX_DEPTH, Connection
+from acp_notebook._jsonrpc import MAX_DEPTH, Connection, Problem
 from acp_notebook._lines import LineReader, memory_byte_pipe
 
 WAIT = 10  # seconds per example: a bound against hangs, never a speed assertion
@@ -93,7 +93,7 @@ async def exercise(chunks: list[bytes], expected_answers: int | None) -> list[di
     With ``expected_answers``, waits for that many answers before the final probe, so that
     any answer too many is seen too.
     """
-    problems: list[str] = []
+    problems: list[Problem] = []
     to_conn, conn_in = memory_byte_pipe(16)
     conn_out, from_conn = memory_byte_pipe(1024)
     conn = Connection(
