@@ -1,8 +1,9 @@
 """Client agents connected to the embedded agent in memory (no subprocess).
 
-``memory_connector(...)`` is a notebook-style connector: called with ``(permission,
-elicitation, on_problem, initialize_timeout)`` it returns an async context manager yielding an
-initialized `Agent` talking to an `AgentServer` served in this process::
+``memory_connector(...)`` is a notebook-style connector: called with the keywords
+``permission``, ``elicitation``, ``on_problem`` and ``initialize_timeout``, it returns an async
+context manager yielding an initialized `Agent` talking to an `AgentServer` served in this
+process::
 
     async with memory_connector(data_dir=tmp_path)(permission=allow) as agent: ...
 
@@ -13,6 +14,7 @@ test can send the client whatever it likes through the yielded peer connection.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -62,27 +64,12 @@ def memory_connector(
     scenario: Scenario | None = None,
     faults: Faults | None = None,
 ) -> Connector:
-    """``connector(permission, elicitation, on_problem, initialize_timeout)`` (positional or
-    keyword, all optional) -> an async context manager yielding an in-memory embedded agent.
-    Each call serves a new `AgentServer` (on the same ``data_dir`` when one is given)."""
-
-    def connector(
-        permission: PermissionHandler | None = None,
-        elicitation: ElicitationHandler | None = None,
-        on_problem: Callable[..., None] | None = None,
-        initialize_timeout: float | None = None,
-    ) -> AbstractAsyncContextManager[Agent]:
-        return embedded_in_memory(
-            data_dir=data_dir,
-            scenario=scenario,
-            faults=faults,
-            permission=permission,
-            elicitation=elicitation,
-            on_problem=on_problem,
-            initialize_timeout=initialize_timeout,
-        )
-
-    return connector
+    """``connector(permission=, elicitation=, on_problem=, initialize_timeout=)`` (keywords,
+    all optional) -> an async context manager yielding an in-memory embedded agent. Each call
+    serves a new `AgentServer` (on the same ``data_dir`` when one is given)."""
+    return functools.partial(
+        embedded_in_memory, data_dir=data_dir, scenario=scenario, faults=faults
+    )
 
 
 DEFAULT_ANSWERS: dict[str, Any] = {

@@ -45,7 +45,7 @@ async def test_a_client_talks_to_the_embedded_agent_in_memory(tmp_path: Path) ->
 
 async def test_the_connector_runs_an_approved_command_in_memory(tmp_path: Path) -> None:
     connector = memory_connector(data_dir=tmp_path / "data")
-    async with connector(allow_once, None, None, 10) as agent:
+    async with connector(permission=allow_once, initialize_timeout=10) as agent:
         session = await agent.new_session(tmp_path)
         turn = await session.prompt("$ printf in-memory")
         with anyio.fail_after(HANG_GUARD):
