@@ -14,7 +14,23 @@ import type { Message } from '@lumino/messaging';
 import { Panel, SplitPanel, Widget } from '@lumino/widgets';
 
 import { acpIcon } from './icon';
+import {
+  badgeDataset,
+  GoneReason,
+  goneNote,
+  isExpanded,
+  orderSections,
+  panelCaption,
+  panelHeader,
+  pendingTotals,
+  sectionLabel,
+  sectionState,
+  widenedSizes
+} from './inbox';
+import { IPanelRendered, readPanelMessage } from './protocol';
 import { MODULE_NAME, MODULE_VERSION } from './version';
+
+export type { GoneReason } from './inbox';
 
 export const PANEL_ID = 'acp-notebook-panel';
 /** The width (px) the sidebar gets when the panel first opens narrower than that. */
@@ -108,6 +124,17 @@ function downloadText(filename: string, text: string): void {
   setTimeout(() => URL.revokeObjectURL(url), 10000);
 }
 
+/** The nearest SplitPanel above `widget`, and its part that holds `widget`. */
+function splitAbove(widget: Widget): { split: SplitPanel; child: Widget } | null {
+  let child = widget;
+  let up = widget.parent;
+  while (up && !(up instanceof SplitPanel)) {
+    child = up;
+    up = up.parent;
+  }
+  return up ? { split: up, child } : null;
+}
+
 /** Keeps the views of one model's children in order, re-using views across updates. */
 class ChildStack extends Panel {
   constructor(private _model: DOMWidgetModel) {
@@ -149,9 +176,6 @@ class ChildStack extends Panel {
   private _views = new Map<string, DOMWidgetView>();
 }
 
-/** Why a kernel's part of the panel is no longer live. */
-export type GoneReason = 'kernel restarted' | 'kernel stopped' | 'kernel changed';
-
 /** The notebook (document context) a panel model's widget manager belongs to, if any. */
 function contextOf(model: AgentPanelModel): any {
   return (model.widget_manager as any)?.context ?? null;
@@ -160,11 +184,6 @@ function contextOf(model: AgentPanelModel): any {
 function kernelIdOf(model: AgentPanelModel): string {
   const manager = model.widget_manager as any;
   return String(manager?.kernel?.id ?? manager?.context?.sessionContext?.session?.kernel?.id ?? '');
-}
-
-function baseName(path: string): string {
-  const parts = path.split('/');
-  return parts[parts.length - 1] || path;
 }
 
 /**
@@ -210,11 +229,7 @@ export class KernelSection extends Panel {
   }
 
   get label(): string {
-    if (this.path) {
-      return baseName(this.path);
-    }
-    const kernel = kernelIdOf(this.model);
-    return kernel ? `kernel ${kernel.slice(0, 8)}` : 'this kernel';
+    return sectionLabel(this.path, kernelIdOf(this.model));
   }
 
   get pending(): number {
@@ -232,9 +247,7 @@ export class KernelSection extends Panel {
     }
     this._gone = reason;
     this._stack.dispose();
-    this._note.node.textContent =
-      `${reason}: its agents, sessions, pending requests and terminals are gone. ` +
-      'Run `%load_ext acp_notebook` and `%acp connect` again.';
+    this._note.node.textContent = goneNote(reason);
     this._note.show();
     this.render(true);
   }
@@ -243,11 +256,7 @@ export class KernelSection extends Panel {
     const pending = this.pending;
     this._name.textContent = this.label;
     this._name.title = this.path || this.label;
-    this._state.textContent = this._gone
-      ? this._gone
-      : pending > 0
-        ? `${pending} pending`
-        : 'no pending requests';
+    this._state.textContent = sectionState(this._gone, pending);
     this.node.dataset.notebook = this.path;
     this.node.dataset.pending = String(pending);
     this.node.dataset.state = this._gone ? 'gone' : 'live';
@@ -309,31 +318,21 @@ export class AcpSidePanel extends Panel {
   }
 
   private _widen(): void {
-    let child: Widget = this;
-    let up = this.parent;
-    while (up && !(up instanceof SplitPanel)) {
-      child = up;
-      up = up.parent;
-    }
-    if (!up) {
+    const found = splitAbove(this);
+    if (!found) {
       return;
     }
-    const split = up as SplitPanel;
-    const index = split.widgets.indexOf(child);
-    const total = split.node.getBoundingClientRect().width;
-    const mine = child.node.getBoundingClientRect().width;
-    if (index < 0 || mine >= WIDE || total < 2 * WIDE) {
-      return;
-    }
-    const sizes = split.relativeSizes();
-    const share = WIDE / total;
-    const others = 1 - sizes[index];
-    if (others <= 0) {
-      return;
-    }
-    split.setRelativeSizes(
-      sizes.map((size, i) => (i === index ? share : (size * (1 - share)) / others))
+    const { split, child } = found;
+    const sizes = widenedSizes(
+      split.relativeSizes(),
+      split.widgets.indexOf(child),
+      split.node.getBoundingClientRect().width,
+      child.node.getBoundingClientRect().width,
+      WIDE
     );
+    if (sizes) {
+      split.setRelativeSizes(sizes);
+    }
   }
 
   setShell(shell: IShellLike): void {
@@ -430,16 +429,24 @@ export class AcpSidePanel extends Panel {
   }
 
   /** Custom messages from the kernel's panel model (see `_widgets/_panel.py`). */
-  async handleMessage(content: any): Promise<void> {
-    const kind = content?.type;
-    if (kind === 'scroll_to') {
-      await this.scrollToCell(String(content.cell_id || ''), String(content.model_id || ''));
-    } else if (kind === 'copy') {
-      const ok = await copyText(String(content.text ?? ''));
-      this.node.dataset.copied = ok ? String(String(content.text ?? '').length) : 'refused';
-    } else if (kind === 'download') {
-      downloadText(String(content.filename || 'acp.log'), String(content.text ?? ''));
-      this.node.dataset.downloaded = String(content.filename || '');
+  async handleMessage(content: unknown): Promise<void> {
+    const message = readPanelMessage(content);
+    if (message === null) {
+      return;
+    }
+    switch (message.type) {
+      case 'scroll_to':
+        await this.scrollToCell(message.cell_id, message.model_id);
+        return;
+      case 'copy': {
+        const ok = await copyText(message.text);
+        this.node.dataset.copied = ok ? String(message.text.length) : 'refused';
+        return;
+      }
+      case 'download':
+        downloadText(message.filename || 'acp.log', message.text);
+        this.node.dataset.downloaded = message.filename;
+        return;
     }
   }
 
@@ -477,40 +484,29 @@ export class AcpSidePanel extends Panel {
   }
 
   private _isExpanded(section: KernelSection, active: KernelSection | null): boolean {
-    const chosen = this._expanded.get(section);
-    if (chosen !== undefined) {
-      return chosen;
-    }
-    return section === active || section.pending > 0 || this._sections.length === 1;
+    return isExpanded(
+      this._expanded.get(section),
+      section === active,
+      section.pending,
+      this._sections.length
+    );
   }
 
   private _render(): void {
     const active = this._activeSection();
-    // The active notebook's section first, then the others in the order they came.
-    const ordered = active ? [active, ...this._sections.filter(s => s !== active)] : this._sections;
-    ordered.forEach((section, i) => {
+    orderSections(this._sections, active).forEach((section, i) => {
       this.insertWidget(2 + i, section);
       section.render(this._isExpanded(section, active), section === active);
     });
-    const pending = this._sections.reduce((sum, s) => sum + s.pending, 0);
-    const waiting = this._sections.filter(s => s.pending > 0).length;
+    const { pending, waiting } = pendingTotals(this._sections.map(s => s.pending));
     this._placeholder.setHidden(this._sections.length > 0);
-    this._header.textContent =
-      pending > 0
-        ? `ACP agents · ${pending} pending` + (waiting > 1 ? ` in ${waiting} notebooks` : '')
-        : 'ACP agents';
+    this._header.textContent = panelHeader(pending, waiting);
     this._header.dataset.pending = String(pending);
     // Keep what the shell put there (data-id, data-jptablabel): only our key changes. The
     // badge is drawn from data-acp-badge with ::before (panel.css): JupyterLab draws the
     // current side tab's border with ::after, which used to leave an empty orange pill.
-    const dataset: Record<string, string> = { ...this.title.dataset };
-    delete dataset['acp-badge'];
-    delete dataset['acp-pending'];
-    if (pending > 0) {
-      dataset['acp-badge'] = String(pending);
-    }
-    this.title.dataset = dataset;
-    this.title.caption = pending > 0 ? `ACP agents (${pending} pending)` : 'ACP agents';
+    this.title.dataset = badgeDataset(this.title.dataset, pending);
+    this.title.caption = panelCaption(pending);
     this.node.dataset.pending = String(pending);
     this.node.dataset.sections = String(this._sections.length);
   }
@@ -555,9 +551,10 @@ export class AgentPanelModel extends DOMWidgetModel {
     const panel = getSidePanel();
     panel.attach(this);
     this.once('comm:close destroy', () => panel.detach(this));
-    this.on('msg:custom', (content: any) => void panel.handleMessage(content));
+    this.on('msg:custom', (content: unknown) => void panel.handleMessage(content));
     // Tells the kernel that a front end with this extension holds the panel.
-    this.send({ type: 'rendered' }, {});
+    const rendered: IPanelRendered = { type: 'rendered' };
+    this.send({ ...rendered }, {});
   }
 
   static serializers: ISerializers = {

@@ -1,22 +1,17 @@
 /**
  * Live terminal view: raw bytes from the kernel go straight into xterm.js.
  *
- * Protocol (see acp_notebook/_widgets/_terminal.py): the view sends `ready` with a fresh
- * token when it renders and whenever it sees a gap in `seq`; the kernel answers with a
- * `backlog` for that token. Until that answer arrives every chunk is dropped, because the
- * backlog covers it. After it, chunks must arrive with seq = last + 1.
+ * Its messages are typed in protocol.ts; which of them it writes, drops or answers with a new
+ * backlog request is stream.ts (ChunkSequencer), the badge's words exit.ts.
  */
-import {
-  DOMWidgetModel,
-  DOMWidgetView,
-  ISerializers
-} from '@jupyter-widgets/base';
+import { DOMWidgetModel, DOMWidgetView, ISerializers } from '@jupyter-widgets/base';
 import type { ITheme, Terminal } from '@xterm/xterm';
 
+import { exitBadge, exitState } from './exit';
+import { IExitStatus, ITerminalCancel, ITerminalReady, readTerminalMessage } from './protocol';
+import { bufferText, ChunkSequencer, newToken, replacePrefix, toBytes } from './stream';
 import { MODULE_NAME, MODULE_VERSION } from './version';
 
-/** ESC c (full reset) + erase scrollback, written in-band so queued writes stay ordered. */
-const RESET_SEQUENCE = '\x1bc\x1b[3J';
 /** How long the test hooks (data-* attributes) wait after the last write. */
 const HOOK_DELAY_MS = 30;
 /** A short command's screen shrinks to its output, but never below this many rows. */
@@ -67,10 +62,7 @@ function resolveColor(value: string, fallback: string): string {
 export function jupyterTheme(): ITheme {
   const light = document.body.dataset.jpThemeLight !== 'false';
   const background = resolveColor('var(--jp-layout-color0)', light ? '#ffffff' : '#111111');
-  const foreground = resolveColor(
-    'var(--jp-content-font-color0)',
-    light ? '#000000' : '#ffffff'
-  );
+  const foreground = resolveColor('var(--jp-content-font-color0)', light ? '#000000' : '#ffffff');
   return {
     ...(light ? LIGHT_ANSI : {}),
     background,
@@ -106,59 +98,6 @@ export async function copyText(text: string): Promise<boolean> {
   }
   area.remove();
   return ok;
-}
-
-/** The text of a terminal's buffer: wrapped rows joined, trailing spaces and blank lines cut. */
-export function bufferText(term: Terminal): string {
-  const buffer = term.buffer.active;
-  const lines: string[] = [];
-  for (let i = 0; i < buffer.length; i++) {
-    const line = buffer.getLine(i);
-    if (!line) {
-      continue;
-    }
-    const text = line.translateToString(true);
-    if (line.isWrapped && lines.length) {
-      lines[lines.length - 1] += text;
-    } else {
-      lines.push(text);
-    }
-  }
-  while (lines.length && lines[lines.length - 1] === '') {
-    lines.pop();
-  }
-  return lines.join('\n');
-}
-
-interface IExitStatus {
-  exitCode?: number | null;
-  signal?: string | null;
-}
-
-export function exitBadge(status: IExitStatus | null | undefined): string {
-  if (status === null || status === undefined) {
-    return 'running';
-  }
-  if (status.exitCode !== null && status.exitCode !== undefined) {
-    return `exit ${status.exitCode}`;
-  }
-  if (status.signal) {
-    return `signal ${status.signal}`;
-  }
-  return 'exited';
-}
-
-function toBytes(buffer: ArrayBuffer | ArrayBufferView): Uint8Array {
-  if (buffer instanceof ArrayBuffer) {
-    return new Uint8Array(buffer);
-  }
-  return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
-}
-
-let tokenCounter = 0;
-function newToken(): string {
-  tokenCounter += 1;
-  return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}-${tokenCounter}`;
 }
 
 export class TerminalModel extends DOMWidgetModel {
@@ -197,8 +136,7 @@ export class TerminalView extends DOMWidgetView {
   private _copiedTimer: number | null = null;
   private _themeObserver: MutationObserver | null = null;
   private _themeTimer: number | null = null;
-  private _waitingToken: string | null = null;
-  private _lastSeq = 0;
+  private _stream = new ChunkSequencer();
   private _bytes = 0;
   private _hookTimer: number | null = null;
   private _stopping = false;
@@ -410,7 +348,8 @@ export class TerminalView extends DOMWidgetView {
     this._stopButton.title = 'Cancel this command';
     this._stopButton.addEventListener('click', () => {
       this._stopping = true;
-      this.send({ type: 'cancel' });
+      const cancel: ITerminalCancel = { type: 'cancel' };
+      this.send(cancel);
       this._updateHeader();
     });
     this._copyButton = document.createElement('button');
@@ -418,13 +357,7 @@ export class TerminalView extends DOMWidgetView {
     this._copyButton.textContent = 'Copy';
     this._copyButton.title = "Copy this terminal's whole text";
     this._copyButton.addEventListener('click', () => void this._copyAll());
-    header.append(
-      this._commandEl,
-      this._cwdEl,
-      this._badgeEl,
-      this._copyButton,
-      this._stopButton
-    );
+    header.append(this._commandEl, this._cwdEl, this._badgeEl, this._copyButton, this._stopButton);
     return header;
   }
 
@@ -440,14 +373,8 @@ export class TerminalView extends DOMWidgetView {
       this._cwdEl.textContent = cwd ? `in ${cwd}` : '';
     }
     if (this._badgeEl) {
-      const badge = exitBadge(status);
-      this._badgeEl.textContent = badge;
-      this._badgeEl.dataset.state =
-        status === null || status === undefined
-          ? 'running'
-          : status.exitCode === 0
-            ? 'ok'
-            : 'failed';
+      this._badgeEl.textContent = exitBadge(status);
+      this._badgeEl.dataset.state = exitState(status);
     }
     if (this._stopButton) {
       const running = status === null || status === undefined;
@@ -459,56 +386,38 @@ export class TerminalView extends DOMWidgetView {
   }
 
   private _requestBacklog(): void {
-    this._waitingToken = newToken();
+    const ready: ITerminalReady = { type: 'ready', token: newToken() };
+    this._stream.request(ready.token);
     this.el.dataset.phase = 'waiting';
-    this.send({ type: 'ready', token: this._waitingToken });
+    this.send(ready);
   }
 
   private _onMessage(
-    content: any,
+    content: unknown,
     buffers: (ArrayBuffer | ArrayBufferView)[] | undefined
   ): void {
-    if (!this._term || !content || typeof content !== 'object') {
+    const message = readTerminalMessage(content);
+    if (!this._term || message === null) {
       return;
     }
-    const seq = Number(content.seq);
     const data = buffers && buffers.length ? toBytes(buffers[0]) : new Uint8Array();
-    switch (content.type) {
-      case 'backlog':
-        if (content.token !== this._waitingToken) {
-          return; // another view's answer
-        }
-        this._waitingToken = null;
+    const step = this._stream.receive(message);
+    switch (step.action) {
+      case 'drop':
+        return;
+      case 'resync':
+        this._requestBacklog();
+        return;
+      case 'replace':
         this.el.dataset.phase = 'live';
-        this._lastSeq = seq;
-        this._replace(data, Number(content.omitted) || 0);
+        this._bytes = 0;
+        this._write(replacePrefix(step.omitted));
+        this._write(data);
         return;
-      case 'chunk':
-      case 'reset':
-        if (this._waitingToken !== null || seq <= this._lastSeq) {
-          return; // covered by the backlog we asked for, or already written
-        }
-        if (seq !== this._lastSeq + 1) {
-          this._requestBacklog(); // a message was lost: start over from the backlog
-          return;
-        }
-        this._lastSeq = seq;
-        if (content.type === 'reset') {
-          this._replace(data, Number(content.omitted) || 0);
-        } else {
-          this._write(data);
-        }
+      case 'write':
+        this._write(data);
         return;
     }
-  }
-
-  private _replace(data: Uint8Array, omitted: number): void {
-    this._bytes = 0;
-    this._write(RESET_SEQUENCE);
-    if (omitted > 0) {
-      this._write(`\x1b[2m[${omitted} earlier bytes omitted]\x1b[0m\r\n`);
-    }
-    this._write(data);
   }
 
   private _write(data: Uint8Array | string): void {
@@ -538,7 +447,7 @@ export class TerminalView extends DOMWidgetView {
     if (!term) {
       return;
     }
-    this.el.dataset.seq = String(this._lastSeq);
+    this.el.dataset.seq = String(this._stream.lastSeq);
     this.el.dataset.bytes = String(this._bytes);
     this.el.dataset.text = bufferText(term);
   }
