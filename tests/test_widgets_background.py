@@ -89,7 +89,7 @@ def test_a_background_terminal_stays_live_after_idle_and_shows_its_exit() -> Non
     )
     view.refresh()
     assert not view.background_running
-    assert "background work ended" in text(view) and "stopped by SIGTERM" in text(view)
+    assert "background work ended" in text(view) and "signal SIGTERM" in text(view)
     assert not stop_shown(view, ("terminal", "t1"))
     assert widget.exit_status == {"signal": "SIGTERM"}
 

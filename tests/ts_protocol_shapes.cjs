@@ -1,5 +1,5 @@
 // Prints, as JSON, the interfaces and type aliases of a TypeScript file, read with the
-// TypeScript compiler's parser (not a regex): for tests/test_widget_protocols.py.
+// TypeScript compiler's parser (not a regex): for tests/test_widgets_protocols.py.
 //   node tests/ts_protocol_shapes.cjs <typescript package dir> <file.ts>
 'use strict';
 const fs = require('fs');

@@ -33,14 +33,8 @@ def _describe(turn: TurnState, kind: str, item_id: str) -> tuple[str, str, bool]
         term = session.terminals.get(item_id)
         if term is None:
             return f"terminal {item_id}", "not started", False
-        status = term.exit_status
-        if status is None:
-            text = "running"
-        elif getattr(status, "signal", None):
-            text = f"stopped by {status.signal}"
-        else:
-            text = f"exited {getattr(status, 'exit_code', None)}"
-        return f"$ {term.command or item_id}", text, _cancellable(term)
+        # running, or the one exit label (acp_notebook._exit): exit 0, signal SIGTERM, exited
+        return f"$ {term.command or item_id}", term.exit_label, _cancellable(term)
     call = session.tool_calls.get(item_id)
     if call is None:
         return f"tool call {item_id}", "unknown", False

@@ -3,7 +3,7 @@
 Every message is a JSON object with a ``type`` naming it; terminal bytes travel as the
 message's one binary buffer, never in the JSON. The front end's side is
 ``labextension/src/protocol.ts``: each ``TypedDict`` here is an interface ``I<Name>`` there
-with the same fields (tests/test_widget_protocols.py compares the two, reading the TypeScript
+with the same fields (tests/test_widgets_protocols.py compares the two, reading the TypeScript
 with the TypeScript compiler). ``read_*`` turn what a view sent (any JSON) into one of these
 types, or None when it is not one of them.
 

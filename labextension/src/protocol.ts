@@ -1,7 +1,7 @@
 /**
  * The custom messages between the kernel's widgets and these views, as types. The kernel's
  * side is acp_notebook/_widgets/_protocols.py: each interface `IName` here is the TypedDict
- * `Name` there, with the same fields (tests/test_widget_protocols.py compares the two with the
+ * `Name` there, with the same fields (tests/test_widgets_protocols.py compares the two with the
  * TypeScript compiler's parser). Terminal bytes travel as the message's one buffer.
  */
 

@@ -71,7 +71,7 @@ def test_output_keeps_arriving_after_the_cell_ended_and_stop_sends_terminal_canc
             "the terminal's exit in its view",
         )
         k.wait_for(lambda: "background work ended" in html_values(k), "the section to end")
-        assert "stopped by SIGTERM" in html_values(k)
+        assert "signal SIGTERM" in html_values(k)
         cancels = [m for m in received(work) if m.get("method") == "terminal/cancel"]
         assert [m["params"] for m in cancels] == [{"sessionId": "b1", "terminalId": "t1"}]
         # The cell stopped listening: the turn's state still has every byte (-o).
