@@ -1,10 +1,12 @@
-"""The kernel side of the notebook: a background I/O thread that owns every agent.
+"""The kernel side of the agents: a background I/O thread, and the agents held open in it.
 
 Agents run in their own thread and event loop, so their pipes are read even while a cell keeps
-the kernel's main thread busy. Cells talk to that thread through this module:
+the kernel's main thread busy. The notebook (``_notebook.Notebook``) owns one ``IOThread`` and
+the ``AgentHandle`` of each connected agent; this module only knows how to run them:
 
 * ``IOThread`` runs an anyio event loop (asyncio backend) in a daemon thread.
-* ``AgentHandle`` keeps one ``connect()`` open across cells, until ``close()``.
+* ``open_agent`` launches and initializes an agent there; its ``AgentHandle`` keeps the
+  ``connect()`` open across cells, until ``close()``.
 * Widget callbacks (clicks) arrive on the kernel's main thread; they are handed to the I/O
   thread with ``IOThread.soon`` so state and anyio primitives are only touched there.
 """
@@ -12,23 +14,22 @@ the kernel's main thread busy. Cells talk to that thread through this module:
 from __future__ import annotations
 
 import asyncio
-import atexit
 import concurrent.futures
+import functools
 import logging
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from ._client import Agent, Session, connect
+from ._client import Agent, connect
+from ._exit import exit_label
 from ._failures import ConnectFailed as ConnectFailed  # moved; re-exported for now
 from ._failures import describe_problem as describe_problem
-from ._permission import PermissionDecision
-from ._protocol import RequestPermissionRequest
 
 log = logging.getLogger("acp_notebook.bridge")
 
@@ -88,19 +89,6 @@ def _running_loop() -> asyncio.AbstractEventLoop:
     return asyncio.get_running_loop()
 
 
-_io: IOThread | None = None
-_io_lock = threading.Lock()
-
-
-def io_thread() -> IOThread:
-    global _io
-    with _io_lock:
-        if _io is None:
-            _io = IOThread()
-            atexit.register(shutdown)
-        return _io
-
-
 @dataclass
 class AgentHandle:
     """One connected agent, held open in the I/O thread across cells."""
@@ -112,12 +100,12 @@ class AgentHandle:
     io: IOThread
     _stop: anyio.Event
     _done: concurrent.futures.Future[None]
-    sessions: dict[str, Session] = field(default_factory=dict)
-    error: BaseException | None = None
     closed: bool = False  # closed on purpose (not merely exited)
     # Variables added to its environment (`%acp connect --env`): never printed or logged;
     # kept so that the same agent can be started again.
     env: dict[str, str] = field(default_factory=dict, repr=False)
+    #: how it was reached, when not by launching ``argv`` (a test's in-memory agent)
+    connector: Connector | None = field(default=None, repr=False)
 
     @property
     def alive(self) -> bool:
@@ -132,18 +120,23 @@ class AgentHandle:
             return "?"
         return f"{info.title or info.name} {info.version}"
 
-    def close(self, timeout: float = 15.0) -> None:
-        """Close every session's pending decisions (fail closed) and shut the agent down.
+    @property
+    def exit_status(self) -> str:
+        """``exit 3``, ``signal SIGKILL``, ``exited`` (its connection closed), or ``running``."""
+        proc = self.agent.process
+        if self.alive:
+            return "running"
+        if proc is None:
+            return "exited"
+        return exit_label(proc.returncode, proc.exit_signal)
 
-        A closed handle leaves `handles()` (when it is the one registered under its name).
-        """
+    def stderr_tail(self, limit: int = 2000) -> str:
+        proc = self.agent.process
+        return proc.stderr_tail(limit) if proc is not None else ""
+
+    def close(self, timeout: float = 15.0) -> None:
+        """Close every session's pending decisions (fail closed) and shut the agent down."""
         self.closed = True
-        if _handles.get(self.name) is self:
-            del _handles[self.name]
-        _closed.pop(self.name, None)
-        _closed[self.name] = self
-        while len(_closed) > CLOSED_KEPT:
-            del _closed[next(iter(_closed))]
         if self._done.done():
             return
         self.io.soon(self._stop.set)
@@ -156,23 +149,32 @@ class AgentHandle:
 STOP_WAIT = 10.0  # seconds to wait for an abandoned agent to be stopped
 
 
+Connector = Callable[..., AbstractAsyncContextManager[Agent]]
+"""How an agent is reached: called with the keywords ``permission``, ``elicitation``,
+``initialize_timeout`` and ``on_problem`` (as ``connect`` takes them), it returns the async
+context manager that yields the initialized ``Agent``. ``launch(argv, cwd, env)`` starts a
+process; a test passes one that runs the embedded agent in memory."""
+
+
+def launch(argv: Sequence[str], cwd: str, env: Mapping[str, str] | None = None) -> Connector:
+    """The connector that launches ``argv`` in ``cwd`` (``connect``)."""
+    return functools.partial(connect, list(argv), cwd=cwd, env=dict(env or {}))
+
+
 async def _hold_agent(
-    argv: Sequence[str],
-    cwd: str,
-    permission: Callable[[RequestPermissionRequest], Awaitable[str | None]],
+    connector: Connector,
     timeout: float | None,
-    problems: list[str],
+    problems: list[Any],
     started: concurrent.futures.Future[tuple[Agent, anyio.Event]],
     ended: threading.Event,
-    env: dict[str, str] | None = None,
 ) -> None:
     try:
         stop = anyio.Event()
-        async with connect(
-            argv,
-            cwd=cwd,
-            env=env,
-            permission=permission,
+        # No handler of its own: each session's requests are answered by the cell run that
+        # asks (Session.ask_permissions); with none attached, they are answered cancelled.
+        async with connector(
+            permission=None,
+            elicitation=None,
             initialize_timeout=timeout,
             on_problem=problems.append,
         ) as agent:
@@ -201,38 +203,35 @@ async def _hold_agent(
         ended.set()
 
 
-async def _ask_nobody(request: RequestPermissionRequest) -> str | None:
-    """The notebook's permission handler: decisions come from cards, policies and cancels,
-    all of which settle the decision directly. Until one does, the request stays pending."""
-    await anyio.sleep_forever()
-    return None  # pragma: no cover
-
-
 CONNECT_TIMEOUT = 30.0  # seconds an agent gets to answer `initialize`
 
 
 def open_agent(
+    io: IOThread,
     name: str,
     argv: Sequence[str],
     cwd: str,
     *,
     timeout: float | None = CONNECT_TIMEOUT,
     env: Mapping[str, str] | None = None,
+    connector: Connector | None = None,
 ) -> AgentHandle:
-    """Launch and initialize an agent in the I/O thread.
+    """Launch and initialize an agent in the I/O thread ``io``.
 
-    Raises `ConnectFailed` (with what ``connect`` raised and the connection's problems) when
-    the agent cannot be started or initialized, or does not answer ``initialize`` within
+    ``connector`` reaches it (default: ``launch(argv, cwd, env)``, a subprocess); ``argv``,
+    ``cwd`` and ``env`` are kept on the handle so that it can be started again. Raises
+    `ConnectFailed` (with what the connector raised and the connection's problems) when the
+    agent cannot be started or initialized, or does not answer ``initialize`` within
     ``timeout`` seconds. If the wait is interrupted (KeyboardInterrupt), the agent is stopped
     before the interrupt goes on.
     """
-    io = io_thread()
     env = dict(env or {})
-    problems: list[str] = []
+    problems: list[Any] = []
     started: concurrent.futures.Future[tuple[Agent, anyio.Event]] = concurrent.futures.Future()
     ended = threading.Event()
+    reach = connector if connector is not None else launch(argv, cwd, env)
     done: concurrent.futures.Future[None] = io.submit(
-        _hold_agent, list(argv), cwd, _ask_nobody, timeout, problems, started, ended, env
+        _hold_agent, reach, timeout, problems, started, ended
     )
     try:
         agent, stop = started.result()
@@ -247,41 +246,5 @@ def open_agent(
         raise ConnectFailed(exc, problems) from exc
     handle = AgentHandle(name, list(argv), cwd, agent, io, stop, done)
     handle.env = env
+    handle.connector = connector
     return handle
-
-
-def settle_soon(
-    io: IOThread, decision: PermissionDecision, option_id: str | None, by: Any, detail: str = ""
-) -> None:
-    """Settle a permission decision from any thread (a click arrives on the main thread)."""
-    io.soon(decision.settle, option_id, by, detail)
-
-
-_handles: dict[str, AgentHandle] = {}
-_closed: dict[str, AgentHandle] = {}  # the last few closed agents, by name, oldest first
-CLOSED_KEPT = 8
-
-
-def handles() -> dict[str, AgentHandle]:
-    """The open agents by name (an agent leaves when it is closed, not when it exits)."""
-    return _handles
-
-
-def closed_handles() -> dict[str, AgentHandle]:
-    """The last few agents that were closed, by name, oldest first."""
-    return _closed
-
-
-def shutdown() -> None:
-    """Kernel shutdown: every pending permission fails closed, every agent is closed."""
-    for handle in list(_handles.values()):
-        try:
-            handle.close(timeout=10)
-        except Exception:  # pragma: no cover - best effort at shutdown
-            log.debug("closing %s failed", handle.name, exc_info=True)
-    _handles.clear()
-    _closed.clear()
-    global _io
-    if _io is not None:
-        _io.stop()
-        _io = None

@@ -16,20 +16,23 @@ import os
 import signal
 import string
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 
-from . import _events
 from ._bridge import AgentHandle, IOThread
 from ._client import Session, Turn
-from ._elicitation import ElicitationDecision
-from ._permission import PermissionDecision
+from ._elicitation import ElicitationAnswer, ElicitationDecision
+from ._events import Events
+from ._permission import Answer, PermissionDecision
 from ._policy import Policy
+from ._protocol import RequestPermissionRequest
 
 log = logging.getLogger("acp_notebook.cells")
+
+Outcome = tuple[str | None, str | None, str]  # (option_id, decided_by, detail)
 
 REFRESH_INTERVAL = 0.1
 WAITING_CLASS = "acp-cell-waiting"  # on the turn view while its cell awaits the turn
@@ -140,9 +143,34 @@ def interpolate(body: str, namespace: Mapping[str, Any]) -> str:
     return "".join(out)
 
 
+DETAIL = {"timeout": "no answer before the timeout", "closed": "the card was closed"}
+
+
+@dataclass(eq=False)
+class Asked:
+    """One permission request of a cell's turn, as its cards see it: the request (a snapshot),
+    the ``choose`` callback every card of it calls (any thread), the cards (the cell's, the
+    panel's), and the outcome once the decision settled (pushed to every card then)."""
+
+    run: CellRun
+    request: RequestPermissionRequest
+    choose: Callable[[str | None, str], None]
+    asked_at: float
+    cards: list[Any] = field(default_factory=list)
+    outcome: Outcome | None = None
+
+
 @dataclass
 class CellRun:
-    """One ``%%acp`` execution: its session, turn, view and policy."""
+    """One ``%%acp`` execution: its session, turn, view and policy.
+
+    It *is* the session's permission handler while its turn runs (``ask``): it shows a card,
+    then awaits the one answer a click (in the cell or the panel), its policy, a timeout or a
+    closed card gives; a cancel, the turn's end or the agent's exit settle the decision from
+    outside and cancel the wait. Either way every card of the request is updated by a push
+    (``PermissionDecision.when_settled``), never by polling. Questions (``elicitation/create``)
+    take the same path (``answer``).
+    """
 
     key: str
     handle: AgentHandle
@@ -152,9 +180,11 @@ class CellRun:
     policy: Policy
     timeout: float | None
     io: IOThread
+    events: Events = field(default_factory=Events)
     #: the timeout of a card when no front end can answer it (see front_end_seen)
     unattended_timeout: float | None = None
-    cards: list[Any] = field(default_factory=list)
+    asked: list[Asked] = field(default_factory=list)  # permission requests, in order
+    cards: list[Any] = field(default_factory=list)  # the cell's permission cards
     forms: list[Any] = field(default_factory=list)  # question cards (elicitation/create)
     done: concurrent.futures.Future[Any] | None = None
     _dirty: bool = True
@@ -169,10 +199,11 @@ class CellRun:
 
     # -- I/O thread -------------------------------------------------------------------
     def attach(self) -> None:
-        """Subscribe to the session (I/O thread, before the prompt is sent)."""
+        """Subscribe to the session and answer its requests (I/O thread, before the prompt
+        is sent)."""
         self._unsubscribe_updates = self.session.subscribe(self._on_update)
-        self._unsubscribe.append(self.session.on_permission(self._on_permission))
-        self._unsubscribe.append(self.session.on_elicitation(self._on_elicitation))
+        self._unsubscribe.append(self.session.ask_permissions(self.ask))
+        self._unsubscribe.append(self.session.ask_elicitations(self.answer))
 
     def detach(self) -> None:
         self._detach_requests()
@@ -192,7 +223,7 @@ class CellRun:
             return
         if session.turn is self.turn:
             self.view.note_update(update)
-            _events.emit("session_update", self, update)
+            self.events.emit("session_update", self, update)
         self._dirty = True
         self.changes += 1
         if self.background:
@@ -228,60 +259,92 @@ class CellRun:
         except Exception:
             log.exception("refreshing the turn view failed")
 
-    def _on_permission(self, session: Session, decision: PermissionDecision) -> None:
-        if session.turn is not self.turn:
-            return
+    # -- permission requests (I/O thread) ---------------------------------------------------
+    async def ask(self, decision: PermissionDecision) -> Answer:
+        """The session's permission handler while this cell's turn runs."""
         from ._widgets import PermissionCard
 
+        if decision.turn is not self.turn:  # not this cell's turn: nobody here can answer
+            return Answer(None, "no-handler", "no cell shows this turn")
+        loop = asyncio.get_running_loop()
+        answered: asyncio.Future[Answer] = loop.create_future()
+
+        def resolve(answer: Answer) -> None:
+            if not answered.done():
+                answered.set_result(answer)
+
+        def choose(option_id: str | None, by: str) -> None:  # any card of it, any thread
+            log.debug("card answered %r by %s", option_id, by)
+            answer = Answer(option_id, by, DETAIL.get(by, ""))  # type: ignore[arg-type]
+            self.io.soon(resolve, answer)
+
         decided = self.policy.decide(decision.request)
-        if decided is not None:
-            decision.settle(decided.option_id, "policy", decided.rule)
         card = PermissionCard(
-            decision,
-            functools.partial(self.choose, decision),
-            timeout=None if decided is not None else self._card_timeout(),
+            decision.request, choose, timeout=None if decided else self._card_timeout()
         )
+        asked = Asked(self, decision.request, choose, decision.asked_at, [card])
+        self.asked.append(asked)
         self.cards.append(card)
         self.view.add_card(card)
         self.changes += 1
-        self._sync_cards()
-        _events.emit("permission", self, decision)
+        decision.when_settled(functools.partial(self._settled, asked))
+        if decided is not None:
+            return Answer(decided.option_id, "policy", decided.rule)
+        self.events.emit("permission", self, asked)
+        return await answered
 
-    def _on_elicitation(self, session: Session, decision: ElicitationDecision) -> None:
-        """A question (``elicitation/create``): a form card, with the permission card's
-        ``--timeout`` countdown; every path but a valid Submit or Decline answers ``cancel``."""
-        if session.turn is not self.turn:
-            return
+    def _settled(self, asked: Asked, decision: PermissionDecision) -> None:
+        """Push a settled decision to every card of it (I/O thread, as it settles)."""
+        asked.outcome = (decision.option_id, decision.decided_by, decision.detail)
+        for card in list(asked.cards):
+            try:
+                card.mark_decided(*asked.outcome)
+            except Exception:
+                log.exception("updating a permission card failed")
+        self._dirty = True
+        self.changes += 1
+        self.events.emit("permission_settled", self, asked)
+        if decision.decided_by == "timeout":  # --timeout ends the turn, as a cancel does
+            self._cancel_after_timeout()
+
+    # -- questions (I/O thread) -------------------------------------------------------------
+    async def answer(self, decision: ElicitationDecision) -> ElicitationAnswer:
+        """The session's question handler while this cell's turn runs: a form card, with the
+        permission card's countdown; every path but a valid Submit or Decline is ``cancel``."""
         from ._widgets import ElicitationCard
 
-        decision.shown = True  # the card answers it: a click, its timeout, its closing
-        card = ElicitationCard(
-            decision,
-            functools.partial(self.answer, decision),
-            timeout=self._card_timeout() if decision.pending else None,
-        )
+        if decision.turn is not self.turn:
+            return ElicitationAnswer("cancel", None, "no-handler", "no cell shows this turn")
+        loop = asyncio.get_running_loop()
+        answered: asyncio.Future[ElicitationAnswer] = loop.create_future()
+
+        def resolve(answer: ElicitationAnswer) -> None:
+            if not answered.done():
+                answered.set_result(answer)
+
+        def on_answer(action: str, content: Any, by: str) -> None:  # the card, any thread
+            answer = ElicitationAnswer(action, content, by, DETAIL.get(by, ""))  # type: ignore[arg-type]
+            self.io.soon(resolve, answer)
+
+        card = ElicitationCard(decision.request, on_answer, timeout=self._card_timeout())
         self.forms.append(card)
         self.view.add_card(card)
         self.changes += 1
-        self._sync_forms()
-        _events.emit("elicitation", self, decision)
+        decision.when_settled(functools.partial(self._question_settled, card))
+        self.events.emit("elicitation", self, decision)
+        return await answered
 
-    def answer(
-        self, decision: ElicitationDecision, action: str, content: Any, by: Any = "click"
-    ) -> None:
-        """A question card answered (any thread): settle in the I/O thread."""
-        detail = {"timeout": "no answer before the timeout", "closed": "the card was closed"}
-        self.io.soon(decision.settle, action, content, by, detail.get(str(by), ""))
-        if by == "timeout":  # as for a permission: `cancel`, then session/cancel
-            self.io.soon(self._cancel_after_timeout, decision)
-
-    def _sync_forms(self) -> None:
-        for card in self.forms:
-            decision = card.decision
-            if not decision.pending and not card.decided:
-                card.mark_decided(decision.action, decision.decided_by, decision.detail)
-                self._dirty = True
-                self.changes += 1
+    def _question_settled(self, card: Any, decision: ElicitationDecision) -> None:
+        try:
+            card.mark_decided(
+                decision.action, decision.decided_by, decision.detail, decision.content
+            )
+        except Exception:
+            log.exception("updating a question card failed")
+        self._dirty = True
+        self.changes += 1
+        if decision.decided_by == "timeout":  # as for a permission: `cancel`, then session/cancel
+            self._cancel_after_timeout()
 
     def _card_timeout(self) -> float | None:
         """``--timeout``; else, without a front end to answer, the non-interactive one."""
@@ -291,30 +354,10 @@ class CellRun:
             return None
         return self.unattended_timeout
 
-    def _sync_cards(self) -> None:
-        """Show each settled decision on its card (a click, a policy, a timeout, a cancel)."""
-        for card in self.cards:
-            decision = card.decision
-            if not decision.pending and not card.decided:
-                card.mark_decided(decision.option_id, decision.decided_by, decision.detail)
-                self._dirty = True
-                self.changes += 1
-        self._sync_forms()
-
-    def choose(
-        self, decision: PermissionDecision, option_id: str | None, by: Any = "click"
-    ) -> None:
-        """A click, a timeout or a closed card (any thread): settle in the I/O thread."""
-        detail = {"timeout": "no answer before the timeout", "closed": "the card was closed"}
-        log.debug("card answered %r by %s", option_id, by)
-        self.io.soon(decision.settle, option_id, by, detail.get(str(by), ""))
-        if by == "timeout":  # --timeout ends the turn: answered `cancelled`, then session/cancel
-            self.io.soon(self._cancel_after_timeout, decision)
-
-    def _cancel_after_timeout(self, decision: PermissionDecision | ElicitationDecision) -> None:
-        if decision.decided_by != "timeout" or self.turn.done or not self._running:
+    def _cancel_after_timeout(self) -> None:
+        if self.turn.done or not self._running:
             return
-        # A plain callback on the I/O thread's loop: start the cancel as a task of that loop.
+        # On the I/O thread's loop (a settle runs there): start the cancel as a task of it.
         task = asyncio.ensure_future(self.session.cancel())
         task.add_done_callback(_log_failure)
 
@@ -337,7 +380,7 @@ class CellRun:
                 self._running = False
                 tg.cancel_scope.cancel()
                 self._final_refresh()
-                _events.emit("turn_ended", self)
+                self.events.emit("turn_ended", self)
         if failure is not None:
             raise failure
         return result
@@ -346,7 +389,6 @@ class CellRun:
         quiet = 0  # refreshes skipped since the last one
         while True:
             await anyio.sleep(REFRESH_INTERVAL)
-            self._sync_cards()
             quiet += 1
             # Refresh on a change, and at least once a second so the elapsed time moves on
             # while nothing arrives (the view then only re-sends its footer).
@@ -361,8 +403,7 @@ class CellRun:
     def _final_refresh(self) -> None:
         for decision in self.session.permissions:
             if decision.pending and decision.turn is self.turn:
-                decision.settle(None, "cancel", "the turn ended")
-        self._sync_cards()
+                decision.settle(None, "cancel", "the turn ended")  # pushed to its cards
         try:
             self.view.refresh()
         except Exception:

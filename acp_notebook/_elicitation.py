@@ -88,15 +88,11 @@ class ElicitationDecision:
 
     @property
     def message(self) -> str:
-        if isinstance(self.request, p.UnknownElicitationRequest):
-            return str(self.request.raw.get("message", ""))
-        return str(self.request.message)
+        return message_of(self.request)
 
     @property
     def schema(self) -> p.ElicitationSchema | None:
-        if isinstance(self.request, p.FormElicitationRequest):
-            return self.request.requested_schema
-        return None
+        return schema_of(self.request)
 
     def check(self, action: str, content: Any) -> tuple[Action, dict[str, Any] | None, str]:
         """``(action, content, why-not)``: the answer to send for ``action``/``content``;
@@ -164,6 +160,20 @@ class ElicitationDecision:
             return f"{head} pending>"
         detail = f" ({visible_text(self.detail)})" if self.detail else ""
         return f"{head} {self.action} by {self.decided_by}{detail}>"
+
+
+def message_of(request: Any) -> str:
+    """The question's message (an unknown mode's too, from its raw payload)."""
+    if isinstance(request, p.UnknownElicitationRequest):
+        return str(request.raw.get("message", ""))
+    return str(request.message)
+
+
+def schema_of(request: Any) -> p.ElicitationSchema | None:
+    """A form's requested schema; None for a URL or an unknown mode."""
+    if isinstance(request, p.FormElicitationRequest):
+        return request.requested_schema
+    return None
 
 
 def _split(answer: Any) -> tuple[str, Any]:

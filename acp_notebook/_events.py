@@ -1,13 +1,16 @@
-"""A tiny in-process event bus between the notebook layer and its extra views (the side panel).
+"""The notebook's event bus: how its extra views (the side panel) hear what happens.
 
-Events (name: arguments), emitted by ``_magics`` / ``_cells``:
+One :class:`Events` belongs to each :class:`~acp_notebook._notebook.Notebook`. Events (name:
+arguments, the thread they are emitted on):
 
-* ``agent_connected``: (AgentHandle) — main thread
-* ``agent_closed``: (AgentHandle) — main thread
-* ``turn_started``: (CellRun) — main thread, after the cell's view is displayed
-* ``turn_ended``: (CellRun) — I/O thread
-* ``permission``: (CellRun, PermissionDecision) — I/O thread, after the cell's card exists
-* ``session_update``: (CellRun, update) — I/O thread (for every update of a running turn)
+* ``agent_connected``: (AgentHandle) - the thread that connected it (main, or a panel worker)
+* ``agent_closed``: (AgentHandle) - likewise
+* ``turn_started``: (CellRun) - main thread, after the cell's view is displayed
+* ``turn_ended``: (CellRun) - I/O thread
+* ``permission``: (CellRun, Asked) - I/O thread, after the cell's card exists
+* ``permission_settled``: (CellRun, Asked) - I/O thread, after every card of it was updated
+* ``elicitation``: (CellRun, ElicitationDecision) - I/O thread
+* ``session_update``: (CellRun, update) - I/O thread (for every update of a running turn)
 
 Subscribers must be quick and must not raise; failures are logged and ignored.
 """
@@ -18,25 +21,30 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+__all__ = ["Events"]
+
 log = logging.getLogger("acp_notebook.events")
 
-_subscribers: dict[str, list[Callable[..., None]]] = {}
 
+class Events:
+    """Named events with subscribers, called in the emitting thread."""
 
-def subscribe(event: str, callback: Callable[..., None]) -> Callable[[], None]:
-    _subscribers.setdefault(event, []).append(callback)
+    def __init__(self) -> None:
+        self._subscribers: dict[str, list[Callable[..., None]]] = {}
 
-    def unsubscribe() -> None:
-        callbacks = _subscribers.get(event, [])
-        if callback in callbacks:
-            callbacks.remove(callback)
+    def subscribe(self, event: str, callback: Callable[..., None]) -> Callable[[], None]:
+        self._subscribers.setdefault(event, []).append(callback)
 
-    return unsubscribe
+        def unsubscribe() -> None:
+            callbacks = self._subscribers.get(event, [])
+            if callback in callbacks:
+                callbacks.remove(callback)
 
+        return unsubscribe
 
-def emit(event: str, *args: Any) -> None:
-    for callback in list(_subscribers.get(event, ())):
-        try:
-            callback(*args)
-        except Exception:
-            log.exception("%s subscriber failed", event)
+    def emit(self, event: str, *args: Any) -> None:
+        for callback in list(self._subscribers.get(event, ())):
+            try:
+                callback(*args)
+            except Exception:
+                log.exception("%s subscriber failed", event)

@@ -13,12 +13,11 @@ import argparse
 import contextlib
 import datetime
 import inspect
-import json
 import re
 import shlex
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 import IPython.core.magic as _magic
@@ -28,8 +27,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, magics_class
 from traitlets import Float
 
-from . import _bridge, _events
-from ._bridge import CONNECT_TIMEOUT, AgentHandle, ConnectFailed, open_agent
+from ._bridge import CONNECT_TIMEOUT, AgentHandle, ConnectFailed
 from ._cells import (
     NONINTERACTIVE_TIMEOUT,
     TIMEOUT_ENV,
@@ -46,6 +44,18 @@ from ._client import (
     ended_by,
 )
 from ._errors import AcpError, AgentExited
+from ._notebook import (
+    DEFAULT_SESSION,
+    REDACTED,
+    AgentGone,
+    NoSuchAgent,
+    NoSuchSession,
+    Notebook,
+    NotebookError,
+    SessionOfAnotherAgent,
+    SignInRequired,
+    redact,
+)
 from ._policy import Policy
 from ._record import Record
 from ._visible import visible_text
@@ -56,16 +66,6 @@ magic_arguments: Any = _magic_arguments
 line_magic: Any = _magic.line_magic
 cell_magic: Any = _magic.cell_magic
 display: Any = vars(_display)["display"]
-
-DEFAULT_SESSION = "default"
-
-_state: dict[str, Any] = {
-    "default_agent": None,  # name of the most recently connected agent
-    "sessions": {},  # session name -> (agent name, Session)
-    "cells": {},  # cell key -> CellRun
-    "cell_id": None,  # id of the cell being run, from the pre_run_cell event
-    "auth_session": {},  # agent name -> the session name session/new refused (sign-in)
-}
 
 
 def embedded_agent_argv() -> list[str]:
@@ -121,110 +121,75 @@ def _one_line(exc: BaseException) -> str:
     return first.rstrip(":;, ") + (" (...)" if rest.strip() else "")
 
 
-def _cell_key(shell: Any) -> str:
-    cell_id = _state.get("cell_id")
-    if cell_id:
-        return f"cell:{cell_id}"
+def _cell_key(nb: Notebook, shell: Any) -> str:
+    if nb.cell_id:
+        return f"cell:{nb.cell_id}"
     return f"exec:{getattr(shell, 'execution_count', 0)}"
 
 
-def _default_name() -> str | None:
-    """The default agent: the last one connected, or (once it is closed) the newest open one."""
-    handles = _bridge.handles()
-    name: str | None = _state["default_agent"]
-    if name in handles:
-        return name
-    return next(reversed(handles), None)
-
-
-def _agent(name: str | None = None) -> AgentHandle:
-    """An open agent (it may have exited by itself; a closed one is gone)."""
-    handles = _bridge.handles()
-    key = name or _default_name()
-    if key is None or key not in handles:
-        connected = ", ".join(repr(n) for n in handles) or "none"
-        closed = " (it was closed)" if key in _bridge.closed_handles() else ""
-        if name:
-            raise UsageError(f"no agent named {name!r}{closed}; connected: {connected}")
-        last = _state["default_agent"]
-        if last in _bridge.closed_handles():
-            closed = f" ({last!r} was closed)"
-        raise UsageError(f"no agent connected{closed}: run `%acp connect` first (see %acp?)")
-    return handles[key]
-
-
-def _exit_label(handle: AgentHandle) -> str:
-    proc = handle.agent.process
-    sig = proc.exit_signal if proc is not None else None
-    if sig:
-        return f"signal {sig}"
-    code = proc.returncode if proc is not None else None
-    return f"code {code}" if code is not None else "its connection closed"
-
-
-def _live(handle: AgentHandle) -> AgentHandle:
-    """The handle, if its agent still runs; else a one-line UsageError."""
-    if not handle.alive:
-        raise UsageError(
-            f"agent {handle.name!r} has exited ({_exit_label(handle)}); `%acp status` shows its"
+def words(error: NotebookError, nb: Notebook) -> str:
+    """A notebook error as the one line a person reads (the only place they are worded)."""
+    if isinstance(error, NoSuchAgent):
+        connected = ", ".join(repr(n) for n in error.known) or "none"
+        if error.name:
+            closed = " (it was closed)" if error.closed else ""
+            return f"no agent named {error.name!r}{closed}; connected: {connected}"
+        closed = f" ({error.closed!r} was closed)" if error.closed else ""
+        return f"no agent connected{closed}: run `%acp connect` first (see %acp?)"
+    if isinstance(error, AgentGone):
+        return (
+            f"agent {error.name!r} has exited ({error.exit_status}); `%acp status` shows its"
             " stderr, `%acp connect` starts a new one"
         )
-    return handle
+    if isinstance(error, NoSuchSession):
+        return f"no session named {error.name!r}"
+    if isinstance(error, SessionOfAnotherAgent):
+        return (
+            f"%%acp: session {error.name!r} belongs to agent {error.agent!r}, not"
+            f" {error.wanted!r}; name another session with --session NAME, or start it afresh"
+            " with --new"
+        )
+    if isinstance(error, SignInRequired):
+        reason = _first_line(error.reason)
+        hint = _auth_hint(error.methods, _name_option(nb, error.agent))
+        return f"%%acp: agent {error.agent!r} needs sign-in ({reason}); {hint}"
+    return type(error).__name__  # pragma: no cover - every kind is worded above
 
 
-def _session_for(name: str, new: bool, agent: str | None = None) -> tuple[AgentHandle, Session]:
-    """The named session (started when needed). ``agent`` picks the agent explicitly; without
-    it, a session name that is an agent's name picks that agent, else the default agent."""
-    sessions: dict[str, tuple[str, Session]] = _state["sessions"]
-    if agent is not None:
-        _agent(agent)  # a one-line error naming the connected agents when it is unknown
-    if not new and name in sessions:
-        agent_name, session = sessions[name]
-        if agent is not None and agent_name != agent:
-            raise UsageError(
-                f"%%acp: session {name!r} belongs to agent {agent_name!r}, not {agent!r};"
-                " name another session with --session NAME, or start it afresh with --new"
-            )
-        handle = _bridge.handles().get(agent_name)
-        if (
-            handle is not None
-            and handle.alive
-            and session.agent is handle.agent
-            and not session.closed
-        ):
-            return handle, session
-    handles = _bridge.handles()
-    pick = agent if agent is not None else name if name in handles else None
-    handle = _live(handles[pick] if pick is not None else _agent())
-    try:
-        fresh: Session = handle.io.call(handle.agent.new_session, handle.cwd)
-    except AuthenticationRequired as exc:
-        _state["auth_session"][handle.name] = name  # `%acp auth` opens it once signed in
-        option = "" if handle.name == _default_name() else f" --name {handle.name}"
-        raise UsageError(
-            f"%%acp: agent {handle.name!r} needs sign-in ({_one_line(exc.__cause__ or exc)});"
-            f" {_auth_hint(exc.methods, option)}"
-        ) from None
-    sessions[name] = (handle.name, fresh)
-    return handle, fresh
+def _name_option(nb: Notebook, agent: str) -> str:
+    """`` --name AGENT`` for a command about ``agent``, unless it is the default agent."""
+    return "" if agent == nb.default_name() else f" --name {agent}"
 
 
-def _forget_sessions(handle: AgentHandle) -> None:
-    """Drop the session names bound to this agent (it was closed or replaced)."""
-    for name, (_agent_name, session) in list(_state["sessions"].items()):
-        if session.agent is handle.agent:
-            del _state["sessions"][name]
+def _first_line(text: str) -> str:
+    text = text.strip()
+    first, _, rest = text.partition("\n")
+    return first.rstrip(":;, ") + (" (...)" if rest.strip() else "")
 
 
-def _start_cell(shell: Any, line: str, body: str) -> CellRun:
+def _notebook_of(shell: Any) -> Notebook:
+    """The notebook the shell's ``AcpMagics`` were registered with."""
+    registry = getattr(getattr(shell, "magics_manager", None), "registry", {})
+    magics = registry.get("AcpMagics")
+    found = getattr(magics, "notebook", None)
+    if isinstance(found, Notebook):
+        return found
+    from ._notebook import current
+
+    return current()
+
+
+def _start_cell(nb: Notebook, shell: Any, line: str, body: str) -> CellRun:
     """Start a ``%%acp`` cell's turn; errors the user can act on are one-line UsageErrors."""
     try:
-        return _start_cell_inner(shell, line, body)
+        return _start_cell_inner(nb, shell, line, body)
+    except NotebookError as exc:
+        raise UsageError(words(exc, nb)) from None
     except AcpError as exc:
         raise UsageError(f"%%acp: {_one_line(exc)}") from None
 
 
-def _start_cell_inner(shell: Any, line: str, body: str) -> CellRun:
+def _start_cell_inner(nb: Notebook, shell: Any, line: str, body: str) -> CellRun:
     from ._widgets import TurnView
 
     args = _parse_cell_line(line)
@@ -234,15 +199,17 @@ def _start_cell_inner(shell: Any, line: str, body: str) -> CellRun:
         raise UsageError(f"%%acp: {exc}") from None
     if not prompt.strip():
         raise UsageError("%%acp: the cell is empty; write a prompt below the magic line")
-    key = _cell_key(shell)
-    previous: CellRun | None = _state["cells"].pop(key, None)
+    key = _cell_key(nb, shell)
+    previous = nb.replace_run(key, None)
     if previous is not None:
         if previous.done is not None and not previous.done.done():
             previous.cancel_blocking()
         previous.close_view()
     if args.session is None:  # `--agent claude` talks in session 'claude'
         args.session = args.agent if args.agent is not None else DEFAULT_SESSION
-    handle, session = _session_for(args.session, args.new, args.agent)
+    named = nb.session(args.session, new=args.new, agent=args.agent)
+    session = named.session
+    handle = nb.agent(named.agent)
     io = handle.io
     try:
         turn = io.call(session.start_turn, prompt)
@@ -261,10 +228,10 @@ def _start_cell_inner(shell: Any, line: str, body: str) -> CellRun:
         io.submit(_cancel_item, session, view, "tool_call", tool_call_id)
 
     view = io.call(_make_view, TurnView, turn, prompt, stop_terminal, io.soon, stop_tool_call)
-    run = CellRun(key, handle, session, turn, view, policy, args.timeout, io)
+    run = CellRun(key, handle, session, turn, view, policy, args.timeout, io, nb.events)
     run.unattended_timeout = _unattended_timeout(shell, key)
     io.call(run.attach)
-    _state["cells"][key] = run
+    nb.replace_run(key, run)
     if args.output:
         shell.user_ns[args.output] = turn
     if previous is not None and previous.session is session and key.startswith("cell:"):
@@ -276,7 +243,7 @@ def _start_cell_inner(shell: Any, line: str, body: str) -> CellRun:
         )
     display(view)
     run.done = io.submit(run.run)
-    _events.emit("turn_started", run)
+    nb.events.emit("turn_started", run)
     return run
 
 
@@ -359,7 +326,7 @@ async def run_cell_async(line: str, body: str) -> None:
 
     shell = get_ipython()
     try:
-        run = _start_cell(shell, line, body)
+        run = _start_cell(_notebook_of(shell), shell, line, body)
     except UsageError as exc:
         raise _visible_error(exc) from None
     args = _parse_cell_line(line)
@@ -455,7 +422,7 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
-def _connect(argv: list[str]) -> None:
+def _connect(nb: Notebook, argv: list[str]) -> None:
     own: list[str] = argv
     agent_argv: list[str] = []
     if "--" in argv:
@@ -515,16 +482,22 @@ def _connect(argv: list[str]) -> None:
     else:
         command = agent_argv or embedded_agent_argv()
         name = args.name or ("embedded" if not agent_argv else os.path.basename(command[0]))
-    _start_agent(name, command, cwd, args.timeout, env)
+    _report_connect(
+        name, command, env, lambda: nb.connect(name, command, cwd, timeout=args.timeout, env=env)
+    )
 
 
-def _start_agent(
-    name: str, command: list[str], cwd: str, timeout: float | None, env: dict[str, str]
+def _report_connect(
+    name: str,
+    command: list[str],
+    env: dict[str, str],
+    start: Callable[[], tuple[AgentHandle, AgentHandle | None]],
 ) -> AgentHandle:
-    """Start and initialize an agent; only then does it replace the open agent of that name
-    (``%acp connect``, and ``%acp auth`` restarting an agent with a variable added)."""
+    """Run ``start`` (``Notebook.connect`` or ``reconnect``: the new agent replaces the old one
+    of its name only once initialized) and say what happened; a failure is one UsageError,
+    with the whole story shown above it."""
     try:
-        handle = open_agent(name, command, cwd, timeout=timeout, env=env)
+        handle, old = start()
     except ConnectFailed as exc:
         title = f"Could not connect {name!r} ({shlex.join(command)})"
         display(_ErrorBox(title, redact(str(exc), env)))
@@ -534,18 +507,9 @@ def _start_agent(
         if isinstance(exc.error, AuthenticationRequired):
             summary += "; it needs credentials before it starts: pass them with --env KEY=VALUE"
         raise UsageError(f"%acp connect: could not connect {name!r}: {summary}") from None
-    # Only now that the new agent is initialized does it replace the old one of that name.
-    old = _bridge.handles().get(name)
-    if old is not None:
-        old.close()
-        _events.emit("agent_closed", old)
-        _forget_sessions(old)
-    _bridge.handles()[name] = handle
-    _state["default_agent"] = name
-    _events.emit("agent_connected", handle)
     pid = handle.agent.process.pid if handle.agent.process else "?"
     replaced = f"; it replaces the previous {name!r}, now closed" if old is not None else ""
-    _say(f"acp: connected {name!r}: {handle.label} (pid {pid}, cwd {cwd}){replaced}")
+    _say(f"acp: connected {name!r}: {handle.label} (pid {pid}, cwd {handle.cwd}){replaced}")
     _say(f"acp: protocol v2; {capability_summary(handle)}")
     return handle
 
@@ -560,16 +524,6 @@ def _env_options(items: Sequence[str]) -> dict[str, str]:
             raise UsageError(f"%acp connect: --env needs KEY=VALUE, got key {shown!r}")
         env[key] = value
     return env
-
-
-REDACTED = "***"
-
-
-def redact(text: str, env: dict[str, str]) -> str:
-    """``text`` with every ``--env`` value of 4 characters or more replaced by ***."""
-    for value in sorted({v for v in env.values() if len(v) >= 4}, key=len, reverse=True):
-        text = text.replace(value, REDACTED)
-    return text
 
 
 def _shortcut(agent: str, cwd: str) -> Any:
@@ -631,7 +585,7 @@ def capability_summary(handle: AgentHandle) -> str:
     return text + (f"; sign-in methods: {', '.join(auth)}" if auth else "")
 
 
-def _agents(argv: list[str]) -> None:
+def _agents(nb: Notebook, argv: list[str]) -> None:
     parser = _sub_parser(
         "agents", "The agent shortcuts (a vendored ACP registry snapshot) and how each runs here."
     )
@@ -672,38 +626,34 @@ class _ErrorBox:
         }
 
 
-def _cancel(argv: list[str]) -> None:
+def _cancel(nb: Notebook, argv: list[str]) -> None:
     parser = _sub_parser("cancel", "Cancel the session's running turn (session/cancel).")
     parser.add_argument(
         "--session", default=DEFAULT_SESSION, help="session name (default: %(default)s)"
     )
     args = _parse_sub(parser, argv)
-    entry = _state["sessions"].get(args.session)
-    if entry is None:
-        raise UsageError(f"no session named {args.session!r}")
-    handle = _live(_agent(entry[0]))
-    handle.io.call(entry[1].cancel)
+    named = nb.named(args.session)
+    handle = nb.live(nb.agent(named.agent))
+    handle.io.call(named.session.cancel)
     _say(f"acp: cancel sent to session {args.session!r}")
 
 
-def _close(argv: list[str]) -> None:
+def _close(nb: Notebook, argv: list[str]) -> None:
     parser = _sub_parser(
         "close", "Close an agent: pending permission requests are answered cancelled."
     )
     parser.add_argument("--name", default=None, help="the agent (default: the default agent)")
     args = _parse_sub(parser, argv)
-    handle = _agent(args.name)
-    handle.close()
-    _events.emit("agent_closed", handle)
-    _forget_sessions(handle)
+    was_default = nb.default_name()
+    handle = nb.close(args.name)
     after = ""
-    now = _default_name()
-    if now is not None and handle.name == _state["default_agent"]:
+    now = nb.default_name()
+    if now is not None and handle.name == was_default:
         after = f"; the default agent is now {now!r}"
     _say(f"acp: closed {handle.name!r}{after}")
 
 
-def _sessions(argv: list[str]) -> None:
+def _sessions(nb: Notebook, argv: list[str]) -> None:
     parser = _sub_parser(
         "sessions",
         "List the sessions the agent knows for its directory (session/list), newest first:"
@@ -712,7 +662,7 @@ def _sessions(argv: list[str]) -> None:
     parser.add_argument("--name", default=None, help="the agent (default: the default agent)")
     parser.add_argument("--all", action="store_true", help="every directory, not only its own")
     args = _parse_sub(parser, argv)
-    handle = _live(_agent(args.name))
+    handle = nb.live(nb.agent(args.name))
     cwd = None if args.all else handle.cwd
     infos: list[Any] = handle.io.call(handle.agent.list_sessions, cwd)
     where = "in any directory" if args.all else f"in {handle.cwd}"
@@ -751,7 +701,7 @@ def _local_time(stamp: str | None) -> str:
     return when.astimezone().strftime("%Y-%m-%d %H:%M")
 
 
-def _resume(argv: list[str]) -> None:
+def _resume(nb: Notebook, argv: list[str]) -> None:
     parser = _sub_parser("resume", "Resume a session of the agent and replay its history.")
     parser.add_argument("session_id", help="the session's id (see `%%acp sessions`)")
     parser.add_argument(
@@ -759,9 +709,9 @@ def _resume(argv: list[str]) -> None:
     )
     parser.add_argument("--name", default=None, help="the agent (default: the default agent)")
     args = _parse_sub(parser, argv)
-    handle = _live(_agent(args.name))
+    handle = nb.live(nb.agent(args.name))
     session: Session = handle.io.call(_resume_call, handle, args.session_id)
-    _state["sessions"][args.session] = (handle.name, session)
+    nb.bind(args.session, handle.name, session)
     state = session.state
     _say(
         f"acp: resumed {args.session_id} as session {args.session!r}: "
@@ -774,68 +724,57 @@ async def _resume_call(handle: AgentHandle, session_id: str) -> Session:
     return await handle.agent.resume_session(session_id, handle.cwd, replay=True)
 
 
-def _status(argv: list[str]) -> None:
+def _status(nb: Notebook, argv: list[str]) -> None:
     parser = _sub_parser("status", "The agents, their processes, and the named sessions.")
     _parse_sub(parser, argv)
-    handles = _bridge.handles()
+    handles = nb.agents
     if not handles:
         _say("acp: no agents connected")
-    default_name = _default_name()
+    default_name = nb.default_name()
     for name, handle in handles.items():
         proc = handle.agent.process
         if handle.alive:
             life = f"alive (pid {proc.pid if proc else '?'})"
         else:
-            life = f"exited ({_exit_label(handle)})"
+            life = f"exited ({handle.exit_status})"
         default = " [default]" if name == default_name else ""
         label = visible_text(handle.label, prose=True)
         env = "".join(f", env {key}={REDACTED}" for key in handle.env)
         _say(f"{name}{default}: {label}, {life}, argv {shlex.join(handle.argv)}{env}")
-        if not handle.alive and proc is not None:
-            tail = proc.stderr_tail(2000).strip()
+        if not handle.alive:
+            tail = handle.stderr_tail().strip()
             tail = visible_text(redact(tail, handle.env), multiline=True)
             if tail:
                 _say("  stderr tail:\n    " + tail.replace("\n", "\n    "), multiline=True)
-    for name, handle in _bridge.closed_handles().items():
+    for name, handle in nb.closed_agents.items():
         if name not in handles:
             label = visible_text(handle.label, prose=True)
-            _say(f"{name}: {label}, closed (exited, {_exit_label(handle)})")
-    for session_name, (agent_name, session) in _state["sessions"].items():
+            _say(f"{name}: {label}, closed ({handle.exit_status})")
+    for named in nb.sessions:
+        session = named.session
         state = session.state
         stop = f" ({state.stop_reason})" if state.state == "idle" and state.stop_reason else ""
         if state.state == "ended" and state.turns and state.turns[-1].ended_by:
             stop = f" ({state.turns[-1].ended_by})"
         pending = sum(1 for d in session.permissions if d.pending)
         _say(
-            f"session {session_name!r} on {agent_name!r}: {session.id}, "
+            f"session {named.name!r} on {named.agent!r}: {session.id}, "
             f"{state.state or 'new'}{stop}, {pending} pending permission(s)"
         )
 
 
-_B64 = re.compile(r'"(data|blob)":\s*"([A-Za-z0-9+/=]{64,})"')
-
-
-def shorten_base64(text: str, keep: int = 24) -> str:
-    return _B64.sub(lambda m: f'"{m[1]}":"{m[2][:keep]}…(+{len(m[2]) - keep} chars)"', text)
-
-
-def _log(argv: list[str]) -> None:
+def _log(nb: Notebook, argv: list[str]) -> None:
     parser = _sub_parser("log", "The last protocol messages (base64 payloads shortened).")
     parser.add_argument("--name", default=None, help="the agent (default: the default agent)")
     parser.add_argument(
         "-n", type=_positive_int, default=20, help="how many (at least 1; default %(default)s)"
     )
     args = _parse_sub(parser, argv)
-    handle = _agent(args.name)
-    entries = list(handle.agent.connection.log)[-args.n :]
-    for entry in entries:
-        direction, message = entry[0], entry[1]
-        text = message if isinstance(message, str) else json.dumps(message, ensure_ascii=False)
-        text = redact(shorten_base64(text), handle.env)
-        _say(f"{'->' if direction == 'send' else '<-'} {text}")
+    for line in nb.log(args.name, args.n):
+        _say(str(line))
 
 
-def _panel(argv: list[str]) -> None:
+def _panel(nb: Notebook, argv: list[str]) -> None:
     from . import _sidepanel
 
     parser = _sub_parser(
@@ -848,15 +787,15 @@ def _panel(argv: list[str]) -> None:
     parser.add_argument("--close", action="store_true", help="close the panel")
     args = _parse_sub(parser, argv)
     if args.no_auto or args.auto:
-        _sidepanel.AUTO_OPEN = bool(args.auto)
-        _sidepanel.AUTO_SHOW = bool(args.auto)
+        nb.panel_auto_make = bool(args.auto)
+        nb.panel_auto_show = bool(args.auto)
         state = (
             "opens by itself" if args.auto else "is no longer made (nor its tab's badge counted)"
         )
         _say(f"acp: the agent panel {state} when an agent connects")
         return
     if args.close:
-        _sidepanel.close_panel()
+        _sidepanel.close_panel(nb)
         _say("acp: agent panel closed")
         return
     from IPython.core.getipython import get_ipython
@@ -864,10 +803,10 @@ def _panel(argv: list[str]) -> None:
     shell = get_ipython()
     if getattr(shell, "kernel", None) is None:
         _say("acp: cannot open the agent panel: this is not a Jupyter kernel (no widgets).")
-        _say(_sidepanel.summary_text(), multiline=True)
+        _say(_sidepanel.summary_text(nb), multiline=True)
         return
-    panel = _sidepanel.open_panel()
-    _say(_sidepanel.summary_text(), multiline=True)
+    panel = _sidepanel.open_panel(nb)
+    _say(_sidepanel.summary_text(nb), multiline=True)
     if not panel.panel.rendered:
         _say(
             "acp: the agent panel opens in the right sidebar of JupyterLab or Notebook 7 with the"
@@ -877,7 +816,7 @@ def _panel(argv: list[str]) -> None:
         )
 
 
-def _grants(argv: list[str]) -> None:
+def _grants(nb: Notebook, argv: list[str]) -> None:
     from . import _sidepanel
 
     parser = _sub_parser(
@@ -887,13 +826,7 @@ def _grants(argv: list[str]) -> None:
         " method to list or revoke them.",
     )
     _parse_sub(parser, argv)
-    handles = [*_bridge.handles().values()]
-    handles += [h for h in _bridge.closed_handles().values() if h not in handles]
-    if handles:
-        text = str(handles[0].io.call(_sidepanel.grants_text, handles))
-    else:
-        text = _sidepanel.grants_text(handles)
-    _say(text, multiline=True)
+    _say(str(nb.io.call(_sidepanel.grants_text, nb)), multiline=True)
 
 
 def _auth_hint(methods: Sequence[Any], option: str) -> str:
@@ -902,7 +835,7 @@ def _auth_hint(methods: Sequence[Any], option: str) -> str:
     return _auth.hint(methods, option)
 
 
-def _auth_cmd(argv: list[str]) -> None:
+def _auth_cmd(nb: Notebook, argv: list[str]) -> None:
     from . import _auth
 
     parser = _sub_parser(
@@ -914,9 +847,9 @@ def _auth_cmd(argv: list[str]) -> None:
     parser.add_argument("method", nargs="?", default=None, help="a method id from the list")
     parser.add_argument("--name", default=None, help="the agent (default: the default agent)")
     args = _parse_sub(parser, argv)
-    handle = _live(_agent(args.name))
+    handle = nb.live(nb.agent(args.name))
     methods = handle.agent.auth_methods
-    option = "" if handle.name == _default_name() else f" --name {handle.name}"
+    option = _name_option(nb, handle.name)
     if args.method is None:
         if not methods:
             _say(f"acp: agent {handle.name!r} advertised no sign-in methods")
@@ -942,7 +875,7 @@ def _auth_cmd(argv: list[str]) -> None:
             f"acp: enter {', '.join(names)} for {handle.name!r}: the value goes only into the"
             " agent's environment (it restarts with it); it is not shown or saved"
         )
-        display(_auth.password_form(names, lambda values: _restart_with(handle.name, values)))
+        display(_auth.password_form(names, lambda values: _restart_with(nb, handle.name, values)))
     elif isinstance(method, _auth.AuthMethodTerminal):
         command = _auth.terminal_command(method, handle.argv)
         _say(
@@ -956,16 +889,18 @@ def _auth_cmd(argv: list[str]) -> None:
         )
 
 
-def _restart_with(name: str, values: dict[str, str]) -> str:
+def _restart_with(nb: Notebook, name: str, values: dict[str, str]) -> str:
     """Restart agent ``name`` with ``values`` added to its environment (as `%acp connect`
     does: the old one is replaced once the new one is initialized), then retry session/new.
     Returns one line for the form; it never contains the values."""
-    old = _agent(name)
+    old = nb.agent(name)
     env = {**old.env, **values}
-    session_name = _state["auth_session"].pop(name, DEFAULT_SESSION)
+    session_name = nb.sign_in.pop(name, DEFAULT_SESSION)
     try:
-        handle = _start_agent(name, list(old.argv), old.cwd, CONNECT_TIMEOUT, env)
-        _session_for(session_name, True, name)
+        handle = _report_connect(name, old.argv, env, lambda: nb.reconnect(name, values))
+        nb.session(session_name, new=True, agent=name)
+    except NotebookError as exc:
+        return redact(f"not signed in: {words(exc, nb)}", env)
     except (UsageError, AcpError) as exc:
         return redact(f"not signed in: {_one_line(exc)}", env)
     return redact(
@@ -990,7 +925,7 @@ _HANDLERS = {
 }
 
 
-def _acp_line(line: str) -> None:
+def _acp_line(nb: Notebook, line: str) -> None:
     try:
         argv = shlex.split(line)
     except ValueError as exc:
@@ -1007,15 +942,19 @@ def _acp_line(line: str) -> None:
             " (or %acp --help)"
         )
     try:
-        handler(argv[1:])
+        handler(nb, argv[1:])
     except _HelpShown:
         return
+    except NotebookError as exc:
+        raise UsageError(words(exc, nb)) from None
     except AcpError as exc:  # the agent refused, died, or is busy: one line, no traceback
         raise UsageError(f"%acp {argv[0]}: {_one_line(exc)}") from None
 
 
 @magics_class
 class AcpMagics(Magics):
+    """The magics of one kernel; they act on its :class:`Notebook`."""
+
     noninteractive_timeout = Float(
         None,
         allow_none=True,
@@ -1024,6 +963,10 @@ class AcpMagics(Magics):
         f" answered cancelled and the turn ends. Default: ${TIMEOUT_ENV}, else"
         f" {NONINTERACTIVE_TIMEOUT:g}; 0 waits forever. --timeout on a cell wins.",
     ).tag(config=True)
+
+    def __init__(self, shell: Any = None, *, notebook: Notebook | None = None, **kwargs: Any):
+        super().__init__(shell, **kwargs)
+        self.notebook = notebook if notebook is not None else Notebook()
 
     @magic_arguments.magic_arguments()
     @magic_arguments.argument("subcommand", choices=_SUBCOMMANDS, help="what to do")
@@ -1061,7 +1004,7 @@ class AcpMagics(Magics):
         %acp SUBCOMMAND --help shows a subcommand's options.
         """
         try:
-            _acp_line(line)
+            _acp_line(self.notebook, line)
         except UsageError as exc:
             raise _visible_error(exc) from None
 
@@ -1141,7 +1084,7 @@ class AcpMagics(Magics):
         """
         # Called directly (without the input transformer): run the turn and block until it ends.
         try:
-            run = _start_cell(self.shell, line, cell)
+            run = _start_cell(self.notebook, self.shell, line, cell)
         except UsageError as exc:
             raise _visible_error(exc) from None
         if _parse_cell_line(line).bg:
@@ -1190,18 +1133,25 @@ def transform_cell(lines: list[str]) -> list[str]:
     ]
 
 
-def _pre_run_cell(info: Any) -> None:
-    _state["cell_id"] = getattr(info, "cell_id", None)
+def load_ipython_extension(ipython: Any, notebook: Notebook | None = None) -> None:
+    """Register the magics for this kernel's notebook (``_notebook.current()``)."""
+    from . import _sidepanel
+    from ._notebook import current
 
-
-def load_ipython_extension(ipython: Any) -> None:
-    from . import _sidepanel  # noqa: F401  (subscribes the side panel to the notebook's events)
-
-    ipython.register_magics(AcpMagics)
+    nb = notebook if notebook is not None else current()
+    _sidepanel.install(nb)  # the side panel listens to the notebook's events
+    ipython.register_magics(AcpMagics(ipython, notebook=nb))
     cleanup = ipython.input_transformers_cleanup
     if transform_cell not in cleanup:
         cleanup.append(transform_cell)
-    ipython.events.register("pre_run_cell", _pre_run_cell)
+    if _pre_run_cell not in ipython.events.callbacks["pre_run_cell"]:
+        ipython.events.register("pre_run_cell", _pre_run_cell)
+
+
+def _pre_run_cell(info: Any) -> None:
+    from IPython.core.getipython import get_ipython
+
+    _notebook_of(get_ipython()).cell_id = getattr(info, "cell_id", None)
 
 
 def unload_ipython_extension(ipython: Any) -> None:

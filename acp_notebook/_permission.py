@@ -50,7 +50,7 @@ class Answer:
     timeout says so, and the decision log keeps it. ``option_id`` None answers cancelled."""
 
     option_id: str | None
-    by: "DecidedBy" = "handler"
+    by: DecidedBy = "handler"
     detail: str = ""
 
 

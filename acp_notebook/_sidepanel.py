@@ -1,4 +1,4 @@
-"""The agent side panel, kernel side: one :class:`SidePanel` per kernel, fed by ``_events``.
+"""The agent side panel, kernel side: one :class:`SidePanel` per notebook, fed by its events.
 
 The panel shows the agents, their sessions, an approval inbox of every pending permission,
 the terminals of recent turns (second views of the cells' terminal models) and a protocol log.
@@ -16,7 +16,6 @@ restarting an agent run in a worker thread, a choice goes to the I/O thread.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import shlex
 import threading
@@ -28,8 +27,9 @@ from typing import Any
 import anyio
 import ipywidgets  # type: ignore[import-untyped]
 
-from . import _bridge, _events
 from ._bridge import AgentHandle, IOThread
+from ._cells import Asked
+from ._notebook import Notebook
 from ._permission import PermissionDecision
 from ._widgets import AgentPanel, PermissionCard, TerminalWidget
 from ._widgets._card import close_deep
@@ -37,12 +37,6 @@ from ._widgets._parts import e, set_children, set_if_changed, visible, visible_l
 
 log = logging.getLogger("acp_notebook.sidepanel")
 
-#: Make the panel the first time an agent connects, so the sidebar tab counts pending requests
-#: (``%acp panel --no-auto`` turns it off).
-AUTO_OPEN = True
-#: Also open (reveal) the sidebar then; off by default: it opens on ``%acp panel``, the palette
-#: command or a click on its tab (``%acp panel --auto`` turns it on).
-AUTO_SHOW = False
 #: At most one panel refresh per this many seconds.
 REFRESH_INTERVAL = 0.25
 #: The protocol log is re-rendered every this many refreshes (it changes with every message).
@@ -55,8 +49,6 @@ MAX_TERMINALS = 6
 MAX_RUNS = 20
 
 __all__ = [
-    "AUTO_OPEN",
-    "AUTO_SHOW",
     "GRANTS_NOTE",
     "SidePanel",
     "agent_facts",
@@ -83,16 +75,8 @@ def agent_facts(handle: AgentHandle) -> dict[str, Any]:
     exit_label = ""
     stderr = ""
     if not alive:
-        code = proc.returncode if proc is not None else None
-        signal = getattr(proc, "exit_signal", None) if proc is not None else None
-        if signal:
-            exit_label = f"signal {signal}"
-        elif code is not None:
-            exit_label = f"exit code {code}"
-        else:
-            exit_label = "closed"
-        if proc is not None:
-            stderr = proc.stderr_tail(2000).strip()
+        exit_label = handle.exit_status
+        stderr = handle.stderr_tail(2000).strip()
     # Everything shown as text has its hidden characters made visible (acp_notebook._visible):
     # the HTML and the text summary are both made from these facts.
     return {
@@ -167,21 +151,12 @@ def session_facts(label: str, agent_name: str, session: Any) -> dict[str, Any]:
 
 
 ALWAYS_KINDS = ("allow_always", "reject_always")
-#: When each permission request reached a cell (``permission`` event), by ``id`` of the decision.
-_asked: dict[int, tuple[PermissionDecision, float]] = {}
-_ASKED_MAX = 2000
 
 GRANTS_NOTE = (
     "The agent keeps these grants: what it does later under them it does without asking, so"
     " the client cannot see it. ACP has no method to list or revoke an agent's grants; a new"
     " session (`--new`) starts without them."
 )
-
-
-def _note_asked(_run: Any, decision: PermissionDecision) -> None:
-    _asked[id(decision)] = (decision, time.time())
-    while len(_asked) > _ASKED_MAX:
-        del _asked[next(iter(_asked))]
 
 
 def _what(decision: PermissionDecision) -> str:
@@ -191,21 +166,24 @@ def _what(decision: PermissionDecision) -> str:
     return visible(f"$ {command}" if command else str(request.title))
 
 
-def grant_facts(handles: Iterable[AgentHandle]) -> list[dict[str, Any]]:
-    """Every request of these agents' sessions settled by an "always" option, oldest first:
-    what it covered, the choice, when it was asked, which session, who decided (I/O thread)."""
-    from ._magics import _state
+def _handles(nb: Notebook) -> list[AgentHandle]:
+    """The open agents, then the closed ones still remembered."""
+    handles = list(nb.agents.values())
+    return handles + [h for h in nb.closed_agents.values() if h not in handles]
 
-    names = {id(session): name for name, (_a, session) in _state["sessions"].items()}
+
+def grant_facts(nb: Notebook, handles: Iterable[AgentHandle] | None = None) -> list[dict[str, Any]]:
+    """Every request of the agents' sessions (open and closed agents, unless ``handles`` are
+    given) settled by an "always" option, oldest first: what it covered, the choice, when it
+    was asked, which session, who decided (I/O thread)."""
     found = []
-    for handle in handles:
+    for handle in _handles(nb) if handles is None else handles:
         for session in list(handle.agent.sessions.values()):
             for decision in list(session.permissions):
                 kind = decision.option_kind
                 if decision.pending or kind not in ALWAYS_KINDS:
                     continue
-                asked = _asked.get(id(decision))
-                at = asked[1] if asked is not None and asked[0] is decision else None
+                at = decision.asked_at
                 option = next(
                     (o for o in decision.request.options if o.option_id == decision.option_id),
                     None,
@@ -217,7 +195,7 @@ def grant_facts(handles: Iterable[AgentHandle]) -> list[dict[str, Any]]:
                         "allow": kind == "allow_always",
                         "option": visible(option.name if option is not None else str(kind)),
                         "at": time.strftime("%H:%M:%S", time.localtime(at)) if at else "",
-                        "session": visible(names.get(id(session), "(unnamed)")),
+                        "session": visible(nb.name_of(session) or "(unnamed)"),
                         "session_id": visible(session.id),
                         "agent": visible(handle.name),
                         "by": visible(str(decision.decided_by)),
@@ -236,9 +214,9 @@ def _grant_line(f: dict[str, Any]) -> str:
     )
 
 
-def grants_text(handles: Iterable[AgentHandle]) -> str:
+def grants_text(nb: Notebook) -> str:
     """What ``%acp grants`` prints (I/O thread)."""
-    found = grant_facts(handles)
+    found = grant_facts(nb)
     if not found:
         return "Grants: none (no request was answered with an always option in this kernel)"
     lines = [f"Grants: {len(found)} (answers with an always option in this kernel)"]
@@ -335,20 +313,17 @@ def _view_open(run: Any) -> bool:
     return getattr(run.view, "comm", None) is not None
 
 
-def log_text(handle: AgentHandle, n: int = LOG_LINES, width: int | None = None) -> str:
-    """The last ``n`` protocol messages of a connection, base64 payloads shortened (and each
-    line cut to ``width`` characters when given)."""
-    from ._magics import shorten_base64
-
+def log_text(
+    nb: Notebook, handle: AgentHandle, n: int = LOG_LINES, width: int | None = None
+) -> str:
+    """The last ``n`` protocol messages of a connection (``Notebook.log``: base64 payloads
+    shortened, secrets redacted), each line cut to ``width`` characters when given."""
     lines = []
-    for entry in list(handle.agent.connection.log)[-n:]:
-        direction, message = entry[0], entry[1]
-        if not isinstance(message, str):  # compact: the form shorten_base64 recognises
-            message = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
-        text = shorten_base64(message)
+    for line in nb.log(handle, n, compact=True):
+        text = line.text
         if width is not None and len(text) > width:
             text = f"{text[:width]}…(+{len(text) - width} chars)"
-        lines.append(f"{'->' if direction == 'send' else '<-'} {text}")
+        lines.append(str(type(line)(line.direction, text)))
     return "\n".join(lines)
 
 
@@ -359,8 +334,7 @@ def log_text(handle: AgentHandle, n: int = LOG_LINES, width: int | None = None) 
 class _Entry:
     """One pending permission in the inbox."""
 
-    run: Any  # CellRun
-    decision: PermissionDecision
+    asked: Asked
     card: PermissionCard
     box: Any
     widgets: list[Any] = field(default_factory=list)
@@ -378,8 +352,9 @@ class _Row:
 class SidePanel:
     """The kernel side of the agent panel; see the module docstring for the threading rules."""
 
-    def __init__(self, io: IOThread) -> None:
-        self.io = io
+    def __init__(self, nb: Notebook) -> None:
+        self.nb = nb
+        self.io = nb.io
         self._lock = threading.RLock()
         # Set while *this thread* writes picker values: only those echoes are ignored, a
         # person's change handled meanwhile on another thread still counts.
@@ -446,7 +421,7 @@ class SidePanel:
         with self._lock:
             self._closed = True
             for entry in self._entries:
-                entry.card.close_quietly()
+                self._drop_card(entry)
             self._entries.clear()
         if self._loop_future is not None:
             self._loop_future.cancel()
@@ -462,15 +437,12 @@ class SidePanel:
 
     def _scan(self) -> None:
         """Agents, runs and pending permissions that existed before the panel (I/O thread)."""
-        from ._magics import _state
-
-        for handle in _bridge.handles().values():
+        for handle in self.nb.agents.values():
             self._handles[handle.name] = handle
-        for run in _state["cells"].values():
+        for run in self.nb.runs:
             self._add_run(run)
-            for card in list(run.cards):
-                if card.decision.pending:
-                    self._add_entry(run, card.decision, timeout=None)
+        for asked in self.nb.pending():
+            self._add_entry(asked, timeout=None)
 
     # -- events --------------------------------------------------------------------------------
     def on_agent(self, handle: AgentHandle) -> None:
@@ -484,14 +456,21 @@ class SidePanel:
             self._add_run(run)
             self._dirty = True
 
-    def on_permission(self, run: Any, decision: PermissionDecision) -> None:
+    def on_permission(self, run: Any, asked: Asked) -> None:
         """A new permission request (I/O thread, after the cell's card exists)."""
-        if not decision.pending:
+        if asked.outcome is not None:
             return
         with self._lock:
             self._add_run(run)
-            self._add_entry(run, decision, timeout=run.timeout)
+            self._add_entry(asked, timeout=run.timeout)
             self._sync_inbox()
+
+    def on_settled(self, _run: Any, asked: Asked) -> None:
+        """A request was decided (I/O thread; its card here shows it already): it leaves the
+        inbox now, not at the next refresh."""
+        with self._lock:
+            if any(entry.asked is asked for entry in self._entries) and not self.closed:
+                self._sync_inbox()
 
     def mark_dirty(self, *_args: Any) -> None:
         self._dirty = True
@@ -500,23 +479,30 @@ class SidePanel:
         if run not in self._runs:
             self._runs.append(run)
 
-    def _add_entry(self, run: Any, decision: PermissionDecision, timeout: float | None) -> None:
-        if self._closed or any(entry.decision is decision for entry in self._entries):
+    def _add_entry(self, asked: Asked, timeout: float | None) -> None:
+        if self._closed or any(entry.asked is asked for entry in self._entries):
             return
+        run = asked.run
 
         def on_choose(option_id: str | None, by: str) -> None:
             if by == "closed":
                 return  # closing the panel's copy of a card never decides anything
-            run.choose(decision, option_id, "panel" if by == "click" else by)
+            asked.choose(option_id, "panel" if by == "click" else by)
 
-        card = PermissionCard(decision, on_choose, timeout=timeout)
+        card = PermissionCard(asked.request, on_choose, timeout=timeout, outcome=asked.outcome)
+        asked.cards.append(card)  # the run pushes the outcome to it
         label = ipywidgets.HTML(value=self._entry_label(run))
         show = ipywidgets.Button(description="Show in notebook", icon="arrow-right")
         show.add_class("acp-panel-show")
         show.on_click(lambda _b: self.panel.scroll_to(_cell_id(run), run.view.model_id))
         box = ipywidgets.VBox([label, card, show])
         box.add_class("acp-inbox-entry")
-        self._entries.append(_Entry(run, decision, card, box, [label, show]))
+        self._entries.append(_Entry(asked, card, box, [label, show]))
+
+    def _drop_card(self, entry: _Entry) -> None:
+        with contextlib.suppress(ValueError):
+            entry.asked.cards.remove(entry.card)
+        entry.card.close_quietly()
 
     def _entry_label(self, run: Any) -> str:
         name = visible(self._session_names().get(id(run.session), run.session.id))
@@ -548,10 +534,10 @@ class SidePanel:
     def _sync_inbox(self) -> None:
         keep = []
         for entry in self._entries:
-            if entry.decision.pending and not entry.card.decided:
+            if entry.asked.outcome is None and not entry.card.decided:
                 keep.append(entry)
             else:
-                entry.card.close_quietly()
+                self._drop_card(entry)
                 for widget in entry.widgets:
                     _close_tree(widget)
                 entry.box.close()
@@ -597,9 +583,7 @@ class SidePanel:
         return _Row(box, info, {"restart": restart, "close": close})
 
     def _session_names(self) -> dict[int, str]:
-        from ._magics import _state
-
-        return {id(session): name for name, (_a, session) in _state["sessions"].items()}
+        return {id(named.session): named.name for named in self.nb.sessions}
 
     def _sync_sessions(self) -> None:
         names = self._session_names()
@@ -726,7 +710,7 @@ class SidePanel:
         )
 
     def _sync_grants(self) -> None:
-        found = grant_facts(self._handles.values())
+        found = grant_facts(self.nb, self._handles.values())
         head = f"Grants ({len(found)})" if found else "Grants (none)"
         set_if_changed(
             self._grants_head, "value", f'<div class="acp-panel-section-title">{e(head)}</div>'
@@ -748,7 +732,11 @@ class SidePanel:
         finally:
             self._syncing.on = False
         handle = self._handles.get(self._log_name)
-        text = log_text(handle, LOG_LINES, 600) if handle is not None else "(no agent connected)"
+        text = (
+            log_text(self.nb, handle, LOG_LINES, 600)
+            if handle is not None
+            else "(no agent connected)"
+        )
         shown = e(visible_lines(text))  # a raw line from the agent may hold anything
         set_if_changed(self._log_pre, "value", f'<pre class="acp-panel-log-pre">{shown}</pre>')
 
@@ -763,7 +751,7 @@ class SidePanel:
         handle = self._handles.get(self._log_name)
         if handle is None:
             return
-        text = self.io.call(log_text, handle, 1000)
+        text = self.io.call(log_text, self.nb, handle, 1000)
         if copy:
             self.panel.copy_text(text)
         else:
@@ -792,9 +780,10 @@ class SidePanel:
 
     def _close_or_restart(self, handle: AgentHandle, restart: bool) -> None:
         try:
-            close_and_forget(handle)
-            if restart:
-                reopen(handle)
+            if restart:  # as `%acp connect`: the old agent goes once the new one initialized
+                self.nb.reconnect(handle.name)
+            else:
+                self.nb.close(handle)
         except Exception as exc:
             log.warning(
                 "agent %s: %s failed: %r", handle.name, "restart" if restart else "close", exc
@@ -832,29 +821,7 @@ class SidePanel:
         with self._lock:
             if not self.closed:
                 self._sync_inbox()
-            return _summary(self._handles.values(), self._runs)
-
-
-def close_and_forget(handle: AgentHandle) -> None:
-    """What ``%acp close`` does: close the agent and drop the session names bound to it."""
-    from ._magics import _state
-
-    handle.close()
-    _events.emit("agent_closed", handle)
-    for name, (agent_name, session) in list(_state["sessions"].items()):
-        if agent_name == handle.name and session.agent is handle.agent:
-            del _state["sessions"][name]
-
-
-def reopen(handle: AgentHandle) -> AgentHandle:
-    """Launch the same argv in the same cwd under the same name; it becomes the default."""
-    from ._magics import _state
-
-    fresh = _bridge.open_agent(handle.name, handle.argv, handle.cwd, env=handle.env)
-    _bridge.handles()[handle.name] = fresh
-    _state["default_agent"] = handle.name
-    _events.emit("agent_connected", fresh)
-    return fresh
+            return _summary(self.nb, self._handles.values(), self._runs)
 
 
 # -- the text summary (also for front ends without the labextension) -----------------------------
@@ -871,12 +838,10 @@ def _pending_decisions(handles: Iterable[AgentHandle]) -> list[PermissionDecisio
     ]
 
 
-def _summary(handles: Iterable[AgentHandle], runs: Iterable[Any]) -> str:
+def _summary(nb: Notebook, handles: Iterable[AgentHandle], runs: Iterable[Any]) -> str:
     """Every string from the agent or the user is shown with its hidden characters made
     visible (the text goes to ``text/plain``, where front ends read ESC as a colour code)."""
-    from ._magics import _state
-
-    names = {id(session): name for name, (_a, session) in _state["sessions"].items()}
+    names = {id(named.session): named.name for named in nb.sessions}
     lines = ["Agents:"]
     handles = list(handles)
     for handle in handles:
@@ -919,104 +884,81 @@ def _summary(handles: Iterable[AgentHandle], runs: Iterable[Any]) -> str:
             terms.append(f"  $ {command}  [{state}, {len(widget.data)} bytes]")
     lines.append(f"Terminals: {len(terms)}")
     lines.extend(terms[-MAX_TERMINALS:])
-    found = grant_facts(handles)
+    found = grant_facts(nb, handles)
     lines.append(f"Grants: {len(found)}")
     lines.extend(f"  {_grant_line(f)}" for f in found)
     return "\n".join(lines)
 
 
-def summary_text() -> str:
-    """The panel's information as text (read in the I/O thread when one runs)."""
-    panel = current()
+def summary_text(nb: Notebook) -> str:
+    """The panel's information as text (read in the I/O thread)."""
+    panel = current(nb)
     if panel is not None:
         return str(panel.io.call(panel.summary))
-    from ._magics import _state
-
-    handles = list(_bridge.handles().values())
-    runs = list(_state["cells"].values())
-    if handles:
-        return str(handles[0].io.call(_summary, handles, runs))
-    return _summary(handles, runs)
+    return str(nb.io.call(_summary, nb, list(nb.agents.values()), nb.runs))
 
 
-# -- module state and the event subscriptions --------------------------------------------------
-
-_panel: SidePanel | None = None
-_auto_opened = False
-_unsubscribe: list[Callable[[], None]] = []
+# -- the notebook's panel, and the event subscriptions -------------------------------------------
 
 
-def current() -> SidePanel | None:
-    """The open panel of this kernel, if any."""
-    panel = _panel
-    if panel is None or panel.closed or panel.io.stopped:  # its I/O thread ended at shutdown
-        return None
+def current(nb: Notebook) -> SidePanel | None:
+    """The notebook's open panel, if any."""
+    panel = nb.panel
+    if not isinstance(panel, SidePanel) or panel.closed or panel.io.stopped:
+        return None  # (its I/O thread ended at shutdown)
     return panel
 
 
-def open_panel(show: bool = True) -> SidePanel:
+def open_panel(nb: Notebook, show: bool = True) -> SidePanel:
     """Create the panel if needed and (``show``) ask the front ends to open it."""
-    global _panel
-    install()
-    panel = current()
+    install(nb)
+    panel = current(nb)
     if panel is None:
-        handles = list(_bridge.handles().values())
-        io = handles[-1].io if handles else _bridge.io_thread()
-        panel = SidePanel(io)
+        panel = SidePanel(nb)
         panel.start()
-        _panel = panel
+        nb.panel = panel
     if show:
         panel.panel.show()
     return panel
 
 
-def close_panel() -> None:
-    global _panel
-    panel, _panel = _panel, None
-    if panel is not None:
+def close_panel(nb: Notebook) -> None:
+    panel, nb.panel = nb.panel, None
+    if isinstance(panel, SidePanel):
         panel.close()
 
 
-def _on_agent_connected(handle: AgentHandle) -> None:
-    global _auto_opened
-    panel = current()
-    if panel is not None:
-        panel.on_agent(handle)
-    elif AUTO_OPEN and not _auto_opened:
-        _auto_opened = True
-        open_panel(show=AUTO_SHOW)
-
-
-def _forward(method: str) -> Callable[..., None]:
-    def forward(*args: Any) -> None:
-        panel = current()
-        if panel is not None:
-            getattr(panel, method)(*args)
-
-    return forward
-
-
-def install() -> None:
-    """Subscribe to the notebook layer's events (idempotent)."""
-    if _unsubscribe:
+def install(nb: Notebook) -> None:
+    """Subscribe the panel to the notebook's events (once per notebook)."""
+    if "sidepanel" in nb.installed:
         return
-    _unsubscribe.append(_events.subscribe("agent_connected", _on_agent_connected))
-    _unsubscribe.append(_events.subscribe("permission", _note_asked))
+    nb.installed.add("sidepanel")
+
+    def connected(handle: AgentHandle) -> None:
+        panel = current(nb)
+        if panel is not None:
+            panel.on_agent(handle)
+        elif nb.panel_auto_make and not nb.panel_made_once:
+            # Made the first time an agent connects, so the sidebar tab counts pending
+            # requests; revealed only with `%acp panel --auto`.
+            nb.panel_made_once = True
+            open_panel(nb, show=nb.panel_auto_show)
+
+    def forward(method: str) -> Callable[..., None]:
+        def call(*args: Any) -> None:
+            panel = current(nb)
+            if panel is not None:
+                getattr(panel, method)(*args)
+
+        return call
+
+    nb.events.subscribe("agent_connected", connected)
     for event, method in (
         ("agent_closed", "mark_dirty"),
         ("turn_started", "on_turn"),
         ("turn_ended", "mark_dirty"),
         ("permission", "on_permission"),
+        ("permission_settled", "on_settled"),
         ("session_update", "mark_dirty"),
     ):
-        _unsubscribe.append(_events.subscribe(event, _forward(method)))
-
-
-def uninstall() -> None:
-    while _unsubscribe:
-        _unsubscribe.pop()()
-    with contextlib.suppress(Exception):
-        close_panel()
-
-
-install()
+        nb.events.subscribe(event, forward(method))

@@ -1,5 +1,5 @@
-"""``open_agent(env=...)``: the variables reach the agent's process, and the side panel's
-Restart (``reopen``) starts the new process with them again."""
+"""``Notebook.connect(env=...)``: the variables reach the agent's process, and the side
+panel's Restart (``Notebook.reconnect``) starts the new process with them again."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from acp_notebook import _bridge, _sidepanel
+from acp_notebook import _bridge
+from acp_notebook._notebook import Notebook
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
 
@@ -20,24 +21,20 @@ def _environ(pid: int) -> dict[str, str]:
 
 
 @pytest.fixture
-def handles() -> Iterator[list[_bridge.AgentHandle]]:
-    opened: list[_bridge.AgentHandle] = []
-    yield opened
-    for handle in opened:
-        handle.close()
-    _sidepanel.close_panel()  # reopen() made one (a connect does): later tests expect none
+def nb() -> Iterator[Notebook]:
+    notebook = Notebook()
+    yield notebook
+    notebook.shutdown()
 
 
-def test_env_reaches_the_agent_and_survives_a_restart(
-    tmp_path: Path, handles: list[_bridge.AgentHandle]
-) -> None:
+def test_env_reaches_the_agent_and_survives_a_restart(tmp_path: Path, nb: Notebook) -> None:
     argv = [sys.executable, "-m", "acp_notebook.agent", "--data-dir", str(tmp_path / "d")]
-    handle = _bridge.open_agent("envy", argv, str(tmp_path), env={"ACP_TEST_MARK": "s3cret-v"})
-    handles.append(handle)
+    handle, _ = nb.connect("envy", argv, str(tmp_path), env={"ACP_TEST_MARK": "s3cret-v"})
+    assert isinstance(handle, _bridge.AgentHandle)
     assert handle.agent.process is not None
     assert _environ(handle.agent.process.pid)["ACP_TEST_MARK"] == "s3cret-v"
     assert "s3cret-v" not in repr(handle)
-    fresh = _sidepanel.reopen(handle)
-    handles.append(fresh)
+    fresh, old = nb.reconnect("envy")
+    assert old is handle and not handle.alive and nb.agents == {"envy": fresh}
     assert fresh.agent.process is not None
     assert _environ(fresh.agent.process.pid).get("ACP_TEST_MARK") == "s3cret-v"

@@ -18,8 +18,8 @@ def test_a_shutdown_request_ends_the_kernel_and_its_agent(tmp_path: Path) -> Non
         k.run("%%acp --bg\nhello\n")
         pid = int(
             k.run(
-                "print(__import__('acp_notebook._bridge').\n"
-                "_bridge.handles()['embedded'].agent.process.pid)"
+                "import acp_notebook._notebook as n\n"
+                "print(n.current().agents['embedded'].agent.process.pid)"
             )
             .text()
             .strip()

@@ -128,7 +128,7 @@ PURE_BANNED = frozenset({"subprocess", "socket", "asyncio", "threading", "pty", 
 RULES = [
     # 1 protocol: pydantic only, no I/O.
     Rule(f"{PKG}._protocol", (), frozenset(THIRD_PARTY_OK), PURE_BANNED),
-    # 4 state: layer 1 only (and the stdlib-only exit label), pure.
+    # 3 state: layer 1 only (and the stdlib-only exit label), pure.
     Rule(
         f"{PKG}._state",
         (f"{PKG}._protocol", f"{PKG}._exit"),
@@ -143,7 +143,7 @@ RULES = [
         (f"{PKG}._errors", f"{PKG}._exit", f"{PKG}._lines", f"{PKG}._jsonrpc"),
         frozenset({"anyio"}),
     ),
-    # 5 agent: layers 1 and 2.
+    # 4' agent: layers 1 and 2.
     Rule(
         f"{PKG}.agent",
         (
@@ -254,3 +254,157 @@ def test_static_checker_catches_a_violation(tmp_path: Path) -> None:
     assert len(problems) == 2
     assert "imports acp_notebook._client (a higher or sibling layer)" in problems[0]
     assert "imports subprocess (I/O in a pure layer)" in problems[1]
+
+
+# --- the notebook layer: one owner, no cycles ------------------------------------------------
+
+
+def _graph() -> dict[str, set[str]]:
+    """Every acp_notebook module and the acp_notebook modules it imports (any import: lazy
+    ones and those under TYPE_CHECKING too)."""
+    modules = dict(_source_files(PKG))
+    graph: dict[str, set[str]] = {}
+    for module, file in modules.items():
+        targets = set()
+        for _line, target in _imports(module, file):
+            while target and target not in modules:  # `from ._widgets._card import x`
+                target = target.rpartition(".")[0]
+            if target and target != module and target != PKG:
+                targets.add(target)
+        graph[module] = targets
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import cycles (each once, from its smallest module), by depth-first search.
+    A package importing its own submodules (``_widgets`` -> ``_widgets._card``) is how a
+    package is made, not a cycle: those edges are left out."""
+    found: set[tuple[str, ...]] = set()
+
+    def walk(node: str, path: list[str]) -> None:
+        for target in sorted(graph.get(node, ())):
+            if _within(target, node):  # the package's own submodule
+                continue
+            if target in path:
+                cycle = path[path.index(target) :]
+                start = cycle.index(min(cycle))
+                found.add(tuple(cycle[start:] + cycle[:start]))
+            elif len(path) < 40:
+                walk(target, [*path, target])
+
+    for module in sorted(graph):
+        walk(module, [module])
+    return [list(c) for c in sorted(found)]
+
+
+def test_no_import_cycle() -> None:
+    assert _cycles(_graph()) == []
+
+
+def test_the_cycle_finder_finds_one() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "p": {"p.q"}, "p.q": {"x"}}
+    assert _cycles(graph) == [["a", "b", "c"]]
+
+
+@pytest.mark.parametrize("layer", [f"{PKG}._sidepanel", f"{PKG}._widgets"])
+def test_the_panel_and_the_widgets_never_import_the_magics(layer: str) -> None:
+    problems = [
+        f"{file.name}:{line} imports {target}"
+        for module, file in _source_files(layer)
+        for line, target in _imports(module, file)
+        if _within(target, f"{PKG}._magics")
+    ]
+    assert problems == []
+
+
+def test_nothing_imports_bridge_internals() -> None:
+    """``_bridge``'s private names (``_hold_agent`` ...) stay inside it."""
+    problems = []
+    for module, file in _source_files(PKG):
+        if module == f"{PKG}._bridge":
+            continue
+        tree = ast.parse(file.read_text("utf-8"), str(file))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("_bridge"):
+                problems += [
+                    f"{file.name}:{node.lineno} imports {a.name}"
+                    for a in node.names
+                    if a.name.startswith("_")
+                ]
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "_bridge"
+                and node.attr.startswith("_")
+            ):
+                problems.append(f"{file.name}:{node.lineno} uses _bridge.{node.attr}")
+    assert problems == []
+
+
+NOTEBOOK_LAYER = [
+    f"{PKG}._magics",
+    f"{PKG}._cells",
+    f"{PKG}._bridge",
+    f"{PKG}._events",
+    f"{PKG}._notebook",
+    f"{PKG}._sidepanel",
+    f"{PKG}._record",
+    f"{PKG}._auth",
+    f"{PKG}._widgets",
+]
+#: the one module global that may hold notebook state: the kernel's Notebook
+STATE_ALLOWED = {(f"{PKG}._notebook", "_current")}
+_MUTABLE_CALLS = {"dict", "list", "set", "defaultdict", "OrderedDict", "deque"}
+
+
+def _module_state(module: str, file: Path) -> list[str]:
+    """Module-level names bound to an empty mutable container, and `global` statements:
+    where notebook state would hide."""
+    tree = ast.parse(file.read_text("utf-8"), str(file))
+    found = []
+    for node in tree.body:
+        targets: list[ast.expr] = []
+        value = None
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        empty = (
+            isinstance(value, ast.Dict | ast.List | ast.Set)
+            and not getattr(value, "keys", getattr(value, "elts", None))
+        ) or (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id in _MUTABLE_CALLS
+            and not value.args
+        )
+        for target in targets:
+            if empty and isinstance(target, ast.Name):
+                if (module, target.id) not in STATE_ALLOWED:
+                    found.append(f"{file.name}:{node.lineno} {target.id}")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global):
+            found += [
+                f"{file.name}:{node.lineno} global {name}"
+                for name in node.names
+                if (module, name) not in STATE_ALLOWED
+            ]
+    return found
+
+
+@pytest.mark.parametrize("layer", NOTEBOOK_LAYER)
+def test_no_module_global_holds_notebook_state(layer: str) -> None:
+    assert [p for m, f in _source_files(layer) for p in _module_state(m, f)] == []
+
+
+def test_the_state_finder_finds_globals(tmp_path: Path) -> None:
+    file = tmp_path / "_x.py"
+    file.write_text(
+        "A = {}\nB: list[int] = []\nC = dict()\nD = {'k': 1}\nE = ()\ndef f():\n    global A\n"
+    )
+    assert _module_state(f"{PKG}._x", file) == [
+        "_x.py:1 A",
+        "_x.py:2 B",
+        "_x.py:3 C",
+        "_x.py:7 global A",
+    ]

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 from IPython.core.error import UsageError
 
-from acp_notebook import _bridge, _magics
+from acp_notebook import _magics
 from acp_notebook._magics import AcpMagics
+from acp_notebook._notebook import Notebook
 from tests.kernel_driver import process_gone
 
 PY = sys.executable
@@ -26,22 +27,21 @@ PY = sys.executable
 @pytest.fixture
 def acp(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[SimpleNamespace]:
     """Run ``%acp`` lines in this process; what they display is kept in ``shown``."""
-    from acp_notebook import _sidepanel
-
-    monkeypatch.setattr(_sidepanel, "AUTO_OPEN", False)
-    monkeypatch.setattr(_magics, "_state", {**_magics._state, "sessions": {}, "cells": {}})
+    nb = Notebook()
+    nb.panel_auto_make = False
+    magics = AcpMagics(None, notebook=nb)
     monkeypatch.setattr(_magics, "embedded_agent_argv", lambda: _embedded(tmp_path))
     monkeypatch.chdir(tmp_path)
     shown: list[Any] = []
     monkeypatch.setattr(_magics, "display", lambda obj, **kw: shown.append(obj))
 
-    def run(line: str) -> None:
-        AcpMagics.acp(None, line)  # the method does not use self
+    def start_cell(shell: Any, line: str, body: str) -> Any:
+        return _magics._start_cell(nb, shell, line, body)
 
     try:
-        yield SimpleNamespace(run=run, shown=shown)
+        yield SimpleNamespace(run=magics.acp, shown=shown, nb=nb, start_cell=start_cell)
     finally:
-        _bridge.shutdown()
+        nb.shutdown()
 
 
 def _embedded(tmp_path: Path) -> list[str]:
@@ -73,7 +73,7 @@ def test_connect_times_out_and_stops_the_agent(acp: SimpleNamespace, tmp_path: P
     plain = box._repr_mimebundle_()["text/plain"]
     assert "did not answer `initialize` within 0.5 s" in plain and "still thinking" in plain
     assert process_gone(int(pid_file.read_text()))
-    assert not _bridge.handles()
+    assert not acp.nb.agents
 
 
 def test_interrupted_connect_stops_the_agent(acp: SimpleNamespace, tmp_path: Path) -> None:
@@ -91,7 +91,7 @@ def test_interrupted_connect_stops_the_agent(acp: SimpleNamespace, tmp_path: Pat
         acp.run(f"connect {_sleeper(pid_file)}")
     assert time.monotonic() - start < 15
     assert process_gone(int(pid_file.read_text()))
-    assert not _bridge.handles()
+    assert not acp.nb.agents
 
 
 # -- 2. a failed connect is an error, and says what the agent did ---------------------------------
@@ -116,12 +116,12 @@ def test_failed_reconnect_keeps_the_old_agent_and_a_good_one_replaces_it(
     acp: SimpleNamespace, capsys: pytest.CaptureFixture[str]
 ) -> None:
     acp.run("connect --name a2")
-    old = _bridge.handles()["a2"]
+    old = acp.nb.agents["a2"]
     with pytest.raises(UsageError, match="No such file"):
         acp.run("connect --name a2 -- no-such-thing-acp-test")
-    assert _bridge.handles()["a2"] is old and old.alive
+    assert acp.nb.agents["a2"] is old and old.alive
     acp.run("connect --name a2")
-    new = _bridge.handles()["a2"]
+    new = acp.nb.agents["a2"]
     assert new is not old and new.alive and not old.alive and old.closed
     assert "replaces the previous 'a2'" in capsys.readouterr().out
 
@@ -134,10 +134,11 @@ def test_busy_session_refused_resume_and_dead_agent_are_one_line_errors(
 ) -> None:
     acp.run("connect")
     shell = SimpleNamespace(user_ns={}, execution_count=1)
-    handle, session = _magics._session_for("default", False)
+    named = acp.nb.session("default")
+    handle, session = acp.nb.agent(named.agent), named.session
     handle.io.call(session.start_turn, "still running")  # as a --bg turn would be
     with pytest.raises(UsageError) as busy:
-        _magics._start_cell(shell, "", "hello")
+        acp.start_cell(shell, "", "hello")
     text = str(busy.value)
     assert "session 'default' is busy" in text
     assert "%acp cancel --session default" in text and "--session NAME" in text
@@ -155,7 +156,7 @@ def test_busy_session_refused_resume_and_dead_agent_are_one_line_errors(
         acp.run("sessions")
     assert "has exited (signal SIGKILL)" in str(dead.value)
     with pytest.raises(UsageError, match="has exited"):
-        _magics._start_cell(shell, "--new", "hello")
+        acp.start_cell(shell, "--new", "hello")
 
 
 # -- 5, 6, 8. options ---------------------------------------------------------------------------
@@ -226,7 +227,7 @@ def test_closed_agent_is_gone_and_labels_agree(
     acp: SimpleNamespace, capsys: pytest.CaptureFixture[str]
 ) -> None:
     acp.run("connect --name emb")
-    handle = _bridge.handles()["emb"]
+    handle = acp.nb.agents["emb"]
     assert handle.agent.info is not None
     label = f"{handle.agent.info.title or handle.agent.info.name} {handle.agent.info.version}"
     acp.run("status")
@@ -245,4 +246,4 @@ def test_closed_agent_is_gone_and_labels_agree(
     with pytest.raises(UsageError, match="no agent named 'emb' \\(it was closed\\)"):
         acp.run("close --name emb")
     with pytest.raises(UsageError, match="no agent connected"):
-        _magics._start_cell(SimpleNamespace(user_ns={}, execution_count=1), "", "hello")
+        acp.start_cell(SimpleNamespace(user_ns={}, execution_count=1), "", "hello")

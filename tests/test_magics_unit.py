@@ -7,7 +7,8 @@ import json
 import pytest
 
 from acp_notebook._cells import PromptTemplateError, interpolate
-from acp_notebook._magics import shorten_base64, transform_cell
+from acp_notebook._magics import transform_cell
+from acp_notebook._notebook import shorten_base64
 
 
 def test_cell_becomes_an_awaited_call() -> None:

@@ -152,8 +152,8 @@ def test_inbox_approve_from_panel_and_reject_from_cell(k: Kernel, tmp_path: Path
         "the terminals head to count the exited terminal",
     )
     out = k.run(
-        "from acp_notebook._magics import _state\n"
-        f"run = _state['cells']['cell:{cell_a}']\n"
+        "import acp_notebook._notebook as n\n"
+        f"run = n.current().cells['cell:{cell_a}']\n"
         "w = list(run.view.terminal_widgets.values())[0]\n"
         "print(w.model_id, w.data)"
     ).text()
@@ -187,7 +187,7 @@ def test_agents_alive_then_exited_after_close(k: Kernel, tmp_path: Path) -> None
     assert pid is not None
     k.run("%acp close --name embedded")
     exited = k.wait_for(lambda: 'data-state="exited"' in agent_html() and agent_html(), "exited")
-    assert "exit code" in exited or "signal" in exited
+    assert "exit 0" in exited or "signal" in exited  # _exit.exit_label
     assert 'data-state="alive"' not in exited
 
 
@@ -398,7 +398,7 @@ def test_close_button_and_closing_the_panel_keep_cell_terminals(k: Kernel, tmp_p
     row = with_class(k, "acp-panel-agent", panel)[0]
     k.click(button_within(k, row, "Close"))
     k.wait_for(lambda: 'data-state="exited"' in html_within(k, row), "the agent to exit")
-    assert "exited" in k.run("%acp status").text()
+    assert "closed (exit 0)" in k.run("%acp status").text()
 
     k.run("%acp panel --close")
     k.wait_for(lambda: panel in k.closed, "the panel model to close")
@@ -416,7 +416,11 @@ def test_close_button_and_closing_the_panel_keep_cell_terminals(k: Kernel, tmp_p
 
 
 def _fake_handle(alive: bool, **proc: Any) -> Any:
+    """A real AgentHandle around a stand-in agent and process (its labels are the real ones)."""
+    import concurrent.futures
     from types import SimpleNamespace
+
+    from acp_notebook._bridge import AgentHandle
 
     process = SimpleNamespace(
         pid=4242,
@@ -427,9 +431,11 @@ def _fake_handle(alive: bool, **proc: Any) -> Any:
     info = SimpleNamespace(name="fake-agent", title="Fake Agent", version="9.1")
     log = [("send", {"method": "x", "params": {"data": "QUJD" * 40}}), ("recv", "raw line")]
     agent = SimpleNamespace(info=info, process=process, connection=SimpleNamespace(log=log))
-    return SimpleNamespace(
-        name="fake", argv=["fake-agent", "--flag", "a b"], cwd="/w", agent=agent, alive=alive
-    )
+    done: concurrent.futures.Future[None] = concurrent.futures.Future()
+    if not alive:
+        done.set_result(None)
+    argv = ["fake-agent", "--flag", "a b"]
+    return AgentHandle("fake", argv, "/w", agent, None, None, done)  # type: ignore[arg-type]
 
 
 def test_agent_facts_alive_and_killed() -> None:
@@ -440,18 +446,20 @@ def test_agent_facts_alive_and_killed() -> None:
     assert alive["argv"] == "fake-agent --flag 'a b'" and alive["title"] == "Fake Agent"
     killed = agent_facts(_fake_handle(False, returncode=-9, exit_signal="SIGKILL"))
     assert killed["exit"] == "signal SIGKILL" and killed["stderr"] == "Traceback: boom"
-    assert agent_facts(_fake_handle(False, returncode=3))["exit"] == "exit code 3"
+    assert agent_facts(_fake_handle(False, returncode=3))["exit"] == "exit 3"  # _exit.exit_label
 
 
 def test_log_text_shortens_base64_and_long_lines() -> None:
+    from acp_notebook._notebook import Notebook
     from acp_notebook._sidepanel import log_text
 
     handle = _fake_handle(True)
-    text = log_text(handle)
+    nb = Notebook()
+    text = log_text(nb, handle)
     assert text.splitlines()[0].startswith('-> {"method":"x"')
     assert "QUJD" * 40 not in text and "(+136 chars)" in text
     assert text.splitlines()[1] == "<- raw line"
-    cut = log_text(handle, width=20)
+    cut = log_text(nb, handle, width=20)
     assert cut.splitlines()[0].endswith("chars)") and len(cut.splitlines()[0]) < 50
 
 
@@ -471,8 +479,13 @@ def test_config_choices_flat_and_grouped() -> None:
 
 def test_panel_outside_a_kernel_prints_why_and_the_text(capsys: pytest.CaptureFixture[str]) -> None:
     from acp_notebook import _magics
+    from acp_notebook._notebook import Notebook
 
-    _magics._panel([])
+    nb = Notebook()
+    try:
+        _magics._panel(nb, [])
+    finally:
+        nb.shutdown()
     out = capsys.readouterr().out
     assert "cannot open the agent panel: this is not a Jupyter kernel" in out
     assert "Agents:\n  (none connected)" in out and "Approval inbox: 0 pending" in out

@@ -64,7 +64,7 @@ def make_card() -> Iterator[Callable[..., tuple[PermissionCard, Recorder]]]:
         req: RequestPermissionRequest | None = None, **kwargs: Any
     ) -> tuple[PermissionCard, Recorder]:
         rec = Recorder()
-        card = PermissionCard(PermissionDecision(req or request(command())), rec, **kwargs)
+        card = PermissionCard(req or request(command()), rec, **kwargs)
         made.append(card)
         return card, rec
 
@@ -128,7 +128,6 @@ def test_click_reports_the_option_once_and_disables(make_card: Callable[..., Any
     card.buttons[0].click()  # a second click (or a stale view) must not answer again
     assert rec.calls == [("no", "click")]
     assert all(b.disabled for b in card.buttons)
-    card.decision.settle("no", "click")
     card.mark_decided("no", "click")
     assert card.outcome_text == "Rejected: Reject - by a click · reject once"
     assert "Rejected: Reject" in card.status_html
@@ -162,7 +161,6 @@ def test_countdown_label_then_decision_stops_it(make_card: Callable[..., Any]) -
     if "cancels in" not in card.status_html:
         assert shown.wait(10)
     assert re.search(r"cancels in \d+ s", card.status_html + "".join(labels))
-    card.decision.settle("yes", "policy", "--allow 'ls *'")
     card.mark_decided("yes", "policy", "--allow 'ls *'")
     assert card.outcome_text == "Approved: Allow once - by policy --allow 'ls *' · allow once"
     assert all(b.disabled for b in card.buttons)
@@ -197,7 +195,8 @@ def test_already_decided_decision_renders_decided(make_card: Callable[..., Any])
     decision = PermissionDecision(request(command()))
     decision.settle("no", "policy", "--deny 'rm *'")
     rec = Recorder()
-    card = PermissionCard(decision, rec, timeout=0.05)
+    outcome = (decision.option_id, decision.decided_by, decision.detail)
+    card = PermissionCard(decision.request, rec, timeout=0.05, outcome=outcome)
     try:
         assert all(b.disabled for b in card.buttons)
         assert card.outcome_text == "Rejected: Reject - by policy --deny 'rm *' · reject once"
@@ -329,7 +328,7 @@ def test_a_failing_callback_does_not_escape(make_card: Callable[..., Any]) -> No
     def broken(option_id: str | None, decided_by: str) -> None:
         raise RuntimeError("boom")
 
-    card = PermissionCard(PermissionDecision(request(command())), broken)
+    card = PermissionCard(request(command()), broken)
     try:
         card.buttons[0].click()  # logged, not raised into the comm handler
         assert all(b.disabled for b in card.buttons)
@@ -363,7 +362,7 @@ def test_a_click_during_construction_is_reported(monkeypatch: pytest.MonkeyPatch
 
     monkeypatch.setattr(_card.ipywidgets, "Button", button_after_clicking_the_first)
     rec = Recorder()
-    card = PermissionCard(PermissionDecision(request(command())), rec)
+    card = PermissionCard(request(command()), rec)
     monkeypatch.setattr(_card.ipywidgets, "Button", real_button)
     try:
         assert rec.calls == [("yes", "click")]
@@ -397,7 +396,6 @@ def test_a_failing_card_update_still_reports_the_click(make_card: Callable[..., 
 
 def test_the_settled_line_names_the_kind_chosen(make_card: Callable[..., Any]) -> None:
     card, _ = make_card()
-    card.decision.settle("always", "click")
     card.mark_decided("always", "click")
     assert card.outcome_text == "Approved: Always allow - by a click · allow always"
     status = card.status_html
@@ -407,7 +405,9 @@ def test_the_settled_line_names_the_kind_chosen(make_card: Callable[..., Any]) -
     )
     assert "acp-card-decision-kind" in status and ">allow always</span>" in status
     assert "acp-kind-always" in status
-    assert repr(card.decision).endswith("allow_always by click>")  # the log says the same kind
+    logged = PermissionDecision(card.request)
+    logged.settle("always", "click")
+    assert repr(logged).endswith("allow_always by click>")  # the log says the same kind
     cancelled, _ = make_card()
     cancelled.mark_decided(None, "cancel")
     assert "acp-card-decision-kind" not in cancelled.status_html
@@ -432,7 +432,6 @@ def edit_subject(status: str = "pending") -> dict[str, Any]:
 def test_a_decided_tool_call_card_shows_no_pending_state(make_card: Callable[..., Any]) -> None:
     # The subject is a snapshot taken when the agent asked: its "pending" is not the card's state.
     card, _ = make_card(request(edit_subject()))
-    card.decision.settle("yes", "click")
     card.mark_decided("yes", "click")
     shown = card._info.value.replace(STYLE, "") + card.status_html
     assert "pending" not in shown and "○" not in shown

@@ -24,7 +24,12 @@ ADAPTER: TypeAdapter[Any] = TypeAdapter(p.CreateElicitationRequest)
 
 
 def decision(params: dict[str, Any]) -> ElicitationDecision:
-    return ElicitationDecision(ADAPTER.validate_python({**params, "sessionId": "s1"}))
+    return ElicitationDecision(question(params))
+
+
+def question(params: dict[str, Any]) -> Any:
+    """The request a card shows (a snapshot: cards never hold the decision)."""
+    return ADAPTER.validate_python({**params, "sessionId": "s1"})
 
 
 class Answers:
@@ -38,7 +43,7 @@ class Answers:
 
 
 def test_every_field_type_gets_its_widget() -> None:
-    card = ElicitationCard(decision(EVERY_FIELD), Answers())
+    card = ElicitationCard(question(EVERY_FIELD), Answers())
     kinds = {name: type(f.widget) for name, f in card.fields.items()}
     assert kinds["name"] is ipywidgets.Text
     assert kinds["email"] is ipywidgets.Text
@@ -70,7 +75,7 @@ def test_every_field_type_gets_its_widget() -> None:
 
 def test_fill_and_submit_sends_the_content() -> None:
     answers = Answers()
-    card = ElicitationCard(decision(EVERY_FIELD), answers)
+    card = ElicitationCard(question(EVERY_FIELD), answers)
     f = card.fields
     f["name"].widget.value = "Ada"
     f["email"].widget.value = "ada@example.org"
@@ -94,10 +99,10 @@ def test_fill_and_submit_sends_the_content() -> None:
         "langs": ["py"],
         "future": "51.5,-0.1",
     }  # untouched optional fields without a default (homepage, meeting) are left out
-    d = card.decision
+    d = ElicitationDecision(card.request)
     d.settle(action, content, "click")
     assert d.action == "accept" and d.content == content
-    card.mark_decided(d.action, d.decided_by, d.detail)
+    card.mark_decided(d.action, d.decided_by, d.detail, d.content)
     assert card.buttons["accept"].disabled and f["name"].widget.disabled
     assert "accepted by click" in card.status_html
     card.close_quietly()
@@ -117,7 +122,7 @@ def test_fill_and_submit_sends_the_content() -> None:
 )
 def test_invalid_values_are_blocked_inline(field: str, value: Any, message: str) -> None:
     answers = Answers()
-    card = ElicitationCard(decision(EVERY_FIELD), answers)
+    card = ElicitationCard(question(EVERY_FIELD), answers)
     card.fields["name"].widget.value = "Ada"
     card.fields["size"].widget.value = "s"
     card.fields[field].widget.value = value
@@ -132,7 +137,7 @@ def test_invalid_values_are_blocked_inline(field: str, value: Any, message: str)
 
 def test_required_fields_block_submit() -> None:
     answers = Answers()
-    card = ElicitationCard(decision(EVERY_FIELD), answers)
+    card = ElicitationCard(question(EVERY_FIELD), answers)
     assert card.submit() is False
     assert "required" in card.fields["name"].error.value
     assert "required" in card.fields["size"].error.value
@@ -143,7 +148,7 @@ def test_required_fields_block_submit() -> None:
 @pytest.mark.parametrize(("button", "action"), [("decline", "decline"), ("cancel", "cancel")])
 def test_decline_and_cancel_buttons(button: str, action: str) -> None:
     answers = Answers()
-    card = ElicitationCard(decision(EVERY_FIELD), answers)
+    card = ElicitationCard(question(EVERY_FIELD), answers)
     card.buttons[button].click()
     card.buttons["accept"].click()  # a second click reports nothing more
     assert answers.calls == [(action, None, "click")]
@@ -152,14 +157,14 @@ def test_decline_and_cancel_buttons(button: str, action: str) -> None:
 
 def test_closing_an_open_card_answers_cancel() -> None:
     answers = Answers()
-    card = ElicitationCard(decision(EVERY_FIELD), answers)
+    card = ElicitationCard(question(EVERY_FIELD), answers)
     card.close()
     assert answers.calls == [("cancel", None, "closed")]
 
 
 def test_timeout_answers_cancel() -> None:
     answers = Answers()
-    card = ElicitationCard(decision(EVERY_FIELD), answers, timeout=0.2)
+    card = ElicitationCard(question(EVERY_FIELD), answers, timeout=0.2)
     assert answers.event.wait(5)
     assert answers.calls == [("cancel", None, "timeout")]
     card.close_quietly()
@@ -171,7 +176,7 @@ URL = {"mode": "url", "message": "Sign in", "elicitationId": "e1"}
 def test_url_is_a_link_with_its_domain_never_opened() -> None:
     answers = Answers()
     card = ElicitationCard(
-        decision({**URL, "url": "https://login.example.org/a?b=1&c=<x>"}), answers
+        question({**URL, "url": "https://login.example.org/a?b=1&c=<x>"}), answers
     )
     html = card.request_html()
     assert "domain: <b>login.example.org</b>" in html
@@ -189,7 +194,7 @@ def test_url_is_a_link_with_its_domain_never_opened() -> None:
     "url", ["javascript:alert(1)", "https://exa\u202emple.org/", "https://a.org/\u200bx"]
 )
 def test_url_with_other_scheme_or_hidden_characters_is_not_a_link(url: str) -> None:
-    card = ElicitationCard(decision({**URL, "url": url}), Answers())
+    card = ElicitationCard(question({**URL, "url": url}), Answers())
     html = card.request_html()
     assert "<a " not in html
     assert "\u202e" not in html and "\u200b" not in html
@@ -198,7 +203,7 @@ def test_url_with_other_scheme_or_hidden_characters_is_not_a_link(url: str) -> N
 
 def test_unknown_mode_reports_cancel_and_has_no_buttons() -> None:
     answers = Answers()
-    card = ElicitationCard(decision({"mode": "_psychic", "message": "hm"}), answers)
+    card = ElicitationCard(question({"mode": "_psychic", "message": "hm"}), answers)
     assert card.buttons == {}
     assert answers.calls == [("cancel", None, "invalid")]
     card.close_quietly()
@@ -208,7 +213,7 @@ def test_html_is_escaped_and_hidden_characters_visible() -> None:
     params = json.loads(json.dumps(EVERY_FIELD))
     params["message"] = "<script>alert(1)</script> \u202eevil"
     params["requestedSchema"]["properties"]["name"]["title"] = "<b>x</b>"
-    card = ElicitationCard(decision(params), Answers())
+    card = ElicitationCard(question(params), Answers())
     assert "<script>" not in card.request_html()
     assert "\u202e" not in card.request_html()
     assert "<b>x</b>" not in card.fields["name"].box.children[0].value
@@ -226,7 +231,7 @@ def test_turn_view_transcript_shows_question_and_answer() -> None:
     state = SessionState("s1")
     view = TurnView(state.begin_turn("ask me"), "ask me")
     d = decision(EVERY_FIELD)
-    card = ElicitationCard(d, Answers())
+    card = ElicitationCard(d.request, Answers())
     view.add_card(card)
     d.cancel("timeout", "no answer before the timeout")
     card.mark_decided(d.action, d.decided_by, d.detail)

@@ -11,7 +11,6 @@ from typing import Any
 import comm
 import pytest
 
-from acp_notebook._permission import PermissionDecision
 from acp_notebook._protocol import RequestPermissionRequest, parse_session_update
 from acp_notebook._state import SessionState, TerminalState, TurnState
 from acp_notebook._widgets import PermissionCard, TerminalWidget, TurnView, render_markdown
@@ -371,7 +370,7 @@ def test_unanchored_terminal_and_cancel_callback(make_view: Callable[..., TurnVi
 # -- cards ---------------------------------------------------------------------------------------
 
 
-def permission(subject: dict[str, Any] | None) -> PermissionDecision:
+def permission(subject: dict[str, Any] | None) -> RequestPermissionRequest:
     payload: dict[str, Any] = {
         "sessionId": "s1",
         "title": "Run pytest?",
@@ -382,7 +381,7 @@ def permission(subject: dict[str, Any] | None) -> PermissionDecision:
     }
     if subject is not None:
         payload["subject"] = subject
-    return PermissionDecision(RequestPermissionRequest.model_validate(payload))
+    return RequestPermissionRequest.model_validate(payload)
 
 
 def test_cards_go_with_their_tool_call(make_view: Callable[..., TurnView]) -> None:
@@ -945,9 +944,7 @@ def ls_turn(make_view: Callable[..., TurnView]) -> tuple[TurnView, PermissionCar
         "subject": LS_SUBJECT,
         "options": [{"optionId": "ok", "name": "Allow once", "kind": "allow_once"}],
     }
-    card = PermissionCard(
-        PermissionDecision(RequestPermissionRequest.model_validate(payload)), lambda o, b: None
-    )
+    card = PermissionCard(RequestPermissionRequest.model_validate(payload), lambda o, b: None)
     view.add_card(card)
     card.mark_decided("ok", "click")
     apply(
@@ -1007,9 +1004,7 @@ def test_a_card_still_names_a_command_its_tool_call_does_not_show(
         "subject": {**LS_SUBJECT, "command": "rm -rf /srv"},
         "options": [{"optionId": "ok", "name": "Allow once", "kind": "allow_once"}],
     }
-    card = PermissionCard(
-        PermissionDecision(RequestPermissionRequest.model_validate(payload)), lambda o, b: None
-    )
+    card = PermissionCard(RequestPermissionRequest.model_validate(payload), lambda o, b: None)
     view.add_card(card)
     assert "$ rm -rf /srv" in card._info.value  # what is approved is always on screen
     assert "$ rm -rf /srv" in view.static_bundle()["text/html"]
@@ -1144,9 +1139,7 @@ def test_a_title_that_differs_from_the_running_command_stays(
         "subject": {**LS_SUBJECT, "command": "ls"},
         "options": [{"optionId": "ok", "name": "Allow once", "kind": "allow_once"}],
     }
-    card = PermissionCard(
-        PermissionDecision(RequestPermissionRequest.model_validate(payload)), lambda o, b: None
-    )
+    card = PermissionCard(RequestPermissionRequest.model_validate(payload), lambda o, b: None)
     view.add_card(card)
     view.refresh()
     assert ">ls</span>" in view._calls["call_ls"].header.value  # the title is not dropped

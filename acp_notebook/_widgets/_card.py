@@ -13,7 +13,7 @@ Each button is styled by its option's kind (green allow, red reject, neutral for
 library does not know) and has the kind beside it as a badge; a name that reads as the
 opposite of the kind ("Reject" for an ``allow_once``) gets a visible warning.
 
-The owner settles the decision (thread-safely) and then calls :meth:`PermissionCard.mark_decided`
+When the decision settles, the owner pushes it with :meth:`PermissionCard.mark_decided`
 with what really happened, which may differ (a policy, a cancel, the side panel ...).
 Any path that is not a clear click ends in ``None``: the card fails closed.
 """
@@ -29,10 +29,11 @@ from typing import Any
 
 import ipywidgets  # type: ignore[import-untyped]
 
-from .._permission import PermissionDecision, invalid_options
+from .._permission import invalid_options
 from .._protocol import (
     CommandPermissionSubject,
     PermissionOption,
+    RequestPermissionRequest,
     ToolCallPermissionSubject,
 )
 from .._visible import make_visible
@@ -210,7 +211,7 @@ _BY = {
 
 
 def describe_decision(
-    decision: PermissionDecision,
+    request: RequestPermissionRequest,
     option_id: str | None,
     decided_by: str | None,
     detail: str = "",
@@ -219,7 +220,7 @@ def describe_decision(
 ) -> str:
     """One line: what was decided, by what, and the kind of the option chosen (deterministic):
     ``Approved: Reject - by a click · allow once`` (without the kind unless ``with_kind``)."""
-    option = next((o for o in decision.request.options if o.option_id == option_id), None)
+    option = next((o for o in request.options if o.option_id == option_id), None)
     kind = ""
     if option is None:
         verb = "Cancelled"
@@ -227,7 +228,7 @@ def describe_decision(
         kind = str(option.kind)
         word = {"allow": "Approved", "reject": "Rejected"}.get(_effect(kind) or "", "Chose")
         verb = f"{word}: {visible(option.name)}"
-    invalid = invalid_options(decision.request) if decided_by == "invalid" else None
+    invalid = invalid_options(request) if decided_by == "invalid" else None
     if invalid is not None:
         by = f"invalid request: {invalid}"
     elif decided_by == "policy":
@@ -253,17 +254,27 @@ def _hidden_warning(*texts: str) -> str | None:
     return "hidden characters made visible: " + ", ".join(names)
 
 
+Outcome = tuple[str | None, str | None, str]
+"""``(option_id, decided_by, detail)``: a settled decision as a card shows it."""
+
+
 class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
-    """A live card for one :class:`PermissionDecision` (any thread may call its methods)."""
+    """A live card for one permission request (any thread may call its methods).
+
+    It holds the request (a snapshot: the agent's message, validated) and a callback; never
+    the client's decision. Its owner pushes the outcome with :meth:`mark_decided`; ``outcome``
+    makes a card that shows a decision made already (the side panel, a late view).
+    """
 
     def __init__(
         self,
-        decision: PermissionDecision,
+        request: RequestPermissionRequest,
         on_choose: ChooseCallback,
         *,
         timeout: float | None = None,
+        outcome: Outcome | None = None,
     ) -> None:
-        self.decision = decision
+        self.request = request
         self.timeout = timeout
         self._on_choose = on_choose
         self._lock = threading.RLock()
@@ -277,7 +288,7 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
         # A request that cannot be answered unambiguously (duplicate ids ...) gets no live
         # button: the client answers it cancelled before any card sees it, and should one reach
         # a card undecided, the card answers it cancelled itself.
-        self.invalid = invalid_options(decision.request)
+        self.invalid = invalid_options(request)
         self._call: Any = None  # the tool call whose box shows this card (show_with)
         self._info = ipywidgets.HTML(value=STYLE + self.request_html(with_ids=True))
         self._status = ipywidgets.HTML(value="")
@@ -286,7 +297,7 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
         groups: list[ipywidgets.HBox] = []
         # An invalid request gets no buttons at all (not even disabled ones): its options may
         # be thousands, and none of them can be chosen.
-        for option in decision.request.options if self.invalid is None else ():
+        for option in request.options if self.invalid is None else ():
             kind = str(option.kind)
             button = ipywidgets.Button(
                 description=visible(option.name),  # styled by kind, never by name
@@ -312,8 +323,8 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
             if self._chosen and self._outcome is None:  # clicked while the buttons were built
                 for button in self._buttons:
                     button.disabled = True
-        if not decision.pending:
-            self.mark_decided(decision.option_id, decision.decided_by, decision.detail)
+        if outcome is not None:
+            self.mark_decided(*outcome)
         elif self.invalid is not None:
             self._choose(None, "invalid")
         elif timeout is not None:
@@ -322,7 +333,7 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
     # -- facts -----------------------------------------------------------------------------
     @property
     def subject(self) -> Any:
-        return self.decision.request.subject
+        return self.request.subject
 
     @property
     def tool_call_id(self) -> str | None:
@@ -349,7 +360,7 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
         outcome = self._outcome
         if outcome is None:
             return "pending"
-        return describe_decision(self.decision, *outcome)
+        return describe_decision(self.request, *outcome)
 
     @property
     def buttons(self) -> list[ipywidgets.Button]:
@@ -404,7 +415,7 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
             if self._status.comm is None:
                 return  # closed already
             with self.hold_sync():
-                shown = self.decision.request.options if self.invalid is None else []
+                shown = self.request.options if self.invalid is None else []
                 for button, option in zip(self._buttons, shown, strict=True):
                     button.disabled = True
                     if option.option_id == option_id:
@@ -413,10 +424,9 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
 
     def _decision_html(self, option_id: str | None, decided_by: str | None, detail: str) -> str:
         """The settled line, the chosen kind as a badge beside it (the kind classes colour it)."""
-        decision = self.decision
-        line = describe_decision(decision, option_id, decided_by, detail, with_kind=False)
+        line = describe_decision(self.request, option_id, decided_by, detail, with_kind=False)
         html = f'<span class="acp-card-decision"><b>{e(line)}</b></span>'
-        option = next((o for o in decision.request.options if o.option_id == option_id), None)
+        option = next((o for o in self.request.options if o.option_id == option_id), None)
         if option is not None:
             kind = str(option.kind)
             classes = " ".join(["acp-badge", "acp-kind-badge", *_kind_classes(kind)])
@@ -444,7 +454,7 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
     def close(self) -> None:
         """Close the card and its children; an open decision fails closed first."""
         with self._lock:
-            open_decision = not self._chosen and self._outcome is None and self.decision.pending
+            open_decision = not self._chosen and self._outcome is None
         if open_decision:
             self._choose(None, "closed")
         self._stop.set()
@@ -483,7 +493,7 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
     def _title(self, call: Any) -> str:
         """The request's title; once the box shows the command, the command in it reads
         "this command" (it is on screen right above, in full)."""
-        title = visible(self.decision.request.title)
+        title = visible(self.request.title)
         subject = self.subject
         if self._command_shown(call) and isinstance(subject, CommandPermissionSubject):
             command = visible(subject.command)
@@ -508,7 +518,7 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
         """The request (title, description, subject), every agent string escaped. In the box
         of tool call ``call``, what the box shows already is left out: the command when it is
         the call's title, a tool call's header and content when they are the call's own."""
-        request = self.decision.request
+        request = self.request
         parts = [f'<div class="acp-card-title"><b>🔐 {e(self._title(call))}</b></div>']
         if self.invalid is not None:
             parts.append(
@@ -562,7 +572,7 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
     def transcript_html(self, call: Any = None) -> str:
         """The card for a static transcript (``call``: as in :meth:`request_html`)."""
         options = ", ".join(
-            f"{e(visible(o.name))} {option_badge_html(o)}" for o in self.decision.request.options
+            f"{e(visible(o.name))} {option_badge_html(o)}" for o in self.request.options
         )
         return (
             f'<div class="acp-card {NO_MATH}">{self.request_html(call=call)}'
@@ -571,7 +581,7 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
 
     def transcript_text(self, call: Any = None) -> list[str]:
         """Plain lines of the card (``call``: as in :meth:`request_html`)."""
-        request = self.decision.request
+        request = self.request
         lines = [f"Permission request: {self._title(call)}"]
         if request.description:
             lines += [f"  {line}" for line in visible_lines(request.description).splitlines()]
@@ -616,4 +626,4 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
         return bundle
 
     def __repr__(self) -> str:
-        return f"PermissionCard({self.decision.request.title!r}, {self.outcome_text!r})"
+        return f"PermissionCard({self.request.title!r}, {self.outcome_text!r})"

@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 import ipywidgets  # type: ignore[import-untyped]
 
 from .. import _protocol as p
-from .._elicitation import ElicitationDecision
+from .._elicitation import message_of, schema_of
 from ._card import close_deep
 from ._parts import NO_MATH, STYLE, e, start_countdown, visible, visible_lines
 
@@ -142,37 +142,46 @@ class _Field:
         return [*self.box.children, self.box]
 
 
+QuestionOutcome = tuple[str | None, str | None, str, Any]
+"""``(action, decided_by, detail, content)``: a settled question as its card shows it."""
+
+
 class ElicitationCard(ipywidgets.VBox):  # type: ignore[misc]
-    """A live card for one :class:`ElicitationDecision` (any thread may call its methods)."""
+    """A live card for one question (any thread may call its methods). It holds the request
+    (a snapshot) and a callback, never the client's decision: its owner pushes the outcome
+    with :meth:`mark_decided`."""
 
     #: questions are not anchored in a tool call's box: the turn view shows them in order
     tool_call_id: str | None = None
 
     def __init__(
         self,
-        decision: ElicitationDecision,
+        request: Any,
         on_answer: AnswerCallback,
         *,
         timeout: float | None = None,
+        outcome: QuestionOutcome | None = None,
     ) -> None:
-        self.decision = decision
+        self.request = request
+        self.message = message_of(request)
+        self.schema = schema_of(request)
         self.timeout = timeout
         self._on_answer = on_answer
         self._lock = threading.RLock()
         self._chosen = False
-        self._outcome: tuple[str | None, str | None, str] | None = None
+        self._outcome: QuestionOutcome | None = None
         self._stop = threading.Event()
         self._timer: threading.Thread | None = None
         self.fields: dict[str, _Field] = {}
         self._info = ipywidgets.HTML(value=STYLE + self.request_html())
         self._status = ipywidgets.HTML(value="")
-        schema = decision.schema
+        schema = self.schema
         if schema is not None:
             required = set(schema.required or [])
             for name, prop in schema.properties.items():
                 self.fields[name] = _Field(name, prop, name in required)
         self._buttons: dict[str, ipywidgets.Button] = {}
-        known = schema is not None or isinstance(decision.request, p.UrlElicitationRequest)
+        known = schema is not None or isinstance(request, p.UrlElicitationRequest)
         labels = [("accept", "Submit" if schema is not None else "Accept", "success")]
         labels += [("decline", "Decline", "danger"), ("cancel", "Cancel", "")]
         for action, label, style in labels if known else []:
@@ -185,8 +194,8 @@ class ElicitationCard(ipywidgets.VBox):  # type: ignore[misc]
         super().__init__(children=[self._info, self._form, self._button_box, self._status])
         self.add_class("acp-card")
         self.add_class("acp-elicit")
-        if not decision.pending:
-            self.mark_decided(decision.action, decision.decided_by, decision.detail)
+        if outcome is not None:
+            self.mark_decided(*outcome)
         elif not known:
             self._report("cancel", None, "invalid")
         elif timeout is not None:
@@ -227,7 +236,7 @@ class ElicitationCard(ipywidgets.VBox):  # type: ignore[misc]
     def submit(self) -> bool:
         """Check the form; report ``accept`` with its content when valid. True if reported."""
         content: dict[str, Any] | None = None
-        schema = self.decision.schema
+        schema = self.schema
         if schema is not None:
             content = self.content()
             errors = p.content_errors(schema, content)
@@ -266,10 +275,12 @@ class ElicitationCard(ipywidgets.VBox):  # type: ignore[misc]
         except Exception:
             log.exception("updating the question card failed")
 
-    def mark_decided(self, action: str | None, decided_by: str | None, detail: str = "") -> None:
+    def mark_decided(
+        self, action: str | None, decided_by: str | None, detail: str = "", content: Any = None
+    ) -> None:
         """Show the outcome and disable the form (idempotent)."""
         with self._lock:
-            self._outcome = (action, decided_by, detail)
+            self._outcome = (action, decided_by, detail, content)
             self._stop.set()
             if self._status.comm is None:
                 return
@@ -284,16 +295,16 @@ class ElicitationCard(ipywidgets.VBox):  # type: ignore[misc]
 
     @property
     def outcome_text(self) -> str:
-        d = self.decision
-        if d.pending:
+        if self._outcome is None:
             return "waiting for an answer"
-        why = f" ({visible(d.detail)})" if d.detail else ""
-        if d.action == "accept":
-            sent = f": {json.dumps(d.content, sort_keys=True)}" if d.content is not None else ""
-            return f"accepted by {d.decided_by}{visible(sent)}"
-        if d.action == "decline":
-            return f"declined by {d.decided_by}{why}"
-        return f"cancelled by {d.decided_by}{why}"
+        action, by, detail, content = self._outcome
+        why = f" ({visible(detail)})" if detail else ""
+        if action == "accept":
+            sent = f": {json.dumps(content, sort_keys=True)}" if content is not None else ""
+            return f"accepted by {by}{visible(sent)}"
+        if action == "decline":
+            return f"declined by {by}{why}"
+        return f"cancelled by {by}{why}"
 
     # -- countdown -------------------------------------------------------------------------
     def _start_countdown(self, timeout: float) -> None:
@@ -315,7 +326,7 @@ class ElicitationCard(ipywidgets.VBox):  # type: ignore[misc]
     def close(self) -> None:
         """Close the card; an open question is answered ``cancel`` first."""
         with self._lock:
-            open_question = not self._chosen and self._outcome is None and self.decision.pending
+            open_question = not self._chosen and self._outcome is None
         if open_question:
             self._report("cancel", None, "closed")
         self._stop.set()
@@ -329,12 +340,11 @@ class ElicitationCard(ipywidgets.VBox):  # type: ignore[misc]
 
     # -- text --------------------------------------------------------------------------------
     def request_html(self) -> str:
-        d = self.decision
         html = (
             f'<div class="acp-card-title {NO_MATH}"><b>Question:</b> '
-            f"{e(visible_lines(d.message))}</div>"
+            f"{e(visible_lines(self.message))}</div>"
         )
-        request = d.request
+        request = self.request
         if isinstance(request, p.UrlElicitationRequest):
             url = visible(request.url)
             domain = url_domain(request.url)
@@ -355,9 +365,8 @@ class ElicitationCard(ipywidgets.VBox):  # type: ignore[misc]
         return html
 
     def transcript_text(self, call: Any = None) -> list[str]:
-        d = self.decision
-        lines = [f"Question: {visible_lines(d.message)}"]
-        request = d.request
+        lines = [f"Question: {visible_lines(self.message)}"]
+        request = self.request
         if isinstance(request, p.UrlElicitationRequest):
             lines.append(f"  url: {visible(request.url)} (domain {url_domain(request.url)})")
         for name, item in self.fields.items():
@@ -378,4 +387,4 @@ class ElicitationCard(ipywidgets.VBox):  # type: ignore[misc]
         }
 
     def __repr__(self) -> str:
-        return f"ElicitationCard({self.decision.message!r}, {self.outcome_text!r})"
+        return f"ElicitationCard({self.message!r}, {self.outcome_text!r})"

@@ -24,7 +24,7 @@ def request(*options: tuple[str, str, str]) -> RequestPermissionRequest:
 
 def card_for(req: RequestPermissionRequest) -> tuple[PermissionCard, list[Any]]:
     calls: list[Any] = []
-    return PermissionCard(PermissionDecision(req), lambda o, b: calls.append((o, b))), calls
+    return PermissionCard(req, lambda o, b: calls.append((o, b))), calls
 
 
 def test_an_allow_named_reject_shows_allow_and_a_warning() -> None:
@@ -41,7 +41,6 @@ def test_an_allow_named_reject_shows_allow_and_a_warning() -> None:
         assert "Reject [allow once] ⚠ the agent named this 'Reject' but it ALLOWS" in text
         allow.click()
         assert calls == [("a", "click")]
-        card.decision.settle("a", "click")
         card.mark_decided("a", "click")
         assert card.outcome_text == "Approved: Reject - by a click · allow once"
     finally:
@@ -108,7 +107,8 @@ def test_duplicate_ids_make_an_invalid_request_with_no_live_button() -> None:
     decision = PermissionDecision(req)
     decision.settle(None, "invalid", reason)
     calls: list[Any] = []
-    card = PermissionCard(decision, lambda o, b: calls.append((o, b)))
+    outcome = (decision.option_id, decision.decided_by, decision.detail)
+    card = PermissionCard(req, lambda o, b: calls.append((o, b)), outcome=outcome)
     try:
         assert card.buttons == []  # nothing to click, not even a disabled button
         assert calls == []

@@ -76,7 +76,7 @@ def stubborn_kernel(tmp_path: Path) -> Iterator[tuple[Kernel, dict[str, int], se
         assert "Stubborn agent" in out, out
         report = json.loads(pidfile.read_text())
         assert report["pgid"] == report["pid"]  # its own group
-        code = "import acp_notebook._bridge as b\nfor h in b.handles().values():\n"
+        code = "import acp_notebook._notebook as n\nfor h in n.current().agents.values():\n"
         code += "    print('supervisor', h.agent.process.supervisor_pid)"
         out = k.run(code).text()
         supervisor = int(out.split("supervisor")[1])

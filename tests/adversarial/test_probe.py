@@ -167,7 +167,6 @@ def test_a_request_with_thousands_of_options_makes_a_bounded_card() -> None:
     options of one card need a cap too (the rest listed, or the request answered invalid)."""
     from ipywidgets.widgets.widget import _instances
 
-    from acp_notebook._permission import PermissionDecision
     from acp_notebook._widgets import PermissionCard
 
     kinds = ["reject_once"] * 1999 + ["allow_once"]
@@ -181,7 +180,7 @@ def test_a_request_with_thousands_of_options_makes_a_bounded_card() -> None:
         }
     )
     before = len(_instances)
-    card = PermissionCard(PermissionDecision(request), lambda *_: None, timeout=None)
+    card = PermissionCard(request, lambda *_: None, timeout=None)
     try:
         assert len(_instances) - before < 500
     finally:

@@ -1,0 +1,418 @@
+"""The notebook layer's one owner: a :class:`Notebook` per kernel.
+
+It holds what the magics, the cells and the side panel share: the I/O thread, the connected
+agents (and the last few closed ones), the default agent, the named sessions, the cells' runs
+and the event bus the panel listens to. Every operation on them is a method here, so that
+``%acp connect`` and the panel's Restart take one path, and ``%acp close`` and the panel's
+Close another. Its errors carry fields (``NoSuchAgent(name, known)``, ``AgentGone(name,
+exit_status, stderr_tail)`` ...); only ``_magics`` turns them into sentences.
+
+Threads: the magics call it on the kernel's main thread, the panel's buttons from worker
+threads, the panel's refresher reads it on the I/O thread. Its registry is guarded by a lock;
+session state itself is only read on the I/O thread.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from ._bridge import CONNECT_TIMEOUT, AgentHandle, Connector, IOThread, open_agent
+from ._client import AuthenticationRequired, Session
+from ._events import Events
+
+if TYPE_CHECKING:
+    from ._cells import Asked, CellRun
+
+__all__ = [
+    "REDACTED",
+    "AgentGone",
+    "LogLine",
+    "NamedSession",
+    "NoSuchAgent",
+    "NoSuchSession",
+    "Notebook",
+    "NotebookError",
+    "SessionOfAnotherAgent",
+    "SignInRequired",
+    "current",
+    "redact",
+    "shorten_base64",
+]
+
+log = logging.getLogger("acp_notebook.notebook")
+
+DEFAULT_SESSION = "default"
+CLOSED_KEPT = 8  # closed agents remembered (by name) for `%acp status` and error messages
+
+
+# -- errors (fields, not sentences: `_magics` words them) -------------------------------------
+
+
+class NotebookError(Exception):
+    """Something the user asked for cannot be done; the fields say why."""
+
+
+class NoSuchAgent(NotebookError):
+    """No open agent is called ``name`` (None: no default agent). ``known``: the open ones;
+    ``closed``: the name of a closed agent the request meant, if any."""
+
+    def __init__(self, name: str | None, known: Sequence[str], closed: str | None) -> None:
+        super().__init__(name, tuple(known), closed)
+        self.name = name
+        self.known = tuple(known)
+        self.closed = closed
+
+
+class AgentGone(NotebookError):
+    """The agent ``name`` has exited by itself (``exit_status``: ``exit 3``, ``signal ...``)."""
+
+    def __init__(self, name: str, exit_status: str, stderr_tail: str) -> None:
+        super().__init__(name, exit_status)
+        self.name = name
+        self.exit_status = exit_status
+        self.stderr_tail = stderr_tail
+
+
+class NoSuchSession(NotebookError):
+    def __init__(self, name: str, known: Sequence[str]) -> None:
+        super().__init__(name, tuple(known))
+        self.name = name
+        self.known = tuple(known)
+
+
+class SessionOfAnotherAgent(NotebookError):
+    """Session ``name`` belongs to agent ``agent``, not to the ``wanted`` one."""
+
+    def __init__(self, name: str, agent: str, wanted: str) -> None:
+        super().__init__(name, agent, wanted)
+        self.name = name
+        self.agent = agent
+        self.wanted = wanted
+
+
+class SignInRequired(NotebookError):
+    """``session/new`` was refused until the user signs in: ``methods`` are the agent's
+    ``authMethods``, ``reason`` the agent's own message."""
+
+    def __init__(self, agent: str, session: str, methods: Sequence[Any], reason: str) -> None:
+        super().__init__(agent, session)
+        self.agent = agent
+        self.session = session
+        self.methods = list(methods)
+        self.reason = reason
+
+
+# -- values ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NamedSession:
+    """A session under the name the notebook gave it, and the name of its agent."""
+
+    name: str
+    agent: str
+    session: Session
+
+
+@dataclass(frozen=True)
+class LogLine:
+    """One protocol message of an agent's connection, for a person: base64 payloads
+    shortened, ``--env`` values redacted. ``str()`` is ``-> {...}`` or ``<- {...}``."""
+
+    direction: Literal["send", "recv"]
+    text: str
+
+    def __str__(self) -> str:
+        return f"{'->' if self.direction == 'send' else '<-'} {self.text}"
+
+
+REDACTED = "***"
+
+
+def redact(text: str, env: Mapping[str, str]) -> str:
+    """``text`` with every ``--env`` value of 4 characters or more replaced by ***."""
+    for value in sorted({v for v in env.values() if len(v) >= 4}, key=len, reverse=True):
+        text = text.replace(value, REDACTED)
+    return text
+
+
+_B64 = re.compile(r'"(data|blob)":\s*"([A-Za-z0-9+/=]{64,})"')
+
+
+def shorten_base64(text: str, keep: int = 24) -> str:
+    return _B64.sub(lambda m: f'"{m[1]}":"{m[2][:keep]}…(+{len(m[2]) - keep} chars)"', text)
+
+
+# -- the notebook ----------------------------------------------------------------------------
+
+
+class Notebook:
+    """What one kernel's notebook layer holds; see the module docstring."""
+
+    def __init__(self, *, connector: Callable[..., Connector] | None = None) -> None:
+        #: how agents are reached: ``connector(argv, cwd, env)`` returns a ``Connector``
+        #: (None: launch a subprocess). Tests run the embedded agent in memory with it.
+        self.connector = connector
+        self.events = Events()
+        self._lock = threading.RLock()
+        self._io: IOThread | None = None
+        self._agents: dict[str, AgentHandle] = {}
+        self._closed: dict[str, AgentHandle] = {}  # the last few closed, oldest first
+        self._default: str | None = None  # the agent connected last
+        self._sessions: dict[str, NamedSession] = {}
+        #: each ``%%acp`` cell's latest run, by cell key
+        self.cells: dict[str, CellRun] = {}
+        #: the id of the cell being run (IPython's pre_run_cell event)
+        self.cell_id: str | None = None
+        #: agent name -> the session name ``session/new`` refused until sign-in
+        self.sign_in: dict[str, str] = {}
+        #: the side panel, once made (``_sidepanel`` keeps it here), and its settings
+        self.panel: Any = None
+        self.panel_auto_make = True  # make it on the first connect (its tab counts requests)
+        self.panel_auto_show = False  # and also reveal it then
+        self.panel_made_once = False
+        #: the views subscribed to its events (``"sidepanel"``), so each subscribes once
+        self.installed: set[str] = set()
+
+    # -- the I/O thread -------------------------------------------------------------------
+    @property
+    def io(self) -> IOThread:
+        with self._lock:
+            if self._io is None or self._io.stopped:
+                self._io = IOThread()
+            return self._io
+
+    # -- agents ---------------------------------------------------------------------------
+    @property
+    def agents(self) -> dict[str, AgentHandle]:
+        """The open agents by name (an agent leaves when it is closed, not when it exits)."""
+        with self._lock:
+            return dict(self._agents)
+
+    @property
+    def closed_agents(self) -> dict[str, AgentHandle]:
+        """The last few agents that were closed, by name, oldest first."""
+        with self._lock:
+            return dict(self._closed)
+
+    def default_name(self) -> str | None:
+        """The default agent: the last one connected, or (once it is closed) the newest open."""
+        with self._lock:
+            if self._default in self._agents:
+                return self._default
+            return next(reversed(self._agents), None)
+
+    def agent(self, name: str | None = None) -> AgentHandle:
+        """An open agent (it may have exited by itself); ``NoSuchAgent`` otherwise."""
+        with self._lock:
+            key = name or self.default_name()
+            if key is not None and key in self._agents:
+                return self._agents[key]
+            closed = key if key in self._closed else None
+            if name is None and self._default in self._closed:
+                closed = self._default
+            raise NoSuchAgent(name, list(self._agents), closed)
+
+    @staticmethod
+    def live(handle: AgentHandle) -> AgentHandle:
+        """The handle, if its agent still runs; ``AgentGone`` otherwise."""
+        if not handle.alive:
+            raise AgentGone(handle.name, handle.exit_status, handle.stderr_tail())
+        return handle
+
+    def connect(
+        self,
+        name: str,
+        argv: Sequence[str],
+        cwd: str,
+        *,
+        timeout: float | None = CONNECT_TIMEOUT,
+        env: Mapping[str, str] | None = None,
+        connector: Connector | None = None,
+    ) -> tuple[AgentHandle, AgentHandle | None]:
+        """Start and initialize an agent; only then does it replace the open agent of that
+        name (closed: its pending requests fail closed, its session names are forgotten).
+        Returns ``(new, replaced)``. Raises ``ConnectFailed`` and leaves the old one alone."""
+        env = dict(env or {})
+        if connector is None and self.connector is not None:
+            connector = self.connector(list(argv), cwd, env)
+        handle = open_agent(self.io, name, argv, cwd, timeout=timeout, env=env, connector=connector)
+        with self._lock:
+            old = self._agents.get(name)
+        if old is not None:
+            self.close(old)
+        with self._lock:
+            self._agents[name] = handle
+            self._closed.pop(name, None)
+            self._default = name
+        self.events.emit("agent_connected", handle)
+        return handle, old
+
+    def reconnect(
+        self, name: str, env: Mapping[str, str] | None = None
+    ) -> tuple[AgentHandle, AgentHandle | None]:
+        """Start agent ``name`` again as it was started (``env`` added to its environment):
+        the panel's Restart and a sign-in with a password field."""
+        with self._lock:
+            old = self._agents.get(name) or self._closed.get(name)
+        if old is None:
+            raise NoSuchAgent(name, list(self.agents), None)
+        return self.connect(
+            name,
+            old.argv,
+            old.cwd,
+            env={**old.env, **(env or {})},
+            connector=old.connector,
+        )
+
+    def close(self, agent: str | AgentHandle | None = None) -> AgentHandle:
+        """Close an agent: its pending requests fail closed, then its session names go."""
+        handle = agent if isinstance(agent, AgentHandle) else self.agent(agent)
+        handle.close()
+        with self._lock:
+            if self._agents.get(handle.name) is handle:
+                del self._agents[handle.name]
+                self._closed.pop(handle.name, None)
+                self._closed[handle.name] = handle
+                while len(self._closed) > CLOSED_KEPT:
+                    del self._closed[next(iter(self._closed))]
+            for key, named in list(self._sessions.items()):
+                if named.session.agent is handle.agent:
+                    del self._sessions[key]
+        self.events.emit("agent_closed", handle)
+        return handle
+
+    # -- sessions -------------------------------------------------------------------------
+    @property
+    def sessions(self) -> list[NamedSession]:
+        with self._lock:
+            return list(self._sessions.values())
+
+    def named(self, name: str) -> NamedSession:
+        with self._lock:
+            found = self._sessions.get(name)
+            if found is None:
+                raise NoSuchSession(name, list(self._sessions))
+            return found
+
+    def name_of(self, session: Session) -> str | None:
+        with self._lock:
+            for named in self._sessions.values():
+                if named.session is session:
+                    return named.name
+        return None
+
+    def bind(self, name: str, agent: str, session: Session) -> NamedSession:
+        """Give ``session`` (of agent ``agent``) the name ``name`` (``%acp resume``)."""
+        named = NamedSession(name, agent, session)
+        with self._lock:
+            self._sessions[name] = named
+        return named
+
+    def session(self, name: str, *, new: bool = False, agent: str | None = None) -> NamedSession:
+        """The named session, started with ``session/new`` when needed (or when ``new``).
+
+        ``agent`` picks the agent; without it, a session name that is an agent's name picks
+        that agent, else the default agent. Raises ``NoSuchAgent``, ``AgentGone``,
+        ``SessionOfAnotherAgent`` or ``SignInRequired``.
+        """
+        if agent is not None:
+            self.agent(agent)  # NoSuchAgent names the connected ones
+        with self._lock:
+            found = self._sessions.get(name)
+            agents = dict(self._agents)
+        if not new and found is not None:
+            if agent is not None and found.agent != agent:
+                raise SessionOfAnotherAgent(name, found.agent, agent)
+            handle = agents.get(found.agent)
+            if (
+                handle is not None
+                and handle.alive
+                and found.session.agent is handle.agent
+                and not found.session.closed
+            ):
+                return found
+        pick = agent if agent is not None else name if name in agents else None
+        handle = self.live(agents[pick] if pick is not None else self.agent())
+        try:
+            fresh: Session = handle.io.call(handle.agent.new_session, handle.cwd)
+        except AuthenticationRequired as exc:
+            with self._lock:
+                self.sign_in[handle.name] = name  # `%acp auth` opens it once signed in
+            reason = str(exc.__cause__ or exc)
+            raise SignInRequired(handle.name, name, exc.methods, reason) from None
+        return self.bind(name, handle.name, fresh)
+
+    # -- cells ----------------------------------------------------------------------------
+    def replace_run(self, key: str, run: CellRun | None) -> CellRun | None:
+        """Make ``run`` the run of cell ``key``; returns the run it replaces."""
+        with self._lock:
+            previous = self.cells.pop(key, None)
+            if run is not None:
+                self.cells[key] = run
+            return previous
+
+    @property
+    def runs(self) -> list[CellRun]:
+        with self._lock:
+            return list(self.cells.values())
+
+    def pending(self) -> list[Asked]:
+        """Every permission request a cell shows that is not settled yet (the inbox)."""
+        return [asked for run in self.runs for asked in list(run.asked) if asked.outcome is None]
+
+    # -- logs -----------------------------------------------------------------------------
+    def log(
+        self, agent: AgentHandle | str | None = None, n: int = 20, *, compact: bool = False
+    ) -> list[LogLine]:
+        """The last ``n`` protocol messages of an agent, for a person (see ``LogLine``);
+        ``compact``: JSON without spaces (the panel's narrow column)."""
+        handle = agent if isinstance(agent, AgentHandle) else self.agent(agent)
+        separators = (",", ":") if compact else (", ", ": ")
+        lines = []
+        for entry in list(handle.agent.connection.log)[-n:]:
+            direction, message = entry[0], entry[1]
+            if not isinstance(message, str):
+                message = json.dumps(message, ensure_ascii=False, separators=separators)
+            text = redact(shorten_base64(message), handle.env)
+            lines.append(LogLine("send" if direction == "send" else "recv", text))
+        return lines
+
+    # -- shutdown -------------------------------------------------------------------------
+    def shutdown(self) -> None:
+        """Kernel shutdown: every pending request fails closed, every agent is closed, the
+        I/O thread stops."""
+        for handle in list(self.agents.values()):
+            try:
+                self.close(handle)
+            except Exception:  # pragma: no cover - best effort at shutdown
+                log.debug("closing %s failed", handle.name, exc_info=True)
+        with self._lock:
+            self._closed.clear()
+            io, self._io = self._io, None
+        if io is not None:
+            io.stop()
+
+
+# -- the one per kernel ----------------------------------------------------------------------
+
+_current: Notebook | None = None
+_current_lock = threading.Lock()
+
+
+def current() -> Notebook:
+    """This kernel's notebook (made on first use; closed at interpreter exit)."""
+    global _current
+    with _current_lock:
+        if _current is None:
+            import atexit
+
+            _current = Notebook()
+            atexit.register(_current.shutdown)
+        return _current

@@ -1,0 +1,222 @@
+"""``CellRun`` without a kernel or a subprocess: the embedded agent is served in memory
+(``tests/_memory.py``), the run is the session's permission handler, and every card of a
+request (the cell's, the panel's) is updated by a push when the decision settles."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _memory import memory_connector
+
+from acp_notebook._cells import CellRun
+from acp_notebook._notebook import Notebook
+from acp_notebook._policy import Policy
+from acp_notebook._sidepanel import SidePanel, install
+from acp_notebook.agent import parse_scenario
+
+ASK = {
+    "permission": {
+        "title": "Run `rm -rf build`?",
+        "options": [
+            {"optionId": "yes", "name": "Allow", "kind": "allow_once"},
+            {"optionId": "no", "name": "Reject", "kind": "reject_once"},
+        ],
+        "subject": {"type": "command", "command": "rm -rf build", "cwd": "/w"},
+    }
+}
+SCENARIO = "\n".join(
+    [
+        json.dumps(ASK),
+        json.dumps(
+            {
+                "update": {
+                    "sessionUpdate": "message",
+                    "messageId": "m",
+                    "role": "agent",
+                    "content": {"type": "text", "text": "done"},
+                }
+            }
+        ),
+        json.dumps({"stopReason": "end_turn"}),
+    ]
+)
+
+
+@pytest.fixture
+def nb(tmp_path: Path) -> Iterator[Notebook]:
+    scenario = parse_scenario(SCENARIO)
+    notebook = Notebook(
+        connector=lambda argv, cwd, env: memory_connector(
+            data_dir=tmp_path / "agent", scenario=scenario
+        )
+    )
+    notebook.panel_auto_make = False
+    notebook.connect("mem", ["(in memory)"], str(tmp_path))
+    yield notebook
+    notebook.shutdown()
+
+
+def start(nb: Notebook, policy: Policy | None = None, timeout: float | None = None) -> CellRun:
+    """What ``%%acp`` does, minus the display: a session, a turn, a view, a run."""
+    from acp_notebook._widgets import TurnView
+
+    named = nb.session("default")
+    handle = nb.agent(named.agent)
+    io = handle.io
+    turn = io.call(named.session.start_turn, "clean up")
+    view = io.call(lambda: TurnView(turn.state, "clean up", call_soon=io.soon))
+    run = CellRun(
+        "cell:c1",
+        handle,
+        named.session,
+        turn,
+        view,
+        policy or Policy.from_globs([], []),
+        timeout,
+        io,
+        nb.events,
+    )
+    io.call(run.attach)
+    nb.replace_run(run.key, run)
+    run.done = io.submit(run.run)
+    return run
+
+
+def asked(nb: Notebook, run: CellRun) -> Any:
+    """Wait (on the decision's own event, never a sleep) until the run shows the request."""
+
+    async def first() -> Any:
+        import anyio
+
+        with anyio.fail_after(30):
+            while not run.asked:
+                await anyio.sleep(0.005)  # the agent's request is on its way (not a decision)
+        return run.asked[0]
+
+    return run.io.call(first)
+
+
+def settled_and_seen(run: CellRun, what: Any) -> list[Any]:
+    """Register, on the I/O thread, a callback that runs right after the run's own one when
+    the decision settles, and records what every card shows at that moment."""
+    seen: list[Any] = []
+    decision = run.session.permissions[0]
+
+    def record(d: Any) -> None:
+        seen.append(what())
+
+    run.io.call(decision.when_settled, record)
+    return seen
+
+
+def wait_settled(run: CellRun) -> Any:
+    decision = run.session.permissions[0]
+
+    async def wait() -> Any:
+        import anyio
+
+        with anyio.fail_after(30):
+            await decision.done.wait()
+        return decision
+
+    return run.io.call(wait)
+
+
+def with_panel(nb: Notebook) -> SidePanel:
+    """A panel that follows the notebook's events, without its refresh loop: whatever it shows
+    of a decision then came by a push."""
+    install(nb)
+    panel = SidePanel(nb)
+    nb.panel = panel
+    return panel
+
+
+def test_a_click_in_the_panel_updates_the_cells_card_in_the_same_loop_turn(nb: Notebook) -> None:
+    panel = with_panel(nb)
+    run = start(nb)
+    item = asked(nb, run)
+    cell_card = run.cards[0]
+    [entry] = panel._entries  # the panel got its own card of the same request
+    assert entry.card is not cell_card and entry.card in item.cards
+    assert not cell_card.decided and not entry.card.decided
+    seen = settled_and_seen(
+        run, lambda: (cell_card.outcome_text, entry.card.decided, list(panel._entries))
+    )
+    entry.card.buttons[0].click()  # "Allow", in the panel (the main thread)
+    decision = wait_settled(run)
+    assert decision.decided_by == "panel" and decision.option_id == "yes"
+    # When the decision settled, the cell's card already said so, and the inbox was empty.
+    assert seen == [("Approved: Allow - from the side panel · allow once", True, [])]
+    assert run.done is not None and run.done.result(30) == "end_turn"
+
+
+def test_a_click_in_the_cell_updates_the_panels_card(nb: Notebook) -> None:
+    panel = with_panel(nb)
+    run = start(nb)
+    item = asked(nb, run)
+    [entry] = panel._entries
+    seen = settled_and_seen(run, lambda: (entry.card.outcome_text, item.outcome))
+    run.cards[0].buttons[1].click()  # "Reject", in the cell
+    assert wait_settled(run).decided_by == "click"
+    assert seen == [("Rejected: Reject - by a click · reject once", ("no", "click", ""))]
+
+
+def test_a_cancel_settles_every_card_closed(nb: Notebook) -> None:
+    panel = with_panel(nb)
+    run = start(nb)
+    asked(nb, run)
+    [entry] = panel._entries
+    run.io.call(run.cancel)
+    decision = wait_settled(run)
+    assert decision.option_id is None and decision.decided_by == "cancel"
+    for card in (run.cards[0], entry.card):
+        assert card.outcome_text.startswith("Cancelled - the turn was cancelled")
+        assert all(button.disabled for button in card.buttons)
+
+
+def test_a_policy_answers_without_a_panel_entry(nb: Notebook) -> None:
+    panel = with_panel(nb)
+    run = start(nb, Policy.from_globs([], ["rm *"]))
+    assert run.done is not None and run.done.result(30) == "end_turn"
+    decision = run.session.permissions[0]
+    assert (decision.option_id, decision.decided_by) == ("no", "policy")
+    assert run.cards[0].outcome_text.startswith("Rejected: Reject - by policy --deny")
+    assert panel._entries == []  # nothing for a person to answer
+
+
+def test_a_countdown_answers_cancelled_and_ends_the_turn(nb: Notebook) -> None:
+    run = start(nb, timeout=0.2)
+    asked(nb, run)
+    decision = wait_settled(run)
+    assert decision.option_id is None and decision.decided_by == "timeout"
+    assert run.done is not None and run.done.result(30) == "cancelled"
+    assert "no answer before the timeout" in run.cards[0].outcome_text
+
+
+def test_closing_the_cells_card_answers_cancelled(nb: Notebook) -> None:
+    run = start(nb)
+    asked(nb, run)
+    run.cards[0].close()
+    assert wait_settled(run).decided_by == "closed"
+
+
+def test_without_a_run_the_session_answers_cancelled(nb: Notebook) -> None:
+    """A turn started by hand (no cell run attached): nobody can answer, so nothing runs."""
+    named = nb.session("default")
+    io = nb.io
+    turn = io.call(named.session.start_turn, "clean up")
+    io.call(turn.send)
+
+    async def wait() -> Any:
+        import anyio
+
+        with anyio.fail_after(30):
+            return await turn.wait()
+
+    assert io.call(wait) == "end_turn"
+    [decision] = named.session.permissions
+    assert decision.option_id is None and decision.decided_by == "no-handler"
