@@ -379,9 +379,8 @@ def _module_state(module: str, file: Path) -> list[str]:
             and not value.args
         )
         for target in targets:
-            if empty and isinstance(target, ast.Name):
-                if (module, target.id) not in STATE_ALLOWED:
-                    found.append(f"{file.name}:{node.lineno} {target.id}")
+            if empty and isinstance(target, ast.Name) and (module, target.id) not in STATE_ALLOWED:
+                found.append(f"{file.name}:{node.lineno} {target.id}")
     for node in ast.walk(tree):
         if isinstance(node, ast.Global):
             found += [
