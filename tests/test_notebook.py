@@ -1,0 +1,142 @@
+"""``Notebook``, the notebook layer's owner, without a kernel or a subprocess: its agents are
+embedded agents served in memory (``tests/_memory.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _memory import memory_connector
+
+from acp_notebook._failures import ConnectFailed
+from acp_notebook._magics import words
+from acp_notebook._notebook import (
+    AgentGone,
+    LogLine,
+    NoSuchAgent,
+    NoSuchSession,
+    Notebook,
+    SessionOfAnotherAgent,
+    redact,
+    shorten_base64,
+)
+
+
+@pytest.fixture
+def nb(tmp_path: Path) -> Iterator[Notebook]:
+    notebook = Notebook(
+        connector=lambda argv, cwd, env: memory_connector(data_dir=tmp_path / "agent")
+    )
+    notebook.panel_auto_make = False
+    yield notebook
+    notebook.shutdown()
+
+
+def _failing(*_args: Any, **_kwargs: Any) -> Any:
+    @asynccontextmanager
+    async def refuse() -> Any:
+        raise OSError(2, "No such file or directory: 'nope'")
+        yield  # pragma: no cover
+
+    return refuse()
+
+
+def test_connect_makes_the_default_and_replaces_only_once_initialized(
+    nb: Notebook, tmp_path: Path
+) -> None:
+    events: list[tuple[str, str]] = []
+    nb.events.subscribe("agent_connected", lambda h: events.append(("connected", h.name)))
+    nb.events.subscribe("agent_closed", lambda h: events.append(("closed", h.name)))
+    first, replaced = nb.connect("a", ["x"], str(tmp_path))
+    assert replaced is None and nb.default_name() == "a" and nb.agents == {"a": first}
+    with pytest.raises(ConnectFailed):
+        nb.connect("a", ["nope"], str(tmp_path), connector=_failing())
+    assert nb.agents == {"a": first} and first.alive  # a failed connect changes nothing
+    second, replaced = nb.connect("a", ["x"], str(tmp_path))
+    assert replaced is first and not first.alive and first.closed
+    assert nb.agents == {"a": second}
+    assert events == [("connected", "a"), ("closed", "a"), ("connected", "a")]
+
+
+def test_close_forgets_the_agents_sessions_and_fails_its_lookups(
+    nb: Notebook, tmp_path: Path
+) -> None:
+    nb.connect("a", ["x"], str(tmp_path))
+    b, _ = nb.connect("b", ["x"], str(tmp_path))
+    named = nb.session("work", agent="a")
+    assert nb.name_of(named.session) == "work" and nb.named("work") == named
+    nb.close("a")
+    assert nb.sessions == [] and nb.name_of(named.session) is None
+    with pytest.raises(NoSuchAgent) as gone:
+        nb.agent("a")
+    assert (gone.value.name, gone.value.known, gone.value.closed) == ("a", ("b",), "a")
+    assert nb.default_name() == "b" and nb.agent() is b
+    with pytest.raises(NoSuchSession) as no_session:
+        nb.named("work")
+    assert no_session.value.known == ()
+    assert words(gone.value, nb) == "no agent named 'a' (it was closed); connected: 'b'"
+
+
+def test_sessions_by_name_and_by_agent(nb: Notebook, tmp_path: Path) -> None:
+    nb.connect("a", ["x"], str(tmp_path))
+    nb.connect("b", ["x"], str(tmp_path))
+    default = nb.session("default")
+    assert default.agent == "b"  # the default agent: the one connected last
+    assert nb.session("default") is default  # reused
+    assert nb.session("default", new=True).session is not default.session
+    assert nb.session("a").agent == "a"  # a session named after an agent talks to it
+    with pytest.raises(SessionOfAnotherAgent) as clash:
+        nb.session("a", agent="b")
+    assert (clash.value.name, clash.value.agent, clash.value.wanted) == ("a", "a", "b")
+    with pytest.raises(NoSuchAgent) as unknown:
+        nb.session("x", agent="nobody")
+    assert unknown.value.known == ("a", "b")
+
+
+def test_an_exited_agent_is_gone_with_its_status(nb: Notebook, tmp_path: Path) -> None:
+    handle, _ = nb.connect("a", ["x"], str(tmp_path))
+    handle.io.call(handle._stop.set)  # the agent's connection ends by itself
+    handle._done.result(10)
+    with pytest.raises(AgentGone) as gone:
+        nb.live(handle)
+    assert gone.value.name == "a" and gone.value.exit_status == "exited"
+    assert "has exited (exited)" in words(gone.value, nb)
+    assert nb.agent("a") is handle  # exited, not closed: still listed for its stderr
+
+
+def test_reconnect_starts_it_again_with_its_environment(nb: Notebook, tmp_path: Path) -> None:
+    seen: list[dict[str, str]] = []
+    nb.connector = lambda argv, cwd, env: (seen.append(dict(env)), memory_connector())[1]
+    old, _ = nb.connect("a", ["x"], str(tmp_path), env={"TOKEN": "s3cret-token"})
+    fresh, replaced = nb.reconnect("a", {"MORE": "1"})
+    assert replaced is old and fresh.env == {"TOKEN": "s3cret-token", "MORE": "1"}
+    assert fresh.argv == ["x"] and fresh.cwd == str(tmp_path)
+
+
+def test_log_lines_shorten_base64_and_redact_env_values(nb: Notebook, tmp_path: Path) -> None:
+    handle, _ = nb.connect("a", ["x"], str(tmp_path), env={"TOKEN": "s3cret-token"})
+    handle.agent.connection.log.append(("recv", {"data": "QUJD" * 40, "note": "s3cret-token"}))
+    *_, last = nb.log("a", 3)
+    assert isinstance(last, LogLine) and last.direction == "recv"
+    assert "s3cret-token" not in last.text and "***" in last.text
+    assert "(+136 chars)" in last.text and str(last).startswith("<- {")
+    first = nb.log("a", 50)[0]
+    assert str(first).startswith('-> {"jsonrpc": "2.0"') and "initialize" in first.text
+    assert nb.log("a", 1, compact=True)[0].text.startswith('{"data":"QUJD')
+
+
+def test_redact_and_shorten() -> None:
+    assert redact("a s3cret b ab", {"K": "s3cret", "SHORT": "ab"}) == "a *** b ab"
+    text = '{"data": "' + "A" * 100 + '"}'
+    assert shorten_base64(text) == '{"data":"' + "A" * 24 + '…(+76 chars)"}'
+
+
+def test_shutdown_closes_every_agent_and_stops_the_io_thread(nb: Notebook, tmp_path: Path) -> None:
+    a, _ = nb.connect("a", ["x"], str(tmp_path))
+    io = nb.io
+    nb.shutdown()
+    assert nb.agents == {} and not a.alive and io.stopped
+    assert nb.io is not io  # a later use starts a new one
