@@ -1,9 +1,9 @@
-"""The async client API against real subprocess agents (scripted fakes in tests/fakes)."""
+"""The async client API against scripted agents: in memory (`connect_streams` to `FakePeer`)
+where the process is not the point, a real subprocess (tests/fakes/client_peer.py) where it is."""
 
 from __future__ import annotations
 
 import base64
-import json
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -12,48 +12,170 @@ from typing import Any, cast
 
 import anyio
 import pytest
+from anyio.abc import TaskGroup
 
 import acp_notebook as acp
 from acp_notebook import _protocol as acp_protocol
-from acp_notebook._jsonrpc import Problem
+from acp_notebook._errors import MethodNotFound
+from acp_notebook._jsonrpc import Connection, Problem
+from acp_notebook._lines import memory_byte_pipe
 from tests._memory import scripted_agent
 from tests._schema import assert_client_traffic_valid
 
-PEER = Path(__file__).parent / "fakes" / "client_peer.py"
-PERMISSION_IDS = {i: "session/request_permission" for i in range(100, 200)}
+PEER = Path(__file__).parent / "fakes" / "client_peer.py"  # for what needs a process (a crash)
+
+OPTIONS = [
+    {"optionId": "ok", "name": "Allow", "kind": "allow_once"},
+    {"optionId": "no", "name": "Reject", "kind": "reject_once"},
+]
 
 
-def sent(log: Path) -> list[dict[str, Any]]:
-    """What our client sent to the fake agent, in order."""
-    if not log.exists():
-        return []
-    return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+class FakePeer:
+    """A scripted agent in memory: a bare `Connection` answering our client by ``mode``.
+
+    ``received`` is every message our client sent it, in order (split out of batches);
+    ``asked`` the ids of the requests it sent, with their methods.
+    """
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.received: list[dict[str, Any]] = []
+        self.asked: dict[Any, str] = {}
+        self.conn: Connection
+        self.tasks: TaskGroup
+
+    def observe(self, direction: str, message: Any) -> None:
+        for one in message if isinstance(message, list) else [message]:
+            if direction == "recv":
+                self.received.append(one)
+            elif "method" in one and "id" in one:
+                self.asked[one["id"]] = one["method"]
+
+    async def update(self, session_id: str, body: dict[str, Any]) -> None:
+        await self.conn.notify("session/update", {"sessionId": session_id, "update": body})
+
+    async def handle(self, method: str, params: Any) -> Any:
+        mode = self.mode
+        if method == "initialize":
+            if mode == "v1":
+                return {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}
+            if mode == "claims2":
+                return {
+                    "protocolVersion": 2,
+                    "agentCapabilities": {"loadSession": True},
+                    "agentInfo": {"name": "old", "version": "1"},
+                }
+            if mode == "reject":
+                raise acp.RpcError(
+                    -32022, "Unsupported protocol version", {"requested": 2, "supported": [1]}
+                )
+            result: dict[str, Any] = {
+                "protocolVersion": 2,
+                "info": {"name": "fake", "version": "9"},
+                "capabilities": {"session": {}},
+            }
+            if mode == "auth":
+                result["authMethods"] = [{"type": "agent", "methodId": "token", "name": "Token"}]
+            return result
+        if method == "session/new":
+            if mode == "auth":
+                raise acp.RpcError(-32000, "Authentication required")
+            if mode == "update_around_new":  # one before the answer, one right behind it
+                await self.commands("early")
+                self.tasks.start_soon(self.commands, "right-behind")
+            return {"sessionId": "s1"}
+        if method == "session/prompt":
+            self.tasks.start_soon(self.turn, params["sessionId"], params["prompt"])
+            return {} if mode == "empty_ack" else {"messageId": "u1"}
+        raise MethodNotFound(method)
+
+    async def commands(self, name: str) -> None:
+        commands = [{"type": "command", "name": name, "description": "d"}]
+        await self.update(
+            "s1", {"sessionUpdate": "available_commands_update", "availableCommands": commands}
+        )
+
+    async def turn(self, session_id: str, prompt: list[Any]) -> None:
+        mode = self.mode
+        await self.update(
+            session_id, {"sessionUpdate": "user_message", "messageId": "u1", "content": prompt}
+        )
+        await self.update(session_id, {"sessionUpdate": "state_update", "state": "running"})
+        text = {"type": "text", "text": "working"}
+        await self.update(
+            session_id, {"sessionUpdate": "agent_message_chunk", "messageId": "a1", "content": text}
+        )
+        if mode == "custom":
+            progress = {"sessionUpdate": "_acme_progress", "percent": 40, "extra": {"a": [1]}}
+            await self.update(session_id, progress)
+            malformed = {"sessionUpdate": "terminal_output_chunk", "terminalId": "t"}  # no data
+            await self.update(session_id, malformed)
+        ask = {
+            "sessionId": session_id,
+            "title": "Run `make`?",
+            "subject": {"type": "command", "command": "make", "cwd": "/tmp"},
+            "options": OPTIONS,
+        }
+        if mode in ("permission", "permission_then_idle"):
+            await self.update(
+                session_id, {"sessionUpdate": "state_update", "state": "requires_action"}
+            )
+            if mode == "permission":
+                await self.conn.request("session/request_permission", ask)
+            else:  # the turn ends before anyone answers
+                self.tasks.start_soon(self.conn.request, "session/request_permission", ask)
+                await anyio.sleep(0)
+            await self.update(session_id, {"sessionUpdate": "state_update", "state": "running"})
+        idle = {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}
+        await self.update(session_id, idle)
+        if mode == "idle_then_permission":  # asks when no turn is running any more
+            late = {**ask, "title": "Run `late`?"}
+            self.tasks.start_soon(self.conn.request, "session/request_permission", late)
 
 
 @asynccontextmanager
 async def fake_agent(
-    mode: str, tmp_path: Path, permission: acp.PermissionHandler | None = None
-) -> AsyncIterator[tuple[acp.Agent, Path]]:
-    log = tmp_path / f"{mode}.jsonl"
-    async with acp.connect(
-        [sys.executable, str(PEER), mode, str(log)], cwd=tmp_path, permission=permission
-    ) as agent:
-        yield agent, log
-    assert_client_traffic_valid(sent(log), PERMISSION_IDS)
+    mode: str | FakePeer, tmp_path: Path, permission: acp.PermissionHandler | None = None
+) -> AsyncIterator[tuple[acp.Agent, FakePeer]]:
+    peer = mode if isinstance(mode, FakePeer) else FakePeer(mode)
+    client_send, peer_receive = memory_byte_pipe(64)
+    peer_send, client_receive = memory_byte_pipe(64)
+    peer.conn = Connection(peer_receive, peer_send, name="client", request_handler=peer.handle)
+    peer.conn.observe(peer.observe)
+    try:
+        async with peer.conn, anyio.create_task_group() as tasks:
+            peer.tasks = tasks
+            try:
+                async with acp.connect_streams(
+                    client_receive, client_send, permission=permission
+                ) as agent:
+                    yield agent, peer
+            finally:
+                tasks.cancel_scope.cancel()
+    except BaseExceptionGroup as group:  # the peer's task group wraps what the client raised
+        if len(group.exceptions) != 1:
+            raise
+        raise group.exceptions[0] from None
+    assert_client_traffic_valid(peer.received, peer.asked)
 
 
-def permission_answers(log: Path) -> list[dict[str, Any]]:
-    return [m["result"] for m in sent(log) if "result" in m]
+def sent(peer: FakePeer) -> list[dict[str, Any]]:
+    """What our client sent to the fake agent, in order."""
+    return peer.received
 
 
-async def answers_after_one_turn(session: acp.Session, log: Path) -> list[dict[str, Any]]:
+def permission_answers(peer: FakePeer) -> list[dict[str, Any]]:
+    return [m["result"] for m in sent(peer) if "result" in m]
+
+
+async def answers_after_one_turn(session: acp.Session, peer: FakePeer) -> list[dict[str, Any]]:
     """Prompt, wait for the turn to end and for our answer to a permission request."""
     turn = await session.prompt("go")
     await turn.wait()
     with anyio.fail_after(10):
-        while not permission_answers(log):
-            await anyio.sleep(0.02)
-    return permission_answers(log)
+        while not permission_answers(peer):
+            await anyio.sleep(0.01)
+    return permission_answers(peer)
 
 
 @pytest.mark.anyio
@@ -111,21 +233,20 @@ async def test_second_prompt_in_flight_raises_before_sending(tmp_path: Path) -> 
     ],
 )
 async def test_non_v2_agents_are_refused(tmp_path: Path, mode: str, needle: str) -> None:
-    log = tmp_path / "log.jsonl"
+    peer = FakePeer(mode)
     with pytest.raises(acp.UnsupportedProtocolVersion) as info:
-        async with acp.connect([sys.executable, str(PEER), mode, str(log)], cwd=tmp_path):
-            pass
+        async with fake_agent(peer, tmp_path):
+            pytest.fail("a non-v2 agent was accepted")
     assert needle in str(info.value)
     # Nothing is sent after a failed initialize.
-    assert [m.get("method") for m in sent(log)] == ["initialize"]
+    assert [m.get("method") for m in sent(peer)] == ["initialize"]
 
 
 @pytest.mark.anyio
 async def test_claims_two_speaks_one_keeps_what_it_said(tmp_path: Path) -> None:
-    log = tmp_path / "log.jsonl"
     with pytest.raises(acp.UnsupportedProtocolVersion) as info:
-        async with acp.connect([sys.executable, str(PEER), "claims2", str(log)], cwd=tmp_path):
-            pass
+        async with fake_agent("claims2", tmp_path):
+            pytest.fail("a v1 body was accepted")
     assert info.value.answered["agentInfo"]["name"] == "old"
 
 
@@ -140,8 +261,7 @@ async def test_authentication_required_names_methods(tmp_path: Path) -> None:
 
 @pytest.mark.anyio
 async def test_agent_crash_mid_turn_fails_turn_with_stderr_tail(tmp_path: Path) -> None:
-    log = tmp_path / "log.jsonl"
-    async with acp.connect([sys.executable, str(PEER), "crash", str(log)], cwd=tmp_path) as agent:
+    async with acp.connect([sys.executable, str(PEER)], cwd=tmp_path) as agent:
         session = await agent.new_session(cwd=tmp_path)
         turn = await session.prompt("go")
         with pytest.raises(acp.AgentExited) as info:
