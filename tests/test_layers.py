@@ -407,3 +407,46 @@ def test_the_state_finder_finds_globals(tmp_path: Path) -> None:
         "_x.py:3 C",
         "_x.py:7 global A",
     ]
+
+
+# --- every source module has a test module of its own ----------------------------------------
+
+TESTS_DIR = Path(__file__).parent
+#: modules without a test module of their own, and why
+NO_TEST_MODULE = {
+    "acp_notebook/__init__.py": "lazy re-exports only: tests/test_public_api.py pins them",
+    "acp_notebook/__main__.py": "the `python -m acp_notebook demo` entry: tests/test_demo.py",
+    "acp_notebook/agent/__main__.py": "the agent's entry point: tests/test_agent_e2e.py runs it",
+    "acp_notebook/_state/__init__.py": "re-exports of the state layer",
+    "acp_notebook/_widgets/_version.py": "one constant: the labextension's version",
+}
+
+
+def _test_module_candidates(rel: Path) -> list[str]:
+    """Names a module's own test module may start with: ``_widgets/_card.py`` ->
+    ``test_widgets_card``, ``_client.py`` -> ``test_client`` (``test_client_faults.py`` too)."""
+    parts = [p.lstrip("_") for p in rel.parts[:-1]]
+    name = rel.stem.lstrip("_")
+    if rel.stem == "__init__":
+        return [f"test_{'_'.join(parts) or 'package'}"]
+    return [f"test_{'_'.join([*parts, name])}", f"test_{name}"]
+
+
+def test_every_source_module_has_a_test_module_of_its_own() -> None:
+    tests = [p.stem for p in TESTS_DIR.rglob("test_*.py") if "node_modules" not in p.parts]
+    missing = []
+    for file in sorted(PACKAGE_DIR.rglob("*.py")):
+        rel = file.relative_to(PACKAGE_DIR)
+        key = f"{PKG}/{rel.as_posix()}"
+        if "labextension" in rel.parts or key in NO_TEST_MODULE:
+            continue
+        names = _test_module_candidates(rel)
+        if not any(test.startswith(name) for test in tests for name in names):
+            missing.append(f"{key} (a tests/{names[0]}.py)")
+    assert missing == []
+
+
+def test_the_exemptions_are_few_and_real() -> None:
+    assert len(NO_TEST_MODULE) <= 8
+    for key in NO_TEST_MODULE:
+        assert (PACKAGE_DIR.parent / key).exists(), key
