@@ -54,7 +54,8 @@ def _pair(
     widgets.append(widget)
     widget.feed(data)
     widget.flush()
-    widget.exit_status = wire_status
+    if wire_status is not None:
+        widget.exit_status = wire_status
     return widget, term
 
 
