@@ -1,0 +1,99 @@
+"""acp_notebook._protocol._tool_calls: tool call fields, content, diffs."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import TypeAdapter, ValidationError
+
+from acp_notebook._protocol._base import is_set
+from acp_notebook._protocol._content import TextContent
+from acp_notebook._protocol._tool_calls import (
+    DIFF_CHANGE_OPERATIONS,
+    TOOL_CALL_CONTENT_TYPES,
+    ContentToolCallContent,
+    DiffChange,
+    DiffMove,
+    DiffToolCallContent,
+    TerminalToolCallContent,
+    ToolCallContent,
+    ToolCallFields,
+    ToolCallLocation,
+    UnknownDiffChange,
+    UnknownToolCallContent,
+)
+
+contents: TypeAdapter[object] = TypeAdapter(ToolCallContent)
+changes: TypeAdapter[object] = TypeAdapter(DiffChange)
+
+
+def test_every_diff_operation_maps_to_its_model() -> None:
+    for operation, model in DIFF_CHANGE_OPERATIONS.items():
+        payload: dict[str, object] = {"operation": operation, "path": "b"}
+        if operation in ("move", "copy"):
+            payload["oldPath"] = "a"
+        change = changes.validate_python(payload)
+        assert type(change) is model
+        assert change.to_wire() == payload  # type: ignore[attr-defined]
+
+
+def test_move_needs_the_old_path() -> None:
+    with pytest.raises(ValidationError):
+        changes.validate_python({"operation": "move", "path": "b"})
+    move = changes.validate_python({"operation": "move", "path": "b", "oldPath": "a"})
+    assert isinstance(move, DiffMove)
+    assert move.old_path == "a"
+
+
+def test_an_unknown_operation_is_kept_under_its_tag() -> None:
+    change = changes.validate_python({"operation": "chmod", "path": "x", "mode": 493})
+    assert isinstance(change, UnknownDiffChange)
+    assert change.tag == "chmod"
+
+
+def test_tool_call_content_variants() -> None:
+    assert set(TOOL_CALL_CONTENT_TYPES) == {"content", "diff", "terminal"}
+    content = contents.validate_python(
+        {"type": "content", "content": {"type": "text", "text": "x"}}
+    )
+    assert isinstance(content, ContentToolCallContent)
+    assert isinstance(content.content, TextContent)
+    diff = contents.validate_python(
+        {
+            "type": "diff",
+            "changes": [{"operation": "add", "path": "n"}],
+            "patch": {"format": "git_patch", "text": "+x"},
+        }
+    )
+    assert isinstance(diff, DiffToolCallContent)
+    assert diff.patch is not None
+    assert diff.patch.text == "+x"
+    terminal = contents.validate_python({"type": "terminal", "terminalId": "t1"})
+    assert isinstance(terminal, TerminalToolCallContent)
+    assert terminal.terminal_id == "t1"
+    assert isinstance(contents.validate_python({"type": "map", "x": 1}), UnknownToolCallContent)
+
+
+def test_a_diff_needs_its_changes() -> None:
+    with pytest.raises(ValidationError):
+        contents.validate_python({"type": "diff", "patch": {"format": "git_patch", "text": ""}})
+
+
+def test_fields_are_patch_fields() -> None:
+    omitted = ToolCallFields.from_wire({"toolCallId": "c"})
+    cleared = ToolCallFields.from_wire({"toolCallId": "c", "title": None, "rawInput": None})
+    assert not is_set(omitted, "title")
+    assert is_set(cleared, "title")
+    assert is_set(cleared, "raw_input")
+    assert omitted.to_wire() == {"toolCallId": "c"}
+    assert cleared.to_wire() == {"toolCallId": "c", "title": None, "rawInput": None}
+
+
+def test_statuses_and_kinds_are_open_strings() -> None:
+    fields = ToolCallFields.from_wire({"toolCallId": "c", "status": "_mine", "kind": "teleport"})
+    assert (fields.status, fields.kind) == ("_mine", "teleport")
+
+
+def test_a_location_line_starts_at_one() -> None:
+    assert ToolCallLocation(path="p", line=1).line == 1
+    with pytest.raises(ValidationError):
+        ToolCallLocation(path="p", line=0)
