@@ -1,0 +1,96 @@
+"""_widgets/_parts: the shared pieces of the cards and the turn view (escaping, hidden
+characters, generic payloads, links, terminal references, change-only updates, countdowns)."""
+
+from __future__ import annotations
+
+import threading
+
+import ipywidgets  # type: ignore[import-untyped]
+
+from acp_notebook._protocol import ResourceLink, TerminalToolCallContent
+from acp_notebook._widgets._parts import (
+    block_html,
+    content_html,
+    content_text,
+    generic_html,
+    generic_text,
+    set_children,
+    set_if_changed,
+    start_countdown,
+)
+
+
+def test_generic_payloads_show_hidden_characters_and_are_escaped() -> None:
+    payload = {"name": "invoice\u202etxt.exe", "html": "<script>"}
+    text = generic_text(payload)
+    assert "\u202e" not in text and "⟨U+202E RLO⟩" in text
+    markup = generic_html(payload, "raw <input>")
+    assert "<script>" not in markup and "&lt;script&gt;" in markup
+    assert "<summary>raw &lt;input&gt;</summary>" in markup
+
+
+def test_only_safe_links_are_links() -> None:
+    safe = block_html(ResourceLink(type="resource_link", name="docs", uri="https://example.org/a"))
+    assert (
+        '<a href="https://example.org/a"' in safe and 'rel="noopener noreferrer nofollow"' in safe
+    )
+    unsafe = block_html(ResourceLink(type="resource_link", name="x", uri="javascript:alert(1)"))
+    assert "<a " not in unsafe and "<code>javascript:alert(1)</code>" in unsafe
+
+
+def test_a_terminal_reference_is_labelled_by_the_caller() -> None:
+    item = TerminalToolCallContent(type="terminal", terminal_id="t<1>")
+    assert (
+        content_html(item) == '<div class="acp-terminal-ref">terminal: <code>terminal</code></div>'
+    )
+    labelled = content_html(item, lambda terminal_id: f"not started ({terminal_id})")
+    assert "<code>not started (t&lt;1&gt;)</code>" in labelled
+    assert content_text(item) == []  # the caller draws the terminal itself
+
+
+def test_unchanged_values_and_children_send_nothing() -> None:
+    html = ipywidgets.HTML("a")
+    box = ipywidgets.VBox([html])
+    changes: list[str] = []
+    html.observe(lambda change: changes.append(change["name"]), names="value")
+    box.observe(lambda change: changes.append(change["name"]), names="children")
+    try:
+        set_if_changed(html, "value", "a")
+        set_children(box, [html])
+        assert changes == []
+        set_if_changed(html, "value", "b")
+        set_children(box, [])
+        assert changes == ["value", "children"]
+    finally:
+        box.close()
+        html.close()
+
+
+def test_a_countdown_expires_once_unless_stopped() -> None:
+    status = ipywidgets.HTML("")
+    expired = threading.Event()
+    try:
+        start_countdown(
+            0.05,
+            lock=threading.Lock(),
+            stop=threading.Event(),
+            status=status,
+            on_expire=expired.set,
+            name="t-expire",
+        ).join(10)
+        assert expired.is_set()
+        assert "cancels in 1 s" in status.value
+        stopped = threading.Event()
+        stopped.set()
+        called: list[int] = []
+        start_countdown(
+            5,
+            lock=threading.Lock(),
+            stop=stopped,
+            status=status,
+            on_expire=lambda: called.append(1),
+            name="t-stop",
+        ).join(10)
+        assert called == []
+    finally:
+        status.close()
