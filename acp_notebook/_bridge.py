@@ -190,11 +190,8 @@ async def _hold_agent(
                 tg.start_soon(stop_when_dead)
                 await stop.wait()
                 tg.cancel_scope.cancel()
-            for session in agent.sessions.values():
-                for decision in session.permissions:
-                    decision.settle(None, "closed", "the agent was closed")
-                for question in session.elicitations:
-                    question.cancel("closed", "the agent was closed")
+            for session in list(agent.sessions.values()):  # fail closed, answers written
+                await session.fail_pending("the agent was closed")
     except BaseException as exc:
         if not started.done() and started.set_running_or_notify_cancel():
             started.set_exception(exc)

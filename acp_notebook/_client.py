@@ -239,7 +239,8 @@ class Session:
         self._cancelled_turn: Turn | None = None
         # Permission requests whose answer is not written yet, each with an event set once the
         # handler has returned it (the connection writes it right after, before it yields).
-        self._answering: list[tuple[PermissionDecision, anyio.Event]] = []
+        # (Questions too: a timeout's `cancel` is written before the session/cancel it causes.)
+        self._answering: list[tuple[PermissionDecision | ElicitationDecision, anyio.Event]] = []
 
     # -- listeners (views subscribe here) ----------------------------------------------------
     def subscribe(self, listener: UpdateListener) -> Callable[[], None]:
@@ -345,11 +346,26 @@ class Session:
         ``session/cancel`` (bounded: at most 1 s); the still pending ones right after it.
         """
         self._mark_cancelled()
-        with anyio.move_on_after(1.0):
+        await self._answers_written()
+        await self.agent._notify(p.Method.SESSION_CANCEL, {"sessionId": self.id})
+
+    async def _answers_written(self, limit: float = 1.0) -> None:
+        """Wait (at most ``limit`` seconds) until every decided answer has been handed to the
+        connection, which writes it before it yields."""
+        with anyio.move_on_after(limit):
             for decision, answered in list(self._answering):
                 if not decision.pending:
                     await answered.wait()
-        await self.agent._notify(p.Method.SESSION_CANCEL, {"sessionId": self.id})
+            await anyio.lowlevel.checkpoint()
+
+    async def fail_pending(self, why: str) -> None:
+        """Answer every pending request of this session ``cancelled`` / ``cancel`` (the agent
+        or the kernel is closing: "closed") and wait, briefly, until the answers are written."""
+        for decision in self.permissions:
+            decision.settle(None, "closed", why)
+        for question in self.elicitations:
+            question.cancel("closed", why)
+        await self._answers_written()
 
     def _mark_cancelled(self) -> None:
         """A ``session/cancel`` is being sent: the running turn approves nothing more."""
@@ -715,7 +731,14 @@ class Agent:
         elif session.cancelling:
             decision.cancel("cancel", "the turn was cancelled")
             session._problem(f"question {what!r} came after session/cancel")
-        return await self._decide_elicitation(session, decision)
+        answered = anyio.Event()
+        entry = (decision, answered)
+        session._answering.append(entry)
+        try:
+            return await self._decide_elicitation(session, decision)
+        finally:
+            session._answering[:] = [e for e in session._answering if e is not entry]
+            answered.set()
 
     async def _decide_elicitation(
         self, session: Session | None, decision: ElicitationDecision
