@@ -126,9 +126,15 @@ def test_platform_key() -> None:
 
 
 def _run_acp(line: str) -> None:
+    """``%acp LINE`` on a notebook of its own (these lines fail before any agent starts)."""
     from acp_notebook._magics import AcpMagics
+    from acp_notebook._notebook import Notebook
 
-    AcpMagics.acp(None, line)
+    nb = Notebook()
+    try:
+        AcpMagics(None, notebook=nb).acp(line)
+    finally:
+        nb.shutdown()
 
 
 def test_connect_unknown_shortcut_lists_the_known_ones() -> None:

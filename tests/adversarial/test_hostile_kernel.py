@@ -43,7 +43,7 @@ def test_an_agent_dying_mid_turn_ends_the_cell_with_one_line(tmp_path: Path) -> 
     assert "ended: the agent exited with code 3" in cell.html()
     assert "(running)" not in cell.text() + cell.html()
     assert "h1, ended (the agent exited with code 3)" in status
-    assert "exited (code 3)" in status
+    assert "exited (exit 3)"  # _exit.exit_label in status
     assert "True the agent exited with code 3" in done
 
 
