@@ -26,9 +26,7 @@ def reject_once(request: RequestPermissionRequest) -> str:
     return next(o.option_id for o in request.options if o.kind == "reject_once")
 
 
-def embedded(
-    data_dir: Path, permission: PermissionHandler
-) -> AbstractAsyncContextManager[Agent]:
+def embedded(data_dir: Path, permission: PermissionHandler) -> AbstractAsyncContextManager[Agent]:
     """The embedded agent served in this process (the subprocess is tested in test_agent_e2e)."""
     return embedded_in_memory(data_dir=data_dir, permission=permission)
 

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import base64
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from _schema import assert_valid
 
 from acp_notebook.agent import _wire as wire
-from acp_notebook.agent._faults import flood_blocks, flood_digest
-from acp_notebook.agent._files import PathRefused, diff_content, read_text, resolve_inside
 from acp_notebook.agent._pty import ExitStatus
 from acp_notebook.agent._store import Store, compact_history, default_data_dir
 
@@ -97,79 +93,6 @@ def test_compact_history_output_snapshot_replaces_earlier_bytes() -> None:
     ]
     (item,) = compact_history(live)
     assert base64.b64decode(item["output"]["data"]) == b"new+"
-
-
-def test_resolve_inside(tmp_path: Path) -> None:
-    root = tmp_path / "root"
-    (root / "sub").mkdir(parents=True)
-    (tmp_path / "out").mkdir()
-    (root / "escape").symlink_to(tmp_path / "out")
-    (root / "inner").symlink_to(root / "sub")
-    assert resolve_inside(root, "a.txt") == root.resolve() / "a.txt"
-    assert resolve_inside(root, "inner/x") == root.resolve() / "sub" / "x"
-    for bad in ("", "/etc/passwd", "../x", "sub/../../x", "escape/x", "sub", ".", "a\0b"):
-        with pytest.raises(PathRefused):
-            resolve_inside(root, bad)
-
-
-def test_diff_content_add_and_modify(tmp_path: Path) -> None:
-    path = tmp_path / "f.txt"
-    assert read_text(path) is None
-    add = diff_content(path, None, "x\n")
-    assert add["changes"] == [{"operation": "add", "path": str(path), "fileType": "text"}]
-    assert add["patch"]["text"] == (
-        f"diff --git {path} {path}\nnew file mode 100644\n--- /dev/null\n+++ {path}\n"
-        "@@ -0,0 +1 @@\n+x\n"
-    )
-    modify = diff_content(path, "a\nb", "a\nc")
-    assert modify["changes"][0]["operation"] == "modify"
-    assert "\\ No newline at end of file\n" in modify["patch"]["text"]
-    for content in (add, modify):
-        assert_valid("ToolCallContent", content)
-
-
-def test_built_messages_are_schema_valid() -> None:
-    tool = wire.tool_call(
-        "t",
-        title="Write x",
-        kind="edit",
-        status="pending",
-        content=[wire.text("why"), {"type": "terminal", "terminalId": "term"}],
-        locations=[{"path": "/w/x"}],
-        raw_input={"path": "/w/x"},
-    )
-    updates: list[dict[str, Any]] = [
-        wire.user_message("m", [{"type": "text", "text": "x"}]),
-        wire.agent_chunk("m2", "hello"),
-        wire.state("running"),
-        wire.state("requires_action"),
-        wire.idle("cancelled"),
-        wire.session_info_update("title"),
-        tool,
-        wire.terminal_start("term", "ls", "/w"),
-        wire.terminal_chunk("term", b"\x00\xff"),
-        wire.terminal_exit("term", ExitStatus(signal="SIGINT")),
-        wire.terminal_exit("term", None, meta={"k": 1}),
-    ]
-    for update in updates:
-        assert_valid("UpdateSessionNotification", wire.notification("s", update))
-    assert_valid("RequestPermissionRequest", wire.command_permission("s", "ls", "/w", "t", "term"))
-    assert_valid("RequestPermissionRequest", wire.tool_call_permission("s", "Write?", tool))
-    assert_valid("InitializeResponse", wire.initialize_response(2, "1"))
-
-
-def test_oversize_line_is_valid_json_of_the_requested_size() -> None:
-    line = wire.oversize_line("s", 100_000)
-    assert len(line) == 100_000
-    message = json.loads(line)
-    assert_valid("UpdateSessionNotification", message["params"])
-
-
-def test_flood_blocks_are_deterministic_and_exact() -> None:
-    blocks = list(flood_blocks(40_000))
-    assert sum(map(len, blocks)) == 40_000
-    assert blocks[1].startswith(b"0000000001 ")
-    assert flood_digest(40_000) == flood_digest(40_000) != flood_digest(39_999)
 
 
 def _age(path: Path, days: float) -> None:
