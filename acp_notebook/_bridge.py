@@ -28,8 +28,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from ._client import Agent, connect
 from ._exit import exit_label
-from ._failures import ConnectFailed as ConnectFailed  # moved; re-exported for now
-from ._failures import describe_problem as describe_problem
+from ._failures import ConnectFailed
 
 log = logging.getLogger("acp_notebook.bridge")
 

@@ -27,7 +27,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, magics_class
 from traitlets import Float
 
-from ._bridge import CONNECT_TIMEOUT, AgentHandle, ConnectFailed
+from ._bridge import CONNECT_TIMEOUT, AgentHandle
 from ._cells import (
     NONINTERACTIVE_TIMEOUT,
     TIMEOUT_ENV,
@@ -44,6 +44,7 @@ from ._client import (
     ended_by,
 )
 from ._errors import AcpError, AgentExited
+from ._failures import ConnectFailed
 from ._notebook import (
     DEFAULT_SESSION,
     REDACTED,
