@@ -1,0 +1,165 @@
+"""acp_notebook._bridge: the I/O thread, and agents held open in it across cells
+(``open_agent`` over an in-memory connector: no subprocess)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from _memory import memory_connector, scripted_agent
+
+from acp_notebook import Agent
+from acp_notebook._bridge import AgentHandle, IOThread, launch, open_agent
+from acp_notebook._client import InitializeTimeout, connect
+from acp_notebook._failures import ConnectFailed
+
+
+@pytest.fixture
+def io() -> Iterator[IOThread]:
+    thread = IOThread()
+    yield thread
+    thread.stop()
+
+
+def test_call_runs_sync_and_async_functions_in_the_io_thread(io: IOThread) -> None:
+    assert not io.in_thread
+    assert io.call(lambda: threading.get_ident()) == io.thread_id != threading.get_ident()
+
+    async def add(a: int, b: int) -> int:
+        await anyio.sleep(0)
+        return a + b
+
+    assert io.call(add, 2, 3) == 5
+    assert io.call(lambda: io.in_thread) is True
+
+
+def test_submit_returns_a_future_and_errors_travel_in_it(io: IOThread) -> None:
+    async def twice(x: int) -> int:
+        return 2 * x
+
+    async def broken() -> None:
+        raise ValueError("inside")
+
+    assert io.submit(twice, 21).result(10) == 42
+    with pytest.raises(ValueError, match="inside"):
+        io.submit(broken).result(10)
+
+
+def test_soon_from_another_thread_runs_in_the_io_thread(io: IOThread) -> None:
+    ran = threading.Event()
+    where: list[int] = []
+
+    def note(marker: str) -> None:
+        where.append(threading.get_ident())
+        assert marker == "m"
+        ran.set()
+
+    io.soon(note, "m")
+    assert ran.wait(10)
+    assert where == [io.thread_id]
+
+
+def test_soon_inside_the_io_thread_runs_at_once(io: IOThread) -> None:
+    def inside() -> list[str]:
+        order: list[str] = []
+        io.soon(order.append, "soon")
+        order.append("after")
+        return order
+
+    assert io.call(inside) == ["soon", "after"]
+
+
+def test_stop_cancels_what_is_left_and_is_idempotent() -> None:
+    thread = IOThread()
+    forever = thread.submit(anyio.sleep_forever)
+    assert not thread.stopped
+    thread.stop()
+    thread.stop()
+    assert thread.stopped
+    assert forever.cancelled()
+
+
+def test_open_agent_in_memory_and_close(io: IOThread, tmp_path: Path) -> None:
+    handle = open_agent(
+        io,
+        "mem",
+        ["my-agent", "--acp"],
+        str(tmp_path),
+        env={"TOKEN": "secret"},
+        connector=memory_connector(data_dir=tmp_path),
+    )
+    assert isinstance(handle, AgentHandle)
+    assert (handle.name, handle.argv, handle.cwd) == ("mem", ["my-agent", "--acp"], str(tmp_path))
+    assert handle.env == {"TOKEN": "secret"}
+    assert "secret" not in repr(handle)
+    assert handle.connector is not None
+    assert handle.alive
+    assert handle.exit_status == "running"
+    info = handle.agent.info
+    assert info is not None
+    assert handle.label == f"{info.title or info.name} {info.version}"
+    assert handle.stderr_tail() == ""  # no process
+    handle.close()
+    assert handle.closed
+    assert not handle.alive
+    assert handle.exit_status == "exited"
+    handle.close()  # again: nothing left to do
+
+
+@asynccontextmanager
+async def _silent(**options: Any) -> AsyncIterator[Agent]:
+    """An agent that never answers ``initialize``."""
+
+    async def never(method: str, params: Any) -> Any:
+        await anyio.sleep_forever()
+
+    async with scripted_agent(never, **options) as (agent, _peer):
+        yield agent
+
+
+def test_no_answer_to_initialize_is_a_connect_failure_with_fields(io: IOThread) -> None:
+    with pytest.raises(ConnectFailed) as failed:
+        open_agent(io, "slow", ["x"], "/", timeout=0.2, connector=_silent)
+    assert isinstance(failed.value.error, InitializeTimeout)
+    assert failed.value.error.seconds == 0.2
+    assert failed.value.problems == []
+    assert failed.value.stderr_tail == ""
+    assert "did not answer `initialize` within 0.2 s" in failed.value.summary
+
+
+def test_a_connector_that_cannot_start_is_a_connect_failure(io: IOThread) -> None:
+    def unstartable(**_options: Any) -> Any:
+        raise FileNotFoundError(2, "No such file or directory", "nope")
+
+    with pytest.raises(ConnectFailed) as failed:
+        open_agent(io, "bad", ["nope"], "/", connector=unstartable)
+    assert isinstance(failed.value.error, FileNotFoundError)
+    assert failed.value.summary.startswith("cannot start it: ")
+
+
+def test_a_handle_whose_connection_closed_is_no_longer_alive(io: IOThread, tmp_path: Path) -> None:
+    handle = open_agent(io, "s", ["x"], "/", connector=memory_connector(data_dir=tmp_path))
+    assert handle.alive
+    io.call(handle.agent.connection.fail, ConnectionError("the agent went away"))
+    handle._done.result(10)  # the holder ends by itself once the connection closed
+    assert not handle.alive
+    assert handle.exit_status == "exited"
+    assert not handle.closed  # it exited; nobody closed it
+
+
+def test_launch_builds_a_connect_call_with_copies() -> None:
+    argv = ["agent", "--acp"]
+    env = {"K": "V"}
+    connector = launch(argv, "/work", env)
+    assert connector.func is connect  # type: ignore[attr-defined]
+    assert connector.args == (["agent", "--acp"],)  # type: ignore[attr-defined]
+    assert connector.keywords == {"cwd": "/work", "env": {"K": "V"}}  # type: ignore[attr-defined]
+    argv.append("--more")
+    env["K2"] = "V2"
+    assert connector.args == (["agent", "--acp"],)  # type: ignore[attr-defined]
+    assert connector.keywords["env"] == {"K": "V"}  # type: ignore[attr-defined]

@@ -1,0 +1,145 @@
+"""acp_notebook._state._terminal: one display terminal's bounded bytes, metadata, text/HTML."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from acp_notebook._protocol import TerminalExitStatus
+from acp_notebook._state._terminal import ExitStatus, TerminalState, patch_meta
+
+
+def test_patch_meta_none_clears_an_object_patches_by_key() -> None:
+    assert patch_meta({"a": 1}, None) is None
+    assert patch_meta({"a": 1, "b": 2}, {"b": None, "c": 3}) == {"a": 1, "c": 3}
+    assert patch_meta(None, {"x": None}) == {}
+    old = {"a": 1}
+    patch_meta(old, {"a": 2})
+    assert old == {"a": 1}  # the old value is not changed in place
+
+
+def test_exit_status_of_converts_wire_models_only() -> None:
+    wire = TerminalExitStatus(exit_code=0)
+    status = ExitStatus.of(wire)
+    assert isinstance(status, ExitStatus)
+    assert status.to_wire() == {"exitCode": 0}
+    assert ExitStatus.of(status) is status
+    assert ExitStatus.of(None) is None
+    assert repr(status) == "ExitStatus(exit_code=0)"
+    assert repr(ExitStatus()) == "ExitStatus()"
+    assert str(ExitStatus(signal="SIGTERM")) == "ExitStatus(signal='SIGTERM')"
+
+
+def test_bytes_accumulate_and_count() -> None:
+    term = TerminalState("t")
+    assert term.revision == 0
+    term.append(b"hello ")
+    term.append(b"")  # nothing: no new revision
+    term.append(b"world\n")
+    assert term.data == b"hello world\n"
+    assert term.total_bytes == 12
+    assert term.omitted_bytes == 0
+    assert term.revision == 2
+    assert term.since(6) == b"world\n"
+    assert term.since(12) == b""
+
+
+def test_past_the_limit_old_bytes_go_at_a_line_start() -> None:
+    term = TerminalState("t", max_bytes=16)  # grid blocks of 4 bytes
+    for line in (b"ab\n", b"cd\n", b"ef\n", b"gh\n", b"ij\n", b"kl\n", b"mn\n"):
+        term.append(line)
+    assert term.total_bytes == 21
+    assert term.data == b"ef\ngh\nij\nkl\nmn\n"  # at most 16 bytes, whole lines only
+    assert term.omitted_bytes == 6
+    assert term.since(0) == term.data  # a dropped offset reads from the first kept byte
+    assert term.text.startswith(f"[… {term.omitted_bytes} bytes omitted …]\n")
+
+
+def test_a_line_longer_than_a_grid_block_is_cut_at_the_block_start() -> None:
+    term = TerminalState("t", max_bytes=16)
+    term.append(b"x" * 40)
+    assert term.data == b"x" * len(term.data)
+    assert len(term.data) <= 16
+    assert term.omitted_bytes % 4 == 0  # on the grid
+
+
+@given(
+    data=st.binary(max_size=200).map(lambda b: b.replace(b"\x00", b"\n")),
+    cuts=st.lists(st.integers(0, 200), max_size=12),
+)
+def test_what_is_kept_does_not_depend_on_the_chunking(data: bytes, cuts: list[int]) -> None:
+    whole = TerminalState("t", max_bytes=32)
+    whole.append(data)
+    chunked = TerminalState("t", max_bytes=32)
+    points = sorted({0, len(data), *(c for c in cuts if c <= len(data))})
+    for lo, hi in itertools.pairwise(points):
+        chunked.append(data[lo:hi])
+    assert chunked.data == whole.data
+    assert chunked.omitted_bytes == whole.omitted_bytes
+    assert chunked.text == whole.text
+
+
+def test_a_snapshot_replaces_everything_and_restarts_offsets() -> None:
+    term = TerminalState("t", max_bytes=16)
+    term.append(b"0123456789abcdef0123\n")
+    generation, revision = term.generation, term.revision
+    term.replace(b"new\n")
+    assert term.data == b"new\n"
+    assert term.total_bytes == 4
+    assert term.omitted_bytes == 0
+    assert term.generation == generation + 1
+    assert term.revision == revision + 1
+    assert term.text == "new\n"
+
+
+def test_text_is_sanitised_and_html_escaped() -> None:
+    term = TerminalState("t")
+    term.append(b"\x1b[31mred\x1b[0m <b>&\r\n")
+    assert term.text == "red <b>&\n"
+    assert "&lt;b&gt;&amp;" in term.html
+    assert "<b>" not in term.html
+    assert "\x1b" not in term.html
+    term.append(b"more\n")  # read lazily: the converters catch up with new bytes
+    assert term.text == "red <b>&\nmore\n"
+
+
+@pytest.mark.parametrize(
+    "status, label",
+    [
+        (None, "running"),
+        (TerminalExitStatus(exit_code=0), "exit 0"),
+        (TerminalExitStatus(exit_code=1, signal="SIGKILL"), "signal SIGKILL"),
+        (TerminalExitStatus(), "exited"),
+    ],
+)
+def test_exit_label(status: TerminalExitStatus | None, label: str) -> None:
+    term = TerminalState("t")
+    term.exit_status = status
+    assert term.exit_label == label
+    assert term.exited is (status is not None)
+
+
+def test_render_html_escapes_the_command_and_cwd() -> None:
+    term = TerminalState("t")
+    term.command = "echo <script>"
+    term.cwd = "/w&x"
+    term.exit_status = TerminalExitStatus(exit_code=2)
+    term.append(b"out\n")
+    block = term.render_html()
+    assert "$ echo &lt;script&gt;" in block
+    assert "/w&amp;x" in block
+    assert '<span class="acp-terminal-exit">exit 2</span>' in block
+    assert '<pre class="acp-terminal-body">out\n</pre>' in block
+    assert "<script>" not in block
+    assert repr(term) == "TerminalState('t', command='echo <script>', bytes=4, exited=True)"
+
+
+def test_the_html_marks_what_was_omitted() -> None:
+    term = TerminalState("t", max_bytes=8)
+    term.append(b"aaa\nbbb\nccc\nddd\n")
+    assert term.html.startswith(
+        f'<span class="acp-omitted">[… {term.omitted_bytes} bytes omitted …]</span>\n'
+    )
