@@ -130,6 +130,7 @@ def wait_asked(run: CellRun) -> None:
 
 
 def allow_and_finish(run: CellRun) -> None:
+    wait_asked(run)
     run.cards[0].buttons[0].click()  # "Allow", in the cell
     assert run.done is not None
     run.done.result(30)
