@@ -670,7 +670,10 @@ class Agent:
         session = self.sessions.get(request.session_id)
         decision = PermissionDecision(request)
         if session is None:
-            self._problem(f"permission request for unknown session {request.session_id!r}")
+            self._problem(
+                f"permission request for unknown session {request.session_id!r}",
+                "unknown_session",
+            )
             decision.settle(None, "invalid", "unknown session")
             return decision.response()
         decision.turn = session.turn

@@ -346,6 +346,7 @@ NOTEBOOK_LAYER = [
     f"{PKG}._cells",
     f"{PKG}._bridge",
     f"{PKG}._events",
+    f"{PKG}._failures",
     f"{PKG}._notebook",
     f"{PKG}._sidepanel",
     f"{PKG}._record",
