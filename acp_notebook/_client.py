@@ -349,6 +349,19 @@ class Session:
         await self._answers_written()
         await self.agent._notify(p.Method.SESSION_CANCEL, {"sessionId": self.id})
 
+    @contextmanager
+    def _answering_slot(self, decision: PermissionDecision | ElicitationDecision) -> Iterator[None]:
+        """While a request's answer is being decided and handed back to the connection: a
+        cancel waits for a decided one to be written first (``_answers_written``)."""
+        answered = anyio.Event()
+        entry = (decision, answered)
+        self._answering.append(entry)
+        try:
+            yield
+        finally:
+            self._answering[:] = [e for e in self._answering if e is not entry]
+            answered.set()
+
     async def _answers_written(self, limit: float = 1.0) -> None:
         """Wait (at most ``limit`` seconds) until every decided answer has been handed to the
         connection, which writes it before it yields."""
@@ -691,14 +704,8 @@ class Agent:
             # Ambiguous options: whatever we answered, the agent might read it as an allow.
             decision.settle(None, "invalid", reason)
             session._problem(f"permission request {request.title!r} is invalid: {reason}")
-        answered = anyio.Event()
-        entry = (decision, answered)
-        session._answering.append(entry)
-        try:
+        with session._answering_slot(decision):
             return await self._decide(session, decision)
-        finally:
-            session._answering[:] = [e for e in session._answering if e is not entry]
-            answered.set()
 
     async def _on_elicitation(self, params: Any) -> dict[str, Any]:
         try:
@@ -734,14 +741,8 @@ class Agent:
         elif session.cancelling:
             decision.cancel("cancel", "the turn was cancelled")
             session._problem(f"question {what!r} came after session/cancel")
-        answered = anyio.Event()
-        entry = (decision, answered)
-        session._answering.append(entry)
-        try:
+        with session._answering_slot(decision):
             return await self._decide_elicitation(session, decision)
-        finally:
-            session._answering[:] = [e for e in session._answering if e is not entry]
-            answered.set()
 
     async def _decide_elicitation(
         self, session: Session | None, decision: ElicitationDecision

@@ -19,6 +19,7 @@ from typing import Any, Literal
 import anyio
 
 from . import _protocol as p
+from ._permission import call_each
 from ._visible import visible_text
 
 log = logging.getLogger("acp_notebook.elicitation")
@@ -127,22 +128,15 @@ class ElicitationDecision:
         self.detail = detail
         self.done.set()
         callbacks, self._on_settled = self._on_settled, []
-        for callback in callbacks:  # pushed in the settling thread: forms update at once
-            try:
-                callback(self)
-            except Exception:
-                log.exception("an elicitation settled-callback failed")
+        call_each(callbacks, self)  # pushed in the settling thread: forms update at once
         return True
 
     def when_settled(self, callback: Callable[[ElicitationDecision], None]) -> None:
         """Call ``callback(decision)`` once it is settled (at once if it is already)."""
         if self.decided_by is None:
             self._on_settled.append(callback)
-            return
-        try:
-            callback(self)
-        except Exception:
-            log.exception("an elicitation settled-callback failed")
+        else:
+            call_each([callback], self)
 
     def cancel(self, decided_by: DecidedBy, detail: str) -> bool:
         return self.settle("cancel", None, decided_by, detail)

@@ -98,22 +98,15 @@ class PermissionDecision:
         self.detail = detail
         self.done.set()
         callbacks, self._on_settled = self._on_settled, []
-        for callback in callbacks:  # pushed in the settling thread: cards update at once
-            try:
-                callback(self)
-            except Exception:
-                log.exception("a permission settled-callback failed")
+        call_each(callbacks, self)  # pushed in the settling thread: cards update at once
         return True
 
     def when_settled(self, callback: SettledCallback) -> None:
         """Call ``callback(decision)`` once it is settled (at once if it is already)."""
         if self.decided_by is None:
             self._on_settled.append(callback)
-            return
-        try:
-            callback(self)
-        except Exception:
-            log.exception("a permission settled-callback failed")
+        else:
+            call_each([callback], self)
 
     def __repr__(self) -> str:
         """Short and deterministic: ``<PermissionDecision 'Run `ls`?' allow_once by policy
@@ -131,6 +124,15 @@ class PermissionDecision:
         if self.option_id is None:
             return dict(CANCELLED)
         return {"outcome": {"outcome": "selected", "optionId": self.option_id}}
+
+
+def call_each(callbacks: list[Callable[[Any], None]], decision: Any) -> None:
+    """Call each ``callback(decision)``; one that raises is logged, the others still run."""
+    for callback in callbacks:
+        try:
+            callback(decision)
+        except Exception:
+            log.exception("a settled-callback of %r failed", decision)
 
 
 def offered_ids(request: RequestPermissionRequest) -> set[str]:
