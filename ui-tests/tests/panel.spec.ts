@@ -68,8 +68,8 @@ test.describe('agent side panel', () => {
     // 3: approve a from the panel: the cell's card says so; the output is in the cell and the panel
     await entryA.getByRole('button', { name: 'Allow once', exact: true }).click();
     const cellA = page.locator('.jp-Notebook .jp-Cell').nth(2);
-    await expect(cellA.locator('.acp-card')).toContainText('from the side panel');
-    await expect(cellA.locator('.acp-card')).toContainText('Approved');
+    await expect(cellA.locator('.jupyter-widgets.acp-card')).toContainText('from the side panel');
+    await expect(cellA.locator('.jupyter-widgets.acp-card')).toContainText('Approved');
     await expect(cellA.locator('.acp-terminal')).toHaveAttribute(
       'data-text',
       /approved-42 from the panel/
@@ -97,10 +97,10 @@ test.describe('agent side panel', () => {
 
     // 4: reject b in its cell: the inbox empties, the badge goes away
     const cellB = page.locator('.jp-Notebook .jp-Cell').nth(3);
-    await cellB.locator('.acp-card').getByRole('button', { name: 'Reject', exact: true }).click();
+    await cellB.locator('.jupyter-widgets.acp-card').getByRole('button', { name: 'Reject', exact: true }).click();
     await expect(entries).toHaveCount(0);
     await expect(page.locator('li.lm-TabBar-tab[data-acp-badge]')).toHaveCount(0);
-    await expect(cellB.locator('.acp-card')).toContainText('Rejected');
+    await expect(cellB.locator('.jupyter-widgets.acp-card')).toContainText('Rejected');
 
     // the protocol log can be saved for a bug report
     const log = panel.locator('.acp-panel-log');
