@@ -71,6 +71,13 @@ def test_unsafe_links(url: str) -> None:
     assert not safe_link(url)
 
 
+def test_a_scheme_is_read_as_a_browser_reads_it_without_invisible_characters() -> None:
+    # browsers drop control and invisible characters inside a scheme: this is https
+    assert safe_link("ht\ttps://example.org")
+    assert safe_link("ht\u200btps://example.org")
+    assert not safe_link("java\tscript:alert(1)")
+
+
 # -- render_markdown --------------------------------------------------------------------------
 
 
