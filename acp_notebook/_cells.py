@@ -160,6 +160,22 @@ class Asked:
     outcome: Outcome | None = None
 
 
+@dataclass(eq=False)
+class Question:
+    """One question (``elicitation/create``) of a cell's turn, as its cards see it: the
+    request, the ``answer`` callback every card of it calls (``(action, content, by)``, any
+    thread), the cards, and the outcome once settled (pushed to every card then)."""
+
+    run: CellRun
+    request: Any
+    answer: Callable[[str, Any, str], None]
+    cards: list[Any] = field(default_factory=list)
+    outcome: tuple[str | None, str | None, str, Any] | None = None
+
+
+GONE = "the cell that started this work is gone, and no side panel shows the request"
+
+
 @dataclass
 class CellRun:
     """One ``%%acp`` execution: its session, turn, view and policy.
@@ -184,6 +200,7 @@ class CellRun:
     #: the timeout of a card when no front end can answer it (see front_end_seen)
     unattended_timeout: float | None = None
     asked: list[Asked] = field(default_factory=list)  # permission requests, in order
+    questions: list[Question] = field(default_factory=list)  # questions, in order
     cards: list[Any] = field(default_factory=list)  # the cell's permission cards
     forms: list[Any] = field(default_factory=list)  # question cards (elicitation/create)
     done: concurrent.futures.Future[Any] | None = None
@@ -196,6 +213,8 @@ class CellRun:
     background: bool = False
     _refresh_due: bool = False  # a background refresh is scheduled on the I/O loop
     _unsubscribe_updates: Any = None
+    #: the cell's view was closed (the cell ran again) while background work went on
+    view_gone: bool = False
 
     # -- I/O thread -------------------------------------------------------------------
     def attach(self) -> None:
@@ -222,7 +241,8 @@ class CellRun:
             self.detach()  # the next turn of the session started: its cell shows the rest
             return
         if session.turn is self.turn:
-            self.view.note_update(update)
+            if not self.view_gone:
+                self.view.note_update(update)
             self.events.emit("session_update", self, update)
         self._dirty = True
         self.changes += 1
@@ -254,6 +274,8 @@ class CellRun:
 
     def _refresh_now(self) -> None:
         self._dirty = False
+        if self.view_gone:
+            return
         try:
             self.view.refresh()
         except Exception:
@@ -279,18 +301,23 @@ class CellRun:
             self.io.soon(resolve, answer)
 
         decided = self.policy.decide(decision.request)
-        card = PermissionCard(
-            decision.request, choose, timeout=None if decided else self._card_timeout()
-        )
-        asked = Asked(self, decision.request, choose, decision.asked_at, [card])
+        asked = Asked(self, decision.request, choose, decision.asked_at)
         self.asked.append(asked)
-        self.cards.append(card)
-        self.view.add_card(card)
+        if not self.view_gone:
+            card = PermissionCard(
+                decision.request, choose, timeout=None if decided else self._card_timeout()
+            )
+            asked.cards.append(card)
+            self.cards.append(card)
+            self.view.add_card(card)
+            self._refresh_after_idle()
         self.changes += 1
         decision.when_settled(functools.partial(self._settled, asked))
         if decided is not None:
             return Answer(decided.option_id, "policy", decided.rule)
-        self.events.emit("permission", self, asked)
+        self.events.emit("permission", self, asked)  # the panel adds its card to asked.cards
+        if not asked.cards:  # the cell is gone and no panel shows it: nobody can answer
+            return Answer(None, "closed", GONE)
         return await answered
 
     def _settled(self, asked: Asked, decision: PermissionDecision) -> None:
@@ -326,25 +353,46 @@ class CellRun:
             answer = ElicitationAnswer(action, content, by, DETAIL.get(by, ""))  # type: ignore[arg-type]
             self.io.soon(resolve, answer)
 
-        card = ElicitationCard(decision.request, on_answer, timeout=self._card_timeout())
-        self.forms.append(card)
-        self.view.add_card(card)
+        question = Question(self, decision.request, on_answer)
+        self.questions.append(question)
+        if not self.view_gone:
+            card = ElicitationCard(decision.request, on_answer, timeout=self._card_timeout())
+            question.cards.append(card)
+            self.forms.append(card)
+            self.view.add_card(card)
+            self._refresh_after_idle()
         self.changes += 1
-        decision.when_settled(functools.partial(self._question_settled, card))
-        self.events.emit("elicitation", self, decision)
+        decision.when_settled(functools.partial(self._question_settled, question))
+        self.events.emit("elicitation", self, question)  # the panel adds its card
+        if not question.cards:
+            return ElicitationAnswer("cancel", None, "closed", GONE)
         return await answered
 
-    def _question_settled(self, card: Any, decision: ElicitationDecision) -> None:
-        try:
-            card.mark_decided(
-                decision.action, decision.decided_by, decision.detail, decision.content
-            )
-        except Exception:
-            log.exception("updating a question card failed")
+    def _question_settled(self, question: Question, decision: ElicitationDecision) -> None:
+        """Push a settled question to every card of it (I/O thread, as it settles)."""
+        question.outcome = (
+            decision.action,
+            decision.decided_by,
+            decision.detail,
+            decision.content,
+        )
+        for card in list(question.cards):
+            try:
+                card.mark_decided(*question.outcome)
+            except Exception:
+                log.exception("updating a question card failed")
         self._dirty = True
         self.changes += 1
+        self.events.emit("elicitation_settled", self, question)
         if decision.decided_by == "timeout":  # as for a permission: `cancel`, then session/cancel
             self._cancel_after_timeout()
+
+    def _refresh_after_idle(self) -> None:
+        """A card added after the turn's idle (background work) shows without waiting for
+        the next update."""
+        if self.background:
+            self._dirty = True
+            self._refresh_soon()
 
     def _card_timeout(self) -> float | None:
         """``--timeout``; else, without a front end to answer, the non-interactive one."""
@@ -409,9 +457,9 @@ class CellRun:
         except Exception:
             log.exception("refreshing the turn view failed")
         if self.turn.state.background and self.turn.error is None:
-            # Work goes on after idle: keep the view listening (never asking: requests for
-            # background work are answered `cancelled` by the client).
-            self._detach_requests()
+            # Work goes on after idle: keep the view listening, and keep answering the
+            # session's requests: a request or question for that work is asked here (the
+            # client routes it to this run while the snapshot names items of this turn).
             self.background = True
         else:
             self.detach()
@@ -476,8 +524,15 @@ class CellRun:
             log.debug("turn did not end cleanly after cancel", exc_info=True)
 
     def close_view(self) -> None:
-        self.background = False
-        self.io.soon(self.detach)
+        """The cell is run again (or its output goes): close the view. While this turn's
+        background work goes on, the run keeps answering its requests, from the side panel's
+        inbox only (``view_gone``): nobody is asked in a cell that no longer exists."""
+        self.io.soon(self._view_closed)
         for card in [*self.cards, *self.forms]:
             card.close_quietly()
         self.view.close_all()
+
+    def _view_closed(self) -> None:
+        self.view_gone = True
+        if not self.background:
+            self.detach()

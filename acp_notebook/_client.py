@@ -260,6 +260,21 @@ class Session:
 
         return release
 
+    def after_idle_asked(self, *, questions: bool = False) -> bool:
+        """Whether a request arriving now, after the last turn's idle, is for background work
+        someone can answer: the last turn ended with its idle state, the latest ``background``
+        snapshot still names items of it, and its asker is still attached (the cell that
+        started the work). Otherwise such a request is answered ``cancelled``."""
+        turn = self.turn
+        asker = self._elicitation_asker if questions else self._asker
+        return (
+            turn is not None
+            and turn.done
+            and turn.error is None
+            and bool(turn.state.background)
+            and asker is not None
+        )
+
     def ask_elicitations(self, asker: ElicitationAsker) -> Callable[[], None]:
         """Let ``asker`` answer this session's questions (``elicitation/create``) instead of
         the agent's handler, until the returned function is called (see ask_permissions)."""
@@ -691,7 +706,9 @@ class Agent:
             return decision.response()
         decision.turn = session.turn
         session.permissions.append(decision)
-        if session.turn is None or session.turn.done:
+        if session.after_idle_asked():
+            pass  # background work of the last turn: its asker (the cell that started it) asks
+        elif session.turn is None or session.turn.done:
             # Requests run in their own task, so the idle that ended the turn may have been
             # applied first; or the agent asks between turns. No cell waits for an answer any
             # more: fail closed, visibly.
@@ -735,6 +752,8 @@ class Agent:
         if isinstance(request, p.UnknownElicitationRequest):
             decision.cancel("invalid", f"unknown mode {visible_text(str(request.tag))!r}")
             session._problem(f"question {what!r} has an unknown mode: answered cancel")
+        elif session.after_idle_asked(questions=True):
+            pass  # background work of the last turn: the cell that started it asks
         elif session.turn is None or session.turn.done:
             decision.cancel("cancel", "the turn ended")
             session._problem(f"question {what!r} came after the turn ended")

@@ -33,6 +33,7 @@ ElicitationHandler = Callable[
 DecidedBy = Literal[
     "handler",  # the elicitation handler answered
     "click",  # a person answered on the cell's form
+    "panel",  # a person answered in the side panel
     "timeout",  # nobody answered in time
     "cancel",  # the turn was cancelled or ended first
     "closed",  # the form was closed, the kernel shut down, the session or agent closed

@@ -28,10 +28,11 @@ import anyio
 import ipywidgets  # type: ignore[import-untyped]
 
 from ._bridge import AgentHandle, IOThread
-from ._cells import Asked
+from ._cells import Asked, Question
 from ._notebook import Notebook
 from ._permission import PermissionDecision
-from ._widgets import AgentPanel, PermissionCard, TerminalWidget
+from ._widgets import AgentPanel, ElicitationCard, PermissionCard, TerminalWidget
+from ._widgets._background import describe_item
 from ._widgets._card import close_deep
 from ._widgets._parts import e, set_children, set_if_changed, visible, visible_lines, wire
 
@@ -332,9 +333,9 @@ def log_text(
 
 @dataclass
 class _Entry:
-    """One pending permission in the inbox."""
+    """One pending permission request or question in the inbox."""
 
-    asked: Asked
+    asked: Asked | Question
     card: PermissionCard
     box: Any
     widgets: list[Any] = field(default_factory=list)
@@ -378,6 +379,8 @@ class SidePanel:
         sessions, self._sessions_head, self._sessions = _section("acp-panel-sessions", "Sessions")
         inbox, self._inbox_head, self._inbox = _section("acp-panel-inbox", "Approval inbox")
         terms, self._terms_head, self._terms = _section("acp-panel-terminals", "Terminals")
+        work, self._work_head, self._work = _section("acp-panel-background", "Background work")
+        self._work_rows: dict[tuple[str, str, str], _Row] = {}
         logs, self._log_head, self._log_body = _section("acp-panel-log", "Protocol log")
         grants, self._grants_head, self._grants = _section("acp-panel-grants", "Grants")
         self._grants_html = ipywidgets.HTML(value="")
@@ -395,7 +398,7 @@ class SidePanel:
             ipywidgets.HBox([self._log_pick, self._copy, self._save]),
             self._log_pre,
         )
-        self._sections = (inbox, terms, agents, sessions, grants, logs)
+        self._sections = (inbox, work, terms, agents, sessions, grants, logs)
         self.panel.children = self._sections
         self._loop_future: Any = None
 
@@ -465,7 +468,16 @@ class SidePanel:
             self._add_entry(asked, timeout=run.timeout)
             self._sync_inbox()
 
-    def on_settled(self, _run: Any, asked: Asked) -> None:
+    def on_question(self, run: Any, question: Question) -> None:
+        """A new question (I/O thread, after the cell's form exists, if its cell still does)."""
+        if question.outcome is not None:
+            return
+        with self._lock:
+            self._add_run(run)
+            self._add_entry(question, timeout=run.timeout)
+            self._sync_inbox()
+
+    def on_settled(self, _run: Any, asked: Asked | Question) -> None:
         """A request was decided (I/O thread; its card here shows it already): it leaves the
         inbox now, not at the next refresh."""
         with self._lock:
@@ -479,17 +491,33 @@ class SidePanel:
         if run not in self._runs:
             self._runs.append(run)
 
-    def _add_entry(self, asked: Asked, timeout: float | None) -> None:
+    def _add_entry(self, asked: Asked | Question, timeout: float | None) -> None:
         if self._closed or any(entry.asked is asked for entry in self._entries):
             return
         run = asked.run
+        card: Any
+        if isinstance(asked, Question):
+            question = asked
 
-        def on_choose(option_id: str | None, by: str) -> None:
-            if by == "closed":
-                return  # closing the panel's copy of a card never decides anything
-            asked.choose(option_id, "panel" if by == "click" else by)
+            def on_answer(action: str, content: Any, by: str) -> None:
+                if by == "closed":
+                    return  # closing the panel's copy of a form never answers anything
+                question.answer(action, content, "panel" if by == "click" else by)
 
-        card = PermissionCard(asked.request, on_choose, timeout=timeout, outcome=asked.outcome)
+            card = ElicitationCard(
+                question.request, on_answer, timeout=timeout, outcome=question.outcome
+            )
+        else:
+            permission = asked
+
+            def on_choose(option_id: str | None, by: str) -> None:
+                if by == "closed":
+                    return  # closing the panel's copy of a card never decides anything
+                permission.choose(option_id, "panel" if by == "click" else by)
+
+            card = PermissionCard(
+                permission.request, on_choose, timeout=timeout, outcome=permission.outcome
+            )
         asked.cards.append(card)  # the run pushes the outcome to it
         label = ipywidgets.HTML(value=self._entry_label(run))
         show = ipywidgets.Button(description="Show in notebook", icon="arrow-right")
@@ -525,6 +553,7 @@ class SidePanel:
                 self._sync_agents()
                 self._sync_sessions()
                 self._sync_terminals()
+                self._sync_background()
                 self._sync_grants()
                 if self._tick % LOG_EVERY == 1 or self._log_dirty:
                     self._log_dirty = False
@@ -709,6 +738,68 @@ class SidePanel:
             self._terms_head, "value", f'<div class="acp-panel-section-title">{e(head)}</div>'
         )
 
+    def _sync_background(self) -> None:
+        """Every session's background work (the latest snapshots), with Stop buttons."""
+        rows = []
+        seen = set()
+        for handle in self._handles.values():
+            for f in background_facts(self.nb, handle):
+                session = f["session_obj"]
+                key = (session.id, f["kind"], f["id"])
+                seen.add(key)
+                row = self._work_rows.get(key)
+                if row is None:
+                    row = self._work_row(handle, session, f["kind"], f["id"])
+                    self._work_rows[key] = row
+                error = self._errors.get(f"{session.id}:{f['kind']}:{f['id']}", "")
+                set_if_changed(
+                    row.info,
+                    "value",
+                    f'<span class="acp-background-label">{e(f["label"])}</span> '
+                    f'<span class="acp-background-status">{e(f["status"])}</span> '
+                    f'<span class="acp-panel-background-where">session <b>{e(f["session"])}</b>'
+                    f" on {e(f['agent'])}</span>"
+                    + (f' <span class="acp-panel-error">{e(error)}</span>' if error else ""),
+                )
+                row.extra["stop"].layout.display = "" if f["can_stop"] else "none"
+                rows.append(row.box)
+        for key in [k for k in self._work_rows if k not in seen]:
+            _close_tree(self._work_rows.pop(key).box)
+        set_children(self._work, rows)
+        head = f"Background work ({len(rows)})" if rows else "Background work (none)"
+        set_if_changed(
+            self._work_head, "value", f'<div class="acp-panel-section-title">{e(head)}</div>'
+        )
+
+    def _work_row(self, handle: AgentHandle, session: Any, kind: str, item_id: str) -> _Row:
+        info = ipywidgets.HTML()
+        stop = ipywidgets.Button(description="Stop", icon="stop", button_style="danger")
+        stop.add_class("acp-background-stop")
+        stop.on_click(lambda _b: self.stop_item(handle, session, kind, item_id))
+        box = ipywidgets.HBox([info, stop])
+        box.add_class("acp-panel-background-item")
+        return _Row(box, info, {"stop": stop})
+
+    def stop_item(self, handle: AgentHandle, session: Any, kind: str, item_id: str) -> None:
+        """``terminal/cancel`` or ``tool_call/cancel`` from the I/O thread (without waiting);
+        the agent's error answer is shown on the row."""
+
+        async def send() -> None:
+            key = f"{session.id}:{kind}:{item_id}"
+            try:
+                if kind == "terminal":
+                    await session.cancel_terminal(item_id)
+                else:
+                    await session.cancel_tool_call(item_id)
+                self._errors.pop(key, None)
+            except Exception as exc:
+                message = str(getattr(exc, "message", None) or exc)
+                log.warning("stopping %s %s failed: %s", kind, item_id, message)
+                self._errors[key] = f"stop failed: {message}"
+            self._dirty = True
+
+        handle.io.submit(send)
+
     def _sync_grants(self) -> None:
         found = grant_facts(self.nb, self._handles.values())
         head = f"Grants ({len(found)})" if found else "Grants (none)"
@@ -838,6 +929,46 @@ def _pending_decisions(handles: Iterable[AgentHandle]) -> list[PermissionDecisio
     ]
 
 
+def _pending_questions(handles: Iterable[AgentHandle]) -> list[tuple[Any, Any]]:
+    """``(session, question)`` for every unanswered question of these agents' sessions."""
+    return [
+        (session, question)
+        for handle in handles
+        for session in list(handle.agent.sessions.values())
+        for question in list(session.elicitations)
+        if question.pending
+    ]
+
+
+def background_facts(nb: Notebook, handle: AgentHandle) -> list[dict[str, Any]]:
+    """The background work of every session of an agent, from the latest ``background``
+    snapshot: session, kind, id, what it is, how it stands, whether it can be stopped."""
+    found = []
+    for session in list(handle.agent.sessions.values()):
+        for kind, item_id in session.state.background_items():
+            label, status, can_stop = describe_item(session.state, kind, item_id)
+            found.append(
+                {
+                    "session": visible(nb.name_of(session) or "(unnamed)"),
+                    "session_obj": session,
+                    "agent": visible(handle.name),
+                    "kind": kind,
+                    "id": item_id,
+                    "label": visible(label),
+                    "status": visible(status),
+                    "can_stop": can_stop and handle.alive,
+                }
+            )
+    return found
+
+
+def _background_lines(nb: Notebook, handle: AgentHandle) -> list[str]:
+    return [
+        f"  {f['label']}  [{f['status']}]  (session {f['session']} on {f['agent']})"
+        for f in background_facts(nb, handle)
+    ]
+
+
 def _summary(nb: Notebook, handles: Iterable[AgentHandle], runs: Iterable[Any]) -> str:
     """Every string from the agent or the user is shown with its hidden characters made
     visible (the text goes to ``text/plain``, where front ends read ESC as a colour code)."""
@@ -870,12 +1001,19 @@ def _summary(nb: Notebook, handles: Iterable[AgentHandle], runs: Iterable[Any]) 
     if not count:
         lines.append("  (none)")
     pending = _pending_decisions(handles)
-    lines.append(f"Approval inbox: {len(pending)} pending")
+    questions = _pending_questions(handles)
+    count = len(pending) + len(questions)
+    lines.append(f"Approval inbox: {count} pending")
     for decision in pending:
         subject = wire(decision.request.subject) if decision.request.subject is not None else {}
         command = subject.get("command") if isinstance(subject, dict) else None
         what = f"$ {command}" if command else decision.request.title
         lines.append(visible(f"  {what}  (session {decision.request.session_id})"))
+    for session, question in questions:
+        lines.append(visible(f"  question: {question.message}  (session {session.id})"))
+    work = [line for handle in handles for line in _background_lines(nb, handle)]
+    lines.append(f"Background work: {len(work)}")
+    lines.extend(work)
     terms = []
     for run in runs:
         for widget in getattr(run.view, "terminal_widgets", {}).values():
@@ -959,6 +1097,8 @@ def install(nb: Notebook) -> None:
         ("turn_ended", "mark_dirty"),
         ("permission", "on_permission"),
         ("permission_settled", "on_settled"),
+        ("elicitation", "on_question"),
+        ("elicitation_settled", "on_settled"),
         ("session_update", "mark_dirty"),
     ):
         nb.events.subscribe(event, forward(method))

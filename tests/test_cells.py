@@ -131,6 +131,7 @@ def with_panel(nb: Notebook) -> SidePanel:
     of a decision then came by a push."""
     install(nb)
     panel = SidePanel(nb)
+    nb.io.call(panel._scan)
     nb.panel = panel
     return panel
 
@@ -220,3 +221,228 @@ def test_without_a_run_the_session_answers_cancelled(nb: Notebook) -> None:
     assert io.call(wait) == "end_turn"
     [decision] = named.session.permissions
     assert decision.option_id is None and decision.decided_by == "no-handler"
+
+
+# -- a scripted agent: the test sends what the agent would ----------------------------------------
+
+SID = "s1"
+COMMAND_REQUEST = {
+    "sessionId": SID,
+    "title": "Run `make watch`?",
+    "options": [
+        {"optionId": "yes", "name": "Allow", "kind": "allow_once"},
+        {"optionId": "no", "name": "Reject", "kind": "reject_once"},
+    ],
+    "subject": {"type": "command", "command": "make watch", "cwd": "/w"},
+}
+QUESTION = {
+    "sessionId": SID,
+    "mode": "form",
+    "message": "Which branch?",
+    "requestedSchema": {
+        "type": "object",
+        "properties": {"branch": {"type": "string", "title": "Branch"}},
+        "required": ["branch"],
+    },
+}
+
+
+class Scripted:
+    """A notebook whose agent is a bare connection the test speaks for (tests/_memory.py)."""
+
+    def __init__(self, tmp_path: Path, panel: bool) -> None:
+        from contextlib import asynccontextmanager
+
+        from _memory import scripted_agent
+
+        self.peers: list[Any] = []
+        self.received: list[tuple[str, Any]] = []
+
+        async def handler(method: str, params: Any) -> Any:
+            self.received.append((method, params))
+            if method in ("terminal/cancel", "tool_call/cancel"):
+                return {}
+            from acp_notebook._errors import MethodNotFound
+
+            raise MethodNotFound(method)
+
+        @asynccontextmanager
+        async def connector(**options: Any) -> Any:
+            async with scripted_agent(handler, **options) as (agent, peer):
+                self.peers.append(peer)
+                yield agent
+
+        self.nb = Notebook(connector=lambda argv, cwd, env: connector)
+        self.nb.panel_auto_make = False
+        self.nb.connect("scripted", ["(scripted)"], str(tmp_path))
+        self.panel = with_panel(self.nb) if panel else None
+
+    @property
+    def io(self) -> Any:
+        return self.nb.io
+
+    def update(self, update: dict[str, Any]) -> None:
+        self.io.call(self.peers[-1].notify, "session/update", {"sessionId": SID, "update": update})
+
+    def idle(self, background: list[dict[str, Any]] | None) -> None:
+        update: dict[str, Any] = {
+            "sessionUpdate": "state_update",
+            "state": "idle",
+            "stopReason": "end_turn",
+        }
+        if background is not None:
+            update["background"] = background
+        self.update(update)
+
+    def ask(self, method: str, params: dict[str, Any]) -> Any:
+        """Send a request as the agent; returns a future of the client's answer."""
+        return self.io.submit(self.peers[-1].request, method, params)
+
+
+@pytest.fixture
+def scripted(tmp_path: Path) -> Iterator[Scripted]:
+    made = Scripted(tmp_path, panel=True)
+    yield made
+    made.nb.shutdown()
+
+
+@pytest.fixture
+def no_panel(tmp_path: Path) -> Iterator[Scripted]:
+    made = Scripted(tmp_path, panel=False)
+    yield made
+    made.nb.shutdown()
+
+
+BG = [{"type": "terminal", "terminalId": "bg1"}]
+
+
+def test_a_question_is_answered_from_the_panel(scripted: Scripted) -> None:
+    run = start(scripted.nb)
+    answer = scripted.ask("elicitation/create", QUESTION)
+    question = run.io.call(_first, run, "questions")
+    assert scripted.panel is not None
+    [entry] = scripted.panel._entries
+    assert entry.asked is question and entry.card is not run.forms[0]
+    entry.card.fields["branch"].widget.value = "main"
+    assert entry.card.submit()
+    assert answer.result(30) == {"action": "accept", "content": {"branch": "main"}}
+    assert run.forms[0].outcome_text == 'accepted by panel: {"branch": "main"}'
+    assert run.io.call(lambda: list(scripted.panel._entries)) == []
+
+
+def test_a_request_for_background_work_after_idle_is_asked_in_its_cell(
+    scripted: Scripted,
+) -> None:
+    run = start(scripted.nb)
+    scripted.idle(BG)
+    assert run.done is not None and run.done.result(30) == "end_turn"
+    answer = scripted.ask("session/request_permission", COMMAND_REQUEST)
+    run.io.call(_first, run, "asked")
+    assert run.turn.done and len(run.cards) == 1
+    run.cards[0].buttons[0].click()
+    assert answer.result(30) == {"outcome": {"outcome": "selected", "optionId": "yes"}}
+    assert run.session.permissions[0].decided_by == "click"
+
+
+def test_after_idle_with_its_cell_gone_the_panel_asks(scripted: Scripted) -> None:
+    run = start(scripted.nb)
+    scripted.idle(BG)
+    assert run.done is not None and run.done.result(30) == "end_turn"
+    run.close_view()  # the cell ran again, say
+    answer = scripted.ask("session/request_permission", COMMAND_REQUEST)
+    asked = run.io.call(_first, run, "asked")
+    assert run.cards == []  # nobody is asked in a cell that no longer exists
+    assert scripted.panel is not None
+    [entry] = scripted.panel._entries
+    assert entry.asked is asked
+    entry.card.buttons[1].click()  # Reject, in the panel
+    assert answer.result(30) == {"outcome": {"outcome": "selected", "optionId": "no"}}
+
+
+def test_after_idle_with_its_cell_gone_and_no_panel_it_is_cancelled(no_panel: Scripted) -> None:
+    run = start(no_panel.nb)
+    no_panel.idle(BG)
+    assert run.done is not None and run.done.result(30) == "end_turn"
+    run.close_view()
+    answer = no_panel.ask("session/request_permission", COMMAND_REQUEST)
+    assert answer.result(30) == {"outcome": {"outcome": "cancelled"}}
+    [decision] = run.session.permissions
+    assert decision.decided_by == "closed" and "is gone" in decision.detail
+    question = no_panel.ask("elicitation/create", QUESTION)
+    assert question.result(30) == {"action": "cancel"}
+
+
+def test_after_idle_without_background_work_it_is_cancelled(scripted: Scripted) -> None:
+    run = start(scripted.nb)
+    scripted.idle(None)
+    assert run.done is not None and run.done.result(30) == "end_turn"
+    answer = scripted.ask("session/request_permission", COMMAND_REQUEST)
+    assert answer.result(30) == {"outcome": {"outcome": "cancelled"}}
+    assert run.session.permissions[0].detail == "the turn ended"
+    assert run.cards == []
+
+
+def test_once_the_background_work_ends_requests_are_cancelled(scripted: Scripted) -> None:
+    run = start(scripted.nb)
+    scripted.idle(BG)
+    assert run.done is not None and run.done.result(30) == "end_turn"
+    scripted.update({"sessionUpdate": "state_update", "state": "idle", "background": []})
+    answer = scripted.ask("session/request_permission", COMMAND_REQUEST)
+    assert answer.result(30) == {"outcome": {"outcome": "cancelled"}}
+    assert run.cards == [] and not run.background
+
+
+def test_a_countdown_after_idle_answers_cancelled_without_a_session_cancel(
+    scripted: Scripted,
+) -> None:
+    run = start(scripted.nb, timeout=0.2)
+    scripted.idle(BG)
+    assert run.done is not None and run.done.result(30) == "end_turn"
+    answer = scripted.ask("session/request_permission", COMMAND_REQUEST)
+    assert answer.result(30) == {"outcome": {"outcome": "cancelled"}}
+    assert run.session.permissions[0].decided_by == "timeout"
+    sent = [m.get("method") for d, m in scripted.peers[-1].log if d == "recv"]
+    assert "session/prompt" in sent and "session/cancel" not in sent  # no turn to cancel
+
+
+def test_the_panel_lists_background_work_and_stops_it(scripted: Scripted) -> None:
+    run = start(scripted.nb)
+    scripted.update(
+        {
+            "sessionUpdate": "terminal_update",
+            "terminalId": "bg1",
+            "command": "make watch",
+            "capabilities": {"cancel": {}},
+        }
+    )
+    scripted.idle(BG)
+    assert run.done is not None and run.done.result(30) == "end_turn"
+    panel = scripted.panel
+    assert panel is not None
+    run.io.call(panel._sync_background)
+    [row] = panel._work_rows.values()
+    assert "$ make watch" in row.info.value and "running" in row.info.value
+    assert "session <b>default</b> on scripted" in row.info.value
+    assert row.extra["stop"].layout.display == ""
+    row.extra["stop"].click()
+
+    async def stopped() -> None:
+        import anyio
+
+        with anyio.fail_after(30):
+            while not any(m.endswith("/cancel") for m, _ in scripted.received):
+                await anyio.sleep(0.01)  # the request is on its way to the agent
+
+    run.io.call(stopped)
+    stops = [(m, p) for m, p in scripted.received if m.endswith("/cancel")]
+    assert stops == [("terminal/cancel", {"sessionId": SID, "terminalId": "bg1"})]
+    assert "Background work: 1" in run.io.call(panel.summary)
+
+
+async def _first(run: CellRun, name: str) -> Any:
+    import anyio
+
+    with anyio.fail_after(30):
+        while not getattr(run, name):
+            await anyio.sleep(0.005)  # the agent's request is on its way (not a decision)
+    return getattr(run, name)[0]

@@ -396,6 +396,21 @@ class SessionState:
     def last_turn(self) -> TurnState | None:
         return self.turns[-1] if self.turns else None
 
+    def background_items(self) -> list[tuple[str, str]]:
+        """The latest ``background`` snapshot as ``(kind, id)`` pairs (``terminal`` or
+        ``tool_call``; work of an unknown type is left out), whichever turn started it."""
+        out: list[tuple[str, str]] = []
+        for item in self.background or []:
+            if isinstance(item, BackgroundTerminal):
+                key = ("terminal", item.terminal_id)
+            elif isinstance(item, BackgroundToolCall):
+                key = ("tool_call", item.tool_call_id)
+            else:
+                continue
+            if key not in out:
+                out.append(key)
+        return out
+
     def begin_turn(self, prompt_text: str = "") -> TurnState:
         """Start a turn for a prompt; later updates belong to it until an idle state."""
         if self.turns and not self.turns[-1].done:

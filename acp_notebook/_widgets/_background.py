@@ -14,7 +14,7 @@ from typing import Any
 
 import ipywidgets  # type: ignore[import-untyped]
 
-from .._state import TurnState
+from .._state import SessionState, TurnState
 from ._parts import set_children, set_if_changed, visible
 
 #: ``on_stop(kind, item_id)``: the Stop button of a background item (any thread).
@@ -26,9 +26,8 @@ def _cancellable(state: Any) -> bool:
     return caps is not None and getattr(caps, "cancel", None) is not None
 
 
-def _describe(turn: TurnState, kind: str, item_id: str) -> tuple[str, str, bool]:
-    """``(label, status, cancellable)`` of one item from the session's state."""
-    session = turn.session
+def describe_item(session: SessionState, kind: str, item_id: str) -> tuple[str, str, bool]:
+    """``(label, status, cancellable)`` of one background item, from the session's state."""
     if kind == "terminal":
         term = session.terminals.get(item_id)
         if term is None:
@@ -80,7 +79,7 @@ class BackgroundSection(ipywidgets.VBox):  # type: ignore[misc]
             if key not in self.rows:
                 self.rows[key] = _Row(*key, self._on_stop)
         for key, row in self.rows.items():
-            label, status, can_stop = _describe(turn, *key)
+            label, status, can_stop = describe_item(turn.session, *key)
             still = key in self.running
             if not still and status == "running":
                 status = "no longer reported"
