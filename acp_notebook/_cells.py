@@ -213,8 +213,11 @@ class CellRun:
     background: bool = False
     _refresh_due: bool = False  # a background refresh is scheduled on the I/O loop
     _unsubscribe_updates: Any = None
-    #: the cell's view was closed (the cell ran again) while background work went on
+    #: the cell's view was closed (the cell ran again, its output went)
     view_gone: bool = False
+    #: whether a side panel shows requests (its inbox is where a cell gone is asked)
+    panel_shows: Callable[[], bool] = field(default=lambda: False, repr=False)
+    _view_closing: bool = False
 
     # -- I/O thread -------------------------------------------------------------------
     def attach(self) -> None:
@@ -305,7 +308,7 @@ class CellRun:
         self.asked.append(asked)
         if not self.view_gone:
             card = PermissionCard(
-                decision.request, choose, timeout=None if decided else self._card_timeout()
+                decision.request, choose, timeout=None if decided else self.card_timeout()
             )
             asked.cards.append(card)
             self.cards.append(card)
@@ -315,9 +318,9 @@ class CellRun:
         decision.when_settled(functools.partial(self._settled, asked))
         if decided is not None:
             return Answer(decided.option_id, "policy", decided.rule)
-        self.events.emit("permission", self, asked)  # the panel adds its card to asked.cards
-        if not asked.cards:  # the cell is gone and no panel shows it: nobody can answer
+        if self.view_gone and not self.panel_shows():  # nobody can answer it anywhere
             return Answer(None, "closed", GONE)
+        self.events.emit("permission", self, asked)  # the panel adds its card to asked.cards
         return await answered
 
     def _settled(self, asked: Asked, decision: PermissionDecision) -> None:
@@ -356,16 +359,16 @@ class CellRun:
         question = Question(self, decision.request, on_answer)
         self.questions.append(question)
         if not self.view_gone:
-            card = ElicitationCard(decision.request, on_answer, timeout=self._card_timeout())
+            card = ElicitationCard(decision.request, on_answer, timeout=self.card_timeout())
             question.cards.append(card)
             self.forms.append(card)
             self.view.add_card(card)
             self._refresh_after_idle()
         self.changes += 1
         decision.when_settled(functools.partial(self._question_settled, question))
-        self.events.emit("elicitation", self, question)  # the panel adds its card
-        if not question.cards:
+        if self.view_gone and not self.panel_shows():
             return ElicitationAnswer("cancel", None, "closed", GONE)
+        self.events.emit("elicitation", self, question)  # the panel adds its card
         return await answered
 
     def _question_settled(self, question: Question, decision: ElicitationDecision) -> None:
@@ -394,7 +397,7 @@ class CellRun:
             self._dirty = True
             self._refresh_soon()
 
-    def _card_timeout(self) -> float | None:
+    def card_timeout(self) -> float | None:
         """``--timeout``; else, without a front end to answer, the non-interactive one."""
         if self.timeout is not None:
             return self.timeout
@@ -527,6 +530,9 @@ class CellRun:
         """The cell is run again (or its output goes): close the view. While this turn's
         background work goes on, the run keeps answering its requests, from the side panel's
         inbox only (``view_gone``): nobody is asked in a cell that no longer exists."""
+        if self._view_closing:
+            return
+        self._view_closing = True
         self.io.soon(self._view_closed)
         for card in [*self.cards, *self.forms]:
             card.close_quietly()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
+import functools
 import inspect
 import re
 import shlex
@@ -191,6 +192,7 @@ def _start_cell(nb: Notebook, shell: Any, line: str, body: str) -> CellRun:
 
 
 def _start_cell_inner(nb: Notebook, shell: Any, line: str, body: str) -> CellRun:
+    from . import _sidepanel
     from ._widgets import TurnView
 
     args = _parse_cell_line(line)
@@ -231,6 +233,7 @@ def _start_cell_inner(nb: Notebook, shell: Any, line: str, body: str) -> CellRun
     view = io.call(_make_view, TurnView, turn, prompt, stop_terminal, io.soon, stop_tool_call)
     run = CellRun(key, handle, session, turn, view, policy, args.timeout, io, nb.events)
     run.unattended_timeout = _unattended_timeout(shell, key)
+    run.panel_shows = functools.partial(_sidepanel.panel_shows, nb)
     io.call(run.attach)
     nb.replace_run(key, run)
     if args.output:
@@ -878,12 +881,49 @@ def _auth_cmd(nb: Notebook, argv: list[str]) -> None:
         )
         display(_auth.password_form(names, lambda values: _restart_with(nb, handle.name, values)))
     elif isinstance(method, _auth.AuthMethodTerminal):
+        # The agent's login command (its argv and the method's args, with the method's env)
+        # in a PTY shown in the cell; an exit 0 restarts the agent, which reads what it stored.
+        from IPython.core.getipython import get_ipython
+
+        from . import _login_pty
+
         command = _auth.terminal_command(method, handle.argv)
+        env = {**handle.env, **{var.name: var.value for var in method.env or []}}
+
+        def signed_in() -> str:  # on the login's reader thread, once it exited 0
+            session_name = nb.sign_in.pop(handle.name, DEFAULT_SESSION)
+            try:
+                new, _old = nb.reconnect(handle.name)
+                nb.session(session_name, new=True, agent=handle.name)
+            except ConnectFailed as exc:
+                return redact(f"not signed in: {exc.summary}", env)
+            except NotebookError as exc:
+                return redact(f"not signed in: {words(exc, nb)}", env)
+            except (UsageError, AcpError) as exc:
+                return redact(f"not signed in: {_one_line(exc)}", env)
+            return f"restarted {handle.name!r} ({new.label}); session {session_name!r} is open"
+
+        try:
+            box, _terminal = _login_pty.sign_in_terminal(
+                [*handle.argv, *(method.args or [])],
+                cwd=handle.cwd,
+                env=env,
+                command=command,
+                agent=handle.name,
+                signed_in=signed_in,
+                subscribe_closed=lambda callback: nb.events.subscribe("agent_closed", callback),
+                is_agent=lambda closed: closed is handle,
+                shell=get_ipython(),
+                cell_id=nb.cell_id,
+            )
+        except OSError as exc:
+            raise UsageError(f"%acp auth: cannot run `{command}`: {exc.strerror}") from None
         _say(
-            f"acp: {args.method!r} signs in in a terminal: run `{command}` in a terminal"
-            f" (in {handle.cwd}), then `%acp connect` again; a terminal in the cell is not"
-            " available yet"
+            f"acp: {args.method!r} signs in in the terminal below: type there; once it succeeds,"
+            f" {handle.name!r} restarts to pick up the sign-in (re-running this cell, closing"
+            " the agent or the kernel stops it)"
         )
+        display(box)
     else:
         raise UsageError(
             f"%acp auth: method {args.method!r} has type {kind!r}, which this client cannot run"
@@ -1150,9 +1190,15 @@ def load_ipython_extension(ipython: Any, notebook: Notebook | None = None) -> No
 
 
 def _pre_run_cell(info: Any) -> None:
+    """The cell about to run; when it showed a turn, its output (the turn's view) is going:
+    what that turn's background work asks is then asked in the side panel only."""
     from IPython.core.getipython import get_ipython
 
-    _notebook_of(get_ipython()).cell_id = getattr(info, "cell_id", None)
+    nb = _notebook_of(get_ipython())
+    nb.cell_id = getattr(info, "cell_id", None)
+    shown = nb.cells.get(f"cell:{nb.cell_id}") if nb.cell_id else None
+    if shown is not None:
+        shown.close_view()
 
 
 def unload_ipython_extension(ipython: Any) -> None:

@@ -407,6 +407,11 @@ class SidePanel:
     def closed(self) -> bool:
         return self._closed or self.panel.comm is None
 
+    @property
+    def shows_requests(self) -> bool:
+        """A front end shows this panel: a request in its inbox can be answered."""
+        return not self.closed and bool(self.panel.rendered)
+
     def start(self) -> None:
         """Take in what already exists, then keep the panel fresh from the I/O thread."""
         self.io.call(self._scan)
@@ -465,7 +470,7 @@ class SidePanel:
             return
         with self._lock:
             self._add_run(run)
-            self._add_entry(asked, timeout=run.timeout)
+            self._add_entry(asked, timeout=run.card_timeout())
             self._sync_inbox()
 
     def on_question(self, run: Any, question: Question) -> None:
@@ -474,7 +479,7 @@ class SidePanel:
             return
         with self._lock:
             self._add_run(run)
-            self._add_entry(question, timeout=run.timeout)
+            self._add_entry(question, timeout=run.card_timeout())
             self._sync_inbox()
 
     def on_settled(self, _run: Any, asked: Asked | Question) -> None:
@@ -1064,6 +1069,12 @@ def close_panel(nb: Notebook) -> None:
     panel, nb.panel = nb.panel, None
     if isinstance(panel, SidePanel):
         panel.close()
+
+
+def panel_shows(nb: Notebook) -> bool:
+    """Whether the notebook's panel is open in a front end (``CellRun.panel_shows``)."""
+    panel = current(nb)
+    return panel is not None and panel.shows_requests
 
 
 def install(nb: Notebook) -> None:

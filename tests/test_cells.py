@@ -4,6 +4,7 @@ request (the cell's, the panel's) is updated by a push when the decision settles
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +16,7 @@ from _memory import memory_connector
 from acp_notebook._cells import CellRun
 from acp_notebook._notebook import Notebook
 from acp_notebook._policy import Policy
-from acp_notebook._sidepanel import SidePanel, install
+from acp_notebook._sidepanel import SidePanel, install, panel_shows
 from acp_notebook.agent import parse_scenario
 
 ASK = {
@@ -80,6 +81,7 @@ def start(nb: Notebook, policy: Policy | None = None, timeout: float | None = No
         io,
         nb.events,
     )
+    run.panel_shows = functools.partial(panel_shows, nb)
     io.call(run.attach)
     nb.replace_run(run.key, run)
     run.done = io.submit(run.run)
@@ -132,6 +134,7 @@ def with_panel(nb: Notebook) -> SidePanel:
     install(nb)
     panel = SidePanel(nb)
     nb.io.call(panel._scan)
+    panel.panel.rendered = True  # as a front end's view of it reports
     nb.panel = panel
     return panel
 
@@ -446,3 +449,15 @@ async def _first(run: CellRun, name: str) -> Any:
         while not getattr(run, name):
             await anyio.sleep(0.005)  # the agent's request is on its way (not a decision)
     return getattr(run, name)[0]
+
+
+def test_after_idle_a_panel_no_front_end_shows_does_not_count(scripted: Scripted) -> None:
+    assert scripted.panel is not None
+    scripted.panel.panel.rendered = False  # made (on the first connect) but never shown
+    run = start(scripted.nb)
+    scripted.idle(BG)
+    assert run.done is not None and run.done.result(30) == "end_turn"
+    run.close_view()
+    answer = scripted.ask("session/request_permission", COMMAND_REQUEST)
+    assert answer.result(30) == {"outcome": {"outcome": "cancelled"}}
+    assert scripted.panel._entries == []

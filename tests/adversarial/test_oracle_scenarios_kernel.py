@@ -347,7 +347,6 @@ def test_background_items_come_and_go_from_the_still_running_section(tmp_path: P
         assert_sent_schema_valid(k)
 
 
-@pytest.mark.xfail(strict=True, reason="routing after idle: lead's work in progress")
 def test_requests_for_background_work_after_idle_are_asked_in_the_starting_cell(
     tmp_path: Path,
 ) -> None:

@@ -253,7 +253,7 @@ async function afterIdleTurn(client, sessionId, send) {
     const response = await client.request(acp.methods.client.session.requestPermission, {
       sessionId,
       title: "Push the release?",
-      subject: { type: "tool_call", toolCallId: "c9" },
+      subject: { type: "tool_call", toolCall: { toolCallId: "c9" } },
       options: [
         { optionId: "yes", name: "Allow once", kind: "allow_once" },
         { optionId: "no", name: "Reject", kind: "reject_once" },
