@@ -4,7 +4,6 @@ request (the cell's, the panel's) is updated by a push when the decision settles
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,11 +11,12 @@ from typing import Any
 
 import pytest
 from _memory import memory_connector
+from _runs import start_run
 
 from acp_notebook._cells import CellRun
 from acp_notebook._notebook import Notebook
 from acp_notebook._policy import Policy
-from acp_notebook._sidepanel import SidePanel, install, panel_shows
+from acp_notebook._sidepanel import SidePanel, install
 from acp_notebook.agent import parse_scenario
 
 ASK = {
@@ -62,30 +62,7 @@ def nb(tmp_path: Path) -> Iterator[Notebook]:
 
 
 def start(nb: Notebook, policy: Policy | None = None, timeout: float | None = None) -> CellRun:
-    """What ``%%acp`` does, minus the display: a session, a turn, a view, a run."""
-    from acp_notebook._widgets import TurnView
-
-    named = nb.session("default")
-    handle = nb.agent(named.agent)
-    io = handle.io
-    turn = io.call(named.session.start_turn, "clean up")
-    view = io.call(lambda: TurnView(turn.state, "clean up", call_soon=io.soon))
-    run = CellRun(
-        "cell:c1",
-        handle,
-        named.session,
-        turn,
-        view,
-        policy or Policy.from_globs([], []),
-        timeout,
-        io,
-        nb.events,
-    )
-    run.panel_shows = functools.partial(panel_shows, nb)
-    io.call(run.attach)
-    nb.replace_run(run.key, run)
-    run.done = io.submit(run.run)
-    return run
+    return start_run(nb, policy=policy, timeout=timeout)
 
 
 def asked(nb: Notebook, run: CellRun) -> Any:

@@ -16,11 +16,11 @@ from typing import Any
 import anyio
 import pytest
 from _memory import memory_connector
+from _runs import start_run
 
 from acp_notebook import _record
 from acp_notebook._cells import CellRun
 from acp_notebook._notebook import Notebook
-from acp_notebook._policy import Policy
 from acp_notebook._record import (
     RUNNING_CLASS,
     RUNNING_NOTE,
@@ -96,29 +96,7 @@ def nb(tmp_path: Path) -> Iterator[Notebook]:
 
 
 def start(nb: Notebook) -> CellRun:
-    """What ``%%acp`` does, minus the display."""
-    from acp_notebook._widgets import TurnView
-
-    named = nb.session("default")
-    handle = nb.agent(named.agent)
-    io = handle.io
-    turn = io.call(named.session.start_turn, "build it")
-    view = io.call(lambda: TurnView(turn.state, "build it", call_soon=io.soon))
-    run = CellRun(
-        "cell:r1",
-        handle,
-        named.session,
-        turn,
-        view,
-        Policy.from_globs([], []),
-        None,
-        io,
-        nb.events,
-    )
-    io.call(run.attach)
-    nb.replace_run(run.key, run)
-    run.done = io.submit(run.run)
-    return run
+    return start_run(nb, "build it", key="cell:r1")
 
 
 def wait_asked(run: CellRun) -> None:
