@@ -1,0 +1,159 @@
+"""claude-agent-acp 0.101.0: a Bash ``tool_use`` with ``run_in_background: true`` keeps running
+after the turn's idle, through ``%%acp`` in a real kernel.
+
+What the agent sends (observed, and what the test matches): the Bash tool call is ``completed``
+as soon as the command is started, its terminal's output snapshot is first the tool_result
+("Command running in background with ID: ..."), then ``terminal_update`` with
+``capabilities: {cancel: {}}`` and ``state_update`` with ``background: [{type: "terminal",
+terminalId}]``, also on the idle. After the idle the terminal's output arrives as one snapshot
+(``output.data``) then ``terminal_output_chunk`` appends. ``terminal/cancel`` is answered ``{}``,
+then ``terminal_update`` ``{exitStatus: {}, capabilities: null}`` (an exit with neither code nor
+signal) and ``state_update`` ``{state: "idle", background: []}`` (no stop reason).
+"""
+
+from __future__ import annotations
+
+import shlex
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.kernel_driver import Kernel, acp_kernel, new_cell_id
+from tests.real_agents.conftest import ClaudeLaunch
+from tests.real_agents.fake_anthropic import Text, ToolUse
+
+
+def live(k: Kernel) -> dict[str, dict[str, Any]]:
+    return {c: s for c, s in k.models.items() if c not in k.closed}
+
+
+def html_values(k: Kernel) -> str:
+    return " ".join(
+        str(s.get("value", "")) for s in live(k).values() if s.get("_model_name") == "HTMLModel"
+    )
+
+
+def children(state: dict[str, Any]) -> list[str]:
+    return [str(ref).removeprefix("IPY_MODEL_") for ref in state.get("children", ())]
+
+
+def shown(k: Kernel, comm_id: str) -> bool:
+    """Not hidden by its layout's ``display: none``."""
+    layout = str(k.models[comm_id].get("layout", "")).removeprefix("IPY_MODEL_")
+    return k.models.get(layout, {}).get("display") != "none"
+
+
+def background_rows(k: Kernel) -> list[tuple[str, str]]:
+    """``(label html, Stop button id)`` of each row of the still-running section."""
+    rows = []
+    for state in live(k).values():
+        if "acp-background-item" in state.get("_dom_classes", ()):
+            label, stop, *_ = children(state)
+            rows.append((str(k.models[label].get("value", "")), stop))
+    return rows
+
+
+def terminal_model(k: Kernel, terminal_id: str) -> str:
+    [cid] = [
+        c
+        for c, s in live(k).items()
+        if s.get("_model_name") == "TerminalModel" and s.get("terminal_id") == terminal_id
+    ]
+    return cid
+
+
+def terminal_bytes(k: Kernel, comm_id: str, since: int = 0) -> bytes:
+    """The bytes the kernel sent to one terminal's views (chunks, resets, backlogs), from comm
+    message ``since`` on."""
+    out = b""
+    for _t, msg in k.comm_msgs[since:]:
+        content = msg["content"]
+        if content["comm_id"] == comm_id and content["data"].get("method") == "custom":
+            out += b"".join(bytes(b) for b in msg.get("buffers") or [])
+    return out
+
+
+def processes_with(marker: str) -> list[int]:
+    """Ids of the live processes whose command line holds ``marker``."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+            stat = (proc / "stat").read_text()
+        except OSError:
+            continue
+        if marker.encode() in cmdline and stat.rsplit(")", 1)[-1].split()[0] != "Z":
+            found.append(int(proc.name))
+    return found
+
+
+@pytest.fixture
+def kern(tmp_path: Path) -> Iterator[Kernel]:
+    with acp_kernel(tmp_path) as k:
+        yield k
+
+
+def test_background_bash_streams_after_idle_and_stops_on_its_stop_button(
+    kern: Kernel, claude: ClaudeLaunch
+) -> None:
+    k = kern
+    marker = f"bg-ticker-{uuid.uuid4().hex[:12]}"
+    loop = "for i in range(100000): print('tick', i, flush=True); time.sleep(0.2)"
+    command = f"python3 -u -c {shlex.quote('import time' + chr(10) + loop)} {marker}"
+    bash = ToolUse("Bash", {"command": command, "description": "Tick", "run_in_background": True})
+    claude.api.add(bash, Text("The ticker runs in the background"))
+    k.run(f"%acp connect {claude.env_options()} -- {shlex.join(claude.argv)}")
+
+    cell = k.submit("%%acp -o t\nrun a ticker in the background\n", new_cell_id())
+    # claude-agent-acp asks before it (python is not a read-only command): click "Yes".
+    yes = k.wait_for(lambda: k.buttons("Yes"), "the permission card's Yes button")
+    assert processes_with(marker) == []  # nothing ran before the click
+    k.click(yes[0])
+    k.wait_for(lambda: cell.done, "the cell to return (the turn's idle)")
+    assert cell.error is None, cell.text()
+    assert "The ticker runs in the background" in cell.text()
+    assert processes_with(marker), "the loop runs on after the idle"
+
+    # The still-running section lists the terminal, with a Stop button (capabilities.cancel).
+    k.wait_for(lambda: "still running: 1" in html_values(k), "the still-running section")
+    [(label, stop)] = background_rows(k)
+    assert marker in label and "running" in label
+    k.wait_for(lambda: shown(k, stop), "the row's Stop button")
+    out = k.run("print(t.state.background)").text()
+    assert out.strip() == repr([("terminal", bash.id)])
+
+    # The terminal's view keeps getting output after the cell returned.
+    term = terminal_model(k, bash.id)
+    since = len(k.comm_msgs)
+    first = k.wait_for(
+        lambda: [line for line in terminal_bytes(k, term, since).split(b"\n") if b"tick" in line],
+        "tick lines after the idle",
+    )
+    k.wait_for(
+        lambda: len(terminal_bytes(k, term, since).split(b"\n")) > len(first) + 2,
+        "more tick lines (the stream goes on)",
+    )
+    assert k.models[term]["exit_status"] is None and k.models[term]["can_cancel"]
+
+    k.click(stop)
+    # The agent reports the exit: exitStatus {} (neither code nor signal), the terminal leaves
+    # the snapshot, and the section says the work ended.
+    k.wait_for(lambda: k.models[term].get("exit_status") == {}, "the terminal's exit in its view")
+    k.wait_for(lambda: "background work ended" in html_values(k), "the section to end")
+    [(label, stop)] = background_rows(k)
+    assert "exited" in label and "running" not in label
+    assert not shown(k, stop)
+    assert not k.models[term]["can_cancel"]
+    out = k.run(
+        f"print(t.state.background, t.state.terminals[{bash.id!r}].exit_label, t.stop_reason)"
+    ).text()
+    assert out.split() == ["[]", "exited", "end_turn"]
+    # The loop is gone, no orphan left behind.
+    k.wait_for(lambda: processes_with(marker) == [], "the loop's process to be gone")
+    log = k.run("%acp log -n 400").text()
+    assert "terminal/cancel" in log
