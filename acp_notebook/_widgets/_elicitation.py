@@ -27,6 +27,7 @@ import ipywidgets  # type: ignore[import-untyped]
 
 from .. import _protocol as p
 from .._elicitation import message_of, schema_of
+from ._acks import acknowledge_running_kernel
 from ._card import close_deep
 from ._parts import NO_MATH, STYLE, e, start_countdown, visible, visible_lines
 
@@ -162,6 +163,9 @@ class ElicitationCard(ipywidgets.VBox):  # type: ignore[misc]
         timeout: float | None = None,
         outcome: QuestionOutcome | None = None,
     ) -> None:
+        # While a cell awaits its turn the kernel must acknowledge each edit of the form, or
+        # the browser sends only the first one per field (see _acks).
+        acknowledge_running_kernel()
         self.request = request
         self.message = message_of(request)
         self.schema = schema_of(request)
