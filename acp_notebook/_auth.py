@@ -71,7 +71,10 @@ def hint(methods: Sequence[AuthMethod], name_option: str = "") -> str:
     if len(methods) == 1:
         return f"sign in with `%acp auth {method_id(methods[0])}{name_option}` ({listing})"
     if methods:
-        return f"{listing}; `%acp auth METHOD{name_option}` signs in"
+        shown = [f"`%acp auth {method_id(m)}{name_option}`" for m in methods[:4]]
+        more = len(methods) - len(shown)
+        last = f"{more} more" if more else shown.pop()
+        return f"{listing}; `%acp auth METHOD{name_option}` signs in ({', '.join(shown)} or {last})"
     return f"the agent advertised no sign-in method ({listing})"
 
 

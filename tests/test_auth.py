@@ -48,6 +48,12 @@ def test_hint_names_the_next_command() -> None:
     )
     assert _auth.hint(two, "") == (
         "`%acp auth` lists the sign-in methods; `%acp auth METHOD` signs in"
+        " (`%acp auth a` or `%acp auth b`)"
+    )
+    many = parse(*({"type": "agent", "methodId": f"m{i}", "name": "M"} for i in range(7)))
+    assert _auth.hint(many, " --name x").endswith(
+        "`%acp auth METHOD --name x` signs in (`%acp auth m0 --name x`, `%acp auth m1 --name x`,"
+        " `%acp auth m2 --name x`, `%acp auth m3 --name x` or 3 more)"
     )
 
 

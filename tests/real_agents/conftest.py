@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 from collections.abc import Iterator
@@ -15,24 +16,35 @@ from pathlib import Path
 import pytest
 
 from tests.real_agents.fake_anthropic import FakeAnthropic
+from tests.real_agents.fake_openai import FakeOpenAI
 
 NODE_MODULES = Path(__file__).parent / "node" / "node_modules"
 CLAUDE_PACKAGE = "@agentclientprotocol/claude-agent-acp"
 CLAUDE_VERSION = "0.101.0"
 CLAUDE_JS = NODE_MODULES / CLAUDE_PACKAGE / "dist" / "index.js"
+CODEX_PACKAGE = "@agentclientprotocol/codex-acp"
+CODEX_VERSION = "2.6.0"
+CODEX_JS = NODE_MODULES / CODEX_PACKAGE / "dist" / "index.js"
 
 
-def claude_installed() -> str | None:
-    """Why claude-agent-acp cannot run here, or None when it can."""
+def not_installed(package: str = CLAUDE_PACKAGE, wanted: str = CLAUDE_VERSION) -> str | None:
+    """Why claude-agent-acp (or another pinned package) cannot run here, or None when it can."""
     if shutil.which("node") is None:
         return "node is not on PATH"
-    manifest = NODE_MODULES / CLAUDE_PACKAGE / "package.json"
+    manifest = NODE_MODULES / package / "package.json"
     if not manifest.is_file():
-        return f"{CLAUDE_PACKAGE} is not installed: run `npm ci` in tests/real_agents/node"
+        return f"{package} is not installed: run `npm ci` in tests/real_agents/node"
     version = json.loads(manifest.read_text())["version"]
-    if version != CLAUDE_VERSION:
-        return f"{CLAUDE_PACKAGE} {version} is installed, the tests need {CLAUDE_VERSION}"
+    if version != wanted:
+        return f"{package} {version} is installed, the tests need {wanted}"
     return None
+
+
+def _need(why: str | None) -> None:
+    if why:
+        if os.environ.get("CI"):  # .ci/run installs it: missing there is a failure
+            pytest.fail(why)
+        pytest.skip(why)
 
 
 @dataclass
@@ -53,11 +65,7 @@ class ClaudeLaunch:
 
 @pytest.fixture
 def claude(tmp_path: Path) -> Iterator[ClaudeLaunch]:
-    why = claude_installed()
-    if why:
-        if os.environ.get("CI"):  # .ci/run installs it: missing there is a failure
-            pytest.fail(why)
-        pytest.skip(why)
+    _need(not_installed())
     home = tmp_path / "home"
     (home / ".claude").mkdir(parents=True)
     # Mode "default" asks before commands that change things (the initial mode, "auto",
@@ -86,3 +94,80 @@ def claude(tmp_path: Path) -> Iterator[ClaudeLaunch]:
             "NO_PROXY": "127.0.0.1,localhost",
         }
         yield ClaudeLaunch(api, ["node", str(CLAUDE_JS)], env, home, cwd)
+
+
+@dataclass
+class CodexLaunch:
+    """How to start codex-acp offline against the fake Responses API: ``argv`` and ``env`` (to
+    add to the inherited environment; the API key is not in it, a test passes ``key`` itself)."""
+
+    api: FakeOpenAI
+    argv: list[str]
+    env: dict[str, str]
+    home: Path
+    cwd: Path
+    key: str = "sk-fake-codex-5d1e8a7b3c9f2046"
+
+    def env_options(self, **more: str) -> str:
+        """The env (and ``more``) as ``--env KEY=VALUE`` options for ``%acp connect``."""
+        pairs = {**self.env, **more}
+        return " ".join(f"--env {shlex.quote(f'{k}={v}')}" for k, v in pairs.items())
+
+
+@pytest.fixture
+def codex(tmp_path: Path) -> Iterator[CodexLaunch]:
+    _need(not_installed(CODEX_PACKAGE, CODEX_VERSION))
+    home = tmp_path / "home"
+    codex_home = home / ".codex"  # it must exist, or codex-acp fails to start
+    codex_home.mkdir(parents=True)
+    cwd = tmp_path / "agent-cwd"
+    cwd.mkdir()
+    with FakeOpenAI() as api:
+        # A provider of our own on the fake API: it still needs an OpenAI sign-in (so
+        # session/new answers auth-required until auth/login), and it speaks plain HTTPS (the
+        # built-in provider first tries WebSockets five times, then falls back).
+        (codex_home / "config.toml").write_text(
+            'model_provider = "fake"\n'
+            "[model_providers.fake]\n"
+            'name = "fake"\n'
+            f'base_url = "{api.url}"\n'
+            'wire_api = "responses"\n'
+            "requires_openai_auth = true\n"
+            "supports_websockets = false\n"
+        )
+        env = {
+            "HOME": str(home),
+            "CODEX_HOME": str(codex_home),
+            # Codex refreshes models and plugins in the background: anything that honours a
+            # proxy gets a dead one, never the real network.
+            "HTTPS_PROXY": "http://127.0.0.1:9",
+            "HTTP_PROXY": "http://127.0.0.1:9",
+            "NO_PROXY": "127.0.0.1,localhost",
+        }
+        yield CodexLaunch(api, ["node", str(CODEX_JS)], env, home, cwd)
+
+
+_CONNECT = re.compile(
+    r"connect\(\d+, \{sa_family=(AF_INET6?),.*?(?:inet_addr|inet_pton)\((?:AF_INET6, )?\"([^\"]+)\""
+)
+
+
+def remote_connects(strace_log: Path) -> list[str]:
+    """Every IPv4/IPv6 connect() in an strace log whose address is not loopback."""
+    found = []
+    for line in strace_log.read_text().splitlines():
+        match = _CONNECT.search(line)
+        if match and match[2] not in ("127.0.0.1", "::1", "::ffff:127.0.0.1"):
+            found.append(line)
+    return found
+
+
+def traced(argv: list[str], log: Path) -> list[str]:
+    """``argv`` under strace (every connect() of every process logged to ``log``), or as is
+    where strace is missing (a failure under CI, which installs it)."""
+    strace = shutil.which("strace")
+    if strace is None:
+        if os.environ.get("CI"):
+            raise AssertionError("strace is not installed (apt-get install strace)")
+        return argv
+    return [strace, "-f", "-qq", "-e", "trace=connect", "-o", str(log), *argv]
