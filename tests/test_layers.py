@@ -351,6 +351,7 @@ NOTEBOOK_LAYER = [
     f"{PKG}._sidepanel",
     f"{PKG}._record",
     f"{PKG}._auth",
+    f"{PKG}._login_pty",
     f"{PKG}._widgets",
 ]
 #: the one module global that may hold notebook state: the kernel's Notebook

@@ -124,7 +124,7 @@ def test_every_message_has_a_type_naming_it_once() -> None:
         if "type" in fields
     ]
     assert all(len(kind) == 1 for kind in kinds)
-    assert len({kind[0] for kind in kinds}) == len(kinds) == 9
+    assert len({kind[0] for kind in kinds}) == len(kinds) == 11
 
 
 def test_python_readers_take_only_the_messages_views_send() -> None:
@@ -134,5 +134,14 @@ def test_python_readers_take_only_the_messages_views_send() -> None:
     assert read({"type": "cancel", "extra": 1}) == {"type": "cancel"}
     assert read({"type": "chunk", "seq": 1}) is None  # kernel -> view only
     assert read(["ready"]) is None and read(None) is None
+    assert read({"type": "input", "data": "pw\r"}) == {"type": "input", "data": "pw\r"}
+    assert read({"type": "input", "data": 5}) is None and read({"type": "input"}) is None
+    assert read({"type": "resize", "cols": 90, "rows": 20}) == {
+        "type": "resize",
+        "cols": 90,
+        "rows": 20,
+    }
+    for cols, rows in [(0, 20), (90, 1001), (True, 20), (90.0, 20), ("90", 20), (90, None)]:
+        assert read({"type": "resize", "cols": cols, "rows": rows}) is None, (cols, rows)
     assert _protocols.read_panel_message({"type": "rendered"}) == {"type": "rendered"}
     assert _protocols.read_panel_message({"type": "copy", "text": "x"}) is None

@@ -388,6 +388,30 @@ def test_cancel_only_when_advertised_and_running(
     assert calls == [widget]
 
 
+def test_input_and_resize_only_while_it_accepts_input(
+    make_widget: Callable[..., TerminalWidget],
+) -> None:
+    typed: list[str] = []
+    sizes: list[tuple[int, int]] = []
+    closed: list[TerminalWidget] = []
+    widget = make_widget()
+    widget.on_input(lambda _w, data: typed.append(data))
+    widget.on_resize(lambda _w, cols, rows: sizes.append((cols, rows)))
+    widget.on_close(closed.append)
+    assert widget.accepts_input is False  # an agent's terminal: read-only
+    widget._handle_view_msg(widget, {"type": "input", "data": "rm -rf /\r"}, [])
+    widget._handle_view_msg(widget, {"type": "resize", "cols": 100, "rows": 30}, [])
+    assert typed == [] and sizes == []
+    widget.accepts_input = True  # a sign-in terminal
+    widget._handle_view_msg(widget, {"type": "input", "data": "pw\r"}, [])
+    widget._handle_view_msg(widget, {"type": "resize", "cols": 100, "rows": 30}, [])
+    widget._handle_view_msg(widget, {"type": "resize", "cols": 10**6, "rows": 30}, [])
+    assert typed == ["pw\r"] and sizes == [(100, 30)]
+    widget.close()
+    widget.close()
+    assert closed == [widget]
+
+
 def test_static_bundle_is_deterministic_and_escaped(
     make_widget: Callable[..., TerminalWidget],
 ) -> None:

@@ -12,7 +12,9 @@ Terminal (``TerminalWidget``, ``_coalesce.ByteCoalescer``)
     (the bytes replace the whole screen), ``backlog`` (every byte kept up to chunk ``seq``,
     answering the view that sent ``token``; ``omitted`` bytes before them were dropped).
     views -> kernel: ``ready`` (a view rendered, or saw a gap in ``seq``, and wants the
-    backlog), ``cancel`` (the Stop button).
+    backlog), ``cancel`` (the Stop button); and, only while the model ``accepts_input`` (a
+    sign-in terminal; an agent's terminals never do), ``input`` (what the user typed, as
+    xterm.js hands it over: never logged) and ``resize`` (the view's size in cells).
 Side panel (``AgentPanel``)
     kernel -> front end: ``scroll_to``, ``copy``, ``download``; front end -> kernel:
     ``rendered`` (a front end with the labextension holds the panel).
@@ -20,7 +22,7 @@ Side panel (``AgentPanel``)
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict
+from typing import Literal, TypedDict, TypeGuard
 
 __all__ = [
     "ExitStatus",
@@ -34,12 +36,18 @@ __all__ = [
     "TerminalCancel",
     "TerminalChunk",
     "TerminalFromView",
+    "TerminalInput",
     "TerminalReady",
     "TerminalReset",
+    "TerminalResize",
     "TerminalToView",
     "read_panel_message",
     "read_terminal_message",
 ]
+
+
+#: the largest terminal size (columns or rows) a view may ask for
+MAX_CELLS = 1000
 
 
 # -- terminal: kernel -> views ------------------------------------------------------------------
@@ -88,7 +96,22 @@ class TerminalCancel(TypedDict):
     type: Literal["cancel"]
 
 
-TerminalFromView = TerminalReady | TerminalCancel
+class TerminalInput(TypedDict):
+    """What the user typed (``data``, a string from xterm.js), for the PTY. Never logged."""
+
+    type: Literal["input"]
+    data: str
+
+
+class TerminalResize(TypedDict):
+    """The view's terminal is ``cols`` x ``rows`` cells now (the PTY's window size)."""
+
+    type: Literal["resize"]
+    cols: int
+    rows: int
+
+
+TerminalFromView = TerminalReady | TerminalCancel | TerminalInput | TerminalResize
 
 
 class ExitStatus(TypedDict, total=False):
@@ -140,6 +163,11 @@ PanelFromFrontEnd = PanelRendered
 # -- reading what a view sent -------------------------------------------------------------------
 
 
+def _cells(value: object) -> TypeGuard[int]:
+    """A size a view may ask for: an int (not a bool or a float) from 1 to ``MAX_CELLS``."""
+    return type(value) is int and 0 < value <= MAX_CELLS
+
+
 def read_terminal_message(content: object) -> TerminalFromView | None:
     """``content`` as a message a terminal view sends, or None (a ``ready`` without a string
     token asks for the backlog all the same, with token "")."""
@@ -151,6 +179,14 @@ def read_terminal_message(content: object) -> TerminalFromView | None:
         return TerminalReady(type="ready", token=token if isinstance(token, str) else "")
     if kind == "cancel":
         return TerminalCancel(type="cancel")
+    if kind == "input":
+        data = content.get("data")
+        return TerminalInput(type="input", data=data) if isinstance(data, str) else None
+    if kind == "resize":
+        cols, rows = content.get("cols"), content.get("rows")
+        if _cells(cols) and _cells(rows):
+            return TerminalResize(type="resize", cols=cols, rows=rows)
+        return None
     return None
 
 

@@ -1,8 +1,8 @@
 """Live terminal widget: raw bytes go to xterm.js in the browser, coalesced in the kernel.
 
 Its custom messages (``chunk``, ``reset`` and ``backlog`` to the views, each with one buffer
-of bytes; ``ready`` and ``cancel`` from them) are typed in ``_protocols``; the view is
-``labextension/src/terminal.ts``.
+of bytes; ``ready`` and ``cancel`` from them, and ``input`` and ``resize`` while it
+``accepts_input``) are typed in ``_protocols``; the view is ``labextension/src/terminal.ts``.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ from ._static import StaticRenderer, render_tail, terminal_transcript
 from ._version import MODULE_NAME, MODULE_VERSION
 
 CancelCallback = Callable[["TerminalWidget"], None]
+InputCallback = Callable[["TerminalWidget", str], None]
+ResizeCallback = Callable[["TerminalWidget", int, int], None]
 
 
 def exit_badge(exit_status: ExitStatus | Mapping[str, Any] | None) -> str:
@@ -63,6 +65,9 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
     rows = Int(24).tag(sync=True)
     exit_status = Dict(default_value=None, allow_none=True).tag(sync=True)
     can_cancel = Bool(False).tag(sync=True)
+    #: the views send what the user types (a sign-in terminal's PTY); an agent's terminals
+    #: stay read-only
+    accepts_input = Bool(False).tag(sync=True)
 
     def __init__(
         self,
@@ -91,6 +96,9 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
             schedule=schedule,
             budget=budget,
         )
+        self._input_callbacks: list[InputCallback] = []
+        self._resize_callbacks: list[ResizeCallback] = []
+        self._close_callbacks: list[CancelCallback] = []
         self.on_msg(self._handle_view_msg)
 
     # -- bytes -------------------------------------------------------------------------------
@@ -122,6 +130,9 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
 
     def close(self) -> None:
         self._coalescer.close()
+        callbacks, self._close_callbacks = self._close_callbacks, []
+        for callback in callbacks:
+            callback(self)
         super().close()
 
     # -- cancel ------------------------------------------------------------------------------
@@ -134,12 +145,32 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
         else:
             self._cancel_callbacks.append(callback)
 
+    def on_input(self, callback: InputCallback) -> None:
+        """Run ``callback(widget, data)`` with what the user typed, while ``accepts_input``."""
+        self._input_callbacks.append(callback)
+
+    def on_resize(self, callback: ResizeCallback) -> None:
+        """Run ``callback(widget, cols, rows)`` when a view resizes, while ``accepts_input``."""
+        self._resize_callbacks.append(callback)
+
+    def on_close(self, callback: CancelCallback) -> None:
+        """Run ``callback(widget)`` once, when the widget is closed."""
+        self._close_callbacks.append(callback)
+
     def _handle_view_msg(self, _widget: Any, content: Any, _buffers: Sequence[Any]) -> None:
         message = read_terminal_message(content)
         if message is None:
             return
         if message["type"] == "ready":
             self._coalescer.send_backlog(message["token"])
+        elif message["type"] == "input":  # never logged: it may be a password
+            if self.accepts_input:
+                for typed in list(self._input_callbacks):
+                    typed(self, message["data"])
+        elif message["type"] == "resize":
+            if self.accepts_input:
+                for resized in list(self._resize_callbacks):
+                    resized(self, message["cols"], message["rows"])
         elif self.can_cancel and self.exit_status is None:  # "cancel"
             # Only honour a stop the agent advertised; a stale button must not send anything.
             for callback in list(self._cancel_callbacks):

@@ -43,7 +43,23 @@ export interface ITerminalCancel {
   type: 'cancel';
 }
 
-export type TerminalFromView = ITerminalReady | ITerminalCancel;
+/**
+ * What the user typed (`data`, as xterm.js hands it over), for the kernel's PTY; sent only
+ * while the model `accepts_input` (a sign-in terminal). Never logged: it may be a password.
+ */
+export interface ITerminalInput {
+  type: 'input';
+  data: string;
+}
+
+/** This view's terminal is `cols` x `rows` cells now (the PTY's window size). */
+export interface ITerminalResize {
+  type: 'resize';
+  cols: number;
+  rows: number;
+}
+
+export type TerminalFromView = ITerminalReady | ITerminalCancel | ITerminalInput | ITerminalResize;
 
 /** The terminal's synced `exit_status` (ACP's TerminalExitStatus); null while it runs. */
 export interface IExitStatus {

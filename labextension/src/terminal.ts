@@ -1,6 +1,11 @@
 /**
  * Live terminal view: raw bytes from the kernel go straight into xterm.js.
  *
+ * Read-only, unless the model `accepts_input` (a sign-in terminal, whose command runs in a PTY
+ * in the kernel): then what the user types goes to the kernel as `input` messages, and the
+ * view fits its columns to its width and reports its size as `resize` messages. Agents'
+ * terminals never accept input. Typed data is never logged.
+ *
  * Its messages are typed in protocol.ts; which of them it writes, drops or answers with a new
  * backlog request is stream.ts (ChunkSequencer), the badge's words exit.ts.
  */
@@ -8,7 +13,14 @@ import { DOMWidgetModel, DOMWidgetView, ISerializers } from '@jupyter-widgets/ba
 import type { ITheme, Terminal } from '@xterm/xterm';
 
 import { exitBadge, exitState } from './exit';
-import { IExitStatus, ITerminalCancel, ITerminalReady, readTerminalMessage } from './protocol';
+import {
+  IExitStatus,
+  ITerminalCancel,
+  ITerminalInput,
+  ITerminalReady,
+  ITerminalResize,
+  readTerminalMessage
+} from './protocol';
 import { bufferText, ChunkSequencer, newToken, replacePrefix, toBytes } from './stream';
 import { MODULE_NAME, MODULE_VERSION } from './version';
 
@@ -22,6 +34,9 @@ export const MAX_VISIBLE_ROWS = 24;
 const SCROLLBACK = 10000;
 /** How long the copy button says "Copied". */
 const COPIED_MS = 1500;
+/** An input terminal fitted to its width keeps at least, and at most, this many columns. */
+const MIN_INPUT_COLS = 20;
+const MAX_INPUT_COLS = 250;
 
 /** ANSI colours that stay readable on a light background; dark themes use xterm's defaults. */
 const LIGHT_ANSI: ITheme = {
@@ -116,7 +131,8 @@ export class TerminalModel extends DOMWidgetModel {
       cols: 80,
       rows: 24,
       exit_status: null,
-      can_cancel: false
+      can_cancel: false,
+      accepts_input: false
     };
   }
 
@@ -158,6 +174,7 @@ export class TerminalView extends DOMWidgetView {
     );
     this.listenTo(this.model, 'change:exit_status', this._fitHeight);
     this.listenTo(this.model, 'change:cols change:rows', this._resize);
+    this.listenTo(this.model, 'change:accepts_input change:exit_status', this._updateInput);
 
     const { Terminal } = await import('@xterm/xterm');
     const term = new Terminal({
@@ -173,6 +190,19 @@ export class TerminalView extends DOMWidgetView {
       theme: jupyterTheme()
     });
     this._term = term;
+    // Typed keys go to the kernel only while the model accepts input (and nothing is logged).
+    term.onData(data => {
+      if (this._acceptsInput()) {
+        const input: ITerminalInput = { type: 'input', data };
+        this.send(input);
+      }
+    });
+    term.onResize(({ cols, rows }) => {
+      if (this._acceptsInput()) {
+        const resize: ITerminalResize = { type: 'resize', cols, rows };
+        this.send(resize);
+      }
+    });
     // Ctrl/Cmd+C with a selection copies it (xterm would otherwise take the key).
     term.attachCustomKeyEventHandler(event => {
       if (
@@ -204,10 +234,14 @@ export class TerminalView extends DOMWidgetView {
     void this.displayed.then(() => {
       if (this._term && screen.isConnected && !this._term.element) {
         this._term.open(screen);
+        this._updateInput();
         this._fitHeight();
         // A view first laid out while hidden (a closed panel tab, a scrolled-away cell) has no
         // size yet: fit again whenever its size changes.
-        this._resizeObserver = new ResizeObserver(() => this._fitHeight());
+        this._resizeObserver = new ResizeObserver(() => {
+          this._fitWidth();
+          this._fitHeight();
+        });
         this._resizeObserver.observe(this.el);
       }
     });
@@ -281,6 +315,46 @@ export class TerminalView extends DOMWidgetView {
   private _resize(): void {
     this._term?.resize(this._cols(), this._rows());
     this._fitHeight();
+  }
+
+  private _acceptsInput(): boolean {
+    const status = this.model.get('exit_status');
+    return Boolean(this.model.get('accepts_input')) && (status === null || status === undefined);
+  }
+
+  /** Switch between read-only and input mode (the cursor blinks, keys go to the kernel). */
+  private _updateInput(): void {
+    const accepts = this._acceptsInput();
+    this.el.classList.toggle('acp-terminal-input', accepts);
+    this.el.dataset.input = accepts ? 'on' : 'off';
+    if (this._term) {
+      this._term.options.disableStdin = !accepts;
+      this._term.options.cursorBlink = accepts;
+    }
+    if (accepts) {
+      this._fitWidth();
+    }
+  }
+
+  /**
+   * In input mode, as many columns as fit the view's width (a login command then wraps its
+   * lines where the user sees them end); the new size reaches the kernel through onResize.
+   */
+  private _fitWidth(): void {
+    const term = this._term;
+    const screen = this._screen;
+    const inner = screen?.querySelector('.xterm-screen') as HTMLElement | null;
+    if (!this._acceptsInput() || !term || !screen || !inner || !inner.offsetWidth) {
+      return;
+    }
+    const style = getComputedStyle(screen);
+    const padding = parseFloat(style.paddingLeft) + parseFloat(style.paddingRight) || 0;
+    const cell = inner.offsetWidth / term.cols;
+    const cols = Math.floor((screen.clientWidth - padding) / cell);
+    const fitted = Math.max(MIN_INPUT_COLS, Math.min(MAX_INPUT_COLS, cols));
+    if (Number.isFinite(fitted) && fitted !== term.cols) {
+      term.resize(fitted, term.rows);
+    }
   }
 
   /**

@@ -7,10 +7,17 @@ Usage: ``python auth_agent.py WORKDIR``. Every message it receives is appended t
 ``login`` succeeded or ``FAKE_KEY`` is set in its environment; then it works, and a prompt is
 answered with ``signed in by <how>`` and idle. ``auth/login`` with another method id is an
 error. A ``FAKE_KEY`` value is never echoed (a test greps the notebook for it).
+
+``python auth_agent.py WORKDIR --terminal`` also advertises ``terminal-login`` (type
+``terminal``: run the agent with ``--login`` added, and ``AUTH_AGENT_MODE=login``). Run so,
+it is the login command: it asks ``password: `` with getpass; ``open-sesame`` stores
+``WORKDIR/credentials`` and exits 0 ("credentials stored"), anything else exits 1. An agent
+started once the file exists is signed in ("stored credentials").
 """
 
 from __future__ import annotations
 
+import getpass
 import os
 import sys
 import threading
@@ -21,6 +28,15 @@ from _wire import send, serve, update
 
 WORK = Path(sys.argv[1] if __name__ == "__main__" else ".")
 RECEIVED = WORK / "received.jsonl"
+CREDENTIALS = WORK / "credentials"
+TERMINAL_METHOD: dict[str, Any] = {
+    "type": "terminal",
+    "methodId": "terminal-login",
+    "name": "Log in in a terminal",
+    "description": "Asks for the password",
+    "args": ["--login"],
+    "env": [{"name": "AUTH_AGENT_MODE", "value": "login"}],
+}
 
 AUTH_METHODS: list[dict[str, Any]] = [
     {
@@ -38,7 +54,23 @@ AUTH_METHODS: list[dict[str, Any]] = [
     },
 ]
 
+if "--terminal" in sys.argv:
+    AUTH_METHODS.append(TERMINAL_METHOD)
+
 _signed_in = ["env FAKE_KEY" if os.environ.get("FAKE_KEY") else ""]
+if CREDENTIALS.exists():
+    _signed_in[0] = "stored credentials"
+
+
+def login() -> int:
+    """The terminal method's login command (in a terminal: getpass needs one)."""
+    print(f"Sign-in agent login (mode {os.environ.get('AUTH_AGENT_MODE')})")
+    if getpass.getpass("password: ") != "open-sesame":
+        print("wrong password")
+        return 1
+    CREDENTIALS.write_text("token-from-the-terminal\n")
+    print("credentials stored")
+    return 0
 
 
 def turn(session_id: str) -> None:
@@ -93,4 +125,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    if "--login" in sys.argv:
+        sys.exit(login())
     main()
