@@ -8,7 +8,7 @@ import os
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
@@ -21,6 +21,7 @@ from ._errors import AcpError, AgentExited, ConnectionClosed, MethodNotFound, Rp
 from ._jsonrpc import Connection, Problem, ProblemKind
 from ._permission import Asker, PermissionDecision, PermissionHandler, decide, invalid_options
 from ._process import AgentProcess, open_agent_connection
+from ._protocol import _v1 as v1
 from ._replay import REPLAY_BULK_BYTES, REPLAY_LIMIT, UpdateBuffer, UpdateStream
 from ._state import SessionState, TurnState
 from ._visible import visible_text
@@ -28,6 +29,10 @@ from ._visible import visible_text
 log = logging.getLogger("acp_notebook.client")
 
 PROTOCOL_VERSION = 2
+SUPPORTED_VERSIONS = (2, 1)
+ProtocolChoice = Literal["auto", 1, 2]
+"""``connect(protocol=...)``: negotiate (offer 2, speak 1 if that is what the agent speaks), or
+force one version."""
 CLIENT_NAME = "acp_notebook"
 # Updates for a session id we do not know yet, held while a session/new is in flight: the
 # agent may send them right behind its answer, before the caller has registered the session.
@@ -37,7 +42,8 @@ UpdateListener = Callable[["Session", p.SessionUpdate], None]
 
 
 class UnsupportedProtocolVersion(AcpError):
-    """The agent does not speak ACP v2 (it said so, answered another version, or sent a v1 body)."""
+    """The agent speaks no version we can use: it said so, answered another version, or sent
+    a body that is not of the version it answered (or not of the version ``protocol`` forced)."""
 
     def __init__(self, message: str, *, answered: Any = None, supported: Any = None) -> None:
         super().__init__(message)
@@ -109,6 +115,8 @@ class Turn:
         self._changed = anyio.Event()
         self._done = anyio.Event()
         self.error: BaseException | None = None
+        #: v1: the ``usage`` of the ``session/prompt`` answer, as sent (unstable v1 field)
+        self.usage: Any = None
 
     # -- what happened -------------------------------------------------------------------
     @property
@@ -160,10 +168,17 @@ class Turn:
         self._changed.set()
 
     async def send(self) -> None:
-        """Send this turn's prompt; return once the agent accepted it."""
+        """Send this turn's prompt; return once the agent accepted it.
+
+        With a v1 agent, which answers ``session/prompt`` only when the turn is over, this
+        returns at the end of the turn (its answer is applied as the idle ``state_update``).
+        """
         if self._sent:
             raise AcpError("this turn's prompt was already sent")
         self._sent = True
+        translator = self.session._v1
+        if translator is not None:
+            translator.begin_turn()
         try:
             result = await self.session.agent._request(
                 p.Method.SESSION_PROMPT, {"sessionId": self.session.id, "prompt": self.prompt}
@@ -180,6 +195,8 @@ class Turn:
             raise
         if isinstance(result, dict) and isinstance(result.get("messageId"), str):
             self.message_id = result["messageId"]
+        if translator is not None:
+            self.session._v1_turn_ended(self, translator, result)
 
     # -- waiting ---------------------------------------------------------------------------
     def updates(self) -> UpdateStream:
@@ -241,6 +258,8 @@ class Session:
         # handler has returned it (the connection writes it right after, before it yields).
         # (Questions too: a timeout's `cancel` is written before the session/cancel it causes.)
         self._answering: list[tuple[PermissionDecision | ElicitationDecision, anyio.Event]] = []
+        # A v1 session: what turns its v1 traffic into the v2 updates applied here.
+        self._v1: v1.V1Translator | None = None
 
     # -- listeners (views subscribe here) ----------------------------------------------------
     def subscribe(self, listener: UpdateListener) -> Callable[[], None]:
@@ -312,6 +331,30 @@ class Session:
     def _problem(self, message: str) -> None:
         log.warning("session %s: %s", self.id, message)
         self.problems.append(message)
+
+    def _v1_turn_ended(self, turn: Turn, translator: v1.V1Translator, result: Any) -> None:
+        """A v1 ``session/prompt`` answer: the turn's end, applied as its idle update."""
+        try:
+            response = v1.V1PromptResponse.model_validate(result)
+        except ValidationError as exc:
+            detail = f"malformed session/prompt answer: {_first_error(exc)}"
+            self._problem(detail)
+            self._end_turn(turn, ProtocolViolation(detail))
+            return
+        turn.usage = (response.model_extra or {}).get("usage")
+        self._apply(translator.end_turn(response))
+        if not turn.done:  # (the reducer had no current turn for it: end it all the same)
+            self._end_turn(turn)
+
+    def _apply_v1(self, translator: v1.V1Translator, raw: Any) -> None:
+        """One v1 ``update``: parsed, translated, applied (a malformed one is reported)."""
+        try:
+            update = v1.parse_v1_session_update(raw)
+        except ValidationError as exc:
+            self._problem(f"malformed v1 session/update dropped: {_first_error(exc)}")
+            return
+        for translated in translator.update(update):
+            self._apply(translated)
 
     def _end_turn(self, turn: Turn, error: BaseException | None = None) -> None:
         # A permission still pending when the turn ends can no longer be meant: fail closed.
@@ -429,13 +472,17 @@ class Session:
                 decision.settle(None, "cancel", "the session was closed")
         self._cancel_elicitations("the session was closed")
         try:
-            await self.agent._request(p.Method.SESSION_CLOSE, {"sessionId": self.id})
+            if self._v1 is None or self.agent._v1_can("close"):
+                await self.agent._request(p.Method.SESSION_CLOSE, {"sessionId": self.id})
         finally:
             self.closed = True
             if self.turn is not None:
                 self._end_turn(self.turn)
 
     async def set_config_option(self, config_id: str, value: str | bool) -> list[Any]:
+        translator = self._v1
+        if translator is not None:
+            return await self._v1_set_config_option(translator, config_id, value)
         kind = "boolean" if isinstance(value, bool) else "id"
         result = await self.agent._request(
             p.Method.SESSION_SET_CONFIG_OPTION,
@@ -443,6 +490,27 @@ class Session:
         )
         options = result.get("configOptions", []) if isinstance(result, dict) else []
         self.config_options = list(options)
+        return self.config_options
+
+    async def _v1_set_config_option(
+        self, translator: v1.V1Translator, config_id: str, value: str | bool
+    ) -> list[Any]:
+        """v1: the ``mode`` option is the session's mode (``session/set_mode``); the others are
+        v1 config options (``session/set_config_option``, whose answer lists them all)."""
+        own = {getattr(o, "config_id", None) for o in translator.config_options}
+        if config_id == v1.MODE_CONFIG_ID and translator.modes is not None and config_id not in own:
+            if not isinstance(value, str):
+                raise AcpError("the mode is set by its id (a string)")
+            await self.agent._request("session/set_mode", {"sessionId": self.id, "modeId": value})
+            translator.modes = translator.modes.model_copy(update={"current_mode_id": value})
+        else:
+            params: dict[str, Any] = {"sessionId": self.id, "configId": config_id, "value": value}
+            if isinstance(value, bool):
+                params["type"] = "boolean"
+            result = await self.agent._request(p.Method.SESSION_SET_CONFIG_OPTION, params)
+            parsed = v1.V1SetSessionConfigOptionResponse.model_validate(result)
+            translator.session_setup(None, parsed.config_options)
+        self.config_options = list(translator.options())
         return self.config_options
 
     def __repr__(self) -> str:
@@ -476,7 +544,9 @@ def _prompt_blocks(
 
 
 class Agent:
-    """A connected, initialized ACP v2 agent."""
+    """A connected, initialized ACP agent: v2, or v1 behind the same API (``protocol_version``
+    tells which; a v1 agent's traffic is translated into the v2 models, see ``_protocol._v1``).
+    """
 
     def __init__(
         self,
@@ -484,7 +554,15 @@ class Agent:
         process: AgentProcess | None,
         permission: PermissionHandler | None,
         elicitation: ElicitationHandler | None = None,
+        protocol: ProtocolChoice = "auto",
     ) -> None:
+        if protocol not in ("auto", 1, 2):
+            raise ValueError(f"protocol must be 'auto', 1 or 2, not {protocol!r}")
+        self.protocol: ProtocolChoice = protocol
+        #: the version in use once initialized: 2, or 1 for a v1 agent
+        self.protocol_version: int | None = None
+        #: a v1 agent's ``agentCapabilities`` (``capabilities`` stays None for it)
+        self.v1_capabilities: v1.V1AgentCapabilities | None = None
         self.connection = connection
         self.process = process
         self.permission = permission
@@ -507,6 +585,12 @@ class Agent:
 
     # -- lifecycle -----------------------------------------------------------------------
     async def initialize(self) -> None:
+        """Negotiate: offer 2 (or the forced version); an answer of 1 with a v1 body (or, with
+        ``protocol="auto"``, a v1 body under any number: some v1 agents echo the 2 they were
+        offered) makes this a v1 connection. Anything else raises UnsupportedProtocolVersion."""
+        if self.protocol == 1:
+            await self._initialize_v1()
+            return
         params = {
             "protocolVersion": PROTOCOL_VERSION,
             "info": {"name": CLIENT_NAME, "title": "acp_notebook", "version": _client_version()},
@@ -516,11 +600,14 @@ class Agent:
             result = await self.connection.request(p.Method.INITIALIZE, params)
         except RpcError as exc:
             data = exc.data if isinstance(exc.data, dict) else {}
+            supported = data.get("supported")
             if exc.code == p.ErrorCode.UNSUPPORTED_PROTOCOL_VERSION or "supported" in data:
+                if self.protocol == "auto" and isinstance(supported, list) and 1 in supported:
+                    await self._initialize_v1()
+                    return
                 raise UnsupportedProtocolVersion(
-                    f"the agent does not support ACP v2: {exc.message}"
-                    f" (it supports {data.get('supported')!r})",
-                    supported=data.get("supported"),
+                    f"the agent does not support ACP v2: {exc.message} (it supports {supported!r})",
+                    supported=supported,
                 ) from exc
             raise
         if not isinstance(result, dict):
@@ -528,12 +615,17 @@ class Agent:
                 f"initialize answered {result!r}, not an object", answered=result
             )
         version = result.get("protocolVersion")
+        v1_keys = sorted({"agentCapabilities", "agentInfo"} & result.keys())
+        v1_shaped = "info" not in result and "capabilities" not in result
+        if self.protocol == "auto" and v1_shaped and (version == 1 or (version == 2 and v1_keys)):
+            self._adopt_v1(result)
+            return
         if version != PROTOCOL_VERSION:
+            wanted = "2" if self.protocol == 2 else "1 or 2"
             raise UnsupportedProtocolVersion(
-                f"the agent answered protocol version {version!r}; acp_notebook speaks 2",
+                f"the agent answered protocol version {version!r}; acp_notebook speaks {wanted}",
                 answered=version,
             )
-        v1_keys = sorted({"agentCapabilities", "agentInfo"} & result.keys())
         try:
             response = p.InitializeResponse.model_validate(result)
         except ValidationError as exc:
@@ -551,11 +643,79 @@ class Agent:
         self.info = response.info
         self.capabilities = response.capabilities
         self.auth_methods = list(response.auth_methods or [])
+        self.protocol_version = PROTOCOL_VERSION
+
+    async def _initialize_v1(self) -> None:
+        """A v1 ``initialize`` (nothing advertised: no client file system, no terminals)."""
+        params = {
+            "protocolVersion": v1.PROTOCOL_VERSION,
+            "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}},
+            "clientInfo": {
+                "name": CLIENT_NAME,
+                "title": "acp_notebook",
+                "version": _client_version(),
+            },
+        }
+        try:
+            result = await self.connection.request(p.Method.INITIALIZE, params)
+        except RpcError as exc:
+            if exc.code != p.ErrorCode.UNSUPPORTED_PROTOCOL_VERSION:
+                raise
+            data = exc.data if isinstance(exc.data, dict) else {}
+            raise UnsupportedProtocolVersion(
+                f"the agent does not support ACP v1 either: {exc.message}"
+                f" (it supports {data.get('supported')!r})",
+                supported=data.get("supported"),
+            ) from exc
+        version = result.get("protocolVersion") if isinstance(result, dict) else None
+        if version != v1.PROTOCOL_VERSION:
+            raise UnsupportedProtocolVersion(
+                f"the agent answered protocol version {version!r} to a v1 initialize",
+                answered=result if not isinstance(result, dict) else version,
+            )
+        self._adopt_v1(result)
+
+    def _adopt_v1(self, result: dict[str, Any]) -> None:
+        """Speak v1 from here on, with what the v1 ``initialize`` answer says."""
+        try:
+            response = v1.V1InitializeResponse.model_validate(result)
+        except ValidationError as exc:
+            raise UnsupportedProtocolVersion(
+                f"the agent's v1 initialize body is malformed ({_first_error(exc)})",
+                answered=result,
+            ) from exc
+        if response.protocol_version != v1.PROTOCOL_VERSION:
+            self._problem(
+                f"the agent answered protocol version {response.protocol_version} with a v1"
+                " body: speaking v1",
+                "not_acp",
+            )
+        self.info = response.agent_info
+        self.v1_capabilities = response.agent_capabilities or v1.V1AgentCapabilities()
+        self.auth_methods = []
+        for raw in response.auth_methods or []:
+            wire = {"type": "agent"} | {("methodId" if k == "id" else k): v for k, v in raw.items()}
+            try:
+                self.auth_methods.append(_AUTH_METHOD.validate_python(wire))
+            except ValidationError as exc:
+                self._problem(f"malformed v1 auth method ignored: {_first_error(exc)}")
+        self.protocol_version = v1.PROTOCOL_VERSION
+
+    def _v1_can(self, what: str) -> bool:
+        """Whether a v1 agent advertised ``sessionCapabilities.<what>`` (or ``loadSession``)."""
+        caps = self.v1_capabilities
+        if caps is None:
+            return False
+        if what == "load":
+            return bool(caps.load_session)
+        sessions = caps.session_capabilities
+        return sessions is not None and getattr(sessions, what, None) is not None
 
     async def login(self, method_id: str) -> None:
         if not self.auth_methods:
             raise AcpError("the agent advertised no auth methods")
-        await self._request(p.Method.AUTH_LOGIN, {"methodId": method_id})
+        method = p.Method.AUTH_LOGIN if self.protocol_version != 1 else "authenticate"
+        await self._request(method, {"methodId": method_id})
 
     async def logout(self) -> None:
         if not self.auth_methods:
@@ -567,10 +727,13 @@ class Agent:
         path = _absolute(cwd)
         self._opening += 1
         try:
-            result = await self._request(p.Method.SESSION_NEW, {"cwd": path})
-            parsed = p.NewSessionResponse.model_validate(result)
-            session = Session(self, parsed.session_id, path)
-            session.config_options = list(parsed.config_options or [])
+            if self.protocol_version == v1.PROTOCOL_VERSION:
+                session = await self._new_v1_session(path)
+            else:
+                result = await self._request(p.Method.SESSION_NEW, {"cwd": path})
+                parsed = p.NewSessionResponse.model_validate(result)
+                session = Session(self, parsed.session_id, path)
+                session.config_options = list(parsed.config_options or [])
             self.sessions[session.id] = session
             # Updates that came right behind the answer, in order, before any later one.
             held = self._early.pop(session.id, [])
@@ -592,6 +755,30 @@ class Agent:
                 self._early.clear()
                 self._early_count = 0
         return session
+
+    async def _new_v1_session(self, path: str) -> Session:
+        result = await self._request(p.Method.SESSION_NEW, {"cwd": path, "mcpServers": []})
+        parsed = v1.V1NewSessionResponse.model_validate(result)
+        session = Session(self, parsed.session_id, path)
+        session._v1 = v1.V1Translator()
+        session.config_options = session._v1.session_setup(parsed.modes, parsed.config_options)
+        return session
+
+    async def _resume_v1(self, session: Session, replay: bool) -> None:
+        """v1 resume: ``session/load`` (the agent replays the history as updates first) or,
+        without ``replay``, ``session/resume`` when the agent has it."""
+        translator = session._v1 = session._v1 or v1.V1Translator()
+        params: dict[str, Any] = {"sessionId": session.id, "cwd": session.cwd}
+        if not replay and self._v1_can("resume"):
+            result = await self._request(p.Method.SESSION_RESUME, params)
+            parsed: v1.V1LoadSessionResponse = v1.V1ResumeSessionResponse.model_validate(result)
+        elif self._v1_can("load"):
+            params["mcpServers"] = []
+            result = await self._request("session/load", {**params})
+            parsed = v1.V1LoadSessionResponse.model_validate(result or {})
+        else:
+            raise AcpError("this v1 agent can neither load nor resume sessions")
+        session.config_options = translator.session_setup(parsed.modes, parsed.config_options)
 
     async def list_sessions(self, cwd: str | os.PathLike[str] | None = None) -> list[p.SessionInfo]:
         """All sessions the agent knows (following ``nextCursor`` pages)."""
@@ -617,6 +804,9 @@ class Agent:
         if replay:
             params["replayFrom"] = {"type": "start"}
         try:
+            if self.protocol_version == v1.PROTOCOL_VERSION:
+                await self._resume_v1(session, replay)
+                return session
             result = await self._request(p.Method.SESSION_RESUME, params)
         except BaseException:
             self.sessions.pop(session_id, None)
@@ -674,6 +864,9 @@ class Agent:
                 f"session/update for unknown session {session_id!r} ignored", "unknown_session"
             )
             return
+        if session._v1 is not None:
+            session._apply_v1(session._v1, params.get("update"))
+            return
         try:
             update = p.parse_session_update(params.get("update"))
         except ValidationError as exc:
@@ -690,7 +883,12 @@ class Agent:
 
     async def _on_permission(self, params: Any) -> dict[str, Any]:
         try:
-            request = p.RequestPermissionRequest.model_validate(params)
+            if self.protocol_version == v1.PROTOCOL_VERSION:  # its toolCall as the subject
+                request = v1.V1Translator().permission(
+                    v1.V1RequestPermissionRequest.model_validate(params)
+                )
+            else:
+                request = p.RequestPermissionRequest.model_validate(params)
         except ValidationError as exc:
             # Malformed: we cannot show it, so we cannot allow it.
             self._problem(f"malformed permission request answered cancelled: {_first_error(exc)}")
@@ -829,6 +1027,7 @@ class Agent:
 
 
 _ELICITATION_REQUEST: TypeAdapter[Any] = TypeAdapter(p.CreateElicitationRequest)
+_AUTH_METHOD: TypeAdapter[Any] = TypeAdapter(p.AuthMethod)
 
 
 def _first_error(exc: ValidationError) -> str:
@@ -855,8 +1054,12 @@ async def connect(
     max_line_bytes: int = 64 * 2**20,
     initialize_timeout: float | None = None,
     on_problem: Callable[[Problem], None] | None = None,
+    protocol: ProtocolChoice = "auto",
 ) -> AsyncIterator[Agent]:
-    """Launch ``argv`` as an ACP v2 agent, initialize it, and yield the ``Agent``.
+    """Launch ``argv`` as an ACP agent, initialize it, and yield the ``Agent``.
+
+    ``protocol``: ``"auto"`` offers v2 and speaks v1 with an agent that answers 1 (with a v1
+    body); ``1`` or ``2`` forces that version (``agent.protocol_version`` tells which is used).
 
     ``argv`` is a list (never a shell string); ``env`` entries are added to the inherited
     environment. Leaving the block closes the agent (bounded: stdin closed, SIGTERM, SIGKILL).
@@ -870,7 +1073,15 @@ async def connect(
     problems: list[Problem] = _ProblemList(on_problem)
     with _unwrapped():
         async with _open(
-            argv, cwd, env, permission, max_line_bytes, problems, initialize_timeout, elicitation
+            argv,
+            cwd,
+            env,
+            permission,
+            max_line_bytes,
+            problems,
+            initialize_timeout,
+            elicitation,
+            protocol,
         ) as agent:
             yield agent
 
@@ -885,6 +1096,7 @@ async def connect_streams(
     max_line_bytes: int = 64 * 2**20,
     initialize_timeout: float | None = None,
     on_problem: Callable[[Problem], None] | None = None,
+    protocol: ProtocolChoice = "auto",
 ) -> AsyncIterator[Agent]:
     """`connect` over a pair of byte streams instead of a subprocess (``agent.process`` is
     None): an agent served in memory (``acp_notebook.agent.serve_in_memory``), a socket...
@@ -899,7 +1111,7 @@ async def connect_streams(
     )
     with _unwrapped():
         async with connection:
-            agent = Agent(connection, None, permission, elicitation)
+            agent = Agent(connection, None, permission, elicitation, protocol)
             agent.problems = problems
             async with _initialized(agent, initialize_timeout):
                 yield agent
@@ -1010,6 +1222,7 @@ async def _open(
     problems: list[Problem],
     initialize_timeout: float | None,
     elicitation: ElicitationHandler | None = None,
+    protocol: ProtocolChoice = "auto",
 ) -> AsyncIterator[Agent]:
     async with open_agent_connection(
         list(argv),
@@ -1018,7 +1231,7 @@ async def _open(
         max_line_bytes=max_line_bytes,
         on_problem=problems.append,
     ) as (process, connection):
-        agent = Agent(connection, process, permission, elicitation)
+        agent = Agent(connection, process, permission, elicitation, protocol)
         agent.problems = problems
         async with _initialized(agent, initialize_timeout):
             yield agent

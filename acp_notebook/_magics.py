@@ -507,14 +507,14 @@ def _report_connect(
         display(_ErrorBox(title, redact(str(exc), env)))
         summary = redact(exc.summary, env)
         if isinstance(exc.error, UnsupportedProtocolVersion):
-            summary += " (v1 agents are not supported yet: a v1 fallback is planned)"
+            summary += " (acp_notebook speaks ACP v1 and v2)"
         if isinstance(exc.error, AuthenticationRequired):
             summary += "; it needs credentials before it starts: pass them with --env KEY=VALUE"
         raise UsageError(f"%acp connect: could not connect {name!r}: {summary}") from None
     pid = handle.agent.process.pid if handle.agent.process else "?"
     replaced = f"; it replaces the previous {name!r}, now closed" if old is not None else ""
     _say(f"acp: connected {name!r}: {handle.label} (pid {pid}, cwd {handle.cwd}){replaced}")
-    _say(f"acp: protocol v2; {capability_summary(handle)}")
+    _say(f"acp: protocol v{handle.agent.protocol_version}; {capability_summary(handle)}")
     return handle
 
 
@@ -569,7 +569,7 @@ def _resolve_here(entry: Any, cwd: str) -> Any:
 
 def capability_summary(handle: AgentHandle) -> str:
     """The agent's capabilities, one line: "capabilities: session (prompt: image, ...), ..."."""
-    caps = handle.agent.capabilities
+    caps = handle.agent.capabilities or handle.agent.v1_capabilities
     raw = caps.model_dump(by_alias=True, exclude_none=True) if caps is not None else {}
 
     def named(value: Any) -> list[str]:

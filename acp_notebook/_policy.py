@@ -1,7 +1,10 @@
 """``--allow`` / ``--deny`` glob policies for permission requests.
 
 A tool-call subject is judged by its title: the first ``--deny`` glob matching the whole title
-rejects, else the first ``--allow`` glob matching it approves.
+rejects, else the first ``--allow`` glob matching it approves. When the tool call carries a
+command (``kind`` ``execute`` with a string ``rawInput.command``, as v1 agents send), a deny glob
+matching the title still rejects, and otherwise the command is judged as a command subject is:
+then the title alone never approves.
 
 A command subject is a shell string. It is parsed with tree-sitter's bash grammar
 (:mod:`acp_notebook._shell`) into the simple commands it can run, nested ones included, and each
@@ -111,6 +114,9 @@ class Policy:
         if target is None or not self.deny:
             return None
         pieces = [target, *(p.strip() for p in re.split(_OPERATORS, target))]
+        command = tool_call_command(request)
+        if command is not None:
+            pieces += [command, *(p.strip() for p in re.split(_OPERATORS, command))]
         for pattern in self.deny:
             if any(fnmatch.fnmatchcase(text, pattern) for text in pieces):
                 return _deny(request, pattern)
@@ -126,6 +132,9 @@ class Policy:
         for pattern in self.deny:
             if fnmatch.fnmatchcase(target, pattern):
                 return _deny(request, pattern)
+        command = tool_call_command(request)
+        if command is not None:
+            return self._decide_command(request, command)
         for pattern in self.allow:
             if fnmatch.fnmatchcase(target, pattern):
                 return _pick(request, _POLICY_ALLOWS, _rule("--allow", [pattern]), allow=True)
@@ -171,6 +180,20 @@ def subject_target(request: RequestPermissionRequest) -> str | None:
         title = getattr(getattr(subject, "tool_call", None), "title", None)
         return title if isinstance(title, str) else None
     return None
+
+
+def tool_call_command(request: RequestPermissionRequest) -> str | None:
+    """The command a tool-call subject runs: its ``rawInput.command`` when its kind is
+    ``execute`` and that is a string (else None)."""
+    subject = request.subject
+    if getattr(subject, "type", None) != "tool_call":
+        return None
+    call = getattr(subject, "tool_call", None)
+    raw = getattr(call, "raw_input", None)
+    if getattr(call, "kind", None) != "execute" or not isinstance(raw, dict):
+        return None
+    command = raw.get("command")
+    return command if isinstance(command, str) else None
 
 
 def simple_commands(command: str) -> list[str] | None:

@@ -103,3 +103,52 @@ def assert_client_traffic_valid(
         assert not found, f"invalid message from our client: {found}\n{json.dumps(message)[:2000]}"
         count += 1
     return count
+
+
+# -- v1: what our client sends once it speaks v1 (the v1 schema next to the v2 one) ----------
+
+V1_SCHEMA_PATH = SCHEMA_PATH.parent.parent / "v1" / "schema.json"
+
+
+@functools.cache
+def v1_schema() -> dict[str, Any]:
+    return json.loads(V1_SCHEMA_PATH.read_text("utf-8"))  # type: ignore[no-any-return]
+
+
+@functools.cache
+def _v1_validator(type_name: str) -> Draft202012Validator:
+    return Draft202012Validator({"$ref": f"#/$defs/{type_name}", "$defs": v1_schema()["$defs"]})
+
+
+@functools.cache
+def _v1_method_types() -> dict[tuple[str, str], str]:
+    table: dict[tuple[str, str], str] = {}
+    for name, definition in v1_schema()["$defs"].items():
+        if method := definition.get("x-method"):
+            table[(method, "result" if name.endswith("Response") else "params")] = name
+    return table
+
+
+def check_v1_client_message(message: dict[str, Any], peer_methods: dict[Any, str]) -> list[str]:
+    """`check_client_message` against the v1 schema."""
+    found = [
+        f"envelope: {e.message}" for e in Draft202012Validator(v1_schema()).iter_errors(message)
+    ]
+    table = _v1_method_types()
+    if "method" in message:
+        type_name = table.get((message["method"], "params"))
+        if type_name is None:
+            return [*found, f"method {message['method']!r} is not in the v1 schema"]
+        instance = message.get("params", {})
+    elif "result" in message:
+        method = peer_methods.get(message.get("id"))
+        type_name = table.get((method, "result")) if method else None
+        if type_name is None:
+            return [*found, f"response to unknown request id {message.get('id')!r}"]
+        instance = message["result"]
+    else:
+        return found
+    return found + [
+        f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}"
+        for e in _v1_validator(type_name).iter_errors(instance)
+    ]

@@ -33,7 +33,7 @@ def _client_traffic_is_schema_valid(
         yield
         return
     from acp_notebook import _client
-    from tests._schema import check_client_message
+    from tests._schema import check_client_message, check_v1_client_message
 
     failures: list[str] = []
     agent_init = _client.Agent.__init__
@@ -50,7 +50,12 @@ def _client_traffic_is_schema_valid(
                     if isinstance(one.get("method"), str) and "id" in one:
                         peer_methods[one["id"]] = one["method"]
                     continue
-                for problem in check_client_message(one, peer_methods):
+                params = one.get("params")
+                v1 = getattr(self, "protocol_version", None) == 1 or (
+                    isinstance(params, dict) and params.get("protocolVersion") == 1
+                )  # a v1 connection's traffic is checked against the v1 schema
+                checker = check_v1_client_message if v1 else check_client_message
+                for problem in checker(one, peer_methods):
                     failures.append(f"{problem} in {str(one)[:300]}")
 
         connection.observe(check)

@@ -135,7 +135,10 @@ class FakePeer:
 
 @asynccontextmanager
 async def fake_agent(
-    mode: str | FakePeer, tmp_path: Path, permission: acp.PermissionHandler | None = None
+    mode: str | FakePeer,
+    tmp_path: Path,
+    permission: acp.PermissionHandler | None = None,
+    protocol: Any = "auto",
 ) -> AsyncIterator[tuple[acp.Agent, FakePeer]]:
     peer = mode if isinstance(mode, FakePeer) else FakePeer(mode)
     client_send, peer_receive = memory_byte_pipe(64)
@@ -147,7 +150,7 @@ async def fake_agent(
             peer.tasks = tasks
             try:
                 async with acp.connect_streams(
-                    client_receive, client_send, permission=permission
+                    client_receive, client_send, permission=permission, protocol=protocol
                 ) as agent:
                     yield agent, peer
             finally:
@@ -233,9 +236,10 @@ async def test_second_prompt_in_flight_raises_before_sending(tmp_path: Path) -> 
     ],
 )
 async def test_non_v2_agents_are_refused(tmp_path: Path, mode: str, needle: str) -> None:
+    # (with protocol="auto" these speak v1: tests/test_client_v1.py)
     peer = FakePeer(mode)
     with pytest.raises(acp.UnsupportedProtocolVersion) as info:
-        async with fake_agent(peer, tmp_path):
+        async with fake_agent(peer, tmp_path, protocol=2):
             pytest.fail("a non-v2 agent was accepted")
     assert needle in str(info.value)
     # Nothing is sent after a failed initialize.
@@ -245,7 +249,7 @@ async def test_non_v2_agents_are_refused(tmp_path: Path, mode: str, needle: str)
 @pytest.mark.anyio
 async def test_claims_two_speaks_one_keeps_what_it_said(tmp_path: Path) -> None:
     with pytest.raises(acp.UnsupportedProtocolVersion) as info:
-        async with fake_agent("claims2", tmp_path):
+        async with fake_agent("claims2", tmp_path, protocol=2):
             pytest.fail("a v1 body was accepted")
     assert info.value.answered["agentInfo"]["name"] == "old"
 
