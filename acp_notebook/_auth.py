@@ -3,7 +3,10 @@ for an ``agent`` method, a password field for an ``env_var`` method (the value g
 the agent's environment for its next start), and what to run for a ``terminal`` method.
 
 An ``env_var`` method is not in the v2 schema yet (it arrives as an unknown variant); its
-variables are read from ``vars`` (``[{"name": ...}]``, as codex-acp sends them) or ``varName``.
+variables are read from ``vars`` (``[{"name": ...}]``) or ``varName``. An ``agent`` method may
+read a key from the agent's own environment instead: codex-acp 2.6.0's ``api-key`` answers
+``auth/login`` without one with an error whose ``data.envVars`` names the variables it reads
+(`login_env_vars`); the notebook then asks for the first in a password field, as for ``env_var``.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 import ipywidgets as widgets  # type: ignore[import-untyped]
 from traitlets import Unicode
 
+from ._errors import RpcError
 from ._protocol import AuthMethod, AuthMethodAgent, AuthMethodTerminal
 
 __all__ = [
@@ -25,6 +29,7 @@ __all__ = [
     "hint",
     "is_agent_method",
     "kind",
+    "login_env_vars",
     "method_id",
     "password_form",
     "terminal_command",
@@ -51,6 +56,16 @@ def env_var_names(method: AuthMethod) -> list[str]:
     if isinstance(wire.get("varName"), str):
         names.append(wire["varName"])
     return [n for n in names if n.isidentifier()]
+
+
+def login_env_vars(error: BaseException) -> list[str]:
+    """The variables an ``auth/login`` error says the agent reads (``data.envVars``), in the
+    agent's order; none for any other error."""
+    data = error.data if isinstance(error, RpcError) else None
+    names = data.get("envVars") if isinstance(data, dict) else None
+    if not isinstance(names, list):
+        return []
+    return [n for n in names if isinstance(n, str) and n.isidentifier()]
 
 
 def describe(method: AuthMethod) -> str:

@@ -871,7 +871,25 @@ def _auth_cmd(nb: Notebook, argv: list[str]) -> None:
     method = chosen[0]
     kind = _auth.kind(method)
     if _auth.is_agent_method(method):
-        handle.io.call(handle.agent.login, args.method)
+        try:
+            handle.io.call(handle.agent.login, args.method)
+        except AcpError as exc:
+            # The agent reads a key from its own environment (codex-acp's api-key says which
+            # in data.envVars): ask for it as for an env_var method, then sign in again.
+            asked = _auth.login_env_vars(exc)[:1]
+            if not asked:
+                raise
+            _say(
+                f"acp: {args.method!r} needs a key in the agent's environment ({_one_line(exc)});"
+                f" enter {asked[0]} for {handle.name!r}: the value goes only into the agent's"
+                " environment (it restarts with it and signs in); it is not shown or saved"
+            )
+            display(
+                _auth.password_form(
+                    asked, lambda values: _restart_with(nb, handle.name, values, args.method)
+                )
+            )
+            return
         _say(f"acp: signed in to {handle.name!r} with {args.method!r}; `%%acp` cells work now")
     elif kind == "env_var" and _auth.env_var_names(method):
         names = _auth.env_var_names(method)
@@ -930,22 +948,26 @@ def _auth_cmd(nb: Notebook, argv: list[str]) -> None:
         )
 
 
-def _restart_with(nb: Notebook, name: str, values: dict[str, str]) -> str:
+def _restart_with(nb: Notebook, name: str, values: dict[str, str], login: str | None = None) -> str:
     """Restart agent ``name`` with ``values`` added to its environment (as `%acp connect`
-    does: the old one is replaced once the new one is initialized), then retry session/new.
-    Returns one line for the form; it never contains the values."""
+    does: the old one is replaced once the new one is initialized), run auth/login with
+    method ``login`` if given, then retry session/new. Returns one line for the form; it never
+    contains the values."""
     old = nb.agent(name)
     env = {**old.env, **values}
     session_name = nb.sign_in.pop(name, DEFAULT_SESSION)
     try:
         handle = _report_connect(name, old.argv, env, lambda: nb.reconnect(name, values))
+        if login is not None:
+            handle.io.call(handle.agent.login, login)
         nb.session(session_name, new=True, agent=name)
     except NotebookError as exc:
         return redact(f"not signed in: {words(exc, nb)}", env)
     except (UsageError, AcpError) as exc:
         return redact(f"not signed in: {_one_line(exc)}", env)
+    signed = f", signed in with {login!r}" if login is not None else ""
     return redact(
-        f"restarted {name!r} ({handle.label}) with {', '.join(values)}; session"
+        f"restarted {name!r} ({handle.label}) with {', '.join(values)}{signed}; session"
         f" {session_name!r} is open",
         env,
     )

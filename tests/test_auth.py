@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from acp_notebook import _auth
+from acp_notebook._errors import RpcError
 from acp_notebook._protocol import AuthMethod
 
 METHODS = TypeAdapter(list[AuthMethod])
@@ -55,6 +56,17 @@ def test_hint_names_the_next_command() -> None:
         "`%acp auth METHOD --name x` signs in (`%acp auth m0 --name x`, `%acp auth m1 --name x`,"
         " `%acp auth m2 --name x`, `%acp auth m3 --name x` or 3 more)"
     )
+
+
+def test_login_env_vars_reads_data_env_vars_of_an_rpc_error_only() -> None:
+    # codex-acp 2.6.0's api-key login without a key in its environment answers this.
+    error = RpcError(-32603, "Internal error: CODEX_API_KEY or OPENAI_API_KEY is not set")
+    error.data = {"envVars": ["CODEX_API_KEY", "OPENAI_API_KEY", "A=B; x", 3]}
+    assert _auth.login_env_vars(error) == ["CODEX_API_KEY", "OPENAI_API_KEY"]
+    assert _auth.login_env_vars(RpcError(-32603, "no data")) == []
+    assert _auth.login_env_vars(RpcError(-32603, "odd", {"envVars": "KEY"})) == []
+    assert _auth.login_env_vars(RpcError(-32603, "odd", ["KEY"])) == []
+    assert _auth.login_env_vars(ValueError("KEY")) == []
 
 
 def test_form_empties_the_field_before_submitting_and_needs_every_value() -> None:

@@ -208,3 +208,58 @@ def test_kernel_sign_in_with_the_key_in_env_options_it_stays_in_the_cell_source(
     for cell in saved["cells"]:
         assert codex.key not in json.dumps(cell["outputs"])
     assert codex.key not in json.dumps(saved["metadata"])
+
+
+def _set_state(k: Kernel, comm_id: str, **state: Any) -> None:
+    """What a browser sends when a person edits a widget."""
+    content = {"comm_id": comm_id, "data": {"method": "update", "state": state, "buffer_paths": []}}
+    k.kc.shell_channel.send(k.kc.session.msg("comm_msg", content))
+
+
+def test_kernel_api_key_sign_in_without_a_key_asks_for_it_in_a_password_field(
+    codex: CodexLaunch, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No key anywhere: codex-acp's auth/login answers -32603 with data.envVars, the variables
+    # it reads. The notebook asks for one in a password field and restarts the agent with it.
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("CODEX_API_KEY", raising=False)
+    with acp_kernel(tmp_path) as k:
+        seen = _recording(k)
+        cells: list[tuple[str, Execution]] = []
+
+        def run(source: str, *, ok: bool = True) -> str:
+            execution = k.run(source, new_cell_id(), ok=ok)
+            cells.append((source, execution))
+            return execution.text()
+
+        k.run(f"import os; os.environ['ACP_NOTEBOOK_NODE_MODULES'] = {str(NODE_MODULES)!r}")
+        run(f"%acp connect codex {codex.env_options()}")
+        assert "needs sign-in" in run("%%acp\nsay hello\n", ok=False)
+        shown = run("%acp auth api-key")
+        assert "CODEX_API_KEY or OPENAI_API_KEY is not set" in shown, shown
+        assert "enter CODEX_API_KEY for 'codex'" in shown, shown
+        assert not (codex.home / ".codex" / "auth.json").exists()
+        fields = [c for c, s in k.models.items() if s.get("_model_name") == "PasswordModel"]
+        assert len(fields) == 1 and k.models[fields[0]].get("description") == "CODEX_API_KEY"
+        _set_state(k, fields[0], value=codex.key)
+        [button] = k.wait_for(lambda: k.buttons("Restart with it"), "the Restart button")
+        k.click(button)
+
+        def labels() -> list[str]:
+            values = [s.get("value", "") for s in k.models.values()]
+            return [v for v in values if str(v).startswith(("restarted", "not signed in"))]
+
+        [done] = k.wait_for(labels, "the restart's result")
+        assert done.startswith("restarted 'codex'"), done
+        assert "signed in with 'api-key'" in done and "session 'default' is open" in done, done
+        assert (codex.home / ".codex" / "auth.json").is_file()
+        codex.api.add(ANSWER)
+        assert ANSWER in run("%%acp\nsay hello\n")
+        [asked] = codex.api.turns()
+        assert asked.headers.get("authorization") == f"Bearer {codex.key}"
+        status = run("%acp status")
+        assert "env CODEX_API_KEY=***" in status
+        run("%acp log -n 200")
+        places = _places(k, cells, seen, tmp_path / "codex.ipynb")
+    assert len(places) > 20
+    assert [name for name, text in places.items() if codex.key in text] == []
