@@ -333,6 +333,8 @@ export class TerminalView extends DOMWidgetView {
     }
     if (accepts) {
       this._fitWidth();
+    } else {
+      this._term?.blur(); // an ended sign-in shows no cursor waiting for keys
     }
   }
 
