@@ -135,6 +135,23 @@ def test_invalid_values_are_blocked_inline(field: str, value: Any, message: str)
     card.close_quietly()
 
 
+def test_an_error_leaves_its_field_once_the_value_changes() -> None:
+    # A person who corrects a field must not read the old error next to the new value.
+    card = ElicitationCard(question(EVERY_FIELD), Answers())
+    assert card.submit() is False
+    assert "required" in card.fields["name"].error.value
+    assert "required" in card.fields["size"].error.value
+    assert "fix the marked fields" in card.status_html
+    card.fields["name"].widget.value = "Ada"
+    assert card.fields["name"].error.value == ""
+    assert "required" in card.fields["size"].error.value  # the others keep theirs
+    assert "fix the marked fields" not in card.status_html  # until the next Submit
+    assert card.submit() is False  # which checks every field again
+    assert "required" in card.fields["size"].error.value
+    assert "fix the marked fields" in card.status_html
+    card.close_quietly()
+
+
 def test_required_fields_block_submit() -> None:
     answers = Answers()
     card = ElicitationCard(question(EVERY_FIELD), answers)

@@ -54,10 +54,52 @@ def url_domain(url: str) -> str:
     return visible(host)
 
 
+#: the form's own layout: a checkbox sits left of its label, on one row
+_FORM_STYLE = """<style>
+.acp-elicit-field{margin-bottom:4px}
+.acp-elicit-field.acp-elicit-boolean{flex-direction:row;flex-wrap:wrap;align-items:center}
+.acp-elicit-boolean>.widget-checkbox{order:-1;margin-right:6px;height:auto;align-self:center}
+.acp-elicit-boolean>.widget-checkbox>input{margin:0}
+.acp-elicit-boolean>.widget-html:not(:first-child){flex-basis:100%}
+.acp-elicit-hint{color:var(--jp-ui-font-color2,#666);margin-left:6px}
+</style>"""
+
+
+def _span(low: Any, high: Any, unit: str = "") -> str:
+    """``2 to 12 characters``, ``at least 1``, ``at most 9``, or ``""``."""
+    tail = f" {unit}" if unit else ""
+    if low is not None and high is not None:
+        return f"{low} to {high}{tail}"
+    if low is not None:
+        return f"at least {low}{tail}"
+    if high is not None:
+        return f"at most {high}{tail}"
+    return ""
+
+
+def _hint(prop: Any, required: bool) -> str:
+    """What a person should know before typing: limits, how to pick several, and that an
+    optional number without a default is only sent when changed."""
+    hints: list[str] = []
+    if isinstance(prop, p.StringPropertySchema) and p.property_choices(prop) is None:
+        hints.append(_span(prop.min_length, prop.max_length, "characters"))
+    elif isinstance(prop, (p.IntegerPropertySchema, p.NumberPropertySchema)):
+        hints.append(_span(prop.minimum, prop.maximum))
+        if not required and prop.default is None:
+            hints.append("left out unless you change it")
+    elif isinstance(prop, p.MultiSelectPropertySchema):
+        count = _span(prop.min_items, prop.max_items)
+        hints.append(f"choose {count}" if count else "")
+        hints.append("Ctrl/\u2318-click to choose several")
+    return "; ".join(h for h in hints if h)
+
+
 def _label(name: str, prop: Any, required: bool) -> str:
     title = getattr(prop, "title", None) or name
     star = ' <span class="acp-elicit-required" title="required">*</span>' if required else ""
-    return f"<b>{e(visible(title))}</b>{star}"
+    hint = _hint(prop, required)
+    small = f' <small class="acp-elicit-hint">{e(visible(hint))}</small>' if hint else ""
+    return f"<b>{e(visible(title))}</b>{star}{small}"
 
 
 class _Field:
@@ -86,9 +128,12 @@ class _Field:
         parts.append(self.error)
         self.box = ipywidgets.VBox(parts)
         self.box.add_class("acp-elicit-field")
+        if isinstance(prop, p.BooleanPropertySchema):
+            self.box.add_class("acp-elicit-boolean")
 
     def _touch(self, _change: Any) -> None:
         self.touched = True
+        self.show_error(None)  # the old error no longer describes the new value
 
     def _make(self, prop: Any) -> Any:
         layout = ipywidgets.Layout(width="auto")
@@ -97,8 +142,10 @@ class _Field:
             options: list[tuple[str, Any]] = [(visible(label), v) for v, label in choices]
             if prop.default not in {v for v, _ in choices}:
                 options.insert(0, ("(choose)", None))
-            value = prop.default if prop.default in {v for v, _ in choices} else None
-            return ipywidgets.Dropdown(options=options, value=value, layout=layout)
+            if prop.default in {v for v, _ in choices}:
+                return ipywidgets.Dropdown(options=options, value=prop.default, layout=layout)
+            # index 0 shows "(choose)" (a value of None would show an empty box)
+            return ipywidgets.Dropdown(options=options, index=0, layout=layout)
         if isinstance(prop, p.StringPropertySchema):
             hint = _FORMAT_HINT.get(prop.format or "", "")
             if prop.max_length is not None:
@@ -111,12 +158,17 @@ class _Field:
             number = prop.default if prop.default is not None else prop.minimum or 0.0
             return ipywidgets.FloatText(value=float(number), layout=layout)
         if isinstance(prop, p.BooleanPropertySchema):
-            return ipywidgets.Checkbox(value=bool(prop.default), indent=False)
+            return ipywidgets.Checkbox(
+                value=bool(prop.default), indent=False, layout=ipywidgets.Layout(width="auto")
+            )
         if isinstance(prop, p.MultiSelectPropertySchema):
             options = [(visible(label), v) for v, label in choices or []]
             known = {v for _, v in options}
             picked = tuple(v for v in prop.default or [] if v in known)
-            return ipywidgets.SelectMultiple(options=options, value=picked, layout=layout)
+            rows = max(2, min(len(options), 8))  # no empty rows under a short list
+            return ipywidgets.SelectMultiple(
+                options=options, value=picked, rows=rows, layout=layout
+            )
         return ipywidgets.Text(value="", placeholder="text", layout=layout)
 
     def read(self) -> tuple[bool, Any]:
@@ -142,6 +194,8 @@ class _Field:
     def widgets(self) -> list[Any]:
         return [*self.box.children, self.box]
 
+
+_FIX_FIRST = '<span class="acp-card-warning">fix the marked fields first</span>'
 
 QuestionOutcome = tuple[str | None, str | None, str, Any]
 """``(action, decided_by, detail, content)``: a settled question as its card shows it."""
@@ -177,7 +231,7 @@ class ElicitationCard(ipywidgets.VBox):  # type: ignore[misc]
         self._stop = threading.Event()
         self._timer: threading.Thread | None = None
         self.fields: dict[str, _Field] = {}
-        self._info = ipywidgets.HTML(value=STYLE + self.request_html())
+        self._info = ipywidgets.HTML(value=STYLE + _FORM_STYLE + self.request_html())
         self._status = ipywidgets.HTML(value="")
         schema = self.schema
         if schema is not None:
@@ -194,6 +248,8 @@ class ElicitationCard(ipywidgets.VBox):  # type: ignore[misc]
             button.on_click(self._click_handler(action))
             self._buttons[action] = button
         self._button_box = ipywidgets.HBox(list(self._buttons.values()))
+        for item in self.fields.values():
+            item.widget.observe(self._edited, names="value")
         self._form = ipywidgets.VBox([f.box for f in self.fields.values()])
         super().__init__(children=[self._info, self._form, self._button_box, self._status])
         self.add_class("acp-card")
@@ -237,6 +293,12 @@ class ElicitationCard(ipywidgets.VBox):  # type: ignore[misc]
 
         return click
 
+    def _edited(self, _change: Any) -> None:
+        """A field changed: "fix the marked fields" waits for the next Submit."""
+        with self._lock:
+            if self._status.value == _FIX_FIRST:
+                self._status.value = ""
+
     def submit(self) -> bool:
         """Check the form; report ``accept`` with its content when valid. True if reported."""
         content: dict[str, Any] | None = None
@@ -249,9 +311,7 @@ class ElicitationCard(ipywidgets.VBox):  # type: ignore[misc]
             if errors:
                 with self._lock:
                     if self._outcome is None and not self._chosen:
-                        self._status.value = (
-                            '<span class="acp-card-warning">fix the marked fields first</span>'
-                        )
+                        self._status.value = _FIX_FIRST
                 return False
         self._report("accept", content, "click")
         return True
