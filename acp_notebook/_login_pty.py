@@ -298,7 +298,7 @@ class LoginTerminal:
         self.pty.kill()
 
     def _typed(self, _widget: TerminalWidget, data: str) -> None:
-        self.pty.write(data.encode("utf-8", "surrogateescape"))
+        self.pty.write(data.encode("utf-8", "replace"))  # a lone surrogate: "?"
 
     def _resized(self, widget: TerminalWidget, cols: int, rows: int) -> None:
         self.pty.resize(cols, rows)

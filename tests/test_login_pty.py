@@ -233,6 +233,18 @@ def test_the_widget_takes_typed_input_and_shows_the_exit() -> None:
     widget.close()
 
 
+def test_a_lone_surrogate_in_typed_input_is_replaced_not_raised() -> None:
+    # JSON (and so a view's message) may carry "\ud800"; UTF-8 cannot.
+    term = LoginTerminal([sys.executable, str(SCRIPT), "login"])
+    term.start()
+    wait_until(lambda: b"user: " in term.widget.data, "the prompt")
+    view_sends(term.widget, {"type": "input", "data": "a\ud800b\r"})
+    wait_until(lambda: b"password: " in term.widget.data, "the password prompt")
+    assert b"user: a?b\r\n" in term.widget.data
+    term.widget.close()
+    assert term.pty.wait(HANG)
+
+
 def test_input_is_ignored_unless_the_widget_accepts_it() -> None:
     term = LoginTerminal([sys.executable, str(SCRIPT), "size"])
     term.start()
