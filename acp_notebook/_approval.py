@@ -6,7 +6,7 @@ whoever shows the request (a card, a ``--allow`` policy). `ask` awaits it and re
 strictly: only the object ``True`` allows. ``False``, ``None``, any other value, an exception,
 a timeout, and a cancellation raised by the callback itself all refuse. A cancellation of the
 caller (the agent cancelled its request, the connection closed) is not swallowed: it propagates,
-and the caller has done nothing yet.
+and the caller has done nothing yet, even when the callback swallowed it and answered anyway.
 
 A refusal is answered to the agent as `refusal`: an `RpcError` with code `NOT_ALLOWED` and
 ``data`` naming the reason (``rejected``, ``timeout``, ``error``, ``cancelled``). ACP has no code
@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Final, Literal, TypeVar
 
 import anyio
+import anyio.lowlevel
 
 from ._errors import RpcError
 
@@ -81,6 +82,9 @@ async def ask(approve: Approve[R], request: R, *, timeout: float | None = None) 
         return Verdict("error", f"the approval failed: {type(exc).__name__}")
     if scope.cancel_called:
         return Verdict("timeout", f"no approval within {timeout} s")
+    # A callback can swallow the caller's cancellation and answer anyway: the caller, cancelled
+    # (the agent withdrew its request), must not go on to act on that answer.
+    await anyio.lowlevel.checkpoint_if_cancelled()
     if answer is True:
         return Verdict("allowed")
     return Verdict("rejected", "not allowed")

@@ -498,6 +498,11 @@ class ClientTerminals:
                     ) from exc
                 self._terminals[request.terminal_id] = terminal
                 self._tg.start_soon(self._run, terminal)
+                if self._closed:  # close() ran while it started: it must not outlive close()
+                    terminal.signal_group(signal.SIGKILL)
+                    raise RpcError(
+                        INVALID_REQUEST, "client terminals are closed", {"reason": "closed"}
+                    )
         finally:
             self._pending.discard(request.terminal_id)
         return {"terminalId": request.terminal_id}

@@ -96,3 +96,21 @@ def test_a_refusal_says_why_in_fields() -> None:
     assert error.code == NOT_ALLOWED == -32001
     assert error.data == {"reason": "timeout"}
     assert error.message == "running 'ls' was not allowed (no approval within 3 s)"
+
+
+async def test_an_allow_after_the_caller_was_cancelled_does_not_count() -> None:
+    """A callback that swallows the caller's cancellation and then says True (found by the
+    fail-closed matrix: the command ran though the agent had cancelled its request)."""
+    verdicts: list[Verdict] = []
+
+    async def stubborn(request: str) -> bool:
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            pass
+        return True
+
+    with anyio.move_on_after(0.05) as scope:
+        verdicts.append(await ask(stubborn, "req"))
+    assert scope.cancelled_caught
+    assert verdicts == []

@@ -173,6 +173,9 @@ def test_the_kept_output_counts_utf8_bytes_and_cuts_between_characters() -> None
     assert out.truncated
     out.feed(b"\xff")  # U+FFFD is 3 bytes: "€" must go
     assert out.text == "cd\ufffd"
+    odd = _Output(3)
+    odd.feed("éé".encode())  # 4 bytes: dropping 1 would cut the first "é" in half
+    assert odd.text == "é" and odd.truncated
     zero = _Output(0)
     zero.feed(b"x")
     assert zero.text == "" and zero.truncated
@@ -433,3 +436,41 @@ async def test_an_unknown_method_is_method_not_found(
     with pytest.raises(RpcError) as info:
         await service.handle("terminal/resize", {})
     assert info.value.code == ErrorCode.METHOD_NOT_FOUND
+
+
+async def test_a_command_approved_while_closing_never_outlives_close(work: Path) -> None:
+    service = ClientTerminals(Recorder(), cwd_of=lambda sid: str(work), kill_grace=0.5)
+
+    async def approve_then_close(request: TerminalRequest) -> bool:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(service.close)  # the kernel shuts down while the card is answered
+        return True
+
+    service._approve = approve_then_close
+    async with service:
+        with pytest.raises(RpcError) as info:
+            await service.create(create_params("touch", str(work / "RAN")))
+        assert info.value.data == {"reason": "closed"}
+    assert not (work / "RAN").exists()
+
+
+async def test_a_command_started_while_closing_is_killed(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from acp_notebook import _terminals
+
+    service = ClientTerminals(Recorder(), cwd_of=lambda sid: str(work), kill_grace=0.5)
+    spawn = _terminals._Terminal.spawn
+    started: list[int] = []
+
+    def spawn_then_close(self: Any, *args: Any) -> None:
+        spawn(self, *args)
+        started.append(self.pid)
+        service._closed = True  # close() ran (and found nothing) while the command started
+
+    monkeypatch.setattr(_terminals._Terminal, "spawn", spawn_then_close)
+    async with service:
+        with pytest.raises(RpcError) as info:
+            await service.create(create_params("sleep", "100"))
+        assert info.value.data == {"reason": "closed"}
+        assert wait_gone(started[0]) == []
