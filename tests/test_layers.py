@@ -155,6 +155,15 @@ RULES = [
         ),
         frozenset({"anyio"} | THIRD_PARTY_OK),
     ),
+    # 4 client services (v1 client terminals and file system): layers 1 and 2, no widgets.
+    *(
+        Rule(
+            f"{PKG}.{name}",
+            tuple(f"{PKG}.{m}" for m in ("_protocol", "_errors", "_exit", "_process", "_approval")),
+            frozenset({"anyio"} | THIRD_PARTY_OK),
+        )
+        for name in ("_approval", "_terminals", "_files")
+    ),
 ]
 
 
