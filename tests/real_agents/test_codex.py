@@ -54,6 +54,9 @@ async def test_sign_in_session_new_and_a_turn_through_the_client_api_on_loopback
             turn = await session.prompt("say hello")
             assert await turn.wait() == "end_turn"
             assert turn.text == ANSWER
+            # Everything codex sent parsed (its _meta, extra capabilities and the
+            # _auth/status_update notification are ignored, not problems).
+            assert session.problems == [] and agent.problems == []
     [asked] = codex.api.turns()
     assert asked.user_texts()[-1] == "say hello"
     assert asked.headers.get("authorization") == f"Bearer {codex.key}"
