@@ -305,3 +305,25 @@ async def test_handle_dispatches_every_v1_fs_method(work: Path) -> None:
     with pytest.raises(RpcError) as info:
         await service.handle("fs/delete", {})
     assert info.value.code == ErrorCode.METHOD_NOT_FOUND
+
+
+def v1_errors(type_name: str, instance: Any) -> list[str]:
+    """Schema errors of ``instance`` against the pinned SDK's v1 ``$defs/type_name``."""
+    from jsonschema import Draft202012Validator
+
+    schema = Path(__file__).parent / "oracle/node_modules/@agentclientprotocol/sdk/schema/v1"
+    defs = json.loads((schema / "schema.json").read_text())["$defs"]
+    validator = Draft202012Validator({"$ref": f"#/$defs/{type_name}", "$defs": defs})
+    return [e.message for e in validator.iter_errors(instance)]
+
+
+async def test_every_answer_is_a_valid_v1_response(work: Path) -> None:
+    service, _ = files(work)
+    write_params = {"sessionId": "s1", "path": str(work / "f.txt"), "content": "a\nb\n"}
+    assert v1_errors("WriteTextFileRequest", write_params) == []
+    assert v1_errors("WriteTextFileResponse", await service.write_text_file(write_params)) == []
+    read_params = {"sessionId": "s1", "path": str(work / "f.txt"), "line": 2, "limit": 1}
+    assert v1_errors("ReadTextFileRequest", read_params) == []
+    result = await service.read_text_file(read_params)
+    assert result == {"content": "b\n"}
+    assert v1_errors("ReadTextFileResponse", result) == []

@@ -474,3 +474,33 @@ async def test_a_command_started_while_closing_is_killed(
             await service.create(create_params("sleep", "100"))
         assert info.value.data == {"reason": "closed"}
         assert wait_gone(started[0]) == []
+
+
+def v1_errors(type_name: str, instance: Any) -> list[str]:
+    """Schema errors of ``instance`` against the pinned SDK's v1 ``$defs/type_name``."""
+    from jsonschema import Draft202012Validator
+
+    schema = Path(__file__).parent / "oracle/node_modules/@agentclientprotocol/sdk/schema/v1"
+    defs = json.loads((schema / "schema.json").read_text())["$defs"]
+    validator = Draft202012Validator({"$ref": f"#/$defs/{type_name}", "$defs": defs})
+    return [e.message for e in validator.iter_errors(instance)]
+
+
+async def test_every_answer_is_a_valid_v1_response(terms: Terms) -> None:
+    service, _, _ = terms
+    params = create_params("sleep", "100", outputByteLimit=10, env=[{"name": "A", "value": "1"}])
+    assert v1_errors("CreateTerminalRequest", params) == []
+    created = await service.create(params)
+    assert v1_errors("CreateTerminalResponse", created) == []
+    ids = {"sessionId": "s1", **created}
+    assert v1_errors("TerminalOutputRequest", ids) == []
+    assert v1_errors("TerminalOutputResponse", await service.output(ids)) == []
+    assert v1_errors("KillTerminalResponse", await service.kill(ids)) == []
+    assert v1_errors("WaitForTerminalExitResponse", await service.wait_for_exit(ids)) == []
+    assert v1_errors("TerminalOutputResponse", await service.output(ids)) == []
+    assert v1_errors("ReleaseTerminalResponse", await service.release(ids)) == []
+    done = await run(service, "true")
+    assert v1_errors("WaitForTerminalExitResponse", done["status"]) == []
+    assert v1_errors("TerminalExitStatus", done["exitStatus"]) == []
+    assert v1_errors("WaitForTerminalExitResponse", {"exitCode": -1}) != []  # it can fail
+    assert v1_errors("TerminalOutputResponse", {"output": "x"}) != []
