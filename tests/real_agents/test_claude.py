@@ -175,14 +175,15 @@ def test_kernel_connect_claude_shortcut_finds_the_installed_package(
     _approve_bash_in_kernel(kern, claude, tmp_path / "work")
 
 
-def test_kernel_connect_v1_only_agent_says_v1_is_not_supported_yet(
-    kern: Kernel, claude: ClaudeLaunch
+def test_kernel_connect_v1_mode_speaks_v1_and_approves_a_bash_call(
+    kern: Kernel, claude: ClaudeLaunch, tmp_path: Path
 ) -> None:
     kern.run(f"import os; os.environ['ACP_NOTEBOOK_NODE_MODULES'] = {str(NODE_MODULES)!r}")
     # The same agent, its router pinned to v1: it answers initialize with protocol version 1.
     claude.env["CLAUDE_AGENT_ACP_PROTOCOL"] = "v1"
-    text = kern.run(f"%acp connect claude {claude.env_options()}", ok=False).text()
-    assert "UsageError: %acp connect: could not connect 'claude'" in text  # shown on stderr
-    assert "protocol version 1" in text and "v1 agents are not supported yet" in text
+    text = kern.run(f"%acp connect claude {claude.env_options()}").text()
+    assert "acp: connected 'claude': Claude Agent 0.101.0" in text
+    assert "acp: protocol v1; capabilities: " in text and "loadSession" in text
     _no_env_values(text, claude)
-    assert "no agents connected" in kern.run("%acp status").text()
+    # the same card, the same click, through the v1 permission request
+    _approve_bash_in_kernel(kern, claude, tmp_path / "work")

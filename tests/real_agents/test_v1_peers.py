@@ -1,0 +1,98 @@
+"""Real v1 agents that need no key, through `%%acp` in a real kernel: pydantic-acp with
+pydantic-ai's TestModel (tests/real_agents/pydantic_agent.py) and fast-agent with its
+passthrough model. Their turns render messages and tool calls on the same cards as v2's."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from tests.kernel_driver import Kernel, acp_kernel, new_cell_id
+
+PYDANTIC_AGENT = Path(__file__).with_name("pydantic_agent.py")
+TINY_MCP = Path(__file__).with_name("tiny_mcp.py")
+FAST_AGENT_VENV = Path(__file__).with_name(".venv-fast-agent")  # .ci/run, step v1-agents
+
+
+@pytest.fixture
+def kern(tmp_path: Path) -> Iterator[Kernel]:
+    with acp_kernel(tmp_path) as k:
+        yield k
+
+
+def _connect_pydantic(k: Kernel) -> str:
+    pytest.importorskip("pydantic_acp")  # the `test` extra pins it
+    argv = [sys.executable, str(PYDANTIC_AGENT)]
+    return k.run(f"%acp connect -- {shlex.join(argv)}").text()
+
+
+def test_pydantic_acp_turn_renders_messages_and_tool_calls_after_a_click(
+    kern: Kernel, tmp_path: Path
+) -> None:
+    out = _connect_pydantic(kern)
+    assert "acp: connected" in out and "Pydantic ACP 1.10.0" in out
+    assert "acp: protocol v1; capabilities: " in out
+    cell = kern.submit("%%acp\nadd, then delete a file\n", new_cell_id())
+    button = kern.wait_for(partial(kern.buttons, "Allow"), "the allow button of delete_file")
+    assert not (tmp_path / "work" / "deleted.txt").exists()  # nothing ran before the click
+    kern.click(button[0])
+    kern.wait_for(partial(getattr, cell, "done"), "the cell to finish after the click")
+    assert cell.error is None, cell.text()
+    text = cell.text()
+    assert "All done: I added and I deleted." in text
+    assert "Tool call: add [execute] - completed" in text
+    assert "Tool call: delete_file [delete] - completed" in text
+    assert "options: Allow [allow once], Deny [reject once]" in text
+    assert (tmp_path / "work" / "deleted.txt").read_text() == "deleted a\n"
+
+
+def test_pydantic_acp_deny_policy_rejects_without_a_click(kern: Kernel, tmp_path: Path) -> None:
+    _connect_pydantic(kern)
+    cell = kern.run("%%acp --deny 'delete_*'\nadd, then delete a file\n")
+    assert cell.error is None, cell.text()
+    text = cell.text()
+    assert "Tool call: delete_file [delete] - failed" in text
+    assert "decision: Rejected: Deny - by policy --deny 'delete_*'" in text
+    assert not (tmp_path / "work" / "deleted.txt").exists()
+
+
+def _fast_agent_argv(home: Path) -> list[str]:
+    fast_agent = FAST_AGENT_VENV / "bin" / "fast-agent"
+    if not fast_agent.exists():
+        if os.environ.get("CI"):  # .ci/run installs it: missing there is a failure
+            raise AssertionError(f"{fast_agent} is missing (.ci/run step v1-agents)")
+        pytest.skip(f"{fast_agent} is not installed (.ci/run step v1-agents)")
+    server = f"{FAST_AGENT_VENV / 'bin' / 'python'} {TINY_MCP}"
+    home.mkdir()
+    return [str(fast_agent), "--no-update-check", "acp", "--model", "passthrough",
+            "--home", str(home), "--stdio", server]  # fmt: skip
+
+
+def test_fast_agent_turns_render_messages_and_an_approved_mcp_tool_call(
+    kern: Kernel, tmp_path: Path
+) -> None:
+    argv = _fast_agent_argv(tmp_path / "fa-home")
+    out = kern.run(f"%acp connect -- {shlex.join(argv)}").text()
+    # fast-agent echoes the protocolVersion 2 it was offered, with a v1 body: it speaks v1
+    assert "fast-agent-acp 0.10.48" in out and "acp: protocol v1; " in out
+    echo = kern.run("%%acp\nhello from the notebook\n")
+    assert echo.error is None, echo.text()
+    assert "hello from the notebook" in echo.text().split("> hello from the notebook", 1)[1]
+    # ({{ }}: a cell body interpolates {name}). fast-agent asks before MCP tools only
+    body = '***CALL_TOOL python__shout {{"text":"hello"}}'
+    cell = kern.submit(f"%%acp\n{body}\n", new_cell_id())
+    button = kern.wait_for(partial(kern.buttons, "Allow Once"), "the allow-once button")
+    kern.click(button[0])
+    kern.wait_for(partial(getattr, cell, "done"), "the cell to finish after the click")
+    assert cell.error is None, cell.text()
+    text = cell.text()
+    assert "Tool call: python/shout [other] - completed" in text
+    assert "HELLO!" in text
+    assert "Permission request: python/shout" in text
+    assert "decision: Approved: Allow Once" in text
