@@ -14,6 +14,10 @@
 * Each command runs in a PTY, in its own session and process group, launched through
   `acp_notebook._supervisor`: a watchdog in the group kills it when this process goes away,
   ``kill -9`` included. When the command exits, whatever it left in its group is killed too.
+  The PTY is its stdin, stdout and stderr (``isatty`` is true, ``TERM=xterm-256color``; the
+  output keeps the terminal's ``\r\n`` and escape sequences) but not its controlling terminal:
+  nobody types into it, so a program that opens ``/dev/tty`` to prompt fails at once instead of
+  waiting forever. (A process that leaves the group with ``setsid`` escapes the group kill.)
 * Output kept for ``terminal/output`` is bounded: ``outputByteLimit`` and `MAX_OUTPUT_BYTES`,
   whichever is smaller, dropping the oldest output at a UTF-8 character boundary. The
   ``on_output(terminal_id, data)`` hook gets every byte as it comes (for a terminal widget, which

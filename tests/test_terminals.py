@@ -504,3 +504,33 @@ async def test_every_answer_is_a_valid_v1_response(terms: Terms) -> None:
     assert v1_errors("TerminalExitStatus", done["exitStatus"]) == []
     assert v1_errors("WaitForTerminalExitResponse", {"exitCode": -1}) != []  # it can fail
     assert v1_errors("TerminalOutputResponse", {"output": "x"}) != []
+
+
+async def test_a_flood_is_kept_within_the_cap_and_streamed_whole(work: Path) -> None:
+    streamed = [0]
+
+    def count(tid: str, data: bytes) -> None:
+        streamed[0] += len(data)
+
+    cap = 64 * 1024
+    async with ClientTerminals(
+        Recorder(), cwd_of=lambda sid: str(work), on_output=count, max_output_bytes=cap
+    ) as service:
+        code = "import sys; sys.stdout.buffer.write(b'x' * 5_000_000 + b'END'); sys.stdout.flush()"
+        result = await run(service, PY, "-c", code, outputByteLimit=10 * cap)  # the cap wins
+        assert result["status"] == {"exitCode": 0, "signal": None}
+        assert result["truncated"] is True
+        assert len(result["output"]) == cap and result["output"].endswith("xxEND")
+        assert streamed[0] == 5_000_003  # the hook saw every byte
+        tid = (await service.create(create_params("true")))["terminalId"]
+        ids = {"sessionId": "s1", "terminalId": tid}
+        await service.wait_for_exit(ids)
+        assert await service.kill(ids) == {}  # killing what has ended: nothing to do
+        assert await service.wait_for_exit(ids) == {"exitCode": 0, "signal": None}
+
+
+async def test_a_prompt_on_dev_tty_fails_at_once_instead_of_hanging(terms: Terms) -> None:
+    service, _, _ = terms
+    code = "import sys\ntry:\n open('/dev/tty', 'r+')\nexcept OSError as e:\n sys.exit(e.errno)"
+    result = await run(service, PY, "-c", code)
+    assert result["status"]["exitCode"] == 6  # ENXIO: no controlling terminal to prompt on
