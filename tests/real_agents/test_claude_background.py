@@ -13,7 +13,12 @@ signal) and ``state_update`` ``{state: "idle", background: []}`` (no stop reason
 
 from __future__ import annotations
 
+import contextlib
+import os
+import re
 import shlex
+import signal
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from tests.kernel_driver import Kernel, acp_kernel, new_cell_id
+from tests.kernel_driver import Kernel, acp_kernel, new_cell_id, process_gone
 from tests.real_agents.conftest import ClaudeLaunch
 from tests.real_agents.fake_anthropic import Text, ToolUse
 
@@ -92,21 +97,45 @@ def processes_with(marker: str) -> list[int]:
     return found
 
 
+def _comm(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+_STARTED: list[str] = []  # the markers of the loops this module's tests started
+
+
+@pytest.fixture(autouse=True)
+def _reap() -> Iterator[None]:
+    """A loop a test started and left behind (a failed test) is killed after it, by its id."""
+    yield
+    while _STARTED:
+        for pid in processes_with(_STARTED.pop()):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
 @pytest.fixture
 def kern(tmp_path: Path) -> Iterator[Kernel]:
     with acp_kernel(tmp_path) as k:
         yield k
 
 
-def test_background_bash_streams_after_idle_and_stops_on_its_stop_button(
-    kern: Kernel, claude: ClaudeLaunch
-) -> None:
-    k = kern
+def start_ticker(k: Kernel, claude: ClaudeLaunch, ticks: int, *after: Text) -> tuple[ToolUse, str]:
+    """Connect, and run a cell whose turn starts a background Bash command that prints a tick
+    line every 0.2 s (``ticks`` of them, then it exits with code 3), approved by a click on its
+    permission card; returns once the cell returned (the turn's idle). ``after``: the fake
+    model's replies after the one that ends the turn. Returns the tool use and the marker
+    that the loop's command line carries."""
     marker = f"bg-ticker-{uuid.uuid4().hex[:12]}"
-    loop = "for i in range(100000): print('tick', i, flush=True); time.sleep(0.2)"
-    command = f"python3 -u -c {shlex.quote('import time' + chr(10) + loop)} {marker}"
+    _STARTED.append(marker)
+    loop = f"for i in range({ticks}): print('tick', i, flush=True); time.sleep(0.2)"
+    code = "\n".join(["import sys, time", loop, "sys.exit(3)"])
+    command = f"python3 -u -c {shlex.quote(code)} {marker}"
     bash = ToolUse("Bash", {"command": command, "description": "Tick", "run_in_background": True})
-    claude.api.add(bash, Text("The ticker runs in the background"))
+    claude.api.add(bash, Text("The ticker runs in the background"), *after)
     k.run(f"%acp connect {claude.env_options()} -- {shlex.join(claude.argv)}")
 
     cell = k.submit("%%acp -o t\nrun a ticker in the background\n", new_cell_id())
@@ -117,6 +146,14 @@ def test_background_bash_streams_after_idle_and_stops_on_its_stop_button(
     k.wait_for(lambda: cell.done, "the cell to return (the turn's idle)")
     assert cell.error is None, cell.text()
     assert "The ticker runs in the background" in cell.text()
+    return bash, marker
+
+
+def test_background_bash_streams_after_idle_and_stops_on_its_stop_button(
+    kern: Kernel, claude: ClaudeLaunch
+) -> None:
+    k = kern
+    bash, marker = start_ticker(k, claude, 100_000)
     assert processes_with(marker), "the loop runs on after the idle"
 
     # The still-running section lists the terminal, with a Stop button (capabilities.cancel).
@@ -157,3 +194,101 @@ def test_background_bash_streams_after_idle_and_stops_on_its_stop_button(
     k.wait_for(lambda: processes_with(marker) == [], "the loop's process to be gone")
     log = k.run("%acp log -n 400").text()
     assert "terminal/cancel" in log
+
+
+FOLLOW_UP = Text("The ticker finished with exit code 3")
+
+
+def tick_to_the_end(k: Kernel, claude: ClaudeLaunch) -> tuple[ToolUse, str]:
+    """A ticker of 10 lines that exits with code 3 by itself after the cell returned, and the
+    follow-up turn claude-agent-acp starts on its own when the background task ends (its CLI
+    tells the model in a ``<task-notification>``; the fake model answers ``FOLLOW_UP``)."""
+    bash, marker = start_ticker(k, claude, 10, FOLLOW_UP)
+    term = terminal_model(k, bash.id)
+    k.wait_for(lambda: "background work ended" in html_values(k), "the section to end")
+    k.wait_for(lambda: processes_with(marker) == [], "the loop's process to be gone")
+    k.wait_for(lambda: len(claude.api.agent_requests()) == 3, "the agent's follow-up request")
+    k.wait_for(lambda: "The ticker finished" in k.run("print(t.text)").text(), "the follow-up")
+    return bash, term
+
+
+def test_background_bash_that_exits_by_itself_shows_its_exit(
+    kern: Kernel, claude: ClaudeLaunch
+) -> None:
+    k = kern
+    bash, term = tick_to_the_end(k, claude)
+    # exitStatus {}: claude-agent-acp 0.101.0 reports no exit code for a background command;
+    # the code is only in the output (its CLI appends "[exited with code 3]").
+    assert k.models[term]["exit_status"] == {} and not k.models[term]["can_cancel"]
+    sent = terminal_bytes(k, term)
+    assert b"tick 9" in sent and b"[exited with code 3]" in sent
+    [(label, stop)] = background_rows(k)
+    assert "exited" in label and not shown(k, stop)
+    out = k.run(f"print(t.state.background, t.state.terminals[{bash.id!r}].exit_label)").text()
+    assert out.split() == ["[]", "exited"]
+    # The model was told, in the follow-up the agent started by itself.
+    [notified] = [
+        block["text"]
+        for block in claude.api.agent_requests()[2].body["messages"][-1]["content"]
+        if block.get("type") == "text" and "<task-notification>" in block["text"]
+    ]
+    assert bash.id in notified and "exit code 3" in notified
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the cell's run detaches on the first snapshot without its items (background []), "
+    "so the turn claude-agent-acp starts by itself right after (task-notification: state "
+    "running, agent_message_chunk, idle) reaches t.text but never the cell's view "
+    "(acp_notebook/_cells.py CellRun._on_update)",
+)
+def test_the_agents_follow_up_on_a_background_exit_shows_in_the_cell(
+    kern: Kernel, claude: ClaudeLaunch
+) -> None:
+    k = kern
+    tick_to_the_end(k, claude)
+    k.wait_for(
+        lambda: "The ticker finished with exit code 3" in html_values(k),
+        "the follow-up message in the cell's view",
+        guard=10.0,
+    )
+
+
+@pytest.mark.xfail(
+    strict=False,  # a race: the loop is left behind in most runs, not in all
+    reason="on close the agent's node process exits at once (stdin closed), and "
+    "AgentProcess.aclose (acp_notebook/_process.py) then SIGKILLs the rest of its group at once: "
+    "the claude CLI, which started the command in a session of its own (setsid), dies before "
+    "it stops it; a SIGTERM to the leftovers and a bounded wait before the SIGKILL lets it",
+)
+def test_closing_the_agent_while_its_background_command_runs_leaves_no_orphan(
+    kern: Kernel, claude: ClaudeLaunch
+) -> None:
+    k = kern
+    _bash, marker = start_ticker(k, claude, 100_000)
+    k.wait_for(lambda: "still running: 1" in html_values(k), "the still-running section")
+    [pid] = [p for p in processes_with(marker) if _comm(p) == "python3"]
+    # Its CLI starts a background command in a session of its own (setsid), out of the agent's
+    # process group (which our shutdown signals): only the agent itself can stop it.
+    [agent] = re.findall(r"alive \(pid (\d+)\)", k.run("%acp status").text())
+    assert os.getsid(pid) != os.getsid(int(agent))
+    k.run("%acp close")
+    k.wait_for(lambda: processes_with(marker) == [], "the loop's process to be gone", guard=15)
+    assert process_gone(pid)
+
+
+def test_a_killed_kernel_leaves_no_orphan_of_the_background_command(
+    tmp_path: Path, claude: ClaudeLaunch
+) -> None:
+    # The command is out of the agent's process group (see above): it ends only because the
+    # agent stops it on the supervisor's SIGTERM to the group, once the kernel is gone.
+    with acp_kernel(tmp_path) as k:
+        _bash, marker = start_ticker(k, claude, 100_000)
+        k.wait_for(lambda: "still running: 1" in html_values(k), "the still-running section")
+        [pid] = [p for p in processes_with(marker) if _comm(p) == "python3"]
+    # the kernel was killed (shutdown_kernel(now=True): SIGKILL)
+    deadline = time.monotonic() + 30
+    while not process_gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert process_gone(pid), "the background loop outlived its kernel"
+    assert processes_with(marker) == []
