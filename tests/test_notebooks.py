@@ -179,3 +179,24 @@ def test_real_agents_cells_that_need_keys_are_skipped_and_the_rest_saved() -> No
     assert "%acp agents" in sources
     assert sources["%acp auth"] == "acp: agent 'embedded' advertised no sign-in methods\n"
     assert sources["%acp auth --help"].startswith("usage: %acp auth")
+
+
+V1_AGENTS = NOTEBOOKS / "v1-agents.ipynb"
+
+
+def test_v1_agents_notebook_speaks_v1_and_shows_the_same_cards() -> None:
+    cells = _code_cells(V1_AGENTS)
+    assert [c.execution_count for c in cells] == list(range(1, len(cells) + 1))
+    for cell in cells:
+        assert all(out.output_type != "error" for out in cell.outputs), cell.source
+    assert "acp: protocol v1; " in _text(
+        _acp_cell(cells, "%acp connect --name demo -- {python} agent.py")
+    )
+    allowed = _text(_acp_cell(cells, "%%acp --allow 'delete_file' -o turn"))
+    assert "Tool call: delete_file [delete] - completed" in allowed
+    assert "decision: Approved: Allow - by policy --allow 'delete_file'" in allowed
+    denied = _text(_acp_cell(cells, "%%acp --new --deny 'delete_*'"))
+    assert "Tool call: delete_file [delete] - failed" in denied
+    assert "decision: Rejected: Deny - by policy --deny 'delete_*'" in denied
+    assert _text(_acp_cell(cells, 'print(os.path.exists("deleted.txt"))')) == "False\n"
+    assert "widgets" not in nbformat.read(V1_AGENTS, as_version=4).metadata  # stripped
