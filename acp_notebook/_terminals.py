@@ -358,10 +358,21 @@ class _Terminal:
 
     async def _wait_exit(self, exited: anyio.Event) -> None:
         # Without reaping, so the group id stays ours until what the command left is killed.
-        await anyio.to_thread.run_sync(
-            lambda: os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT),
-            abandon_on_cancel=True,
-        )
+        # A pidfd is readable once the process has exited: no worker thread is held for the
+        # command's whole life (anyio lends 40; 40 long commands would starve every other use).
+        try:
+            pidfd = os.pidfd_open(self.pid)
+        except (AttributeError, OSError):  # no pidfd (not Linux 5.3+): a thread of our own
+            await anyio.to_thread.run_sync(
+                lambda: os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT),
+                abandon_on_cancel=True,
+                limiter=anyio.CapacityLimiter(1),
+            )
+        else:
+            try:
+                await anyio.wait_readable(pidfd)
+            finally:
+                os.close(pidfd)
         self.signal_group(signal.SIGKILL)  # its leftovers and the watchdog
         exited.set()
 

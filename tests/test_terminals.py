@@ -534,3 +534,18 @@ async def test_a_prompt_on_dev_tty_fails_at_once_instead_of_hanging(terms: Terms
     code = "import sys\ntry:\n open('/dev/tty', 'r+')\nexcept OSError as e:\n sys.exit(e.errno)"
     result = await run(service, PY, "-c", code)
     assert result["status"]["exitCode"] == 6  # ENXIO: no controlling terminal to prompt on
+
+
+async def test_long_running_commands_do_not_use_up_the_worker_threads(work: Path) -> None:
+    """anyio lends 40 worker threads by default: were each running command to hold one while
+    it waits for its exit, the 41st would starve every later start and every file read."""
+    limit = anyio.to_thread.current_default_thread_limiter().total_tokens
+    async with ClientTerminals(
+        Recorder(), cwd_of=lambda sid: str(work), max_terminals=int(limit) + 5, kill_grace=0.2
+    ) as service:
+        for _ in range(int(limit) + 1):
+            await service.create(create_params("sleep", "100"))
+        with anyio.fail_after(30):  # a bound against a hang, not a speed assertion
+            done = await run(service, "echo", "still starting")
+            assert await anyio.to_thread.run_sync(lambda: "a thread is free") == "a thread is free"
+        assert done["output"] == "still starting\r\n"
