@@ -349,10 +349,12 @@ class Session:
     def _apply_v1(self, translator: v1.V1Translator, raw: Any) -> None:
         """One v1 ``update``: parsed, translated, applied (a malformed one is reported)."""
         try:
-            update = v1.parse_v1_session_update(raw)
+            update, notes = v1.parse_v1_session_update_lenient(raw)
         except ValidationError as exc:
             self._problem(f"malformed v1 session/update dropped: {_first_error(exc)}")
             return
+        for note in notes:  # what v1 reads as absent when invalid: shown, not hidden
+            self._problem(f"v1 {update.session_update}: {note}")
         for translated in translator.update(update):
             self._apply(translated)
 
@@ -884,9 +886,10 @@ class Agent:
     async def _on_permission(self, params: Any) -> dict[str, Any]:
         try:
             if self.protocol_version == v1.PROTOCOL_VERSION:  # its toolCall as the subject
-                request = v1.V1Translator().permission(
-                    v1.V1RequestPermissionRequest.model_validate(params)
-                )
+                v1_request, notes = v1.parse_v1_permission_request(params)
+                for note in notes:
+                    self._problem(f"v1 permission request's toolCall: {note}")
+                request = v1.V1Translator().permission(v1_request)
             else:
                 request = p.RequestPermissionRequest.model_validate(params)
         except ValidationError as exc:

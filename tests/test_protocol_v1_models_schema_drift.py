@@ -192,3 +192,20 @@ def test_the_v1_requests_we_send_match_the_v1_schema() -> None:
     assert valid("NewSessionRequest", {"cwd": "/w"}) != []  # (why we always send mcpServers)
     assert valid("LoadSessionRequest", {"sessionId": "s", "cwd": "/w", "mcpServers": []}) == []
     assert valid("SetSessionModeRequest", {"sessionId": "s", "modeId": "m"}) == []
+
+
+def test_lenient_fields_are_the_schemas_default_on_error_fields() -> None:
+    # LENIENT_FIELDS (what reads as absent when invalid) is the schema's own list, per update
+    for branch in defs()["SessionUpdate"]["oneOf"]:
+        tag = branch["properties"]["sessionUpdate"]["const"]
+        (part,) = branch["allOf"]
+        node = defs()[_ref(part)]
+        expected = {
+            key: "items" if prop.get("x-deserialize-skip-invalid-items") else "drop"
+            for key, prop in node.get("properties", {}).items()
+            if prop.get("x-deserialize-default-on-error")
+        }
+        if tag in v1.LENIENT_FIELDS or tag in {"tool_call", "tool_call_update", "plan"}:
+            assert v1.LENIENT_FIELDS[tag] == expected, tag
+        else:  # the v2 models reused as is (notice, compaction): parsed strictly
+            assert set(expected) <= {"_meta", "description", "summary", "error"}, (tag, expected)

@@ -130,8 +130,9 @@ def test_tool_call_creates_and_update_patches_with_diff_and_terminal_content() -
     assert call.status == "completed" and call.kind == "edit"
     assert [type(c) for c in call.content] == [p.ContentToolCallContent, p.TerminalToolCallContent]
     assert "t1" in state.terminal("term1").tool_call_ids
-    assert call.title is None  # an explicit null clears
-    assert p.is_set(updates[2], "title") and not p.is_set(updates[2], "status")
+    # v1 reads an update's null as "unchanged" (its Option fields), never as a v2 clear
+    assert call.title == "Edit a.py"
+    assert not p.is_set(updates[2], "title") and not p.is_set(updates[2], "status")
 
 
 def test_plan_commands_modes_config_usage_info_and_notice() -> None:
@@ -271,3 +272,46 @@ def test_policy_sees_the_title_and_an_execute_tool_calls_command() -> None:
         {"toolCallId": "t", "title": "Run a command", "rawInput": {"command": "rm x"}}
     )
     assert policy.decide(titled).allow is True  # type: ignore[union-attr]
+
+
+def test_invalid_default_on_error_fields_read_as_absent_and_are_reported() -> None:
+    raw = {
+        "sessionUpdate": "tool_call",
+        "toolCallId": "t1",
+        "title": "Run",
+        "kind": 7,  # not a string: read as absent (the default kind)
+        "content": [
+            {"type": "content", "content": {"type": "text", "text": "ok"}},
+            {"type": "diff", "path": 3, "newText": "x"},  # an invalid item: left out
+        ],
+        "locations": "nowhere",
+    }
+    with pytest.raises(ValidationError):
+        v1.parse_v1_session_update(raw)  # the strict parse refuses it
+    update, notes = v1.parse_v1_session_update_lenient(raw)
+    assert isinstance(update, v1.V1ToolCall)
+    assert not p.is_set(update, "kind") and not p.is_set(update, "locations")
+    assert len(update.content or []) == 1
+    assert sorted(notes) == sorted(
+        ["invalid 'kind' left out", "invalid 'locations' left out",
+         "1 invalid item(s) of 'content' left out"]
+    )  # fmt: skip
+    # what is not default-on-error still fails the whole update
+    for bad in (
+        {**raw, "title": 5},  # a tool_call's title is required
+        {**raw, "toolCallId": None},
+        {"sessionUpdate": "agent_message_chunk", "content": 5},
+    ):
+        with pytest.raises(ValidationError):
+            v1.parse_v1_session_update_lenient(bad)
+    # a permission request's toolCall is read the same way; its options never are
+    request, notes = v1.parse_v1_permission_request(
+        {"sessionId": "s", "toolCall": {"toolCallId": "t", "title": "x", "status": 3},
+         "options": [{"optionId": "a", "name": "A", "kind": "allow_once"}]}
+    )  # fmt: skip
+    assert notes == ["invalid 'status' left out"] and request.tool_call.title == "x"
+    with pytest.raises(ValidationError):
+        v1.parse_v1_permission_request(
+            {"sessionId": "s", "toolCall": {"toolCallId": "t"},
+             "options": [{"optionId": "a", "name": "A"}]}
+        )  # fmt: skip

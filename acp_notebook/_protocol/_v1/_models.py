@@ -31,6 +31,7 @@ from .._updates import (
 )
 
 __all__ = [
+    "LENIENT_FIELDS",
     "PROTOCOL_VERSION",
     "SESSION_UPDATE_TYPES",
     "STOP_REASONS",
@@ -68,7 +69,10 @@ __all__ = [
     "V1UnknownToolCallContent",
     "V1UnstructuredCommandInput",
     "V1UserMessageChunk",
+    "parse_v1_permission_request",
     "parse_v1_session_update",
+    "parse_v1_session_update_lenient",
+    "repair",
 ]
 
 PROTOCOL_VERSION = 1
@@ -291,6 +295,35 @@ V1SessionUpdate = Annotated[
     open_union_discriminator("sessionUpdate", "session_update", frozenset(SESSION_UPDATE_TYPES)),
 ]
 
+_TOOL_CALL_LENIENT = {
+    "name": "drop",
+    "kind": "drop",
+    "status": "drop",
+    "title": "drop",
+    "content": "items",
+    "locations": "items",
+    "rawInput": "drop",
+    "rawOutput": "drop",
+    "_meta": "drop",
+}
+_CHUNK_LENIENT = {"messageId": "drop", "_meta": "drop"}
+LENIENT_FIELDS: dict[str, dict[str, str]] = {
+    "user_message_chunk": _CHUNK_LENIENT,
+    "agent_message_chunk": _CHUNK_LENIENT,
+    "agent_thought_chunk": _CHUNK_LENIENT,
+    "tool_call": {k: v for k, v in _TOOL_CALL_LENIENT.items() if k != "title"},
+    "tool_call_update": _TOOL_CALL_LENIENT,
+    "plan": {"entries": "items", "_meta": "drop"},
+    "available_commands_update": {"availableCommands": "items", "_meta": "drop"},
+    "current_mode_update": {"_meta": "drop"},
+    "config_option_update": {"configOptions": "items", "_meta": "drop"},
+    "session_info_update": {"title": "drop", "updatedAt": "drop", "_meta": "drop"},
+    "usage_update": {"cost": "drop", "_meta": "drop"},
+}
+"""The v1 schema's ``x-deserialize-default-on-error`` fields of each update (wire names): an
+invalid value reads as absent ("drop"); for ``x-deserialize-skip-invalid-items`` lists an
+invalid item is left out ("items")."""
+
 _adapter: TypeAdapter[V1SessionUpdate] = TypeAdapter(V1SessionUpdate)
 _FAST: dict[str, Callable[[Any], Any]] = {
     tag: model.__pydantic_validator__.validate_python for tag, model in SESSION_UPDATE_TYPES.items()
@@ -366,3 +399,70 @@ class V1ResumeSessionResponse(V1LoadSessionResponse):
 
 class V1SetSessionConfigOptionResponse(WireModel):
     config_options: list[V1SessionConfigOption]
+
+
+def repair(
+    validate: Callable[[Any], Any], data: dict[str, Any], rules: dict[str, str]
+) -> tuple[Any, list[str]]:
+    """``validate(data)``, leaving out what the v1 schema reads as absent when invalid (see
+    `LENIENT_FIELDS`): returns the result and what was left out. Raises ``ValidationError``
+    when something else is wrong."""
+    fixed = dict(data)
+    notes: list[str] = []
+    for _ in range(50):
+        try:
+            return validate(fixed), notes
+        except ValidationError as exc:
+            drop: set[str] = set()
+            items: dict[str, set[int]] = {}
+            for error in exc.errors():
+                loc = error.get("loc", ())
+                key = loc[0] if loc else None
+                rule = rules.get(key) if isinstance(key, str) else None
+                if rule is None or key not in fixed:
+                    raise
+                value = fixed[key]
+                if rule == "items" and isinstance(value, list) and len(loc) > 1:
+                    index = loc[1]
+                    if isinstance(index, int):
+                        items.setdefault(key, set()).add(index)
+                        continue
+                drop.add(key)
+            for key in drop:
+                del fixed[key]
+                notes.append(f"invalid {key!r} left out")
+            for key, bad in items.items():
+                if key in fixed:
+                    fixed[key] = [v for i, v in enumerate(fixed[key]) if i not in bad]
+                    notes.append(f"{len(bad)} invalid item(s) of {key!r} left out")
+    raise AssertionError("unreachable: every round removes something")  # pragma: no cover
+
+
+def parse_v1_session_update_lenient(data: Any) -> tuple[V1SessionUpdate, list[str]]:
+    """`parse_v1_session_update`, reading invalid default-on-error fields as absent as the v1
+    schema says: returns the update and what was left out (to be reported)."""
+    try:
+        return parse_v1_session_update(data), []
+    except ValidationError:
+        tag = data.get("sessionUpdate") if type(data) is dict else None
+        rules = LENIENT_FIELDS.get(tag) if isinstance(tag, str) else None
+        if rules is None:
+            raise
+        model = SESSION_UPDATE_TYPES[str(tag)]
+        update, notes = repair(model.model_validate, data, rules)
+        return cast("V1SessionUpdate", update), notes
+
+
+def parse_v1_permission_request(data: Any) -> tuple[V1RequestPermissionRequest, list[str]]:
+    """A v1 ``session/request_permission``, its ``toolCall`` read as leniently as a
+    ``tool_call_update`` (its options never are: an unclear option is no answer)."""
+    notes: list[str] = []
+    if type(data) is dict and type(data.get("toolCall")) is dict:
+        try:
+            V1ToolCallFields.model_validate(data["toolCall"])
+        except ValidationError:
+            call, notes = repair(
+                V1ToolCallFields.model_validate, data["toolCall"], _TOOL_CALL_LENIENT
+            )
+            data = {**data, "toolCall": call.to_wire()}
+    return V1RequestPermissionRequest.model_validate(data), notes

@@ -105,10 +105,12 @@ def _content(item: Any) -> ToolCallContent:
 
 
 def tool_call_fields(call: V1ToolCallFields | V1ToolCall, *, create: bool) -> dict[str, Any]:
-    """The v2 wire fields of a v1 tool call (all of them set when ``create``)."""
+    """The v2 wire fields of a v1 tool call: all of them when ``create`` (what it leaves out
+    takes its default), else those it sent with a value (v1 reads null as unchanged)."""
     wire: dict[str, Any] = {"toolCallId": call.tool_call_id}
     for name in _TOOL_FIELDS:
-        if create or is_set(call, name):
+        # an update's null is v1's "unchanged" (as omitted), never a v2 clear
+        if create or (is_set(call, name) and getattr(call, name) is not None):
             value = getattr(call, name)
             key = {"raw_input": "rawInput", "raw_output": "rawOutput"}.get(name, name)
             if isinstance(value, list):
@@ -116,7 +118,7 @@ def tool_call_fields(call: V1ToolCallFields | V1ToolCall, *, create: bool) -> di
             wire[key] = value
     if create and call.status is None:
         wire["status"] = "pending"
-    if create or is_set(call, "content"):
+    if create or (is_set(call, "content") and call.content is not None):
         if call.content is None:
             wire["content"] = [] if create else None
         else:
