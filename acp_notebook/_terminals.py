@@ -642,6 +642,17 @@ class ClientTerminals:
 
     # -- shutdown ------------------------------------------------------------------------
 
+    async def release_session(self, session_id: str) -> None:
+        """Stop and forget every terminal of one session (its close, an Interrupt of its cell);
+        the other sessions' terminals go on."""
+        terminals = [t for t in self._terminals.values() if t.request.session_id == session_id]
+        with anyio.CancelScope(shield=True):
+            async with anyio.create_task_group() as tg:
+                for terminal in terminals:
+                    tg.start_soon(self._stop, terminal)
+        for terminal in terminals:
+            self._terminals.pop(terminal.request.terminal_id, None)
+
     def kill_all_now(self) -> None:
         """SIGKILL every terminal's process group at once (any thread; does not wait)."""
         for terminal in list(self._terminals.values()):

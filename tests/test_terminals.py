@@ -549,3 +549,15 @@ async def test_long_running_commands_do_not_use_up_the_worker_threads(work: Path
             done = await run(service, "echo", "still starting")
             assert await anyio.to_thread.run_sync(lambda: "a thread is free") == "a thread is free"
         assert done["output"] == "still starting\r\n"
+
+
+async def test_release_session_stops_only_that_sessions_terminals(work: Path) -> None:
+    async with ClientTerminals(Recorder(), cwd_of=lambda sid: str(work), kill_grace=0.2) as svc:
+        mine = [(await svc.create(create_params("sleep", "100")))["terminalId"] for _ in range(2)]
+        other = await svc.create({"sessionId": "s2", "command": "sleep", "args": ["100"]})
+        groups = [svc.process_group(tid) for tid in mine]
+        await svc.release_session("s1")
+        assert [wait_gone(g) for g in groups if g is not None] == [[], []]
+        assert svc.terminal_ids == [other["terminalId"]]
+        still = svc.process_group(other["terminalId"])
+        assert still is not None and live_members(still)
