@@ -52,6 +52,22 @@ def test_pydantic_acp_turn_renders_messages_and_tool_calls_after_a_click(
     assert (tmp_path / "work" / "deleted.txt").read_text() == "deleted a\n"
 
 
+def test_pydantic_acp_interrupt_answers_the_pending_card_cancelled(
+    kern: Kernel, tmp_path: Path
+) -> None:
+    # fail closed in v1 too: Interrupt sends session/cancel, the pending request is answered
+    # cancelled, the agent answers the prompt 'cancelled', and the tool never runs
+    _connect_pydantic(kern)
+    cell = kern.submit("%%acp -o t\nadd, then delete a file\n", new_cell_id())
+    kern.wait_for(partial(kern.buttons, "Allow"), "the allow button of delete_file")
+    kern.wait_for(kern.cell_waiting, "the cell to await its turn (with its own SIGINT handler)")
+    kern.km.interrupt_kernel()
+    kern.wait_for(partial(getattr, cell, "done"), "the cell to finish after the interrupt")
+    out = kern.run("print(t.stop_reason, t.done, [d.option_id for d in t.permissions])").text()
+    assert "cancelled True [None]" in out
+    assert not (tmp_path / "work" / "deleted.txt").exists()
+
+
 def test_pydantic_acp_deny_policy_rejects_without_a_click(kern: Kernel, tmp_path: Path) -> None:
     _connect_pydantic(kern)
     cell = kern.run("%%acp --deny 'delete_*'\nadd, then delete a file\n")
