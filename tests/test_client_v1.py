@@ -326,3 +326,47 @@ async def test_forcing_a_version() -> None:
     with pytest.raises(ValueError):
         async with connected(V1Peer(), protocol=3):
             pytest.fail("protocol=3 was accepted")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("when", "options"),
+    [
+        ("during", [{"optionId": "a", "name": "A", "kind": "allow_once"},
+                    {"optionId": "a", "name": "B", "kind": "reject_once"}]),  # duplicate ids
+        ("during", [{"optionId": "a", "name": "A", "kind": "allow_once"}] * 17),
+        ("after", [{"optionId": "a", "name": "A", "kind": "allow_once"}]),  # after the answer
+        ("during", []),  # nothing to answer
+    ],
+)  # fmt: skip
+async def test_v1_permission_requests_fail_closed_as_v2_ones(
+    when: str, options: list[dict[str, Any]]
+) -> None:
+    peer = V1Peer()
+    answers: list[Any] = []
+    handled: list[Any] = []
+
+    async def allow(request: p.RequestPermissionRequest) -> str:
+        handled.append(request)
+        return "a"
+
+    async def ask(conn: Any) -> None:
+        answers.append(await conn.request("session/request_permission", {
+            "sessionId": "s1", "toolCall": {"toolCallId": "t1", "title": "rm x"},
+            "options": options}))  # fmt: skip
+
+    async def turn(conn: Any, params: Any) -> Any:
+        if when == "during":
+            await ask(conn)
+        return {"stopReason": "end_turn"}
+
+    peer.turn = turn
+    async with connected(peer, permission=allow) as (agent, conn):
+        peer.conn = conn
+        session = await agent.new_session("/w")
+        turn_ = await session.prompt("x")
+        assert await turn_.wait() == "end_turn"
+        if when == "after":
+            await ask(conn)
+    assert handled == []  # the handler never saw it: nothing could approve it
+    assert answers == [{"outcome": {"outcome": "cancelled"}}]
