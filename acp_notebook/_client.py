@@ -775,6 +775,12 @@ class Agent:
             result = await self._request(p.Method.SESSION_RESUME, params)
             parsed: v1.V1LoadSessionResponse = v1.V1ResumeSessionResponse.model_validate(result)
         elif self._v1_can("load"):
+            if session.state.messages or session.state.tool_calls:
+                # The agent replays the whole history: into a fresh state, not on top of it.
+                if session.turn is not None and not session.turn.done:
+                    raise TurnInProgress(f"session {session.id} has a prompt in flight")
+                session.state = SessionState(session.id)
+                translator = session._v1 = v1.V1Translator()
             params["mcpServers"] = []
             result = await self._request("session/load", {**params})
             parsed = v1.V1LoadSessionResponse.model_validate(result or {})

@@ -45,9 +45,13 @@ class V1Peer:
             return await self.turn(self.conn, params)
         if method == "session/load":
             sid = params["sessionId"]
-            for kind, text in (("user_message_chunk", "old q"), ("agent_message_chunk", "old a")):
+            for kind, text, mid in (
+                ("user_message_chunk", "old q", "u1"),
+                ("agent_message_chunk", "old a", "a1"),
+            ):
                 await self.conn.notify("session/update", {"sessionId": sid, "update": {
-                    "sessionUpdate": kind, "content": {"type": "text", "text": text}}})  # fmt: skip
+                    "sessionUpdate": kind, "messageId": mid,
+                    "content": {"type": "text", "text": text}}})  # fmt: skip
             return {}
         if method == "session/set_mode":
             return {}
@@ -370,3 +374,26 @@ async def test_v1_permission_requests_fail_closed_as_v2_ones(
             await ask(conn)
     assert handled == []  # the handler never saw it: nothing could approve it
     assert answers == [{"outcome": {"outcome": "cancelled"}}]
+
+
+@pytest.mark.anyio
+async def test_v1_load_of_a_session_this_client_has_replays_into_a_fresh_state() -> None:
+    peer = V1Peer()
+
+    async def turn(conn: Any, params: Any) -> Any:
+        await update(conn, {"sessionUpdate": "agent_message_chunk", "messageId": "a1",
+                            "content": {"type": "text", "text": "old a"}})  # fmt: skip
+        return {"stopReason": "end_turn"}
+
+    peer.turn = turn
+    async with connected(peer) as (agent, conn):
+        peer.conn = conn
+        session = await agent.new_session("/w")
+        await (await session.prompt("old q")).wait()
+        again = await agent.resume_session("s1", "/w", replay=True)
+        assert again is session
+        # the history once, as the agent replayed it (not appended to what was there)
+        assert [(m.role, m.text) for m in session.state.messages.values()] == [
+            ("user", "old q"),
+            ("agent", "old a"),
+        ]

@@ -112,3 +112,16 @@ def test_fast_agent_turns_render_messages_and_an_approved_mcp_tool_call(
     assert "HELLO!" in text
     assert "Permission request: python/shout" in text
     assert "decision: Approved: Allow Once" in text
+
+
+def test_pydantic_acp_resume_is_session_load_and_replays_the_history(kern: Kernel) -> None:
+    _connect_pydantic(kern)
+    kern.run("%%acp --allow 'delete_file' -o t\nfirst question\n")
+    session_id = kern.run("print(t.session.id)").text().strip()
+    listed = kern.run("%acp sessions").text()
+    assert session_id in listed and "first question" in listed  # v1 session/list, its title
+    out = kern.run(f"%acp resume {session_id} --session again").text()
+    # session/load: the agent replayed the question and the answer
+    assert f"acp: resumed {session_id} as session 'again': 2 messages" in out
+    log = kern.run("%acp log -n 400").text()
+    assert "session/load" in log
