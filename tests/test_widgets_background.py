@@ -6,7 +6,7 @@ from typing import Any
 
 from acp_notebook._state import SessionState
 from acp_notebook._widgets import TurnView
-from tests.test_widgets_turn import apply, out
+from tests.test_widgets_turn import apply, chunk, out
 
 TERM = {
     "sessionUpdate": "terminal_update",
@@ -132,6 +132,27 @@ def test_no_section_without_background_or_for_an_earlier_turn() -> None:
     assert view.background_running
     state.begin_turn("next")  # the next turn of the session: this one's section stops
     assert not view.turn.background
+
+
+def test_a_later_turn_carries_on_the_background_work_an_earlier_turn_started() -> None:
+    # claude-agent-acp: a background command of the first prompt runs on through a second one
+    # that reports no output of it; the second turn's view shows it live and stoppable.
+    stops: list[tuple[str, str]] = []
+    bg = [{"type": "terminal", "terminalId": "t1"}]
+    state, _view = started(TERM, out("t1", b"tick 0\r\n"), idle(bg))
+    turn2 = state.begin_turn("next")
+    view2 = TurnView(turn2, "next", on_cancel_terminal=lambda tid: stops.append(("terminal", tid)))
+    apply(state, {"sessionUpdate": "state_update", "state": "running", "background": bg})
+    apply(state, chunk("m2", "Second answer"), idle(bg), view=view2)
+    view2.refresh()
+    assert turn2.background == [("terminal", "t1")]
+    assert "still running: 1" in text(view2) and "tail -f build.log" in text(view2)
+    assert b"tick 0" in view2.terminal_widgets["t1"].data  # a live view, with what came before
+    fed = view2._terms["t1"].fed
+    apply(state, out("t1", b"tick 1\r\n"), view=view2)
+    assert view2._terms["t1"].fed == fed + len(b"tick 1\r\n")
+    view2.background.rows[("terminal", "t1")].stop.click()  # type: ignore[union-attr]
+    assert stops == [("terminal", "t1")]
 
 
 def test_the_error_stop_reason_is_shown_in_the_footer() -> None:

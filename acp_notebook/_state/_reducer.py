@@ -262,38 +262,28 @@ class TurnState:
 
     @property
     def terminals(self) -> dict[str, TerminalState]:
-        """Terminals updated during the turn or anchored by its tool calls."""
+        """Terminals updated during the turn or anchored by its tool calls, and the background
+        terminals it carries on (see `background`)."""
         store = self.session.terminals
         ids = dict(self._terminal_ids)
         for call in self.tool_calls.values():
             for tid in call.terminal_ids:
                 ids.setdefault(tid, None)
+        for kind, tid in self.background:
+            if kind == "terminal":
+                ids.setdefault(tid, None)
         return {i: store[i] for i in ids if i in store}
 
     @property
     def background(self) -> list[tuple[str, str]]:
-        """This turn's items of the latest ``background`` snapshot, as ``(kind, id)`` with kind
-        ``terminal`` or ``tool_call``: the ones this turn touched, and the ones no turn knows
-        yet, while this is the session's most recent turn and it is done. Empty otherwise."""
+        """The latest ``background`` snapshot's items, as ``(kind, id)`` with kind ``terminal``
+        or ``tool_call``, while this is the session's most recent turn and it is done; empty
+        otherwise. The most recent turn carries on what earlier turns started too: an earlier
+        turn's list is empty once a later turn exists, so nobody else would show that work."""
         session = self.session
-        if not self.done or session.background is None or session.last_turn is not self:
+        if not self.done or session.last_turn is not self:
             return []
-        mine = {("terminal", t) for t in self.terminals}
-        mine |= {("tool_call", c) for c in self._tool_call_ids}
-        known = {("terminal", t) for turn in session.turns for t in turn._terminal_ids}
-        known |= {("tool_call", c) for turn in session.turns for c in turn._tool_call_ids}
-        out: list[tuple[str, str]] = []
-        for item in session.background:
-            key = (
-                ("terminal", item.terminal_id)
-                if isinstance(item, BackgroundTerminal)
-                else ("tool_call", item.tool_call_id)
-                if isinstance(item, BackgroundToolCall)
-                else None
-            )
-            if key is not None and (key in mine or key not in known) and key not in out:
-                out.append(key)
-        return out
+        return session.background_items()
 
     @property
     def plans(self) -> dict[str, PlanState]:

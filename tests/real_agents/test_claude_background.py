@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from tests.kernel_driver import Kernel, acp_kernel, new_cell_id, process_gone
+from tests.kernel_driver import Execution, Kernel, acp_kernel, new_cell_id, process_gone
 from tests.real_agents.conftest import ClaudeLaunch
 from tests.real_agents.fake_anthropic import Text, ToolUse
 
@@ -292,3 +292,54 @@ def test_a_killed_kernel_leaves_no_orphan_of_the_background_command(
         time.sleep(0.1)
     assert process_gone(pid), "the background loop outlived its kernel"
     assert processes_with(marker) == []
+
+
+def shown_in(k: Kernel, execution: Execution) -> set[str]:
+    """Every widget model that the cell's displayed views hold (the views' trees)."""
+    found: set[str] = set()
+    todo = [
+        m["content"]["data"]["application/vnd.jupyter.widget-view+json"]["model_id"]
+        for m in execution.of_type("display_data")
+        if "application/vnd.jupyter.widget-view+json" in m["content"]["data"]
+    ]
+    while todo:
+        cid = todo.pop()
+        if cid not in found and cid in k.models and cid not in k.closed:
+            found.add(cid)
+            todo += children(k.models[cid])
+    return found
+
+
+def test_a_later_turns_cell_shows_the_background_work_still_running_and_stops_it(
+    kern: Kernel, claude: ClaudeLaunch
+) -> None:
+    k = kern
+    bash, marker = start_ticker(k, claude, 100_000, Text("Second answer"))
+    k.wait_for(lambda: "still running: 1" in html_values(k), "the still-running section")
+    # A second prompt while the command runs: its turn ends (idle) with the terminal still in
+    # the background snapshot, and the first cell stops listening (the next turn started).
+    second = k.run("%%acp -o t2\nhello again\n", new_cell_id())
+    assert "Second answer" in second.text()
+    out = k.run("print(t2.state.background)").text()
+    assert out.strip() == repr([("terminal", bash.id)])
+
+    def mine() -> set[str]:
+        return shown_in(k, second)
+
+    def row() -> tuple[str, str] | None:
+        rows = [(label, stop) for label, stop in background_rows(k) if stop in mine()]
+        return rows[0] if rows else None
+
+    k.wait_for(lambda: row() is not None, "the second cell's still-running row")
+    label, stop = row() or ("", "")
+    assert marker in label and "running" in label and shown(k, stop)
+    term = k.wait_for(
+        lambda: [c for c in mine() if k.models[c].get("terminal_id") == bash.id],
+        "the terminal's live view in the second cell",
+    )[0]
+    since = len(k.comm_msgs)
+    k.wait_for(lambda: b"tick" in terminal_bytes(k, term, since), "ticks in the second cell")
+    k.click(stop)
+    k.wait_for(lambda: k.models[term].get("exit_status") == {}, "the exit in the second cell")
+    k.wait_for(lambda: "background work ended" in html_values(k), "the section to end")
+    k.wait_for(lambda: processes_with(marker) == [], "the loop's process to be gone")
