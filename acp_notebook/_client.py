@@ -722,7 +722,7 @@ class Agent:
     async def logout(self) -> None:
         if not self.auth_methods:
             raise AcpError("the agent advertised no auth methods")
-        await self._request(p.Method.AUTH_LOGOUT, {})
+        await self._request(p.Method.AUTH_LOGOUT if self.protocol_version != 1 else "logout", {})
 
     # -- sessions ------------------------------------------------------------------------
     async def new_session(self, cwd: str | os.PathLike[str] | None = None) -> Session:

@@ -397,3 +397,21 @@ async def test_v1_load_of_a_session_this_client_has_replays_into_a_fresh_state()
             ("user", "old q"),
             ("agent", "old a"),
         ]
+
+
+@pytest.mark.anyio
+async def test_v1_sign_in_and_out_use_the_v1_method_names() -> None:
+    peer = V1Peer()
+    handle = peer.handle
+
+    async def signing(method: str, params: Any) -> Any:
+        if method in ("authenticate", "logout"):
+            peer.calls.append((method, params))
+            return {}
+        return await handle(method, params)
+
+    peer.handle = signing  # type: ignore[method-assign]
+    async with connected(peer) as (agent, _conn):
+        await agent.login("token")
+        await agent.logout()
+    assert peer.calls[-2:] == [("authenticate", {"methodId": "token"}), ("logout", {})]
