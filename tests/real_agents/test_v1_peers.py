@@ -125,3 +125,33 @@ def test_pydantic_acp_resume_is_session_load_and_replays_the_history(kern: Kerne
     assert f"acp: resumed {session_id} as session 'again': 2 messages" in out
     log = kern.run("%acp log -n 400").text()
     assert "session/load" in log
+
+
+SDK_AGENT = Path(__file__).with_name("sdk_agent.py")
+
+
+def test_python_sdk_agent_plan_diff_and_the_policy_on_its_command(
+    kern: Kernel, tmp_path: Path
+) -> None:
+    # agent-client-protocol 0.12.1's own serialisation: chunks without messageId, a plan, a
+    # v1 diff, a mode change, and an execute tool call whose rawInput.command the policy reads
+    pytest.importorskip("acp")
+    out = kern.run(f"%acp connect -- {shlex.join([sys.executable, str(SDK_AGENT)])}").text()
+    assert "acp: protocol v1; " in out
+    # the title matches the allow, the command matches the deny: the deny wins, nothing runs
+    cell = kern.run("%%acp --deny 'rm *' --allow 'Run *'\nedit and clean\n")
+    assert cell.error is None, cell.text()
+    text = cell.text()
+    assert "Plan:\n  [completed] edit notes.txt\n  [pending] clean the build" in text
+    assert "I will edit notes.txt." in text  # two chunks, one message
+    assert (
+        "Tool call: Edit notes.txt [edit] - completed\n  diff: modify /work/notes.txt (+1 -1)"
+        in text
+    )
+    assert "acp-diff-del" in cell.html() and "acp-diff-add" in cell.html()  # the computed patch
+    assert "decision: Rejected: Skip - by policy --deny 'rm *'" in text
+    assert not (tmp_path / "work" / "ran.txt").exists()
+    # an allow for the command itself approves it
+    cell = kern.run("%%acp --allow 'rm -rf build'\nedit and clean\n")
+    assert "decision: Approved: Run it - by policy --allow 'rm -rf build'" in cell.text()
+    assert (tmp_path / "work" / "ran.txt").read_text() == "rm -rf build\n"
