@@ -8,7 +8,7 @@ import os
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
@@ -39,6 +39,7 @@ CLIENT_NAME = "acp_notebook"
 EARLY_UPDATE_LIMIT = 200
 
 UpdateListener = Callable[["Session", p.SessionUpdate], None]
+_M = TypeVar("_M", bound=p.WireModel)
 
 
 class UnsupportedProtocolVersion(AcpError):
@@ -335,7 +336,7 @@ class Session:
     def _v1_turn_ended(self, turn: Turn, translator: v1.V1Translator, result: Any) -> None:
         """A v1 ``session/prompt`` answer: the turn's end, applied as its idle update."""
         try:
-            response = v1.V1PromptResponse.model_validate(result)
+            response = self.agent._v1_parse(v1.V1PromptResponse, result)
         except ValidationError as exc:
             detail = f"malformed session/prompt answer: {_first_error(exc)}"
             self._problem(detail)
@@ -510,7 +511,7 @@ class Session:
             if isinstance(value, bool):
                 params["type"] = "boolean"
             result = await self.agent._request(p.Method.SESSION_SET_CONFIG_OPTION, params)
-            parsed = v1.V1SetSessionConfigOptionResponse.model_validate(result)
+            parsed = self.agent._v1_parse(v1.V1SetSessionConfigOptionResponse, result)
             translator.session_setup(None, parsed.config_options)
         self.config_options = list(translator.options())
         return self.config_options
@@ -680,7 +681,7 @@ class Agent:
     def _adopt_v1(self, result: dict[str, Any]) -> None:
         """Speak v1 from here on, with what the v1 ``initialize`` answer says."""
         try:
-            response = v1.V1InitializeResponse.model_validate(result)
+            response = self._v1_parse(v1.V1InitializeResponse, result)
         except ValidationError as exc:
             raise UnsupportedProtocolVersion(
                 f"the agent's v1 initialize body is malformed ({_first_error(exc)})",
@@ -702,6 +703,13 @@ class Agent:
             except ValidationError as exc:
                 self._problem(f"malformed v1 auth method ignored: {_first_error(exc)}")
         self.protocol_version = v1.PROTOCOL_VERSION
+
+    def _v1_parse(self, model: type[_M], result: Any) -> _M:
+        """A v1 answer, read as leniently as the v1 schema says; what it left out is reported."""
+        parsed, notes = v1.parse_v1_response(model, result)
+        for note in notes:
+            self._problem(f"v1 {model.__name__.removeprefix('V1')}: {note}")
+        return parsed
 
     def _v1_can(self, what: str) -> bool:
         """Whether a v1 agent advertised ``sessionCapabilities.<what>`` (or ``loadSession``)."""
@@ -760,7 +768,7 @@ class Agent:
 
     async def _new_v1_session(self, path: str) -> Session:
         result = await self._request(p.Method.SESSION_NEW, {"cwd": path, "mcpServers": []})
-        parsed = v1.V1NewSessionResponse.model_validate(result)
+        parsed = self._v1_parse(v1.V1NewSessionResponse, result)
         session = Session(self, parsed.session_id, path)
         session._v1 = v1.V1Translator()
         session.config_options = session._v1.session_setup(parsed.modes, parsed.config_options)
@@ -773,7 +781,7 @@ class Agent:
         params: dict[str, Any] = {"sessionId": session.id, "cwd": session.cwd}
         if not replay and self._v1_can("resume"):
             result = await self._request(p.Method.SESSION_RESUME, params)
-            parsed: v1.V1LoadSessionResponse = v1.V1ResumeSessionResponse.model_validate(result)
+            parsed: v1.V1LoadSessionResponse = self._v1_parse(v1.V1ResumeSessionResponse, result)
         elif self._v1_can("load"):
             if session.state.messages or session.state.tool_calls:
                 # The agent replays the whole history: into a fresh state, not on top of it.
@@ -783,7 +791,7 @@ class Agent:
                 translator = session._v1 = v1.V1Translator()
             params["mcpServers"] = []
             result = await self._request("session/load", {**params})
-            parsed = v1.V1LoadSessionResponse.model_validate(result or {})
+            parsed = self._v1_parse(v1.V1LoadSessionResponse, result or {})
         else:
             raise AcpError("this v1 agent can neither load nor resume sessions")
         session.config_options = translator.session_setup(parsed.modes, parsed.config_options)

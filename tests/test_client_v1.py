@@ -415,3 +415,30 @@ async def test_v1_sign_in_and_out_use_the_v1_method_names() -> None:
         await agent.login("token")
         await agent.logout()
     assert peer.calls[-2:] == [("authenticate", {"methodId": "token"}), ("logout", {})]
+
+
+@pytest.mark.anyio
+async def test_invalid_default_on_error_fields_of_answers_read_as_absent_and_are_reported() -> None:
+    init = {**V1_INIT, "agentInfo": {"name": 3}, "authMethods": [{"id": "token", "name": "T"}, 7]}
+    peer = V1Peer(init)
+    handle = peer.handle
+
+    async def answers(method: str, params: Any) -> Any:
+        if method == "session/new":  # modes malformed, one config option malformed
+            return {"sessionId": "s1", "modes": {"currentModeId": 5},
+                    "configOptions": [{"id": "x"}, {"id": "fast", "name": "Fast",
+                                      "type": "boolean", "currentValue": False}]}  # fmt: skip
+        return await handle(method, params)
+
+    peer.handle = answers  # type: ignore[method-assign]
+    problems: list[Any] = []
+    async with connected(peer, on_problem=problems.append) as (agent, _conn):
+        assert agent.protocol_version == 1 and agent.info is None
+        assert [m.to_wire()["methodId"] for m in agent.auth_methods] == ["token"]
+        session = await agent.new_session("/w")
+        assert [o.config_id for o in session.config_options] == ["fast"]
+    details = [str(x) for x in problems]
+    assert any("InitializeResponse: invalid 'agentInfo' left out" in d for d in details)
+    assert any("InitializeResponse: 1 invalid item(s) of 'authMethods'" in d for d in details)
+    assert any("NewSessionResponse: invalid 'modes' left out" in d for d in details)
+    assert any("NewSessionResponse: 1 invalid item(s) of 'configOptions'" in d for d in details)

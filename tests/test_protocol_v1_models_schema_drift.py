@@ -209,3 +209,14 @@ def test_lenient_fields_are_the_schemas_default_on_error_fields() -> None:
             assert v1.LENIENT_FIELDS[tag] == expected, tag
         else:  # the v2 models reused as is (notice, compaction): parsed strictly
             assert set(expected) <= {"_meta", "description", "summary", "error"}, (tag, expected)
+
+
+def test_response_lenient_fields_are_the_schemas_default_on_error_fields() -> None:
+    for model, rules in v1.RESPONSE_LENIENT.items():
+        name = model.__name__.removeprefix("V1")
+        expected = {
+            key: "items" if prop.get("x-deserialize-skip-invalid-items") else "drop"
+            for key, prop in defs()[name].get("properties", {}).items()
+            if prop.get("x-deserialize-default-on-error")
+        }
+        assert rules == expected, name

@@ -11,7 +11,7 @@ options, usage, notices, session info, compaction) reuse the v2 models;
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, Literal, TypeVar, cast
 
 from pydantic import Field, Tag, TypeAdapter, ValidationError
 
@@ -33,6 +33,7 @@ from .._updates import (
 __all__ = [
     "LENIENT_FIELDS",
     "PROTOCOL_VERSION",
+    "RESPONSE_LENIENT",
     "SESSION_UPDATE_TYPES",
     "STOP_REASONS",
     "TOOL_CALL_CONTENT_TYPES",
@@ -70,6 +71,7 @@ __all__ = [
     "V1UnstructuredCommandInput",
     "V1UserMessageChunk",
     "parse_v1_permission_request",
+    "parse_v1_response",
     "parse_v1_session_update",
     "parse_v1_session_update_lenient",
     "repair",
@@ -466,3 +468,36 @@ def parse_v1_permission_request(data: Any) -> tuple[V1RequestPermissionRequest, 
             )
             data = {**data, "toolCall": call.to_wire()}
     return V1RequestPermissionRequest.model_validate(data), notes
+
+
+_SESSION_SETUP_LENIENT = {"modes": "drop", "configOptions": "items", "_meta": "drop"}
+RESPONSE_LENIENT: dict[type[WireModel], dict[str, str]] = {
+    V1InitializeResponse: {
+        "agentCapabilities": "drop",
+        "authMethods": "items",
+        "agentInfo": "drop",
+        "_meta": "drop",
+    },
+    V1NewSessionResponse: _SESSION_SETUP_LENIENT,
+    V1LoadSessionResponse: _SESSION_SETUP_LENIENT,
+    V1ResumeSessionResponse: _SESSION_SETUP_LENIENT,
+    V1PromptResponse: {"_meta": "drop"},
+    V1SetSessionConfigOptionResponse: {"configOptions": "items", "_meta": "drop"},
+}
+"""`LENIENT_FIELDS` for the answers the client reads."""
+
+
+_M = TypeVar("_M", bound=WireModel)
+
+
+def parse_v1_response(model: type[_M], data: Any) -> tuple[_M, list[str]]:
+    """``model.model_validate(data)``, its default-on-error fields read as absent when invalid
+    (`RESPONSE_LENIENT`): returns the answer and what was left out."""
+    try:
+        return model.model_validate(data), []
+    except ValidationError:
+        rules = RESPONSE_LENIENT.get(model)
+        if rules is None or type(data) is not dict:
+            raise
+        parsed, notes = repair(model.model_validate, data, rules)
+        return cast("_M", parsed), notes
