@@ -594,11 +594,15 @@ class Agent:
         if self.protocol == 1:
             await self._initialize_v1()
             return
-        params = {
+        params: dict[str, Any] = {
             "protocolVersion": PROTOCOL_VERSION,
             "info": {"name": CLIENT_NAME, "title": "acp_notebook", "version": _client_version()},
             "capabilities": {"elicitation": {"form": {}, "url": {}}},
         }
+        if self.protocol == "auto":
+            # What a v1 agent reads from this same request (v2 agents ignore the extra keys:
+            # claude-agent-acp 0.101.0 answers it in both modes), so one initialize serves both.
+            params |= self._v1_client_fields()
         try:
             result = await self.connection.request(p.Method.INITIALIZE, params)
         except RpcError as exc:
@@ -650,15 +654,7 @@ class Agent:
 
     async def _initialize_v1(self) -> None:
         """A v1 ``initialize`` (nothing advertised: no client file system, no terminals)."""
-        params = {
-            "protocolVersion": v1.PROTOCOL_VERSION,
-            "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}},
-            "clientInfo": {
-                "name": CLIENT_NAME,
-                "title": "acp_notebook",
-                "version": _client_version(),
-            },
-        }
+        params = {"protocolVersion": v1.PROTOCOL_VERSION, **self._v1_client_fields()}
         try:
             result = await self.connection.request(p.Method.INITIALIZE, params)
         except RpcError as exc:
@@ -677,6 +673,21 @@ class Agent:
                 answered=result if not isinstance(result, dict) else version,
             )
         self._adopt_v1(result)
+
+    def _v1_client_fields(self) -> dict[str, Any]:
+        """v1's ``clientInfo`` and ``clientCapabilities``: nothing offered (no client file
+        system, no client terminals) until those services are wired in."""
+        return {
+            "clientInfo": {
+                "name": CLIENT_NAME,
+                "title": "acp_notebook",
+                "version": _client_version(),
+            },
+            "clientCapabilities": {
+                "fs": {"readTextFile": False, "writeTextFile": False},
+                "terminal": False,
+            },
+        }
 
     def _adopt_v1(self, result: dict[str, Any]) -> None:
         """Speak v1 from here on, with what the v1 ``initialize`` answer says."""

@@ -88,6 +88,12 @@ async def test_a_v1_answer_switches_to_v1_and_the_session_speaks_v1() -> None:
         assert session.config_options[0].current_value == "code"
     offered = peer.calls[0][1]
     assert offered["protocolVersion"] == 2  # we offered 2, the agent chose 1
+    # the same request carries what a v1 agent reads: our name, and nothing offered
+    assert offered["clientInfo"]["name"] == "acp_notebook"
+    assert offered["clientCapabilities"] == {
+        "fs": {"readTextFile": False, "writeTextFile": False},
+        "terminal": False,
+    }
 
 
 @pytest.mark.anyio
@@ -320,6 +326,7 @@ async def test_forcing_a_version() -> None:
     async with connected(peer, protocol=1) as (agent, _conn):
         assert agent.protocol_version == 1
     assert peer.calls[0][1]["protocolVersion"] == 1  # no v2 offer at all
+    assert "info" not in peer.calls[0][1] and "clientInfo" in peer.calls[0][1]
     with pytest.raises(acp.UnsupportedProtocolVersion):
         async with connected(V1Peer(), protocol=2):
             pytest.fail("a v1 agent was accepted under protocol=2")
@@ -327,6 +334,10 @@ async def test_forcing_a_version() -> None:
     with pytest.raises(acp.UnsupportedProtocolVersion):
         async with connected(v2, protocol=1):
             pytest.fail("a v2 answer was accepted under protocol=1")
+    pure = V1Peer({"protocolVersion": 2, "info": {"name": "n", "version": "2"}})
+    async with connected(pure, protocol=2) as (agent, _conn):
+        assert agent.protocol_version == 2
+    assert not {"clientInfo", "clientCapabilities"} & set(pure.calls[0][1])  # v2 only
     with pytest.raises(ValueError):
         async with connected(V1Peer(), protocol=3):
             pytest.fail("protocol=3 was accepted")
