@@ -155,6 +155,17 @@ def test_a_later_turn_carries_on_the_background_work_an_earlier_turn_started() -
     assert stops == [("terminal", "t1")]
 
 
+def test_an_earlier_turns_section_says_a_later_turn_carries_its_work_on() -> None:
+    bg = [{"type": "terminal", "terminalId": "t1"}]
+    state, view = started(TERM, idle(bg))
+    state.begin_turn("next")  # the work goes on, shown by the next turn's view
+    view.refresh()
+    assert "background work ended" not in text(view)
+    assert "carried on by a later turn" in text(view)
+    assert not stop_shown(view, ("terminal", "t1"))  # the later turn's view stops it
+    assert "running" not in text(view).replace("carried on", "")
+
+
 def test_the_error_stop_reason_is_shown_in_the_footer() -> None:
     _state, view = started(idle(None, "error"))
     assert "failed" in view._footer.value

@@ -78,10 +78,18 @@ class BackgroundSection(ipywidgets.VBox):  # type: ignore[misc]
         for key in [*self.running, *self._errors]:
             if key not in self.rows:
                 self.rows[key] = _Row(*key, self._on_stop)
+        # A later turn's view carries on what the snapshot still names (this turn's list is
+        # empty once a later turn exists).
+        later = turn.session.last_turn is not turn
+        named = turn.session.background_items() if later else []
+        carried = False
         for key, row in self.rows.items():
             label, status, can_stop = describe_item(turn.session, *key)
             still = key in self.running
-            if not still and status == "running":
+            if not still and key in named:
+                carried = True
+                status = "in a later turn"
+            elif not still and status == "running":
                 status = "no longer reported"
             set_if_changed(
                 row.label,
@@ -99,7 +107,7 @@ class BackgroundSection(ipywidgets.VBox):  # type: ignore[misc]
         count = len(self.running)
         head = f"still running: {count}" if count else ""
         if not count and self._reported:
-            head = "background work ended"
+            head = "carried on by a later turn" if carried else "background work ended"
         set_if_changed(self._head, "value", f'<div class="acp-background-head">{e(head)}</div>')
         set_children(self, (self._head, *(row.box for row in self.rows.values())))
         return bool(self.rows)
