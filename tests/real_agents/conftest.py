@@ -75,6 +75,8 @@ def claude(tmp_path: Path) -> Iterator[ClaudeLaunch]:
     )
     cwd = tmp_path / "agent-cwd"  # (a kernel test's agent works in the kernel's folder)
     cwd.mkdir()
+    claude_tmp = tmp_path / "claude-tmp"
+    claude_tmp.mkdir()
     with FakeAnthropic() as api:
         env = {
             "HOME": str(home),
@@ -88,6 +90,8 @@ def claude(tmp_path: Path) -> Iterator[ClaudeLaunch]:
             # After each turn the CLI otherwise asks the model (with tools and the whole
             # history) to predict the user's next prompt, which would take a scripted reply.
             "CLAUDE_CODE_ENABLE_PROMPT_SUGGESTION": "false",
+            # Its temporary files (a background command's output, ...) go here, not /tmp.
+            "CLAUDE_CODE_TMPDIR": str(claude_tmp),
             # Anything that honours a proxy gets a dead one, never the real network.
             "HTTPS_PROXY": "http://127.0.0.1:9",
             "HTTP_PROXY": "http://127.0.0.1:9",
