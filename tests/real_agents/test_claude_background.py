@@ -8,7 +8,11 @@ as soon as the command is started, its terminal's output snapshot is first the t
 terminalId}]``, also on the idle. After the idle the terminal's output arrives as one snapshot
 (``output.data``) then ``terminal_output_chunk`` appends. ``terminal/cancel`` is answered ``{}``,
 then ``terminal_update`` ``{exitStatus: {}, capabilities: null}`` (an exit with neither code nor
-signal) and ``state_update`` ``{state: "idle", background: []}`` (no stop reason).
+signal) and ``state_update`` ``{state: "idle", background: []}`` (no stop reason). A command
+that exits by itself ends the same way (``exitStatus: {}`` even for code 3), and then the agent
+starts a turn of its own: its CLI tells the model in a ``<task-notification>``, and the reply
+comes as ``state_update running``, ``agent_message_chunk``, ``idle end_turn``, with no prompt.
+The CLI runs the command in a session of its own (setsid), out of the agent's process group.
 """
 
 from __future__ import annotations
