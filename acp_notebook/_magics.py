@@ -1200,9 +1200,13 @@ def load_ipython_extension(ipython: Any, notebook: Notebook | None = None) -> No
     """Register the magics for this kernel's notebook (``_notebook.current()``)."""
     from . import _sidepanel
     from ._notebook import current
+    from ._widgets._acks import acknowledge_comms
 
     nb = notebook if notebook is not None else current()
     _sidepanel.install(nb)  # the side panel listens to the notebook's events
+    # Widget edits during an awaiting %%acp cell (a form's fields) must be acknowledged, or the
+    # front end holds every later edit of a model (see _widgets/_acks.py).
+    acknowledge_comms(getattr(ipython, "kernel", None))
     ipython.register_magics(AcpMagics(ipython, notebook=nb))
     cleanup = ipython.input_transformers_cleanup
     if transform_cell not in cleanup:
