@@ -215,6 +215,8 @@ class CellRun:
     _unsubscribe_updates: Any = None
     #: the cell's view was closed (the cell ran again, its output went)
     view_gone: bool = False
+    #: the turn ended with its idle: the view follows late updates until the next turn
+    after_idle: bool = False
     #: whether a side panel shows requests (its inbox is where a cell gone is asked)
     panel_shows: Callable[[], bool] = field(default=lambda: False, repr=False)
     _view_closing: bool = False
@@ -230,6 +232,7 @@ class CellRun:
     def detach(self) -> None:
         self._detach_requests()
         self.background = False
+        self.after_idle = False
         if self._unsubscribe_updates is not None:
             self._unsubscribe_updates()
             self._unsubscribe_updates = None
@@ -240,8 +243,11 @@ class CellRun:
         self._unsubscribe.clear()
 
     def _on_update(self, session: Session, update: Any) -> None:
-        if self.background and session.turn is not self.turn:
-            self.detach()  # the next turn of the session started: its cell shows the rest
+        if self.after_idle and session.turn is not self.turn:
+            # The session's next turn started: its cell shows the rest (and carries on this
+            # turn's background work); this view gets a last look, then stops listening.
+            self._refresh_now()
+            self.detach()
             return
         if session.turn is self.turn:
             if not self.view_gone:
@@ -249,14 +255,17 @@ class CellRun:
             self.events.emit("session_update", self, update)
         self._dirty = True
         self.changes += 1
-        if self.background:
-            if getattr(update, "session_update", None) == "state_update" and not (
-                self.turn.state.background
+        if self.after_idle:
+            if (
+                self.background
+                and getattr(update, "session_update", None) == "state_update"
+                and not self.turn.state.background
             ):
                 self._refresh_now()  # the items that left show their final state
-                self.detach()
+                self._detach_requests()  # nothing of this turn is left to ask about
+                self.background = False
             else:
-                self._refresh_soon()
+                self._refresh_soon()  # what the agent says after idle shows here too
 
     def _refresh_soon(self) -> None:
         """A background refresh at most every ``REFRESH_INTERVAL`` (I/O thread)."""
@@ -272,7 +281,7 @@ class CellRun:
 
     def _background_refresh(self) -> None:
         self._refresh_due = False
-        if self.background and self._dirty:
+        if self.after_idle and self._dirty:
             self._refresh_now()
 
     def _refresh_now(self) -> None:
@@ -459,11 +468,16 @@ class CellRun:
             self.view.refresh()
         except Exception:
             log.exception("refreshing the turn view failed")
-        if self.turn.state.background and self.turn.error is None:
-            # Work goes on after idle: keep the view listening, and keep answering the
-            # session's requests: a request or question for that work is asked here (the
-            # client routes it to this run while the snapshot names items of this turn).
-            self.background = True
+        if self.turn.error is None:
+            # After the idle the view keeps listening until the session's next turn starts:
+            # the agent may go on reporting (background work, a turn of its own after a
+            # background command exits). While background work of this turn runs, the run
+            # also keeps answering the session's requests: the client routes a request or
+            # question for that work here.
+            self.after_idle = True
+            self.background = bool(self.turn.state.background)
+            if not self.background:
+                self._detach_requests()
         else:
             self.detach()
 

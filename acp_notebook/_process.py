@@ -33,6 +33,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 from ._errors import AgentExited, ConnectionClosed
 from ._exit import signal_of
 from ._jsonrpc import Connection, NotificationHandler, ProblemCallback, RequestHandler
+from ._supervisor import others_alive
 
 __all__ = ["AgentLink", "AgentProcess", "open_agent_connection"]
 
@@ -305,7 +306,14 @@ class AgentProcess:
                 self.send_signal_to_group(signal.SIGKILL)
                 with anyio.move_on_after(10):
                     await self.wait()
-            # Whatever the agent left behind in its group goes too (the watchdog included).
+            # Whatever the agent left behind in its group goes too (the watchdog included):
+            # SIGTERM first, with up to ``term_grace`` for it to stop its own children (a CLI
+            # stops the background commands it started in sessions of their own), then SIGKILL.
+            if others_alive(self.pid, exclude=(self.supervisor_pid,)):
+                self.send_signal_to_group(signal.SIGTERM)
+                with anyio.move_on_after(term_grace):
+                    while others_alive(self.pid, exclude=(self.supervisor_pid,)):
+                        await anyio.sleep(0.05)
             self.send_signal_to_group(signal.SIGKILL)
             with _registry_lock:
                 _live_groups.pop(self.pid, None)

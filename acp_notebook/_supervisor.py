@@ -42,8 +42,9 @@ POLL = 0.05
 IGNORED = ("SIGTERM", "SIGHUP", "SIGINT", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGPIPE")
 
 
-def _others_alive(pgid: int) -> bool:
-    """Whether a live (non-zombie) process other than this one is in the group.
+def others_alive(pgid: int, exclude: tuple[int | None, ...] = ()) -> bool:
+    """Whether a live (non-zombie) process other than this one (and ``exclude``) is in the
+    group.
 
     Reads /proc; where there is none, assume yes (the caller then waits the full grace)."""
     me = os.getpid()
@@ -52,7 +53,7 @@ def _others_alive(pgid: int) -> bool:
     except OSError:
         return True
     for entry in entries:
-        if not entry.isdigit() or int(entry) == me:
+        if not entry.isdigit() or int(entry) == me or int(entry) in exclude:
             continue
         try:
             with open(f"/proc/{entry}/stat", "rb") as f:
@@ -76,7 +77,7 @@ def watch(watch_fd: int) -> None:
     try:
         os.killpg(pgid, signal.SIGTERM)
         deadline = time.monotonic() + GRACE
-        while time.monotonic() < deadline and _others_alive(pgid):
+        while time.monotonic() < deadline and others_alive(pgid):
             time.sleep(POLL)
     finally:
         os.killpg(pgid, signal.SIGKILL)  # the watchdog itself included

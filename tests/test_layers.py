@@ -140,7 +140,13 @@ RULES = [
     Rule(f"{PKG}._jsonrpc", (f"{PKG}._errors", f"{PKG}._lines"), frozenset({"anyio"})),
     Rule(
         f"{PKG}._process",
-        (f"{PKG}._errors", f"{PKG}._exit", f"{PKG}._lines", f"{PKG}._jsonrpc"),
+        (
+            f"{PKG}._errors",
+            f"{PKG}._exit",
+            f"{PKG}._lines",
+            f"{PKG}._jsonrpc",
+            f"{PKG}._supervisor",  # stdlib only: its group reader
+        ),
         frozenset({"anyio"}),
     ),
     # 4' agent: layers 1 and 2.

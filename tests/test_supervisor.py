@@ -165,10 +165,10 @@ def test_bad_arguments_print_the_usage(args: list[str]) -> None:
 def test_others_alive_sees_a_live_member_but_not_a_zombie() -> None:
     child = subprocess.Popen(["sleep", "60"], start_new_session=True)
     try:
-        assert _supervisor._others_alive(child.pid)
+        assert _supervisor.others_alive(child.pid)
         os.kill(child.pid, signal.SIGKILL)
         assert _wait_gone(child.pid)  # a zombie until it is waited for
-        assert not _supervisor._others_alive(child.pid)
+        assert not _supervisor.others_alive(child.pid)
     finally:
         child.kill()
         child.wait()

@@ -241,13 +241,6 @@ def test_background_bash_that_exits_by_itself_shows_its_exit(
     assert bash.id in notified and "exit code 3" in notified
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the cell's run detaches on the first snapshot without its items (background []), "
-    "so the turn claude-agent-acp starts by itself right after (task-notification: state "
-    "running, agent_message_chunk, idle) reaches t.text but never the cell's view "
-    "(acp_notebook/_cells.py CellRun._on_update)",
-)
 def test_the_agents_follow_up_on_a_background_exit_shows_in_the_cell(
     kern: Kernel, claude: ClaudeLaunch
 ) -> None:
@@ -260,13 +253,6 @@ def test_the_agents_follow_up_on_a_background_exit_shows_in_the_cell(
     )
 
 
-@pytest.mark.xfail(
-    strict=False,  # a race: the loop is left behind in most runs, not in all
-    reason="on close the agent's node process exits at once (stdin closed), and "
-    "AgentProcess.aclose (acp_notebook/_process.py) then SIGKILLs the rest of its group at once: "
-    "the claude CLI, which started the command in a session of its own (setsid), dies before "
-    "it stops it; a SIGTERM to the leftovers and a bounded wait before the SIGKILL lets it",
-)
 def test_closing_the_agent_while_its_background_command_runs_leaves_no_orphan(
     kern: Kernel, claude: ClaudeLaunch
 ) -> None:
