@@ -51,9 +51,10 @@ def acknowledge_comms(kernel: Any) -> bool:
 def acknowledge_running_kernel() -> bool:
     """:func:`acknowledge_comms` on the IPython kernel this runs in, if any."""
     try:
-        from IPython.core.getipython import get_ipython
+        import IPython.core.getipython as getipython
 
-        shell = get_ipython()  # type: ignore[no-untyped-call]
+        # Untyped on purpose: IPython 8 ships it without hints, IPython 9 with them.
+        shell = vars(getipython)["get_ipython"]()
     except Exception:  # no IPython at all
         return False
     return acknowledge_comms(getattr(shell, "kernel", None))
