@@ -846,7 +846,8 @@ def _auth_cmd(nb: Notebook, argv: list[str]) -> None:
         "auth",
         "Without METHOD: list the agent's sign-in methods (authMethods). With METHOD: sign in"
         " (auth/login for an agent method; a password field for an env_var method, whose value"
-        " goes only into the agent's environment for its restart).",
+        " goes only into the agent's environment for its restart; for a terminal method, the"
+        " agent's login command in a live terminal in the cell, where you type).",
     )
     parser.add_argument("method", nargs="?", default=None, help="a method id from the list")
     parser.add_argument("--name", default=None, help="the agent (default: the default agent)")
@@ -937,9 +938,9 @@ def _auth_cmd(nb: Notebook, argv: list[str]) -> None:
         except OSError as exc:
             raise UsageError(f"%acp auth: cannot run `{command}`: {exc.strerror}") from None
         _say(
-            f"acp: {args.method!r} signs in in the terminal below: type there; once it succeeds,"
-            f" {handle.name!r} restarts to pick up the sign-in (re-running this cell, closing"
-            " the agent or the kernel stops it)"
+            f"acp: {args.method!r} signs in in the terminal below, running `{command}` (in"
+            f" {handle.cwd}): type there; once it succeeds, {handle.name!r} restarts to pick up"
+            " the sign-in (re-running this cell, closing the agent or the kernel stops it)"
         )
         display(box)
     else:
@@ -1045,8 +1046,9 @@ class AcpMagics(Magics):
             has not answered initialize after SECONDS (30). --env values are never shown.
         %acp agents                        the agent shortcuts, and which are installed here
         %acp auth [METHOD] [--name NAME]   the agent's sign-in methods; with METHOD, sign in
-                                           (auth/login, or a password field whose value
-                                           only the restarted agent's environment gets)
+                                           (auth/login; a password field whose value only
+                                           the restarted agent's environment gets; or the
+                                           agent's login command in a terminal in the cell)
         %acp cancel [--session NAME]       cancel the session's running turn
         %acp close [--name NAME]           close an agent (pending permissions fail closed)
         %acp sessions [--name NAME] [--all]
