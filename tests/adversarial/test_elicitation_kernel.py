@@ -53,6 +53,9 @@ def set_state(k: Kernel, comm_id: str, **state: Any) -> None:
 
 
 def connect(k: Kernel, work: Path) -> None:
+    # The cell's form only: the side panel's inbox would hold a second copy of each question
+    # (tests/test_cells.py answers one there).
+    k.run("%acp panel --no-auto")
     k.run(f"%env ELICIT_PARAMS={json.dumps(QUESTION)}")
     k.run(f"%acp connect -- {sys.executable} {AGENT} ask {work}")
 
