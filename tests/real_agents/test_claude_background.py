@@ -266,7 +266,19 @@ def test_closing_the_agent_while_its_background_command_runs_leaves_no_orphan(
     assert os.getsid(pid) != os.getsid(int(agent))
     k.run("%acp close")
     k.wait_for(lambda: processes_with(marker) == [], "the loop's process to be gone", guard=15)
-    assert process_gone(pid)
+    # Gone, or dead and not yet reaped (a zombie: its parent, the CLI, was stopped with it).
+    k.wait_for(lambda: not_running(pid), "the loop to have exited", guard=15)
+
+
+def not_running(pid: int) -> bool:
+    """The process has exited: it is gone, or a zombie its parent has not reaped yet."""
+    if process_gone(pid):
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return True
+    return stat[stat.rindex(b")") + 2 :].split()[0] == b"Z"
 
 
 def test_a_killed_kernel_leaves_no_orphan_of_the_background_command(
