@@ -26,15 +26,12 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import logging
 import os
 import select
 import signal
-import struct
 import subprocess
 import sys
-import termios
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -42,7 +39,7 @@ from typing import Any
 import ipywidgets as widgets  # type: ignore[import-untyped]
 
 from ._exit import exit_label, signal_of
-from ._process import SUPERVISOR
+from ._process import set_pty_size, spawn_in_pty
 from ._widgets._terminal import TerminalWidget
 
 __all__ = ["LoginPty", "LoginTerminal", "sign_in_terminal"]
@@ -62,20 +59,6 @@ POLL_MS = 50
 LOGIN_BACKLOG = 2 * 2**20  # bytes of a login's output kept for late views
 
 ExitCallback = Callable[[int | None, str | None], None]
-
-
-def _set_size(fd: int, cols: int, rows: int) -> None:
-    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-
-
-def _read_status(fd: int) -> str:
-    data = b""
-    try:
-        while chunk := os.read(fd, 512):
-            data += chunk
-    finally:
-        os.close(fd)
-    return data.decode("ascii", "replace")
 
 
 class LoginPty:
@@ -134,43 +117,11 @@ class LoginPty:
             raise RuntimeError("a LoginPty starts once")
         env = {**os.environ, **self.env}
         env.update(TERM="xterm-256color", COLUMNS=str(self.cols), LINES=str(self.rows))
-        master, slave = os.openpty()
-        _set_size(slave, self.cols, self.rows)
-        watch_r, watch_w = os.pipe()
-        status_r, status_w = os.pipe()
-        launcher = [sys.executable, "-I", "-S", "-c", _CTTY, sys.executable, "-I", "-S"]
-        try:
-            proc = subprocess.Popen(
-                [*launcher, SUPERVISOR, str(watch_r), str(status_w), "--", *self.argv],
-                stdin=slave,
-                stdout=slave,
-                stderr=slave,
-                cwd=self.cwd,
-                env=env,
-                start_new_session=True,
-                pass_fds=(watch_r, status_w),
-            )
-        except BaseException:
-            for fd in (master, watch_w, status_r):
-                os.close(fd)
-            raise
-        finally:
-            for fd in (slave, watch_r, status_w):
-                os.close(fd)
-        self._proc, self._master, self._watch = proc, master, watch_w
-        failure: OSError | None = None
-        for line in _read_status(status_r).splitlines():
-            word, _, value = line.partition(" ")
-            if word == "E":
-                code = int(value or 0)
-                failure = OSError(code, os.strerror(code), self.argv[0])
-        if failure is not None:
-            self._kill_group()
-            proc.wait()
-            self._close_fds()
-            self._done.set()
-            raise failure
-        os.set_blocking(master, False)
+        launcher = [sys.executable, "-I", "-S", "-c", _CTTY]  # the PTY becomes its ctty
+        child = spawn_in_pty(
+            self.argv, cwd=self.cwd, env=env, cols=self.cols, rows=self.rows, prefix=launcher
+        )
+        self._proc, self._master, self._watch = child.process, child.master, child.watch
         self._thread = threading.Thread(target=self._read, name="acp-login-pty", daemon=True)
         self._thread.start()
 
@@ -194,7 +145,7 @@ class LoginPty:
             self.cols, self.rows = cols, rows
             if self._master is not None and not self._done.is_set():
                 with contextlib.suppress(OSError):
-                    _set_size(self._master, cols, rows)
+                    set_pty_size(self._master, cols, rows)
 
     def kill(self) -> None:
         """SIGKILL the command's process group (everything it started); idempotent."""

@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
 import os
 import signal
+import struct
 import subprocess
 import sys
+import termios
 import threading
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -43,6 +46,89 @@ _live_groups: dict[int, int] = {}  # pid -> process group id, for the atexit swe
 _watch_fds: dict[int, int] = {}  # pid -> our end of its watchdog's pipe (close it: group dies)
 _registry_lock = threading.Lock()
 SUPERVISOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_supervisor.py")
+
+
+def set_pty_size(fd: int, cols: int, rows: int) -> None:
+    """Set a PTY's window size (TIOCSWINSZ; the program on it gets SIGWINCH)."""
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+
+
+class PtyChild(NamedTuple):
+    """A program `spawn_in_pty` started: its process (the launcher became it), the PTY's
+    master end (non-blocking) and the kernel's end of the watchdog's pipe (close it, and the
+    watchdog ends the group)."""
+
+    process: subprocess.Popen[bytes]
+    master: int
+    watch: int
+
+
+def spawn_in_pty(
+    argv: Sequence[str],
+    *,
+    cwd: str | os.PathLike[str] | None,
+    env: Mapping[str, str],
+    cols: int,
+    rows: int,
+    prefix: Sequence[str] = (),
+) -> PtyChild:
+    """Start ``argv`` (a list, never a shell) through the supervisor, in a new session whose
+    stdio is a fresh PTY of ``cols`` x ``rows``. ``prefix`` runs before the supervisor (a
+    launcher that makes the PTY the controlling terminal). When the exec fails, the group is
+    killed, nothing is left open and the ``OSError`` Popen would give is raised. Blocking."""
+    master, slave = os.openpty()
+    set_pty_size(slave, cols, rows)
+    watch_r, watch_w = os.pipe()  # close-on-exec: no other child inherits them
+    status_r, status_w = os.pipe()
+    launcher = [*prefix, sys.executable, "-I", "-S", SUPERVISOR, str(watch_r), str(status_w)]
+    try:
+        process = subprocess.Popen(
+            [*launcher, "--", *argv],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            cwd=cwd,
+            env=dict(env),
+            start_new_session=True,
+            pass_fds=(watch_r, status_w),
+        )
+    except BaseException:
+        for fd in (master, watch_w, status_r):
+            os.close(fd)
+        raise
+    finally:
+        for fd in (slave, watch_r, status_w):
+            os.close(fd)
+    failure = _exec_failure(_read_report(status_r))
+    if failure is not None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        for fd in (master, watch_w):
+            os.close(fd)
+        raise OSError(failure, os.strerror(failure), argv[0])
+    os.set_blocking(master, False)
+    return PtyChild(process, master, watch_w)
+
+
+def _read_report(fd: int) -> str:
+    """The launcher's report, read to its end (the exec closes it); closes ``fd``."""
+    data = b""
+    try:
+        while chunk := os.read(fd, 4096):
+            data += chunk
+    finally:
+        os.close(fd)
+    return data.decode("ascii", "replace")
+
+
+def _exec_failure(report: str) -> int | None:
+    """The errno of a failed exec in the launcher's report (``E <errno>``), else None."""
+    for line in report.splitlines():
+        word, _, value = line.partition(" ")
+        if word == "E":
+            return int(value or 0)
+    return None
 
 
 def _forget_agents_in_fork_child() -> None:
@@ -213,13 +299,14 @@ class AgentProcess:
         try:
             # The launcher reports its watchdog, then execs the agent (which ends the report)
             # or reports why the exec failed, the way Popen reports it.
-            for line in (await _read_to_end(status_r)).splitlines():
+            report = await _read_to_end(status_r)
+            for line in report.splitlines():
                 word, _, value = line.partition(" ")
                 if word == "W":
                     proc.supervisor_pid = int(value)
-                elif word == "E":
-                    code = int(value)
-                    raise OSError(code, os.strerror(code), args[0])
+            code = _exec_failure(report)
+            if code is not None:
+                raise OSError(code, os.strerror(code), args[0])
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await proc.aclose(grace=0, term_grace=0)

@@ -37,17 +37,13 @@ from __future__ import annotations
 import codecs
 import contextlib
 import errno
-import fcntl
 import logging
 import os
 import re
 import secrets
 import shlex
 import signal
-import struct
 import subprocess
-import sys
-import termios
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -61,7 +57,7 @@ from pydantic import Field, ValidationError
 from ._approval import Approve, ask, refusal
 from ._errors import INVALID_PARAMS, INVALID_REQUEST, RpcError
 from ._exit import signal_of
-from ._process import SUPERVISOR
+from ._process import spawn_in_pty
 from ._protocol import ErrorCode, RequestPermissionRequest
 from ._protocol._base import WireModel
 
@@ -262,17 +258,6 @@ class _Output:
 # -- one running command -------------------------------------------------------------------
 
 
-def _read_report(fd: int) -> str:
-    """The supervisor's report, read to its end (the exec closes it); closes ``fd``."""
-    data = b""
-    try:
-        while chunk := os.read(fd, 4096):
-            data += chunk
-    finally:
-        os.close(fd)
-    return data.decode("ascii", "replace")
-
-
 class _Terminal:
     def __init__(self, request: TerminalRequest, limit: int) -> None:
         self.request = request
@@ -286,42 +271,10 @@ class _Terminal:
 
     def spawn(self, env: dict[str, str], cols: int, rows: int) -> None:
         """Start the command (blocking: run in a thread). Raises OSError if it cannot run."""
-        master, slave = os.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-        watch_r, watch_w = os.pipe()
-        status_r, status_w = os.pipe()
-        launcher = [sys.executable, "-I", "-S", SUPERVISOR, str(watch_r), str(status_w), "--"]
-        try:
-            proc = subprocess.Popen(  # an argv, never a shell: the approved one, exec'd as is
-                [*launcher, *self.request.argv],
-                stdin=slave,
-                stdout=slave,
-                stderr=slave,
-                cwd=self.request.cwd,
-                env=env,
-                start_new_session=True,
-                close_fds=True,
-                pass_fds=(watch_r, status_w),
-            )
-        except BaseException:
-            for fd in (master, watch_w, status_r):
-                os.close(fd)
-            raise
-        finally:
-            for fd in (slave, watch_r, status_w):
-                os.close(fd)
-        self._proc, self.pid, self._watch_w, self.master = proc, proc.pid, watch_w, master
-        failure = None
-        for line in _read_report(status_r).splitlines():
-            word, _, value = line.partition(" ")
-            if word == "E":
-                failure = int(value)
-        if failure is not None:
-            self.signal_group(signal.SIGKILL)
-            proc.wait()
-            self._release_fds()
-            raise OSError(failure, os.strerror(failure), self.request.command)
-        os.set_blocking(master, False)
+        # An argv, never a shell: the approved one, exec'd as is.
+        child = spawn_in_pty(self.request.argv, cwd=self.request.cwd, env=env, cols=cols, rows=rows)
+        self._proc, self.pid = child.process, child.process.pid
+        self._watch_w, self.master = child.watch, child.master
 
     def signal_group(self, sig: int) -> None:
         if self.pid and self.exit is None:

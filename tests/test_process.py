@@ -319,3 +319,32 @@ def test_launcher_imports_nothing_but_the_signal_module() -> None:
     launcher = _imported_at_startup(SUPERVISOR)
     assert "os" in launcher and "enum" not in launcher  # not `signal`, which imports enum
     assert launcher - bare <= {"_signal"}
+
+
+def test_spawn_in_pty_runs_the_argv_on_a_pty_and_a_failed_exec_leaves_nothing(
+    tmp_path: Path,
+) -> None:
+    from acp_notebook._process import spawn_in_pty
+
+    child = spawn_in_pty(
+        [sys.executable, "-c", "import os,sys; print(os.isatty(1), os.get_terminal_size())"],
+        cwd=str(tmp_path),
+        env=dict(os.environ),
+        cols=91,
+        rows=17,
+    )
+    try:
+        assert child.process.wait(30) == 0
+        out = b""
+        deadline = time.monotonic() + 10
+        while b"\n" not in out and time.monotonic() < deadline:
+            try:
+                out += os.read(child.master, 4096)
+            except BlockingIOError:
+                time.sleep(0.02)
+        assert b"True" in out and b"columns=91, lines=17" in out
+    finally:
+        os.close(child.master)
+        os.close(child.watch)
+    with pytest.raises(FileNotFoundError):
+        spawn_in_pty([str(tmp_path / "nope")], cwd=None, env=dict(os.environ), cols=80, rows=24)
