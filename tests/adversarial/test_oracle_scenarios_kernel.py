@@ -153,6 +153,7 @@ def stop_of(k: Kernel, label: str) -> str:
 
 
 def connect(k: Kernel, work: Path) -> None:
+    k.run("%acp panel --no-auto")  # the cell's forms only (the panel's inbox would copy them)
     k.run(f"%acp connect -- {node()} {AGENT} {work}")
 
 
