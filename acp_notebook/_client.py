@@ -7,7 +7,7 @@ import math
 import os
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from typing import Any, Literal, TypeVar
 
 import anyio
@@ -23,6 +23,8 @@ from ._permission import Asker, PermissionDecision, PermissionHandler, decide, i
 from ._process import AgentProcess, open_agent_connection
 from ._protocol import _v1 as v1
 from ._replay import REPLAY_BULK_BYTES, REPLAY_LIMIT, UpdateBuffer, UpdateStream
+from ._services import METHODS as SERVICE_METHODS
+from ._services import AgentServices
 from ._state import SessionState, TurnState
 from ._visible import visible_text
 
@@ -456,7 +458,12 @@ class Session:
 
     async def cancel_terminal(self, terminal_id: str) -> None:
         """``terminal/cancel``: ask the agent to stop one terminal's command (only offered when
-        the terminal's ``capabilities.cancel`` is set)."""
+        the terminal's ``capabilities.cancel`` is set). A client terminal (a v1 agent's command
+        run here) is stopped here: SIGTERM, then SIGKILL."""
+        services = self.agent.services
+        if services is not None and services.owns(terminal_id):
+            await services.kill(self.id, terminal_id)
+            return
         await self.agent._request(
             p.Method.TERMINAL_CANCEL, {"sessionId": self.id, "terminalId": terminal_id}
         )
@@ -481,6 +488,8 @@ class Session:
             self.closed = True
             if self.turn is not None:
                 self._end_turn(self.turn)
+            if self.agent.services is not None:
+                await self.agent.services.release_session(self.id)
 
     async def set_config_option(self, config_id: str, value: str | bool) -> list[Any]:
         translator = self._v1
@@ -558,6 +567,7 @@ class Agent:
         permission: PermissionHandler | None,
         elicitation: ElicitationHandler | None = None,
         protocol: ProtocolChoice = "auto",
+        client_services: bool = False,
     ) -> None:
         if protocol not in ("auto", 1, 2):
             raise ValueError(f"protocol must be 'auto', 1 or 2, not {protocol!r}")
@@ -583,6 +593,8 @@ class Agent:
         self._early: dict[str, list[Any]] = {}  # session id -> held update params, in order
         # Counted, not sized: each one already passed the connection's line limit.
         self._early_count = 0
+        #: a v1 agent's client terminals and file system (``client_services=True``), else None
+        self.services: AgentServices | None = AgentServices(self) if client_services else None
         connection.set_request_handler(self._on_request)
         connection.set_notification_handler(self._on_notification)
 
@@ -675,8 +687,9 @@ class Agent:
         self._adopt_v1(result)
 
     def _v1_client_fields(self) -> dict[str, Any]:
-        """v1's ``clientInfo`` and ``clientCapabilities``: nothing offered (no client file
-        system, no client terminals) until those services are wired in."""
+        """v1's ``clientInfo`` and ``clientCapabilities``: client terminals and the client file
+        system when ``client_services`` is on (``self.services``), else nothing offered."""
+        offered = self.services is not None
         return {
             "clientInfo": {
                 "name": CLIENT_NAME,
@@ -684,8 +697,8 @@ class Agent:
                 "version": _client_version(),
             },
             "clientCapabilities": {
-                "fs": {"readTextFile": False, "writeTextFile": False},
-                "terminal": False,
+                "fs": {"readTextFile": offered, "writeTextFile": offered},
+                "terminal": offered,
             },
         }
 
@@ -865,6 +878,8 @@ class Agent:
             # The protocol's order: the cancel, then `cancelled` for each pending request.
             if session is not None:
                 session._fail_pending("the session was cancelled")
+                if self.services is not None:  # and the commands it runs here are stopped
+                    await self.services.kill_session(session.id)
 
     async def _on_notification(self, method: str, params: Any) -> None:
         if method == p.Method.ELICITATION_COMPLETE:
@@ -906,6 +921,9 @@ class Agent:
             return await self._on_permission(params)
         if method == p.Method.ELICITATION_CREATE:
             return await self._on_elicitation(params)
+        services = self.services
+        if services is not None and self.protocol_version == 1 and method in SERVICE_METHODS:
+            return await services.handle(method, params)
         raise MethodNotFound(method)
 
     async def _on_permission(self, params: Any) -> dict[str, Any]:
@@ -921,6 +939,12 @@ class Agent:
             # Malformed: we cannot show it, so we cannot allow it.
             self._problem(f"malformed permission request answered cancelled: {_first_error(exc)}")
             return {"outcome": {"outcome": "cancelled"}}
+        return (await self._client_permission(request)).response()
+
+    async def _client_permission(self, request: p.RequestPermissionRequest) -> PermissionDecision:
+        """Decide ``request``, the agent's or one the client services make (a command, a
+        write): a decision of the session's current turn, asked of its asker, failing closed
+        (unknown session, after the turn, after a cancel, invalid options, nobody to ask)."""
         session = self.sessions.get(request.session_id)
         decision = PermissionDecision(request)
         if session is None:
@@ -929,7 +953,7 @@ class Agent:
                 "unknown_session",
             )
             decision.settle(None, "invalid", "unknown session")
-            return decision.response()
+            return decision
         decision.turn = session.turn
         session.permissions.append(decision)
         if session.after_idle_asked():
@@ -948,7 +972,8 @@ class Agent:
             decision.settle(None, "invalid", reason)
             session._problem(f"permission request {request.title!r} is invalid: {reason}")
         with session._answering_slot(decision):
-            return await self._decide(session, decision)
+            await self._decide(session, decision)
+        return decision
 
     async def _on_elicitation(self, params: Any) -> dict[str, Any]:
         try:
@@ -1083,11 +1108,18 @@ async def connect(
     initialize_timeout: float | None = None,
     on_problem: Callable[[Problem], None] | None = None,
     protocol: ProtocolChoice = "auto",
+    client_services: bool = False,
 ) -> AsyncIterator[Agent]:
     """Launch ``argv`` as an ACP agent, initialize it, and yield the ``Agent``.
 
     ``protocol``: ``"auto"`` offers v2 and speaks v1 with an agent that answers 1 (with a v1
     body); ``1`` or ``2`` forces that version (``agent.protocol_version`` tells which is used).
+
+    ``client_services``: offer a v1 agent client terminals (``terminal/*``, commands run here
+    in a PTY) and the client file system (``fs/*``). Each command, each write and each read
+    outside the session's folder is a permission decision of the session's turn, asked as the
+    agent's own requests are (``permission``, or the session's asker); leaving the block kills
+    every command still running.
 
     ``argv`` is a list (never a shell string); ``env`` entries are added to the inherited
     environment. Leaving the block closes the agent (bounded: stdin closed, SIGTERM, SIGKILL).
@@ -1110,6 +1142,7 @@ async def connect(
             initialize_timeout,
             elicitation,
             protocol,
+            client_services,
         ) as agent:
             yield agent
 
@@ -1125,6 +1158,7 @@ async def connect_streams(
     initialize_timeout: float | None = None,
     on_problem: Callable[[Problem], None] | None = None,
     protocol: ProtocolChoice = "auto",
+    client_services: bool = False,
 ) -> AsyncIterator[Agent]:
     """`connect` over a pair of byte streams instead of a subprocess (``agent.process`` is
     None): an agent served in memory (``acp_notebook.agent.serve_in_memory``), a socket...
@@ -1139,7 +1173,7 @@ async def connect_streams(
     )
     with _unwrapped():
         async with connection:
-            agent = Agent(connection, None, permission, elicitation, protocol)
+            agent = Agent(connection, None, permission, elicitation, protocol, client_services)
             agent.problems = problems
             async with _initialized(agent, initialize_timeout):
                 yield agent
@@ -1251,6 +1285,7 @@ async def _open(
     initialize_timeout: float | None,
     elicitation: ElicitationHandler | None = None,
     protocol: ProtocolChoice = "auto",
+    client_services: bool = False,
 ) -> AsyncIterator[Agent]:
     async with open_agent_connection(
         list(argv),
@@ -1259,7 +1294,7 @@ async def _open(
         max_line_bytes=max_line_bytes,
         on_problem=problems.append,
     ) as (process, connection):
-        agent = Agent(connection, process, permission, elicitation, protocol)
+        agent = Agent(connection, process, permission, elicitation, protocol, client_services)
         agent.problems = problems
         async with _initialized(agent, initialize_timeout):
             yield agent
@@ -1268,7 +1303,7 @@ async def _open(
 @asynccontextmanager
 async def _initialized(agent: Agent, initialize_timeout: float | None) -> AsyncIterator[None]:
     """Initialize ``agent`` on its entered connection; while the block runs, its turns fail
-    when the connection closes."""
+    when the connection closes. Its client terminals (if any) are killed when it ends."""
     connection = agent.connection
     async with anyio.create_task_group() as tg:
 
@@ -1279,8 +1314,11 @@ async def _initialized(agent: Agent, initialize_timeout: float | None) -> AsyncI
             )
 
         tg.start_soon(watch_exit)
-        try:
-            await _initialize(agent, agent.process, connection, tg, initialize_timeout)
-            yield
-        finally:
-            tg.cancel_scope.cancel()
+        async with AsyncExitStack() as stack:
+            if agent.services is not None:
+                await stack.enter_async_context(agent.services.terminals)
+            try:
+                await _initialize(agent, agent.process, connection, tg, initialize_timeout)
+                yield
+            finally:
+                tg.cancel_scope.cancel()

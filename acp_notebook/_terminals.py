@@ -606,6 +606,16 @@ class ClientTerminals:
         for terminal in terminals:
             self._terminals.pop(terminal.request.terminal_id, None)
 
+    async def kill_session(self, session_id: str) -> None:
+        """Stop every running command of one session (an Interrupt of its turn: SIGTERM, then
+        SIGKILL after the grace period) and wait until each is gone; its terminals stay known,
+        so the agent can still read their output and exit status."""
+        terminals = [t for t in self._terminals.values() if t.request.session_id == session_id]
+        with anyio.CancelScope(shield=True):
+            async with anyio.create_task_group() as tg:
+                for terminal in terminals:
+                    tg.start_soon(self._stop, terminal)
+
     def kill_all_now(self) -> None:
         """SIGKILL every terminal's process group at once (any thread; does not wait)."""
         for terminal in list(self._terminals.values()):

@@ -1,0 +1,215 @@
+"""The client services of one v1 agent connection, wired to its sessions.
+
+`AgentServices` is what ``connect(..., client_services=True)`` gives a v1 agent: client
+terminals (`_terminals.ClientTerminals`) and the client file system (`_files.ClientFiles`).
+
+* Every allow goes through the agent's permission path (``Agent._client_permission``): the
+  command, the write (its diff) or the read outside the session's folder becomes a
+  `PermissionDecision` of the session's current turn, decided by the session's asker (a cell's
+  run: its card, its ``--allow``/``--deny`` policy) or the agent's permission handler, with the
+  same fail-closed rules as an agent's own ``session/request_permission``: nothing is allowed
+  after a cancel, after the turn, without anyone to ask, or but by an option of kind
+  ``allow_*``.
+* A client terminal is shown as the agent-owned terminals of v2 are: a ``terminal_update`` when
+  it starts (the command line, the cwd, the size), a ``terminal_output_chunk`` per read of its
+  PTY, a ``terminal_update`` with ``exitStatus`` when it ends, each applied to its session's
+  state (so a v1 tool call's ``terminal`` content names a terminal the state knows).
+"""
+
+from __future__ import annotations
+
+import base64
+import secrets
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from . import _files, _terminals
+from ._files import ClientFiles, ReadRequest, WriteRequest
+from ._permission import PermissionDecision
+from ._protocol import (
+    RequestPermissionRequest,
+    SessionUpdate,
+    TerminalCancelCapabilities,
+    TerminalCapabilities,
+    TerminalExitStatus,
+    TerminalOutputChunk,
+    TerminalSize,
+    TerminalUpdate,
+)
+from ._protocol._v1 import diff_patch
+from ._terminals import ClientTerminals, TerminalExit, TerminalRequest
+
+
+class _Session(Protocol):
+    @property
+    def cwd(self) -> str: ...
+    @property
+    def closed(self) -> bool: ...
+    def _apply(self, update: SessionUpdate) -> None: ...
+
+
+class _Agent(Protocol):
+    """What the services need of the client's ``Agent`` (which holds them)."""
+
+    @property
+    def sessions(self) -> Mapping[str, _Session]: ...
+    async def _client_permission(self, request: RequestPermissionRequest) -> PermissionDecision: ...
+
+
+__all__ = ["METHODS", "AgentServices", "file_permission"]
+
+METHODS = _terminals.METHODS | _files.METHODS
+
+_OPTIONS = [
+    {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+    {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+]
+
+
+def file_permission(request: ReadRequest | WriteRequest) -> RequestPermissionRequest:
+    """A read outside the session's folder or a write, as a tool-call permission request
+    (options ``allow`` and ``reject``): a write carries its diff (old text against new), which
+    the card renders as it renders an agent's edit."""
+    call_id = f"fs-{secrets.token_hex(6)}"
+    notes: list[str] = []
+    if isinstance(request, WriteRequest):
+        title = f"Write {request.resolved}"
+        operation = "add" if request.old_text is None else "modify"
+        call: dict[str, Any] = {
+            "toolCallId": call_id,
+            "title": title,
+            "kind": "edit",
+            "status": "pending",
+            "locations": [{"path": request.resolved}],
+            "content": [
+                {
+                    "type": "diff",
+                    "changes": [
+                        {"operation": operation, "path": request.resolved, "fileType": "text"}
+                    ],
+                    "patch": {
+                        "format": "git_patch",
+                        "text": diff_patch(request.resolved, request.old_text, request.new_text),
+                    },
+                }
+            ],
+        }
+        if not request.inside_cwd:
+            notes.append(f"outside the session's folder {request.cwd}")
+        if request.new_dirs:
+            notes.append("creates " + ", ".join(request.new_dirs))
+    else:
+        title = f"Read {request.resolved}"
+        call = {
+            "toolCallId": call_id,
+            "title": title,
+            "kind": "read",
+            "status": "pending",
+            "locations": [{"path": request.resolved}],
+        }
+        notes.append(f"outside the session's folder {request.cwd}")
+    wire: dict[str, Any] = {
+        "sessionId": request.session_id,
+        "title": title,
+        "subject": {"type": "tool_call", "toolCall": call},
+        "options": _OPTIONS,
+    }
+    if request.path != request.resolved:
+        notes.insert(0, f"asked as {request.path}")
+    if notes:
+        wire["description"] = "; ".join(notes)
+    return RequestPermissionRequest.model_validate(wire)
+
+
+class AgentServices:
+    """The ``terminal/*`` and ``fs/*`` methods of one agent connection (see the module docs).
+    ``terminals`` must be entered (``async with``) while the connection is open."""
+
+    def __init__(self, agent: _Agent, **terminal_options: Any) -> None:
+        self._agent = agent
+        self.terminals = ClientTerminals(
+            self._approve_command,
+            cwd_of=self._cwd_of,
+            on_output=self._on_output,
+            on_exit=self._on_exit,
+            **terminal_options,
+        )
+        self.files = ClientFiles(self._approve_file, cwd_of=self._cwd_of)
+        #: terminal id -> the request that was allowed for it
+        self.allowed: dict[str, TerminalRequest] = {}
+        self._shown: set[str] = set()
+
+    def _cwd_of(self, session_id: str) -> str | None:
+        session = self._agent.sessions.get(session_id)
+        return None if session is None or session.closed else session.cwd
+
+    async def handle(self, method: str, params: Any) -> dict[str, Any]:
+        if method in _files.METHODS:
+            return await self.files.handle(method, params)
+        result = await self.terminals.handle(method, params)
+        if method == "terminal/create":
+            self._show(str(result["terminalId"]))
+        return result
+
+    # -- approvals: the permission path ----------------------------------------------------
+
+    async def _approve_command(self, request: TerminalRequest) -> bool:
+        decision = await self._agent._client_permission(request.permission_request())
+        if decision.allowed:
+            self.allowed[request.terminal_id] = request
+        return decision.allowed
+
+    async def _approve_file(self, request: ReadRequest | WriteRequest) -> bool:
+        decision = await self._agent._client_permission(file_permission(request))
+        return decision.allowed
+
+    # -- output: the session's state -------------------------------------------------------
+
+    def _apply(self, terminal_id: str, update: SessionUpdate) -> None:
+        request = self.allowed.get(terminal_id)
+        session = self._agent.sessions.get(request.session_id) if request else None
+        if session is not None:
+            session._apply(update)
+
+    def _show(self, terminal_id: str) -> None:
+        """The terminal's first update (once): what runs, where, how large."""
+        request = self.allowed.get(terminal_id)
+        if request is None or terminal_id in self._shown:
+            return
+        self._shown.add(terminal_id)
+        update = TerminalUpdate(
+            terminal_id=terminal_id,
+            command=request.command_line(),
+            cwd=request.cwd,
+            size=TerminalSize(cols=self.terminals.cols, rows=self.terminals.rows),
+            capabilities=TerminalCapabilities(cancel=TerminalCancelCapabilities()),
+        )
+        self._apply(terminal_id, update)
+
+    def _on_output(self, terminal_id: str, data: bytes) -> None:
+        self._show(terminal_id)
+        chunk = TerminalOutputChunk(
+            terminal_id=terminal_id, data=base64.b64encode(data).decode("ascii")
+        )
+        self._apply(terminal_id, chunk)
+
+    def _on_exit(self, terminal_id: str, status: TerminalExit) -> None:
+        self._show(terminal_id)
+        exit_status = TerminalExitStatus(exit_code=status.exit_code, signal=status.signal)
+        self._apply(terminal_id, TerminalUpdate(terminal_id=terminal_id, exit_status=exit_status))
+
+    # -- stopping ------------------------------------------------------------------------
+
+    def owns(self, terminal_id: str) -> bool:
+        """Whether ``terminal_id`` is one of these client terminals (not the agent's)."""
+        return terminal_id in self.allowed
+
+    async def kill(self, session_id: str, terminal_id: str) -> None:
+        """Stop one client terminal's command (the view's Stop button)."""
+        await self.terminals.kill({"sessionId": session_id, "terminalId": terminal_id})
+
+    async def kill_session(self, session_id: str) -> None:
+        await self.terminals.kill_session(session_id)
+
+    async def release_session(self, session_id: str) -> None:
+        await self.terminals.release_session(session_id)
