@@ -150,7 +150,8 @@ STOP_WAIT = 10.0  # seconds to wait for an abandoned agent to be stopped
 
 Connector = Callable[..., AbstractAsyncContextManager[Agent]]
 """How an agent is reached: called with the keywords ``permission``, ``elicitation``,
-``initialize_timeout`` and ``on_problem`` (as ``connect`` takes them), it returns the async
+``initialize_timeout``, ``on_problem`` and ``client_services`` (as ``connect`` takes them:
+a v1 agent is offered client terminals and the client file system), it returns the async
 context manager that yields the initialized ``Agent``. ``launch(argv, cwd, env)`` starts a
 process; a test passes one that runs the embedded agent in memory."""
 
@@ -171,11 +172,13 @@ async def _hold_agent(
         stop = anyio.Event()
         # No handler of its own: each session's requests are answered by the cell run that
         # asks (Session.ask_permissions); with none attached, they are answered cancelled.
+        # The client services' commands, writes and outside reads take the same path.
         async with connector(
             permission=None,
             elicitation=None,
             initialize_timeout=timeout,
             on_problem=problems.append,
+            client_services=True,
         ) as agent:
             if not started.set_running_or_notify_cancel():
                 return  # the caller gave up (interrupted) as initialize ended: stop it

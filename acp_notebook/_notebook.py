@@ -387,7 +387,12 @@ class Notebook:
     # -- shutdown -------------------------------------------------------------------------
     def shutdown(self) -> None:
         """Kernel shutdown: every pending request fails closed, every agent is closed, the
-        I/O thread stops."""
+        I/O thread stops. Every client terminal's command is killed first, at once (the
+        closes below stop them again, and wait until they are gone)."""
+        for handle in list(self.agents.values()):
+            services = handle.agent.services
+            if services is not None:
+                services.terminals.kill_all_now()
         for handle in list(self.agents.values()):
             try:
                 self.close(handle)

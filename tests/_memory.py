@@ -43,8 +43,10 @@ async def embedded_in_memory(
     elicitation: ElicitationHandler | None = None,
     on_problem: Callable[..., None] | None = None,
     initialize_timeout: float | None = None,
+    client_services: bool = False,
 ) -> AsyncIterator[Agent]:
-    """A client `Agent` connected to an embedded `AgentServer` served in memory."""
+    """A client `Agent` connected to an embedded `AgentServer` served in memory (a v2 agent:
+    ``client_services`` is accepted as the notebook passes it, and offers nothing to v2)."""
     async with (
         serve_in_memory(server, data_dir=data_dir, scenario=scenario, faults=faults) as streams,
         connect_streams(
@@ -53,6 +55,7 @@ async def embedded_in_memory(
             elicitation=elicitation,
             on_problem=on_problem,
             initialize_timeout=initialize_timeout,
+            client_services=client_services,
         ) as agent,
     ):
         yield agent

@@ -1,0 +1,248 @@
+"""A v1 agent's client terminals and file system through a cell's run (`CellRun`, no kernel):
+each command and each write is shown on the cell's card and happens only after its allow (a
+click, a ``--allow`` policy); the output streams into the view's terminal; cancel and kernel
+shutdown kill the commands. The agent is a scripted v1 peer in memory (tests/_memory.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from _memory import scripted_agent
+from _runs import start_run
+from test_terminals import live_members, wait_gone
+
+import acp_notebook as acp
+from acp_notebook._approval import NOT_ALLOWED
+from acp_notebook._cells import CellRun
+from acp_notebook._notebook import Notebook
+from acp_notebook._policy import Policy
+
+SID = "s1"
+V1_INIT = {
+    "protocolVersion": 1,
+    "agentCapabilities": {},
+    "agentInfo": {"name": "v1", "version": "1"},
+}
+Script = Callable[[Any], Awaitable[None]]
+
+
+class V1Notebook:
+    """A notebook whose agent is a v1 peer: its ``session/prompt`` runs ``self.script``."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.cwd = tmp_path
+        self.script: Script | None = None
+        self.peers: list[Any] = []
+        self.offered: list[Any] = []
+        self.got: dict[str, Any] = {}
+
+        async def handler(method: str, params: Any) -> Any:
+            if method == "initialize":
+                self.offered.append(params.get("clientCapabilities"))
+                return V1_INIT
+            if method == "session/new":
+                return {"sessionId": SID}
+            if method == "session/prompt":
+                assert self.script is not None
+                await self.script(self.peers[-1])
+                return {"stopReason": "end_turn"}
+            raise acp.MethodNotFound(method)
+
+        @asynccontextmanager
+        async def connector(**options: Any) -> Any:
+            async with scripted_agent(handler, **options) as (agent, peer):
+                self.peers.append(peer)
+                yield agent
+
+        self.nb = Notebook(connector=lambda argv, cwd, env: connector)
+        self.nb.panel_auto_make = False
+        self.nb.connect("v1", ["(scripted v1)"], str(tmp_path))
+
+    async def ask(self, conn: Any, key: str, method: str, **params: Any) -> Any:
+        """The agent's request, its answer (or RpcError) kept as ``self.got[key]``."""
+        try:
+            answer = await conn.request(method, {"sessionId": SID, **params})
+        except acp.RpcError as exc:
+            answer = exc
+        self.got[key] = answer
+        return answer
+
+
+@pytest.fixture
+def v1(tmp_path: Path) -> Iterator[V1Notebook]:
+    made = V1Notebook(tmp_path)
+    yield made
+    made.nb.shutdown()
+
+
+def shown(run: CellRun, count: int = 1) -> Any:
+    """Wait until the run shows ``count`` requests; the last card."""
+
+    async def wait() -> Any:
+        with anyio.fail_after(30):
+            while len(run.cards) < count:
+                await anyio.sleep(0.005)  # the agent's request is on its way (not a decision)
+        return run.cards[count - 1]
+
+    return run.io.call(wait)
+
+
+def ended(run: CellRun) -> Any:
+    assert run.done is not None
+    return run.done.result(30)
+
+
+def test_the_notebook_offers_a_v1_agent_terminals_and_files(v1: V1Notebook) -> None:
+    assert v1.offered == [{"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True}]
+
+
+def test_a_command_allowed_by_a_click_runs_and_streams_into_the_cells_terminal(
+    v1: V1Notebook,
+) -> None:
+    async def script(conn: Any) -> None:
+        created = await v1.ask(conn, "create", "terminal/create", command="printf",
+                               args=["%s\\n", "hello world"])  # fmt: skip
+        tid = created["terminalId"]
+        await conn.notify("session/update", {"sessionId": SID, "update": {
+            "sessionUpdate": "tool_call", "toolCallId": "t1", "title": "printf", "kind": "execute",
+            "content": [{"type": "terminal", "terminalId": tid}]}})  # fmt: skip
+        await v1.ask(conn, "exit", "terminal/wait_for_exit", terminalId=tid)
+        await v1.ask(conn, "release", "terminal/release", terminalId=tid)
+
+    v1.script = script
+    run = start_run(v1.nb)
+    card = shown(run)
+    html = card.request_html()
+    assert "$ printf &#x27;%s\\n&#x27; &#x27;hello world&#x27;" in html  # as a shell sees it
+    assert str(v1.cwd.resolve()) in html
+    assert "create" not in v1.got  # nothing runs before the allow
+    [allow, _reject] = card.buttons
+    allow.click()
+    assert ended(run) == "end_turn"
+    assert v1.got["exit"] == {"exitCode": 0, "signal": None}
+    tid = v1.got["create"]["terminalId"]
+    widget = run.io.call(lambda: run.view.terminal_widgets[tid])
+    run.io.call(widget.flush)
+    assert widget.data == b"hello world\r\n"  # the PTY's line ending
+    assert widget.exit_status is not None and widget.exit_status["exitCode"] == 0
+    [decision] = run.turn.permissions
+    assert decision.decided_by == "click" and decision.allowed
+
+
+@pytest.mark.parametrize("how", ["click", "policy"])
+def test_a_command_rejected_never_runs(v1: V1Notebook, how: str) -> None:
+    marker = v1.cwd / "ran"
+
+    async def script(conn: Any) -> None:
+        await v1.ask(conn, "create", "terminal/create", command="touch", args=[str(marker)])
+
+    v1.script = script
+    policy = Policy.from_globs([], ["touch *"]) if how == "policy" else None
+    run = start_run(v1.nb, policy=policy)
+    card = shown(run)
+    if how == "click":
+        card.buttons[1].click()  # Reject
+    assert ended(run) == "end_turn"
+    error = v1.got["create"]
+    assert isinstance(error, acp.RpcError) and error.code == NOT_ALLOWED
+    assert not marker.exists()
+    [decision] = run.turn.permissions
+    assert decision.decided_by == how and not decision.allowed
+
+
+def test_an_allow_policy_judges_the_command_line(v1: V1Notebook) -> None:
+    async def script(conn: Any) -> None:
+        created = await v1.ask(conn, "create", "terminal/create", command="echo", args=["ok"])
+        await v1.ask(conn, "exit", "terminal/wait_for_exit", terminalId=created["terminalId"])
+        created = await v1.ask(conn, "create2", "terminal/create", command="echo",
+                               args=["ok;", "rm", "-rf", "x"])  # fmt: skip
+
+    v1.script = script
+    run = start_run(v1.nb, policy=Policy.from_globs(["echo ok"], []))
+    card = shown(run, 2)  # the first ran without a click; the second waits for one
+    assert v1.got["exit"] == {"exitCode": 0, "signal": None}
+    first, second = run.turn.permissions
+    assert first.decided_by == "policy" and first.allowed
+    assert second.pending  # `echo 'ok;' rm -rf x` is not `echo ok`
+    card.buttons[1].click()
+    assert ended(run) == "end_turn"
+    assert isinstance(v1.got["create2"], acp.RpcError)
+
+
+def test_a_write_shows_its_diff_and_a_rejected_one_leaves_the_file_untouched(
+    v1: V1Notebook,
+) -> None:
+    target = v1.cwd / "notes.txt"
+    original = b"keep\r\nthis \xff byte\n"
+    target.write_bytes(original)
+
+    async def script(conn: Any) -> None:
+        await v1.ask(conn, "write", "fs/write_text_file", path=str(target), content="gone\n")
+
+    v1.script = script
+    run = start_run(v1.nb)
+    card = shown(run)
+    html = card.request_html()
+    assert "Write " in html and "notes.txt" in html
+    assert "gone" in html and "keep" in html  # the diff: old against new
+    card.buttons[1].click()
+    assert ended(run) == "end_turn"
+    assert isinstance(v1.got["write"], acp.RpcError) and v1.got["write"].code == NOT_ALLOWED
+    assert target.read_bytes() == original
+    assert sorted(p.name for p in v1.cwd.iterdir()) == ["notes.txt"]
+
+
+def test_an_allowed_write_is_written(v1: V1Notebook) -> None:
+    target = v1.cwd / "new" / "a.txt"
+
+    async def script(conn: Any) -> None:
+        await v1.ask(conn, "write", "fs/write_text_file", path=str(target), content="hi\n")
+
+    v1.script = script
+    run = start_run(v1.nb)
+    shown(run).buttons[0].click()
+    assert ended(run) == "end_turn"
+    assert v1.got["write"] == {}
+    assert target.read_text() == "hi\n"
+
+
+def test_cancel_kills_the_running_command(v1: V1Notebook) -> None:
+    running = anyio.Event()  # (set and awaited on the I/O thread's loop)
+
+    async def script(conn: Any) -> None:
+        created = await v1.ask(conn, "create", "terminal/create", command="sleep", args=["300"])
+        running.set()
+        await v1.ask(conn, "exit", "terminal/wait_for_exit", terminalId=created["terminalId"])
+
+    v1.script = script
+    run = start_run(v1.nb)
+    shown(run).buttons[0].click()
+    run.io.call(running.wait)
+    run.io.call(run.cancel)  # what Interrupt does (CellRun.wait_in_cell)
+    assert ended(run) == "end_turn"
+    assert v1.got["exit"] == {"exitCode": None, "signal": "SIGTERM"}
+
+
+def test_kernel_shutdown_kills_every_client_terminal(v1: V1Notebook) -> None:
+    started = anyio.Event()
+
+    async def script(conn: Any) -> None:
+        await v1.ask(conn, "create", "terminal/create", command="sleep", args=["300"])
+        started.set()
+        await anyio.sleep_forever()
+
+    v1.script = script
+    run = start_run(v1.nb)
+    shown(run).buttons[0].click()
+    run.io.call(started.wait)
+    services = run.handle.agent.services
+    assert services is not None
+    pgid = services.terminals.process_group(v1.got["create"]["terminalId"])
+    assert pgid is not None and live_members(pgid)
+    v1.nb.shutdown()
+    assert wait_gone(pgid) == []
