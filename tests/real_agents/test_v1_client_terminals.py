@@ -6,6 +6,7 @@ the click; its output and exit code are shown in the cell's terminal."""
 from __future__ import annotations
 
 import shlex
+import sys
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
@@ -35,6 +36,12 @@ def _connect(kern: Kernel, tmp_path: Path) -> None:
 
 COMMAND = "echo hi there; touch ran.txt; exit 3"
 BODY = '***CALL_TOOL execute {{"command":"' + COMMAND + '"}}'  # {{ }}: a cell interpolates
+
+
+def enabled(kern: Kernel, label: str) -> list[str]:
+    """The shown buttons with this label that can still be clicked (the cell's card, and the
+    side panel's copy of it, are disabled once the request is decided)."""
+    return [b for b in kern.buttons(label) if not kern.models[b].get("disabled")]
 
 
 def _terminal_models(kern: Kernel) -> list[dict[str, Any]]:
@@ -78,4 +85,66 @@ def test_fast_agent_command_rejected_on_the_card_never_runs(kern: Kernel, tmp_pa
     assert cell.error is None, cell.text()
     assert "decision: Rejected: Reject - by a click" in cell.text()
     assert not (tmp_path / "work" / "ran.txt").exists()
+    assert _terminal_models(kern) == []
+
+
+SDK_AGENT = Path(__file__).with_name("sdk_agent.py")
+
+
+def _connect_sdk(kern: Kernel) -> None:
+    pytest.importorskip("acp")  # agent-client-protocol, pinned in the `test` extra
+    out = kern.run(f"%acp connect -- {shlex.join([sys.executable, str(SDK_AGENT)])}").text()
+    assert "acp: protocol v1; " in out
+
+
+def test_python_sdk_agent_write_shows_a_diff_and_writes_only_after_the_click(
+    kern: Kernel, tmp_path: Path
+) -> None:
+    notes = tmp_path / "work" / "notes.txt"
+    notes.write_text("one\nTWO\n")
+    _connect_sdk(kern)
+    cell = kern.submit("%%acp -o t\nfiles\n", new_cell_id())
+    button = kern.wait_for(partial(enabled, kern, "Allow"), "the write's allow button")
+    assert notes.read_text() == "one\nTWO\n"  # shown, not written
+    kern.click(button[0])
+    kern.wait_for(lambda: notes.read_text() != "one\nTWO\n", "the write after the click")
+    # the read is inside the session's folder: nobody is asked; the command is
+    first = set(kern.buttons("Allow"))  # the write's (the cell's card, the panel's copy)
+    button = kern.wait_for(
+        lambda: [b for b in enabled(kern, "Allow") if b not in first], "the command's allow"
+    )
+    kern.click(button[0])
+    kern.wait_for(partial(getattr, cell, "done"), "the cell to finish after the clicks")
+    assert cell.error is None, cell.text()
+    assert notes.read_text() == "one\ntwo\nthree\n"
+    text = cell.text()
+    print(text)
+    assert f"Permission request: Write {notes}" in text
+    assert "acp-diff-del" in cell.html() and "acp-diff-add" in cell.html()
+    assert (
+        "offered terminal=True; wrote notes.txt; line 2 is 'two'; "
+        "command exit 4: 'from the sdk'" in text
+    )
+    assert "$ sh -c 'echo from the sdk; exit 4'" in text
+    [model] = _terminal_models(kern)
+    assert model["exit_status"]["exitCode"] == 4
+
+
+def test_python_sdk_agent_rejected_write_leaves_the_file_untouched(
+    kern: Kernel, tmp_path: Path
+) -> None:
+    notes = tmp_path / "work" / "notes.txt"
+    original = b"one\r\nTWO \xff\n"
+    notes.write_bytes(original)
+    _connect_sdk(kern)
+    # the write is rejected by a click, the command by policy
+    cell = kern.submit("%%acp --deny 'sh *'\nfiles\n", new_cell_id())
+    button = kern.wait_for(partial(kern.buttons, "Reject"), "the write's reject button")
+    kern.click(button[0])
+    kern.wait_for(partial(getattr, cell, "done"), "the cell to finish after the click")
+    assert cell.error is None, cell.text()
+    assert notes.read_bytes() == original
+    text = cell.text()
+    assert "write refused (-32001)" in text and "command refused (-32001)" in text
+    assert "decision: Rejected: Reject - by policy --deny 'sh *'" in text
     assert _terminal_models(kern) == []
