@@ -5,6 +5,7 @@ the click; its output and exit code are shown in the cell's terminal."""
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ import pytest
 import acp_notebook
 from tests.kernel_driver import Kernel, acp_kernel, new_cell_id
 from tests.real_agents.test_v1_peers import _fast_agent_argv
+from tests.test_terminals import wait_gone
 
 
 @pytest.fixture
@@ -148,3 +150,33 @@ def test_python_sdk_agent_rejected_write_leaves_the_file_untouched(
     assert "write refused (-32001)" in text and "command refused (-32001)" in text
     assert "decision: Rejected: Reject - by policy --deny 'sh *'" in text
     assert _terminal_models(kern) == []
+
+
+def _pids_running(argv: list[str]) -> list[int]:
+    """Processes whose command line is exactly ``argv``."""
+    wanted = "\0".join(argv) + "\0"
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if Path(f"/proc/{entry}/cmdline").read_text() == wanted:
+                    found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+def test_interrupt_kills_the_client_terminals_command(kern: Kernel, tmp_path: Path) -> None:
+    _connect(kern, tmp_path)
+    sleeper = ["sleep", "307"]  # (a number nothing else on the machine sleeps for)
+    body = '***CALL_TOOL execute {{"command":"' + shlex.join(sleeper) + '"}}'
+    cell = kern.submit(f"%%acp -o t\n{body}\n", new_cell_id())
+    kern.click(kern.wait_for(partial(kern.buttons, "Allow Once"), "fast-agent's allow")[0])
+    kern.click(kern.wait_for(partial(kern.buttons, "Allow"), "the command's allow")[0])
+    [pid] = kern.wait_for(partial(_pids_running, sleeper), "the command to run")
+    pgid = os.getpgid(pid)
+    kern.wait_for(kern.cell_waiting, "the cell to await its turn (with its own SIGINT handler)")
+    kern.km.interrupt_kernel()
+    kern.wait_for(partial(getattr, cell, "done"), "the cell to finish after the interrupt")
+    assert wait_gone(pgid) == []
+    assert _pids_running(sleeper) == []
