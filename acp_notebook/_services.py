@@ -205,8 +205,10 @@ class AgentServices:
         return terminal_id in self.allowed
 
     async def kill(self, session_id: str, terminal_id: str) -> None:
-        """Stop one client terminal's command (the view's Stop button)."""
-        await self.terminals.kill({"sessionId": session_id, "terminalId": terminal_id})
+        """Stop one client terminal's command (the view's Stop button); one the agent has
+        released already is gone: nothing to do."""
+        if terminal_id in self.terminals.terminal_ids:
+            await self.terminals.kill({"sessionId": session_id, "terminalId": terminal_id})
 
     async def kill_session(self, session_id: str) -> None:
         await self.terminals.kill_session(session_id)

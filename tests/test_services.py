@@ -342,3 +342,53 @@ def test_output_chunks_are_base64_of_the_bytes() -> None:
     assert isinstance(start, p.TerminalUpdate) and start.command == "ls"
     assert isinstance(chunk, p.TerminalOutputChunk)
     assert base64.b64decode(chunk.data) == b"\xff\x00"
+
+
+@pytest.mark.anyio
+async def test_the_views_stop_button_kills_a_client_terminal_here(tmp_path: Path) -> None:
+    got: dict[str, Any] = {}
+    session_box: list[Any] = []
+
+    async def turn(conn: Any) -> None:
+        created = await ask(conn, "terminal/create", command="sleep", args=["300"])
+        tid = created["terminalId"]
+        state = session_box[0].turn.terminals[tid]
+        assert state.capabilities is not None and state.capabilities.cancel is not None
+        await session_box[0].cancel_terminal(tid)  # what the widget's Stop button calls
+        got["exit"] = await ask(conn, "terminal/wait_for_exit", terminalId=tid)
+
+    peer = Peer()
+    async with scripted_agent(peer.handle, client_services=True) as (agent, conn):
+        peer.conn = conn
+        session = await agent.new_session(tmp_path)
+        session_box.append(session)
+        session.ask_permissions(answering("allow", []))
+        peer.turn = turn
+        with anyio.fail_after(30):
+            await (await session.prompt("go")).wait()
+    assert got["exit"] == {"exitCode": None, "signal": "SIGTERM"}
+    assert "terminal/cancel" not in [m for m, _ in peer.calls]  # not the agent's to stop
+
+
+@pytest.mark.anyio
+async def test_stopping_a_released_client_terminal_does_nothing(tmp_path: Path) -> None:
+    got: list[Any] = []
+    session_box: list[Any] = []
+
+    async def turn(conn: Any) -> None:
+        created = await ask(conn, "terminal/create", command="true")
+        tid = created["terminalId"]
+        await ask(conn, "terminal/wait_for_exit", terminalId=tid)
+        await ask(conn, "terminal/release", terminalId=tid)
+        got.append(await session_box[0].cancel_terminal(tid))  # a stale Stop click
+
+    peer = Peer()
+    async with scripted_agent(peer.handle, client_services=True) as (agent, conn):
+        peer.conn = conn
+        session = await agent.new_session(tmp_path)
+        session_box.append(session)
+        session.ask_permissions(answering("allow", []))
+        peer.turn = turn
+        await (await session.prompt("go")).wait()
+    assert got == [None]
+    assert "terminal/cancel" not in [m for m, _ in peer.calls]
