@@ -2,8 +2,10 @@
 
     python bench/bench_notebook.py [MIB]      # default 32
 
-The embedded agent is started with ``--flood-output MIB``, so each of its turns streams MIB MiB
-of terminal output as fast as it can. Measured side by side in one run, in one kernel:
+The foreground turn has the embedded agent run a real command, ``cat`` of MIB MiB of test-like
+lines, in its PTY (so the kernel takes output at a command's rate); the background turn's agent
+is started with ``--flood-output 2*MIB``, so it streams terminal output as fast as it can.
+Measured side by side in one run, in one kernel:
 
 1. kernel CPU per MB: the kernel process's CPU time (user+sys of all its threads, from
    ``/proc/<pid>/stat``) during a ``%%acp --allow '*'`` turn that floods, divided by the MB, and
@@ -15,7 +17,12 @@ of terminal output as fast as it can. Measured side by side in one run, in one k
 3. latency of a trivial cell (``1+1``: execute_request sent -> status idle received), median of
    ``SAMPLES`` runs, with no flood and while a ``%%acp --bg`` flood streams in the background.
    The background turn floods 2 x MIB (its own agent) so that every sample falls inside it;
-   only samples that ended between its first and last terminal message count.
+   only samples that ended between its first and last terminal message count;
+4. terminal comm messages per second (kernel send times), for the one terminal of the
+   foreground flood and for ``TERMINALS`` terminals flooding at once (the scripted agent
+   ``tests/adversarial/agents/flood.py``): the peak over any 1 s window per terminal and in
+   all, with each terminal's sequence numbers checked contiguous and the bytes of its
+   messages equal to its total in the kernel's state.
 """
 
 from __future__ import annotations
@@ -34,6 +41,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from kernel_driver import Kernel, kernel
 
 SAMPLES = 20
+TERMINALS = 10  # terminals flooding at once (section 4)
+FLOOD_AGENT = (
+    Path(__file__).resolve().parent.parent / "tests" / "adversarial" / "agents" / "flood.py"
+)
 SERVER_MSG_LIMIT = 1000.0  # Jupyter Server's default iopub_msg_rate_limit (msg/s)
 SERVER_WINDOW = 3.0  # ... averaged over rate_limit_window (s)
 UNCOUNTED = {"status", "comm_open", "execute_input"}  # not counted by the server's limiter
@@ -96,6 +107,42 @@ def is_data(msg: dict[str, Any]) -> bool:
     return msg["msg_type"] == "comm_msg" and bool(msg.get("buffers"))
 
 
+def terminal_traffic(
+    msgs: list[dict[str, Any]],
+) -> dict[str, tuple[list[float], list[int], int]]:
+    """Per terminal comm: the send times of its comm messages, the seq of its data messages
+    (``chunk`` and ``reset``), and the bytes they carried."""
+    out: dict[str, tuple[list[float], list[int], int]] = {}
+    for msg in msgs:
+        if msg["msg_type"] != "comm_msg":
+            continue
+        content = msg["content"]
+        data = content.get("data", {})
+        body = data.get("content") if data.get("method") == "custom" else None
+        comm_id = content.get("comm_id")
+        if isinstance(body, dict) and body.get("type") in ("chunk", "reset"):
+            times, seqs, size = out.setdefault(comm_id, ([], [], 0))
+            seqs.append(body["seq"])
+            size += sum(len(b) for b in msg.get("buffers") or [])
+            out[comm_id] = (times, seqs, size)
+        if comm_id in out:
+            out[comm_id][0].append(sent_at(msg))
+    return out
+
+
+def traffic_report(label: str, msgs: list[dict[str, Any]], totals: list[int]) -> None:
+    terms = terminal_traffic(msgs)
+    every = sorted(t for times, _, _ in terms.values() for t in times)
+    per = max((peak(times, 1.0) for times, _, _ in terms.values()), default=0.0)
+    contiguous = all(seqs == list(range(1, len(seqs) + 1)) for _, seqs, _ in terms.values())
+    equal = sorted(size for _, _, size in terms.values()) == sorted(totals)
+    print(
+        f"  {label}: {len(terms)} terminal(s), {len(every)} comm messages; "
+        f"peak 1 s per terminal {per:.0f} msg/s, in all {peak(every, 1.0):.0f} msg/s; "
+        f"seq contiguous={contiguous}; bytes equal={equal}"
+    )
+
+
 def value(kern: Kernel, expr: str) -> str:
     return kern.run(f"print({expr})").text().strip()
 
@@ -118,7 +165,10 @@ def main(mib: float) -> None:
         # Warm-up (imports, widget classes, first views) with a small flood on its own agent.
         kern.run(f"%acp connect --name warm -- {agent} --data-dir {tmp}/w --flood-output 1")
         kern.run("%%acp --session warm --allow '*'\nflood\n")
-        kern.run(f"%acp connect --name flood -- {agent} --data-dir {tmp}/f --flood-output {mib}")
+        kern.run(f"%acp connect --name flood -- {agent} --data-dir {tmp}/f")
+        output = Path(tmp) / "output.txt"  # what a real command prints: cat of test-like lines
+        line = b"\x1b[32mPASSED\x1b[0m tests/test_x.py::test_case \xc3\xbc 0123456789 abcdefghij\n"
+        output.write_bytes(line * (int(mib * 2**20) // len(line) + 1))
         rec.drain()
 
         # 3a. A trivial cell, no flood.
@@ -130,7 +180,7 @@ def main(mib: float) -> None:
         rec.drain()
         first = len(rec.log)
         cpu0, wall0 = cpu_seconds(pid), time.monotonic()
-        cell = kern.run("%%acp --session fg --allow '*' -o t\nflood\n")
+        cell = kern.run(f"%%acp --session fg --allow '*' -o t\n$ cat {output}\n")
         wall = time.monotonic() - wall0
         flood_cpu = cpu_seconds(pid) - cpu0
         flood_msgs = [m for _, m in rec.log[first:]]
@@ -163,12 +213,25 @@ def main(mib: float) -> None:
         flood_start = min(data_msgs, default=bg_start)
         flood_end = max(data_msgs, default=bg_start)
         under = [seconds for seconds, end in timed if flood_start <= end <= flood_end]
+        fg_totals = [int(value(kern, "[x.total_bytes for x in t.terminals.values()][0]"))]
+
+        # 4. Many terminals at once.
+        mib_each = max(1.0, mib / 4)
+        flood_argv = f"{sys.executable} {FLOOD_AGENT} {TERMINALS} {mib_each:g} 16"
+        kern.run(f"%acp connect --name many -- {flood_argv}")
+        rec.drain()
+        first = len(rec.log)
+        kern.run("%%acp --session many --allow '*' -o m\nflood\n")
+        rec.drain()
+        many_msgs = [m for _, m in rec.log[first:]]
+        many_totals = eval(value(kern, "[x.total_bytes for x in m.terminals.values()]"))
+        kern.run("%acp close --name many")
         kern.run("%acp close --name bg")
         kern.run("%acp close --name flood")
         kern.run("%acp close --name warm")
 
     mb = received / 1e6
-    print(f"flood {mib:g} MiB through the embedded agent into a real kernel ({received} bytes)")
+    print(f"cat of {mib:g} MiB through the embedded agent into a real kernel ({received} bytes)")
     print("-- kernel CPU (user+sys, /proc/<pid>/stat, all kernel threads)")
     excess = flood_cpu - idle_cpu * wall / idle_wall
     print(
@@ -208,6 +271,10 @@ def main(mib: float) -> None:
         f"  msg/s ratio to the 1000 msg/s iopub limit: mean {counted_rate / SERVER_MSG_LIMIT:.3f}, "
         f"peak 1 s {peak1 / SERVER_MSG_LIMIT:.3f}"
     )
+
+    print("-- terminal comm messages (targets: <= 30/s per terminal, <= 150/s in all)")
+    traffic_report("foreground flood", flood_msgs, fg_totals)
+    traffic_report(f"{TERMINALS} terminals at once", many_msgs, many_totals)
 
     print(f"-- trivial cell (1+1), execute_request -> idle, median of {SAMPLES}")
     base = statistics.median(quiet)

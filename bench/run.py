@@ -1,33 +1,42 @@
-"""Run every benchmark in ``bench/``, one after another, then print a summary of the headlines.
+"""Run every benchmark in ``bench/``, one after another, then print ONE table of the headlines.
 
-    python bench/run.py              # all of them (about a minute on a quiet machine)
-    python bench/run.py ingest flood # only those whose file name contains a given word
+    python bench/run.py                      # all of them (a few minutes on a quiet machine)
+    python bench/run.py ingest flood         # only those whose file name contains a given word
+    python bench/run.py --against REV ingest # the same benchmarks on a `git worktree` of REV too
 
 Each ``bench_*.py`` runs as its own subprocess (so one cannot warm up or slow down another),
 its output is shown as it comes, and the headline numbers are picked out of that output for
-the final table. A benchmark added later is run too; its lines mentioning a ratio (or else its
-last line) go to the table. The exit status is 1 if any benchmark failed or timed out.
+the final table: each headline's value, its baseline (measured in the same run), the ratio, the
+target of issue 16 and a verdict (``met`` / ``NOT MET``). With ``--against REV`` each benchmark
+runs twice, back to back, once with the package of REV (a worktree, put first on PYTHONPATH:
+the agents and kernels the benchmarks start import from it too) and once with this tree; both
+rows are in the table, ``REV`` first. A benchmark added later is run too; its lines
+mentioning a ratio (or else its last line) go to the table. The exit status is 1 if any
+benchmark failed or timed out (not when a target is not met).
 """
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-TIMEOUT = 170.0  # seconds per benchmark
+TIMEOUT = 600.0  # seconds per benchmark
 
-# Arguments that keep each run modest (the whole suite should stay well under 3 minutes).
+# Arguments that keep each run modest.
 ARGS: dict[str, list[str]] = {
-    "bench_agent_flood.py": ["50"],  # MiB through the embedded agent, end to end
+    "bench_agent_flood.py": ["50"],  # MiB of a command's output through the embedded agent
 }
 
-Headline = tuple[str, str]  # (what, value)
+# (what, value, baseline, ratio, target): target is "<= X", ">= X" or "" (no target)
+Headline = tuple[str, str, str, str, str]
 Extractor = Callable[[str], list[Headline]]
 
 
@@ -35,68 +44,180 @@ def _find(pattern: str, text: str) -> list[tuple[str, ...]]:
     return [m if isinstance(m, tuple) else (m,) for m in re.findall(pattern, text, re.M)]
 
 
+def _plain(what: str, value: str) -> Headline:
+    return (what, value, "", "", "")
+
+
 def _ingest(out: str) -> list[Headline]:
     found: list[Headline] = []
-    blocks = re.split(r"^(?=\S.*notifications, )", out, flags=re.M)
-    for block in blocks:
-        label = re.match(r"(small|large) chunks", block)
-        if label is None:
+    targets = {"small": ">= 1.00", "large": ">= 0.95"}
+    for block in re.split(r"^(?=(?:small|large) chunks: )", out, flags=re.M):
+        head = re.match(r"(small|large) chunks: (\d+) notifications, (\d+) B", block)
+        if head is None:
             continue
-        rate = re.search(r"connection\s*:\s*([\d,]+) notifications/s", block)
-        ratio = re.search(r"ratio\s*:\s*([\d.]+)", block)
-        name = label.group(0)
-        if rate:
-            found.append((f"{name}: notifications/s", rate.group(1)))
-        if ratio:
-            found.append((f"{name}: ratio vs json.loads+b64decode", ratio.group(1)))
+        kind = head.group(1)
+        what = f"ingest {head.group(2)} x {head.group(3)} B: msg/s"
+        bare = re.search(r"bare json\s*:\s*([\d,]+) msg/s\s+([\d.]+) MB/s", block)
+        base = f"{bare.group(1)} (bare json)" if bare else ""
+        for name in ("acp_notebook", "bare orjson"):
+            row = re.search(
+                rf"{name}\s*:\s*([\d,]+) msg/s\s+([\d.]+) MB/s\s+x bare json ([\d.]+)", block
+            )
+            if row:
+                target = targets[kind] if name == "acp_notebook" else ""
+                found.append(
+                    (
+                        f"{what}, {name}",
+                        f"{row.group(1)} ({row.group(2)} MB/s)",
+                        base,
+                        row.group(3),
+                        target,
+                    )
+                )
+    return found
+
+
+def _flood(out: str) -> list[Headline]:
+    found: list[Headline] = []
+    pty = re.search(r"raw PTY read\s*:\s*([\d.]+) MB/s", out)
+    cat = re.search(r"cat \| pipe\s*:\s*([\d.]+) MB/s", out)
+    agent = re.search(r"embedded agent\s*:\s*([\d.]+) MB/s\s+x raw PTY read ([\d.]+)", out)
+    intact = re.search(r"agent PTY path: .*intact=(\w+)", out)
+    if pty and agent:
+        base = f"{pty.group(1)} MB/s (raw PTY)" + (f"; cat|pipe {cat.group(1)}" if cat else "")
+        value = f"{agent.group(1)} MB/s (intact={intact.group(1) if intact else '?'})"
+        found.append(
+            ("agent PTY path: cat through the agent", value, base, agent.group(2), ">= 0.70")
+        )
+    for mib, rate, whole in _find(r"flood ([\d.]+) MiB: .*= ([\d.]+) MB/s .*intact=(\w+)", out):
+        found.append(
+            _plain(f"synthetic --flood-output {mib} MiB: MB/s (intact)", f"{rate} ({whole})")
+        )
+    return found
+
+
+def _widgets(out: str) -> list[Headline]:
+    found: list[Headline] = []
+    pattern = (
+        r"(\d+) terminal\(s\): fed .*\n\s+kernel CPU: ([\d.]+) ms/MiB.*\n"
+        r"\s+terminal messages: \d+ = ([\d.]+) msg/s in all; per terminal max ([\d.]+) msg/s.*\n"
+        r"\s+sequence numbers contiguous=(\w+); bytes equal=(\w+)"
+    )
+    for n, ms, total, per, contiguous, equal in _find(pattern, out):
+        ok = f"seq ok={contiguous}, bytes equal={equal}"
+        found.append(_plain(f"widget comm path, {n} terminal(s): kernel ms/MiB", ms))
+        found.append(
+            (
+                f"widget comm path, {n} terminal(s): msg/s per terminal",
+                f"{per} ({ok})",
+                "30 msg/s",
+                f"{float(per) / 30:.2f}",
+                "<= 1.00",
+            )
+        )
+        if n != "1":
+            found.append(
+                (
+                    f"widget comm path, {n} terminals: msg/s in all",
+                    total,
+                    "150 msg/s",
+                    f"{float(total) / 150:.2f}",
+                    "<= 1.00",
+                )
+            )
+    return found
+
+
+def _notebook(out: str) -> list[Headline]:
+    found: list[Headline] = []
+    for ms, over in _find(r"kernel CPU per MB: ([\d.]+) ms/MB \(over idle: ([-\d.]+) ms/MB", out):
+        found.append(
+            (
+                "kernel CPU per MB of a command's output",
+                f"{ms} ms/MB (over idle {over})",
+                "25 ms/MB",
+                f"{float(ms) / 25:.2f}",
+                "<= 1.00",
+            )
+        )
+    pattern = (
+        r"^\s+(foreground flood|\d+ terminals at once): (\d+) terminal\(s\), \d+ comm messages; "
+        r"peak 1 s per terminal (\d+) msg/s, in all (\d+) msg/s; "
+        r"seq contiguous=(\w+); bytes equal=(\w+)"
+    )
+    for label, n, per, total, contiguous, equal in _find(pattern, out):
+        ok = f"seq ok={contiguous}, bytes equal={equal}"
+        found.append(
+            (
+                f"kernel, {label}: peak comm msg/s per terminal",
+                f"{per} ({ok})",
+                "30 msg/s",
+                f"{int(per) / 30:.2f}",
+                "<= 1.00",
+            )
+        )
+        if n != "1":
+            found.append(
+                (
+                    f"kernel, {label}: peak comm msg/s in all",
+                    total,
+                    "150 msg/s",
+                    f"{int(total) / 150:.2f}",
+                    "<= 1.00",
+                )
+            )
+    quiet = re.search(r"no flood\s*:\s*([\d.]+) ms", out)
+    busy = re.search(r"with flood : ([\d.]+) ms", out)
+    ratio = re.search(r"trivial cell ratio flood/no flood: ([\d.]+)", out)
+    if quiet and busy and ratio:
+        found.append(
+            (
+                "1+1 cell during a --bg flood",
+                f"{busy.group(1)} ms",
+                f"{quiet.group(1)} ms idle",
+                ratio.group(1),
+                "<= 1.30",
+            )
+        )
+    return found
+
+
+def _import(out: str) -> list[Headline]:
+    found: list[Headline] = []
+    base = re.search(r"import ipywidgets\s*:\s*([\d.]+) ms", out)
+    load = re.search(
+        r"%load_ext acp_notebook\s*:\s*([\d.]+) ms\s+x import ipywidgets ([\d.]+).*agent: (\w+)", out
+    )
+    client = re.search(r"import acp_notebook \(client API\)\s*:\s*([\d.]+) ms.*agent: (\w+)", out)
+    if base and load:
+        found.append(
+            (
+                "import: %load_ext acp_notebook",
+                f"{load.group(1)} ms (agent imported: {load.group(3)})",
+                f"{base.group(1)} ms (import ipywidgets)",
+                load.group(2),
+                "<= 1.30",
+            )
+        )
+    if client:
+        found.append(
+            (
+                "import: import acp_notebook (client API)",
+                f"{client.group(1)} ms",
+                "150 ms",
+                f"{float(client.group(1)) / 150:.2f}",
+                "<= 1.00",
+            )
+        )
     return found
 
 
 def _state(out: str) -> list[Headline]:
     found: list[Headline] = []
     for label, ratio in _find(r"^\s+(one feed|\d+ B chunks)\s+[\d.]+\s+[\d.]+\s+([\d.]+)$", out):
-        found.append((f"transcript {label}: ratio vs bare regex strip", ratio))
+        found.append(_plain(f"transcript {label}: ratio vs bare regex strip", ratio))
     for label, applied, parsed in _find(r"^\s+(\w+)(?: \([^)]*\))?\s+([\d,]+)\s+([\d,]+)$", out):
-        found.append((f"reducer {label}: apply/s | parse+apply/s", f"{applied} | {parsed}"))
-    return found
-
-
-def _flood(out: str) -> list[Headline]:
-    found: list[Headline] = []
-    for mib, rate, intact in _find(r"flood ([\d.]+) MiB: .*= ([\d.]+) MB/s .*intact=(\w+)", out):
-        found.append((f"agent -> client, {mib} MiB: MB/s (intact)", f"{rate} ({intact})"))
-    return found
-
-
-def _widgets(out: str) -> list[Headline]:
-    found: list[Headline] = []
-    for ms, rate in _find(r"kernel CPU: ([\d.]+) ms/MiB\s+\((\d+) MiB/s\)", out):
-        found.append(("terminal widget feed: kernel ms/MiB (MiB/s)", f"{ms} ({rate})"))
-    for per in _find(r"\(([\d.]+) per MiB\)", out):
-        found.append(("terminal widget feed: messages per MiB", per[0]))
-    return found
-
-
-def _notebook(out: str) -> list[Headline]:
-    found: list[Headline] = []
-    for mib in _find(r"^flood ([\d.]+) MiB through", out):
-        found.append(("real kernel, flood of (MiB)", mib[0]))
-    for ms, over, idle in _find(
-        r"kernel CPU per MB: ([\d.]+) ms/MB \(over idle: ([-\d.]+) ms/MB; .*: (>?=?[\d.]+)x\)", out
-    ):
-        found.append(("kernel CPU ms/MB (over idle; flood/idle)", f"{ms} ({over}; {idle}x)"))
-    for n, rate in _find(r"comm_msg\s*: (\d+) in [\d.]+ s = ([\d.]+) msg/s", out):
-        found.append(("comm_msg to the front end: msg/s (total)", f"{rate} ({n})"))
-    for peak1, peak_r in _find(
-        r"peak 1 s window (\d+) msg/s.*\n.*limit: mean [\d.]+, peak 1 s ([\d.]+)", out
-    ):
-        found.append(("iopub peak msg/s in 1 s (ratio to 1000/s limit)", f"{peak1} ({peak_r})"))
-    quiet = re.search(r"no flood\s*: ([\d.]+) ms", out)
-    busy = re.search(r"with flood : ([\d.]+) ms", out)
-    ratio = re.search(r"trivial cell ratio flood/no flood: ([\d.]+)", out)
-    if quiet and busy and ratio:
-        value = f"{quiet.group(1)} | {busy.group(1)} ({ratio.group(1)}x)"
-        found.append(("1+1 cell ms: no flood | --bg flood (ratio)", value))
+        found.append(_plain(f"reducer {label}: apply/s | parse+apply/s", f"{applied} | {parsed}"))
     return found
 
 
@@ -111,9 +232,9 @@ def _memory(out: str) -> list[Headline]:
         if head and peak and after and cap:
             what = f"{head.group(1)} {head.group(2)} x {head.group(3)} MiB: peak fixed | pre-fix"
             value = f"{peak.group(1)} | {peak.group(2)} MiB (cap {cap.group(1)} MiB)"
-            found.append((what, value))
+            found.append(_plain(what, value))
             value = f"{after.group(1)} | {after.group(2)} MiB"
-            found.append(("  RSS after the turn: fixed | pre-fix", value))
+            found.append(_plain("  RSS after the turn: fixed | pre-fix", value))
     return found
 
 
@@ -121,7 +242,7 @@ def _generic(out: str) -> list[Headline]:
     lines = [line.strip() for line in out.splitlines() if line.strip()]
     ratios = [line for line in lines if "ratio" in line.lower()]
     picked = ratios or lines[-1:]
-    return [("", line) for line in picked]
+    return [_plain("", line) for line in picked]
 
 
 EXTRACTORS: dict[str, Extractor] = {
@@ -131,12 +252,14 @@ EXTRACTORS: dict[str, Extractor] = {
     "bench_widgets_terminal.py": _widgets,
     "bench_notebook.py": _notebook,
     "bench_memory.py": _memory,
+    "bench_import.py": _import,
 }
 
 
 @dataclass
 class Result:
     script: str
+    tree: str  # "this tree" or the --against revision
     seconds: float
     status: str  # "ok", "failed (exit N)", "timed out"
     output: str
@@ -150,14 +273,20 @@ def discover(filters: list[str]) -> list[Path]:
     return scripts
 
 
-def run_one(script: Path) -> Result:
+def run_one(script: Path, tree: str = "this tree", package_root: Path | None = None) -> Result:
     argv = [sys.executable, str(script), *ARGS.get(script.name, [])]
-    print(f"\n=== {script.name} {' '.join(argv[2:])}".rstrip(), flush=True)
+    env = dict(os.environ)
+    if package_root is not None:  # the package of another revision, first on the path
+        env["PYTHONPATH"] = os.pathsep.join(
+            filter(None, [str(package_root), env.get("PYTHONPATH")])
+        )
+    print(f"\n=== {script.name} {' '.join(argv[2:])} [{tree}]".rstrip(), flush=True)
     started = time.perf_counter()
     lines: list[str] = []
     with subprocess.Popen(
         argv,
         cwd=HERE.parent,
+        env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -182,38 +311,85 @@ def run_one(script: Path) -> Result:
         elif code != 0:
             status = f"failed (exit {code})"
     output = "".join(lines)
-    result = Result(script.name, time.perf_counter() - started, status, output)
+    result = Result(script.name, tree, time.perf_counter() - started, status, output)
     if status == "ok":
         result.headlines = EXTRACTORS.get(script.name, _generic)(output) or _generic(output)
     return result
 
 
+def verdict(ratio: str, target: str) -> str:
+    """``met`` or ``NOT MET`` for a ratio against ``<= X`` / ``>= X``; empty without a target."""
+    found = re.fullmatch(r"(<=|>=) ([\d.]+)", target)
+    if not found or not ratio:
+        return ""
+    value, bound = float(ratio), float(found.group(2))
+    ok = value <= bound if found.group(1) == "<=" else value >= bound
+    return "met" if ok else "NOT MET"
+
+
 def summary(results: list[Result]) -> str:
-    rows: list[tuple[str, str, str]] = []
+    head = ("benchmark", "tree", "headline", "value", "baseline", "ratio", "target", "verdict")
+    rows: list[tuple[str, ...]] = []
     for r in results:
-        name = f"{r.script.removeprefix('bench_').removesuffix('.py')} ({r.seconds:.1f} s)"
+        name = f"{r.script.removeprefix('bench_').removesuffix('.py')} ({r.seconds:.0f} s)"
         if r.status != "ok":
-            rows.append((name, r.status.upper(), ""))
+            rows.append((name, r.tree, r.status.upper(), "", "", "", "", ""))
             continue
-        for i, (what, value) in enumerate(r.headlines):
-            rows.append((name if i == 0 else "", what, value))
-    widths = [max(len(row[i]) for row in rows) for i in range(3)] if rows else [0, 0, 0]
-    out = [f"{'benchmark':<{widths[0]}}  {'headline':<{widths[1]}}  value"]
-    out.append("-" * (sum(widths) + 4))
-    for name, what, value in rows:
-        out.append(f"{name:<{widths[0]}}  {what:<{widths[1]}}  {value}".rstrip())
+        for i, (what, value, base, ratio, target) in enumerate(r.headlines):
+            rows.append(
+                (
+                    name if i == 0 else "",
+                    r.tree,
+                    what,
+                    value,
+                    base,
+                    ratio,
+                    target,
+                    verdict(ratio, target),
+                )
+            )
+    widths = [max(len(row[i]) for row in [head, *rows]) for i in range(len(head))]
+    out = ["  ".join(f"{c:<{w}}" for c, w in zip(head, widths, strict=True)).rstrip()]
+    out.append("-" * (sum(widths) + 2 * (len(head) - 1)))
+    for row in rows:
+        out.append("  ".join(f"{c:<{w}}" for c, w in zip(row, widths, strict=True)).rstrip())
     return "\n".join(out)
 
 
 def main(argv: list[str]) -> int:
+    against = None
+    if argv[:1] == ["--against"] and len(argv) > 1:
+        against, argv = argv[1], argv[2:]
     scripts = discover(argv)
     if not scripts:
         print(f"no benchmark in {HERE} matches {argv}", file=sys.stderr)
         return 2
     started = time.perf_counter()
-    results = [run_one(script) for script in scripts]
+    results: list[Result] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        worktree = Path(tmp) / "against"
+        if against is not None:
+            subprocess.run(
+                ["git", "worktree", "add", "--detach", str(worktree), against],
+                cwd=HERE.parent,
+                check=True,
+                capture_output=True,
+            )
+        try:
+            for script in scripts:
+                if against is not None:
+                    results.append(run_one(script, against, worktree))
+                results.append(run_one(script))
+        finally:
+            if against is not None:
+                subprocess.run(
+                    ["git", "worktree", "remove", "--force", str(worktree)],
+                    cwd=HERE.parent,
+                    check=False,
+                    capture_output=True,
+                )
     total = time.perf_counter() - started
-    print(f"\n=== summary ({len(results)} benchmarks, {total:.0f} s, one run, side by side)")
+    print(f"\n=== summary ({len(results)} runs, {total:.0f} s, one run, side by side)")
     print(summary(results))
     return 0 if all(r.status == "ok" for r in results) else 1
 

@@ -1,0 +1,83 @@
+"""Import time, each sample in a fresh interpreter, interleaved, median of the rounds.
+
+    python bench/bench_import.py [--rounds 5]
+
+* ``import ipywidgets``: the baseline, alone in a fresh interpreter (it imports IPython too);
+* ``%load_ext acp_notebook``: in a fresh interpreter where an IPython ``InteractiveShell``
+  exists already (as in a kernel: creating it is not timed), the magic's wall time: what the
+  extension adds, ipywidgets included;
+* ``import acp_notebook`` (the client API): ``import acp_notebook`` and its ``connect``
+  (the package imports its public names on first use), in a fresh interpreter.
+
+Each also says whether ``acp_notebook.agent`` (the embedded agent) was imported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+
+SNIPPETS = {
+    "import ipywidgets": (
+        "",
+        "import ipywidgets",
+    ),
+    "%load_ext acp_notebook": (
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "shell = InteractiveShell.instance()\n",
+        "shell.run_line_magic('load_ext', 'acp_notebook')",
+    ),
+    "import acp_notebook (client API)": (
+        "",
+        "import acp_notebook\nacp_notebook.connect",
+    ),
+}
+
+TEMPLATE = """\
+import sys, time
+{setup}
+t0 = time.perf_counter()
+{timed}
+t1 = time.perf_counter()
+print(t1 - t0, 'acp_notebook.agent' in sys.modules)
+"""
+
+
+def sample(setup: str, timed: str) -> tuple[float, bool]:
+    code = TEMPLATE.format(setup=setup, timed=timed)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    return float(out[-2]), out[-1] == "True"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    times: dict[str, list[float]] = {name: [] for name in SNIPPETS}
+    agent: dict[str, bool] = {}
+    for _ in range(args.rounds):
+        for name, (setup, timed) in SNIPPETS.items():
+            seconds, imported = sample(setup, timed)
+            times[name].append(seconds)
+            agent[name] = agent.get(name, False) or imported
+    median = {name: 1000 * statistics.median(t) for name, t in times.items()}
+    base = median["import ipywidgets"]
+    for name, ms in median.items():
+        print(
+            f"  {name:<34}: {ms:7.1f} ms  x import ipywidgets {ms / base:.2f}  "
+            f"(median of {args.rounds}; imports acp_notebook.agent: {agent[name]})"
+        )
+    load = median["%load_ext acp_notebook"]
+    print(
+        f"import: %load_ext acp_notebook x import ipywidgets = {load / base:.2f} (target <= 1.30)"
+    )
+    client = median["import acp_notebook (client API)"]
+    print(f"import: import acp_notebook (client API) = {client:.0f} ms (target <= 150)")
+
+
+if __name__ == "__main__":
+    main()
