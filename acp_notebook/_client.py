@@ -757,14 +757,26 @@ class Agent:
         await self._request(p.Method.AUTH_LOGOUT if self.protocol_version != 1 else "logout", {})
 
     # -- sessions ------------------------------------------------------------------------
-    async def new_session(self, cwd: str | os.PathLike[str] | None = None) -> Session:
+    async def new_session(
+        self,
+        cwd: str | os.PathLike[str] | None = None,
+        *,
+        mcp_servers: Sequence[Mapping[str, Any]] | None = None,
+    ) -> Session:
+        """``session/new``; ``mcp_servers``: its ``mcpServers`` entries, already in the shape of
+        the agent's protocol version (the kernel tools' ``mcp_entry``). None: none (v2 omits
+        the key, v1 sends ``[]``)."""
         path = _absolute(cwd)
+        servers = [dict(entry) for entry in mcp_servers or ()]
         self._opening += 1
         try:
             if self.protocol_version == v1.PROTOCOL_VERSION:
-                session = await self._new_v1_session(path)
+                session = await self._new_v1_session(path, servers)
             else:
-                result = await self._request(p.Method.SESSION_NEW, {"cwd": path})
+                params: dict[str, Any] = {"cwd": path}
+                if servers:
+                    params["mcpServers"] = servers
+                result = await self._request(p.Method.SESSION_NEW, params)
                 parsed = p.NewSessionResponse.model_validate(result)
                 session = Session(self, parsed.session_id, path)
                 session.config_options = list(parsed.config_options or [])
@@ -790,20 +802,24 @@ class Agent:
                 self._early_count = 0
         return session
 
-    async def _new_v1_session(self, path: str) -> Session:
-        result = await self._request(p.Method.SESSION_NEW, {"cwd": path, "mcpServers": []})
+    async def _new_v1_session(self, path: str, servers: list[dict[str, Any]]) -> Session:
+        result = await self._request(p.Method.SESSION_NEW, {"cwd": path, "mcpServers": servers})
         parsed = self._v1_parse(v1.V1NewSessionResponse, result)
         session = Session(self, parsed.session_id, path)
         session._v1 = v1.V1Translator()
         session.config_options = session._v1.session_setup(parsed.modes, parsed.config_options)
         return session
 
-    async def _resume_v1(self, session: Session, replay: bool) -> None:
+    async def _resume_v1(
+        self, session: Session, replay: bool, servers: list[dict[str, Any]]
+    ) -> None:
         """v1 resume: ``session/load`` (the agent replays the history as updates first) or,
         without ``replay``, ``session/resume`` when the agent has it."""
         translator = session._v1 = session._v1 or v1.V1Translator()
         params: dict[str, Any] = {"sessionId": session.id, "cwd": session.cwd}
         if not replay and self._v1_can("resume"):
+            if servers:
+                params["mcpServers"] = servers
             result = await self._request(p.Method.SESSION_RESUME, params)
             parsed: v1.V1LoadSessionResponse = self._v1_parse(v1.V1ResumeSessionResponse, result)
         elif self._v1_can("load"):
@@ -813,7 +829,7 @@ class Agent:
                     raise TurnInProgress(f"session {session.id} has a prompt in flight")
                 session.state = SessionState(session.id)
                 translator = session._v1 = v1.V1Translator()
-            params["mcpServers"] = []
+            params["mcpServers"] = servers
             result = await self._request("session/load", {**params})
             parsed = self._v1_parse(v1.V1LoadSessionResponse, result or {})
         else:
@@ -834,18 +850,27 @@ class Agent:
         raise ProtocolViolation("session/list kept returning cursors")
 
     async def resume_session(
-        self, session_id: str, cwd: str | os.PathLike[str] | None = None, *, replay: bool = False
+        self,
+        session_id: str,
+        cwd: str | os.PathLike[str] | None = None,
+        *,
+        replay: bool = False,
+        mcp_servers: Sequence[Mapping[str, Any]] | None = None,
     ) -> Session:
-        """Reattach to a session. With ``replay`` the agent replays its history first."""
+        """Reattach to a session. With ``replay`` the agent replays its history first.
+        ``mcp_servers`` as for ``new_session``."""
         path = _absolute(cwd)
+        servers = [dict(entry) for entry in mcp_servers or ()]
         session = self.sessions.get(session_id) or Session(self, session_id, path)
         self.sessions[session_id] = session
         params: dict[str, Any] = {"sessionId": session_id, "cwd": path}
+        if servers:
+            params["mcpServers"] = servers
         if replay:
             params["replayFrom"] = {"type": "start"}
         try:
             if self.protocol_version == v1.PROTOCOL_VERSION:
-                await self._resume_v1(session, replay)
+                await self._resume_v1(session, replay, servers)
                 return session
             result = await self._request(p.Method.SESSION_RESUME, params)
         except BaseException:
