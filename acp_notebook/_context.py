@@ -105,6 +105,7 @@ class CellText:
     number: int
     source: str
     output: str
+    truncated: bool = False  # the source or the output was cut to the cap
 
 
 # --- helpers --------------------------------------------------------------------------------
@@ -444,9 +445,9 @@ def recent_cells(shell: object, n: int, *, cap: int = CELL_CAP) -> list[CellText
     for _session, number, (source, output) in reversed(entries):
         if not isinstance(source, str) or not source.strip():
             continue
-        shown_source = _cut(_visible(source)[0], cap)[0]
-        shown_output = _cut(_visible(output)[0], cap)[0] if isinstance(output, str) else ""
-        found.append(CellText(int(number), shown_source, shown_output))
+        shown_source, cut_source = _cut(_visible(source)[0], cap)
+        shown_output, cut_output = _cut(_visible(output if isinstance(output, str) else "")[0], cap)
+        found.append(CellText(int(number), shown_source, shown_output, cut_source or cut_output))
         if len(found) == n:
             break
     found.reverse()

@@ -28,6 +28,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, magics_class
 from traitlets import Float
 
+from ._attach import Attached, Attachment, accepts, gather, parse_names, prompt_blocks
 from ._bridge import CONNECT_TIMEOUT, AgentHandle
 from ._cells import (
     NONINTERACTIVE_TIMEOUT,
@@ -44,6 +45,7 @@ from ._client import (
     UnsupportedProtocolVersion,
     ended_by,
 )
+from ._context import PER_OBJECT_CAP, PER_PROMPT_CAP
 from ._errors import AcpError, AgentExited
 from ._failures import ConnectFailed
 from ._notebook import (
@@ -202,6 +204,7 @@ def _start_cell_inner(nb: Notebook, shell: Any, line: str, body: str) -> CellRun
         raise UsageError(f"%%acp: {exc}") from None
     if not prompt.strip():
         raise UsageError("%%acp: the cell is empty; write a prompt below the magic line")
+    attached = _attachments(args, shell)  # before anything is sent (or a session opened)
     key = _cell_key(nb, shell)
     previous = nb.replace_run(key, None)
     if previous is not None:
@@ -214,8 +217,10 @@ def _start_cell_inner(nb: Notebook, shell: Any, line: str, body: str) -> CellRun
     session = named.session
     handle = nb.agent(named.agent)
     io = handle.io
+    accept = accepts(handle.agent)
+    content = prompt_blocks(prompt, attached, accept) if attached else prompt
     try:
-        turn = io.call(session.start_turn, prompt)
+        turn = io.call(session.start_turn, content)
     except TurnInProgress:
         raise UsageError(
             f"%%acp: session {args.session!r} is busy: a turn started earlier (with --bg?) is"
@@ -245,10 +250,30 @@ def _start_cell_inner(nb: Notebook, shell: Any, line: str, body: str) -> CellRun
             f"acp: this cell ran before in session {args.session!r}: the agent still has its"
             f" earlier turns (turn {turn.state.index + 1}); --new starts a fresh session"
         )
+    if attached:  # what goes to the agent, shown before it goes
+        display(Attached(attached, accept))
     display(view)
     run.done = io.submit(run.run)
     nb.events.emit("turn_started", run)
     return run
+
+
+def _attachments(args: argparse.Namespace, shell: Any) -> list[Attachment]:
+    """The ``--with`` objects and ``--cells`` of a cell; a name that is not a variable of the
+    notebook is a UsageError (nothing is sent)."""
+    try:
+        names = parse_names(args.with_names)
+    except ValueError as exc:
+        raise UsageError(f"%%acp --with: {str(exc)!r} is not a variable name") from None
+    namespace = shell.user_ns
+    missing = [name for name in names if name not in namespace]
+    if missing:
+        raise UsageError(
+            f"%%acp --with: not defined: {', '.join(missing)} (nothing was sent to the agent)"
+        )
+    if not names and not args.cells:
+        return []
+    return gather(names, namespace, shell, args.cells or 0)
 
 
 def _unattended_timeout(shell: Any, key: str) -> float | None:
@@ -1130,6 +1155,26 @@ class AcpMagics(Magics):
         " (fail closed), and the turn ends cancelled (default: none while a front end is"
         f" connected; without one, as under jupyter execute, {NONINTERACTIVE_TIMEOUT:g} s or"
         f" ${TIMEOUT_ENV} or %%config AcpMagics.noninteractive_timeout)",
+    )
+    @magic_arguments.argument(
+        "--with",
+        dest="with_names",
+        action="append",
+        default=[],
+        metavar="NAMES",
+        help="attach these notebook variables (comma-separated) to the prompt, each as a"
+        f" summary of at most {PER_OBJECT_CAP:,} characters (a DataFrame's shape, dtypes, nulls"
+        " and first rows; an array's shape, dtype, min, max and a sample; a figure as an image"
+        f" when the agent takes images), {PER_PROMPT_CAP:,} in all; the cell shows each before"
+        " it is sent. A name that is not defined is an error, and nothing is sent",
+    )
+    @magic_arguments.argument(
+        "--cells",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="attach the last N executed cells (their input and Out text, from IPython's"
+        " history) to the prompt",
     )
     @magic_arguments.argument(
         "--bg", action="store_true", help="return at once; the output keeps streaming"

@@ -170,6 +170,9 @@ RULES = [
         )
         for name in ("_approval", "_terminals", "_files")
     ),
+    # kernel objects as context: pure, stdlib only (pandas, numpy... are detected, not
+    # imported), so the kernel tools can call it from any thread
+    Rule(f"{PKG}._context", (f"{PKG}._visible",), frozenset(), PURE_BANNED),
 ]
 
 
@@ -358,6 +361,7 @@ def test_nothing_imports_bridge_internals() -> None:
 
 NOTEBOOK_LAYER = [
     f"{PKG}._magics",
+    f"{PKG}._attach",
     f"{PKG}._cells",
     f"{PKG}._bridge",
     f"{PKG}._events",

@@ -1,0 +1,212 @@
+"""What a ``%%acp`` cell attaches to its prompt (``--with NAMES``, ``--cells N``).
+
+``gather`` summarizes the named objects and the recent cells (``_context``) and keeps their
+total under ``PER_PROMPT_CAP``; ``prompt_blocks`` turns them into the prompt's content blocks,
+as the agent's prompt capabilities allow (``accepts``): each a ``resource`` block (embedded
+context, ``notebook://variables/NAME`` or ``notebook://cells/N``, ``text/plain``) when the agent
+takes embedded context, else a ``text`` block; a figure's PNG also as an ``image`` block when
+the agent takes images. ``Attached`` is what the cell shows before sending: each attachment's
+name, kind and size, its summary collapsed (a ``<details>``), and how it goes to the agent.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import html
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ._context import PER_OBJECT_CAP, PER_PROMPT_CAP, CellText, recent_cells, summarize
+
+__all__ = ["Accepts", "Attached", "Attachment", "accepts", "gather", "parse_names", "prompt_blocks"]
+
+_MIN_CUT = 300  # below this, an object cut to fit the prompt cap would say nothing: left out
+_CAP_NOTE = f"\n… [cut to fit the per-prompt cap of {PER_PROMPT_CAP:,} characters]"
+
+
+@dataclass(frozen=True)
+class Attachment:
+    label: str  # "df", "cell 3"
+    kind: str  # a summary kind ("dataframe", ...) or "cell"
+    type_name: str  # the object's type, or "" for a cell
+    uri: str
+    text: str  # what the agent gets ("" when left out)
+    truncated: bool  # cut by a cap (per object, or to fit the prompt)
+    png: bytes | None = None
+    left_out: bool = False  # the per-prompt cap was reached before it
+
+
+@dataclass(frozen=True)
+class Accepts:
+    embedded_context: bool
+    image: bool
+
+
+def parse_names(values: Sequence[str]) -> list[str]:
+    """``["df,model", "x"]`` -> ``["df", "model", "x"]`` (each once, in order); ValueError for
+    a word that is not a Python identifier."""
+    names: list[str] = []
+    for value in values:
+        for word in value.split(","):
+            word = word.strip()
+            if not word:
+                continue
+            if not word.isidentifier():
+                raise ValueError(word)
+            if word not in names:
+                names.append(word)
+    return names
+
+
+def accepts(agent: Any) -> Accepts:
+    """What the agent's prompt capabilities allow: v2 ``capabilities.session.prompt``
+    (present objects), or a v1 agent's ``promptCapabilities`` (booleans)."""
+    caps = getattr(agent, "capabilities", None)
+    session = getattr(caps, "session", None)
+    prompt = getattr(session, "prompt", None)
+    if prompt is not None:
+        return Accepts(prompt.embedded_context is not None, prompt.image is not None)
+    v1 = getattr(getattr(agent, "v1_capabilities", None), "prompt_capabilities", None)
+    if isinstance(v1, dict):
+        return Accepts(v1.get("embeddedContext") is True, v1.get("image") is True)
+    return Accepts(False, False)
+
+
+def _cell_text(cell: CellText) -> str:
+    text = f"In [{cell.number}]:\n{cell.source}"
+    if cell.output:
+        text += f"\nOut[{cell.number}]:\n{cell.output}"
+    return text
+
+
+def gather(
+    names: Sequence[str],
+    namespace: Mapping[str, object],
+    shell: object = None,
+    cells: int = 0,
+    *,
+    prompt_cap: int = PER_PROMPT_CAP,
+) -> list[Attachment]:
+    """The attachments for ``names`` (each must be in ``namespace``: the caller checks) and
+    the last ``cells`` cells of ``shell``'s history, cells first. Together their text stays
+    within ``prompt_cap``: one that does not fit is cut, and once fewer than ``_MIN_CUT``
+    characters are left the rest are left out (and say so)."""
+    found: list[Attachment] = []
+    for cell in recent_cells(shell, cells) if cells else []:
+        found.append(
+            Attachment(
+                f"cell {cell.number}",
+                "cell",
+                "",
+                f"notebook://cells/{cell.number}",
+                _cell_text(cell),
+                cell.truncated,
+            )
+        )
+    for name in names:
+        summary = summarize(name, namespace[name], cap=min(PER_OBJECT_CAP, prompt_cap))
+        found.append(
+            Attachment(
+                name,
+                summary.kind,
+                summary.type_name,
+                f"notebook://variables/{name}",
+                summary.text,
+                summary.truncated,
+                summary.png,
+            )
+        )
+    fitted: list[Attachment] = []
+    left = prompt_cap
+    for item in found:
+        if len(item.text) <= left:
+            fitted.append(item)
+            left -= len(item.text)
+        elif left >= _MIN_CUT:
+            text = item.text[: left - len(_CAP_NOTE)] + _CAP_NOTE
+            fitted.append(dataclasses.replace(item, text=text, truncated=True))
+            left = 0
+        else:
+            fitted.append(
+                dataclasses.replace(item, text="", truncated=True, png=None, left_out=True)
+            )
+    return fitted
+
+
+def prompt_blocks(prompt: str, attached: Sequence[Attachment], accept: Accepts) -> list[Any]:
+    """The prompt's content blocks: the cell's text, then each attachment (see the module
+    docstring)."""
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": prompt}]
+    for item in attached:
+        if item.left_out:
+            continue
+        if accept.embedded_context:
+            resource = {"uri": item.uri, "mimeType": "text/plain", "text": item.text}
+            blocks.append({"type": "resource", "resource": resource})
+        else:
+            blocks.append({"type": "text", "text": f"\n\n[{item.uri}]\n{item.text}"})
+        if item.png is not None and accept.image:
+            data = base64.b64encode(item.png).decode("ascii")
+            blocks.append({"type": "image", "mimeType": "image/png", "data": data})
+    return blocks
+
+
+def _size(item: Attachment, accept: Accepts) -> str:
+    if item.left_out:
+        return f"not sent: the per-prompt cap of {PER_PROMPT_CAP:,} characters was reached"
+    size = f"{len(item.text):,} characters"
+    if item.truncated:
+        size += ", cut"
+    if item.png is not None:
+        size += (
+            f" + PNG {len(item.png):,} bytes"
+            if accept.image
+            else " (the image is not sent: the agent does not take images)"
+        )
+    return size
+
+
+def _what(item: Attachment) -> str:
+    return f"{item.kind}, {item.type_name}" if item.type_name else item.kind
+
+
+class Attached:
+    """What the cell shows before its prompt goes: text/plain (one line per attachment) and
+    text/html (each summary in a collapsed ``<details>``), both readable without a kernel."""
+
+    def __init__(self, attached: Sequence[Attachment], accept: Accepts) -> None:
+        self.attached = list(attached)
+        self.accept = accept
+
+    def _how(self) -> str:
+        return "embedded resources" if self.accept.embedded_context else "text"
+
+    def plain(self) -> str:
+        lines = [f"acp: attached to this prompt (sent as {self._how()}):"]
+        for item in self.attached:
+            lines.append(f"  {item.label} ({_what(item)}): {_size(item, self.accept)}")
+        return "\n".join(lines)
+
+    def html(self) -> str:
+        esc = html.escape
+        parts = [
+            '<div class="acp-attached">',
+            f"<div>Attached to this prompt (sent as {esc(self._how())}):</div>",
+        ]
+        for item in self.attached:
+            head = (
+                f"<code>{esc(item.label)}</code> ({esc(_what(item))}):"
+                f" {esc(_size(item, self.accept))}"
+            )
+            body = f"<pre>{esc(item.text)}</pre>" if item.text else ""
+            if item.png is not None:
+                data = base64.b64encode(item.png).decode("ascii")
+                body += f'<img src="data:image/png;base64,{data}" alt="{esc(item.label)}">'
+            parts.append(f"<details><summary>{head}</summary>{body}</details>")
+        parts.append("</div>")
+        return "".join(parts)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, str]:
+        return {"text/plain": self.plain(), "text/html": self.html()}
