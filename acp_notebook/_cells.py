@@ -220,6 +220,13 @@ class CellRun:
     #: whether a side panel shows requests (its inbox is where a cell gone is asked)
     panel_shows: Callable[[], bool] = field(default=lambda: False, repr=False)
     _view_closing: bool = False
+    #: the agent's ``run_code`` requests (``_kernel_code.CodeRequest``), in order
+    code: list[Any] = field(default_factory=list)
+    #: work for the thread that waits for this turn (``on_waiting_thread``)
+    _jobs: list[Callable[[bool], None]] = field(default_factory=list)
+    _jobs_open: bool = True  # until the cell stops waiting (or never waits: --bg)
+    _wake: Callable[[], object] | None = None  # while a cell waits: wakes its loop
+    _jobs_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # -- I/O thread -------------------------------------------------------------------
     def attach(self) -> None:
@@ -414,6 +421,80 @@ class CellRun:
             return None
         return self.unattended_timeout
 
+    # -- code cards (``_kernel_code``) -------------------------------------------------------
+    def show_card(self, card: Any) -> None:
+        """Show another kind of card (a code card) in the cell, in arrival order (I/O thread)."""
+        if not self.view_gone:
+            self.view.add_card(card)
+            self._refresh_after_idle()
+        self.note_change()
+
+    def note_change(self) -> None:
+        """Something the view or the saved record shows changed (a card's outcome, output)."""
+        self._dirty = True
+        self.changes += 1
+
+    def cancel_after_timeout(self) -> None:
+        """A card's countdown ended: cancel the turn, as a permission card's timeout does."""
+        self._cancel_after_timeout()
+
+    def fail_code(self, reason: str, detail: str = "") -> None:
+        """Every code request of this turn that has not started fails closed (any thread)."""
+        for request in list(self.code):
+            request.fail_closed(reason, detail)
+
+    def _code_end_reason(self) -> str:
+        if self.handle.closed or not self.handle.alive:
+            return "shutdown"
+        return "cancelled" if self.turn.stop_reason == "cancelled" else "turn-ended"
+
+    def on_waiting_thread(self, job: Callable[[bool], None]) -> bool:
+        """Queue ``job`` for the thread that waits for this turn (the kernel's main thread,
+        in the loop where the ``%%acp`` cell awaits: between its awaits, never while other
+        user code runs). ``job(True)`` runs it; ``job(False)`` drops it when the cell stops
+        waiting first. False (not queued) once the cell stopped waiting, or for a cell that
+        never waits (``--bg``)."""
+        with self._jobs_lock:
+            if not self._jobs_open:
+                return False
+            self._jobs.append(job)
+            wake = self._wake
+        if wake is not None:
+            wake()
+        return True
+
+    def no_waiter(self) -> None:
+        """Nothing will wait for this turn (``--bg``): jobs are refused, queued ones dropped."""
+        self._end_jobs()
+
+    def _start_jobs(self, wake: Callable[[], object]) -> None:
+        with self._jobs_lock:
+            self._wake = wake
+
+    def _run_jobs(self) -> None:
+        """Run the queued jobs, in order, on this (the waiting) thread. A KeyboardInterrupt
+        from a job (Interrupt while its code ran) goes on to the caller."""
+        while True:
+            with self._jobs_lock:
+                if not self._jobs:
+                    return
+                job = self._jobs.pop(0)
+            try:
+                job(True)
+            except Exception:
+                log.exception("a job of the waiting cell failed")
+
+    def _end_jobs(self) -> None:
+        with self._jobs_lock:
+            self._jobs_open = False
+            self._wake = None
+            left, self._jobs = self._jobs, []
+        for job in left:
+            try:
+                job(False)
+            except Exception:
+                log.exception("dropping a job of the waiting cell failed")
+
     def _cancel_after_timeout(self) -> None:
         if self.turn.done or not self._running:
             return
@@ -464,6 +545,7 @@ class CellRun:
         for decision in self.session.permissions:
             if decision.pending and decision.turn is self.turn:
                 decision.settle(None, "cancel", "the turn ended")  # pushed to its cards
+        self.fail_code(self._code_end_reason())  # code not started never runs now
         try:
             self.view.refresh()
         except Exception:
@@ -497,16 +579,32 @@ class CellRun:
         loop = asyncio.get_running_loop()
         interrupted = asyncio.Event()
         turn_done = asyncio.ensure_future(asyncio.shield(asyncio.wrap_future(self.done)))
+        woken = asyncio.Event()  # a job was queued (on_waiting_thread): run it in this loop
         with _sigint_sets(loop, interrupted):
             # Tell the front end (and tests) the cell awaits the turn and Interrupt cancels it.
             self.view.add_class(WAITING_CLASS)
             stop = asyncio.ensure_future(interrupted.wait())
+            self._start_jobs(functools.partial(loop.call_soon_threadsafe, woken.set))
             try:
-                await asyncio.wait({turn_done, stop}, return_when=asyncio.FIRST_COMPLETED)
-            except asyncio.CancelledError:
+                self._run_jobs()  # queued before the cell began to wait
+                while not (turn_done.done() or interrupted.is_set()):
+                    wake = asyncio.ensure_future(woken.wait())
+                    try:
+                        await asyncio.wait(
+                            {turn_done, stop, wake}, return_when=asyncio.FIRST_COMPLETED
+                        )
+                    finally:
+                        wake.cancel()
+                    if woken.is_set() and not interrupted.is_set():
+                        woken.clear()
+                        self._run_jobs()
+            except (asyncio.CancelledError, KeyboardInterrupt):
                 interrupted.set()
             finally:
                 stop.cancel()
+                if interrupted.is_set():
+                    self.fail_code("interrupted")  # before the cancel: nothing more runs
+                self._end_jobs()
         self.view.remove_class(WAITING_CLASS)
         if turn_done.done() and not interrupted.is_set():
             return turn_done.result()
@@ -523,10 +621,36 @@ class CellRun:
     def wait_blocking(self) -> Any:
         assert self.done is not None
         try:
+            self._pump_blocking()
             return self.done.result()
         except KeyboardInterrupt:
             self.cancel_blocking()
             raise
+
+    def _pump_blocking(self) -> None:
+        """Wait for the turn on this thread, running its queued jobs as they come."""
+        assert self.done is not None
+        woken: list[concurrent.futures.Future[None]] = [concurrent.futures.Future()]
+
+        def wake() -> None:
+            with contextlib.suppress(concurrent.futures.InvalidStateError):
+                woken[0].set_result(None)
+
+        self._start_jobs(wake)
+        try:
+            self._run_jobs()
+            while not self.done.done():
+                concurrent.futures.wait(
+                    [self.done, woken[0]], return_when=concurrent.futures.FIRST_COMPLETED
+                )
+                if woken[0].done():
+                    woken[0] = concurrent.futures.Future()  # before the jobs: none is missed
+                    self._run_jobs()
+        except KeyboardInterrupt:
+            self.fail_code("interrupted")  # before the cancel: nothing more runs
+            raise
+        finally:
+            self._end_jobs()
 
     def cancel_blocking(self) -> None:
         """Send ``session/cancel`` and give the agent a moment to go idle."""

@@ -227,7 +227,7 @@ def _start_cell_inner(nb: Notebook, shell: Any, line: str, body: str) -> CellRun
             f" still running. Wait for it to end, stop it with `%acp cancel --session"
             f" {args.session}`, or use another session with `--session NAME`"
         ) from None
-    policy = Policy.from_globs(args.allow, args.deny)
+    policy = Policy.from_globs(args.allow, args.deny, allow_code=args.allow_code)
 
     def stop_terminal(terminal_id: str) -> None:  # the terminal's stop button (main thread)
         io.submit(_cancel_item, session, view, "terminal", terminal_id)
@@ -362,6 +362,7 @@ async def run_cell_async(line: str, body: str) -> None:
     record = Record(run, bg=args.bg)  # the transcript so far, saved as the turn goes
     record.start()
     if args.bg:
+        run.no_waiter()  # no cell waits: the agent's run_code is refused, never left queued
         return
     try:
         await run.wait_in_cell()
@@ -1147,6 +1148,14 @@ class AcpMagics(Magics):
         "perl -e), find -delete or -exec, or scripts on disk",
     )
     @magic_arguments.argument(
+        "--allow-code",
+        action="store_true",
+        help="run the Python the agent sends with its run_code kernel tool (%%acp connect"
+        " --kernel-tools) without a click; the code card still shows it and its output. Off by"
+        " default: each run_code waits for Allow on its card, and a reject, the card's timeout,"
+        " Interrupt or the end of the turn leave it unrun",
+    )
+    @magic_arguments.argument(
         "--timeout",
         type=_positive_seconds,
         default=None,
@@ -1198,6 +1207,7 @@ class AcpMagics(Magics):
         except UsageError as exc:
             raise _visible_error(exc) from None
         if _parse_cell_line(line).bg:
+            run.no_waiter()
             return
         try:
             run.wait_blocking()

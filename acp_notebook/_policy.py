@@ -93,10 +93,15 @@ class PolicyDecision:
 class Policy:
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
+    #: ``--allow-code``: the agent's ``run_code`` runs without a click (``_kernel_code``);
+    #: it has nothing to do with permission requests, which ``decide`` judges
+    allow_code: bool = False
 
     @classmethod
-    def from_globs(cls, allow: Sequence[str] | None, deny: Sequence[str] | None) -> Policy:
-        return cls(tuple(allow or ()), tuple(deny or ()))
+    def from_globs(
+        cls, allow: Sequence[str] | None, deny: Sequence[str] | None, *, allow_code: bool = False
+    ) -> Policy:
+        return cls(tuple(allow or ()), tuple(deny or ()), allow_code)
 
     def decide(self, request: RequestPermissionRequest) -> PolicyDecision | None:
         """A decision, or None when a person is to be asked. Never raises: if judging fails,

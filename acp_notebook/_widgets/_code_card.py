@@ -1,0 +1,247 @@
+"""The code card: Python the agent asks to run in the kernel, with Allow and Reject.
+
+Like the permission card it never decides anything itself: it reports a choice through
+``on_choose(allowed, decided_by)`` at most once (``(True, "click")``, ``(False, "click")``,
+``(False, "timeout")`` when ``timeout`` seconds pass, ``(False, "closed")`` when it is closed
+while open). Its owner (``_kernel_code``) pushes what happened with :meth:`CodeCard.mark` (the
+decision line) and :meth:`CodeCard.show_result` (the code's output, shown in the card's own
+output area). The code is shown exactly as sent: control and bidi characters are made visible
+(``⟨ESC⟩``, ``⟨U+202E RLO⟩``) before it is highlighted, and everything is escaped.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets  # type: ignore[import-untyped]
+
+from .._visible import make_visible
+from ._card import close_deep
+from ._parts import NO_MATH, STYLE, e, start_countdown, visible, visible_lines
+
+__all__ = ["CodeCard", "highlight_python"]
+
+log = logging.getLogger("acp_notebook.widgets")
+
+CodeChoose = Callable[[bool, str], None]
+"""``on_choose(allowed, decided_by)``: ``click``, ``timeout`` or ``closed``."""
+
+CODE_STYLE = (
+    "<style>.acp-code-source{margin:2px 0;padding:4px;overflow-x:auto;white-space:pre;"
+    "background:var(--jp-layout-color2,#f6f6f6);font-family:var(--jp-code-font-family,monospace);"
+    "font-size:var(--jp-code-font-size,13px);line-height:1.3}"
+    ".acp-code-output{margin:2px 0;padding:4px;overflow-x:auto;white-space:pre-wrap;"
+    "border-left:3px solid #888;font-family:var(--jp-code-font-family,monospace);"
+    "font-size:var(--jp-code-font-size,13px)}.acp-code-error{border-left-color:#b91c1c}</style>"
+)
+
+
+def highlight_python(code: str) -> str:
+    """``code`` as escaped HTML with inline-styled Pygments spans (no stylesheet needed, so a
+    saved notebook shows the colours too). Pygments escapes every character it emits."""
+    import importlib
+
+    # Pygments comes with IPython; imported by name, so no type stubs are needed.
+    highlight: Any = importlib.import_module("pygments").highlight
+    formatter: Any = importlib.import_module("pygments.formatters").HtmlFormatter
+    lexer: Any = importlib.import_module("pygments.lexers").PythonLexer
+    return str(highlight(code, lexer(), formatter(nowrap=True, noclasses=True)))
+
+
+class CodeCard(ipywidgets.VBox):  # type: ignore[misc]
+    """A live card for one ``run_code`` request (any thread may call its methods)."""
+
+    tool_call_id: str | None = None  # shown in arrival order, not in a tool call's box
+
+    def __init__(
+        self,
+        code: str,
+        on_choose: CodeChoose,
+        *,
+        who: str = "the agent",
+        timeout: float | None = None,
+    ) -> None:
+        self.code = code
+        self.who = who
+        self.timeout = timeout
+        self._on_choose = on_choose
+        self._lock = threading.RLock()
+        self._chosen = False
+        self._decision: str | None = None  # the decision line, once pushed
+        self._result: tuple[str, str | None] | None = None  # (output, error), once it ran
+        self._stop = threading.Event()
+        self._timer: threading.Thread | None = None
+        self.hidden = make_visible(code, multiline=True).hidden
+        self._info = ipywidgets.HTML(value=STYLE + CODE_STYLE + self.request_html())
+        self._status = ipywidgets.HTML(value="")
+        self._output = ipywidgets.HTML(value="")
+        self._allow = ipywidgets.Button(
+            description="Allow", button_style="success", layout=ipywidgets.Layout(width="auto")
+        )
+        self._allow.add_class("acp-code-allow")
+        self._reject = ipywidgets.Button(
+            description="Reject", button_style="danger", layout=ipywidgets.Layout(width="auto")
+        )
+        self._reject.add_class("acp-code-reject")
+        self._allow.on_click(lambda _b: self._choose(True, "click"))
+        self._reject.on_click(lambda _b: self._choose(False, "click"))
+        self._buttons = ipywidgets.HBox([self._allow, self._reject])
+        super().__init__(children=[self._info, self._buttons, self._status, self._output])
+        self.add_class("acp-card")
+        self.add_class("acp-code-card")
+        with self._lock:
+            if self._chosen:  # clicked while the buttons were built
+                self._allow.disabled = self._reject.disabled = True
+        if timeout is not None:
+            self._timer = start_countdown(
+                timeout,
+                lock=self._lock,
+                stop=self._stop,
+                status=self._status,
+                on_expire=lambda: self._choose(False, "timeout"),
+                name="acp-code-countdown",
+            )
+
+    # -- facts -----------------------------------------------------------------------------
+    @property
+    def buttons(self) -> list[ipywidgets.Button]:
+        return [self._allow, self._reject]
+
+    @property
+    def decided(self) -> bool:
+        return self._decision is not None
+
+    @property
+    def outcome_text(self) -> str:
+        return self._decision or "pending"
+
+    @property
+    def output_text(self) -> str:
+        """What the card's output area shows (plain text), empty before the code ran."""
+        if self._result is None:
+            return ""
+        output, error = self._result
+        return output + (error or "")
+
+    # -- choosing -------------------------------------------------------------------------
+    def _choose(self, allowed: bool, decided_by: str) -> None:
+        with self._lock:
+            if self._chosen or self._decision is not None:
+                return
+            self._chosen = True
+            self._stop.set()
+        try:  # report first: the answer must reach the owner even if the card fails
+            self._on_choose(allowed, decided_by)
+        except Exception:
+            log.exception("code card callback failed")
+        if decided_by == "closed":
+            return
+        with self._lock:
+            if self._decision is None:
+                self._allow.disabled = self._reject.disabled = True
+                self._status.value = '<span class="acp-card-status">answer sent…</span>'
+
+    def mark(self, line: str) -> None:
+        """Show the decision line (``Allowed - by a click``, ``Cancelled - ...``) and disable
+        both buttons (idempotent: the last line wins)."""
+        with self._lock:
+            self._chosen = True
+            self._decision = line
+            self._stop.set()
+            if self._status.comm is None:
+                return  # closed already
+            with self.hold_sync():
+                self._allow.disabled = self._reject.disabled = True
+                self._status.value = f'<span class="acp-card-decision"><b>{e(line)}</b></span>'
+
+    def show_result(self, output: str, error: str | None) -> None:
+        """Show what the code printed, displayed and returned, and its error, if any."""
+        with self._lock:
+            self._result = (output, error)
+            if self._output.comm is not None:
+                self._output.value = self._result_html()
+
+    def _result_html(self) -> str:
+        if self._result is None:
+            return ""
+        output, error = self._result
+        html = ""
+        if output:
+            html += f'<pre class="acp-code-output">{e(visible_lines(output))}</pre>'
+        if error:
+            html += f'<pre class="acp-code-output acp-code-error">{e(visible_lines(error))}</pre>'
+        if not html:
+            html = '<div class="acp-code-output">(no output)</div>'
+        return html
+
+    # -- rendering --------------------------------------------------------------------------
+    def request_html(self) -> str:
+        shown = make_visible(self.code, multiline=True).text
+        parts = [
+            f'<div class="acp-card-title"><b>🐍 {e(visible(self.who))} asks to run code in'
+            " the kernel</b></div>",
+            f'<pre class="acp-code-source">{highlight_python(shown)}</pre>',
+        ]
+        if self.hidden:
+            parts.append(
+                '<div class="acp-card-warning">⚠ hidden characters made visible: '
+                f"{e(', '.join(self.hidden))}</div>"
+            )
+        return '<div class="acp-card-request">' + "".join(parts) + "</div>"
+
+    def transcript_html(self, call: Any = None) -> str:
+        return (
+            f'<div class="acp-card acp-code-card {NO_MATH}">{CODE_STYLE}{self.request_html()}'
+            f"<div><b>{e(self.outcome_text)}</b></div>{self._result_html()}</div>"
+        )
+
+    def transcript_text(self, call: Any = None) -> list[str]:
+        lines = [f"Code request: {visible(self.who)} asks to run code in the kernel"]
+        lines += [f"    {line}" for line in visible_lines(self.code).splitlines() or [""]]
+        if self.hidden:
+            lines.append(f"  warning: hidden characters made visible: {', '.join(self.hidden)}")
+        lines.append(f"  decision: {self.outcome_text}")
+        if self._result is not None:
+            output, error = self._result
+            if output:
+                lines.append("  output:")
+                lines += [f"    {line}" for line in visible_lines(output).splitlines()]
+            if error:
+                lines.append("  error:")
+                lines += [f"    {line}" for line in visible_lines(error).splitlines()]
+        return lines
+
+    def static_bundle(self) -> dict[str, str]:
+        return {
+            "text/plain": "\n".join(self.transcript_text()),
+            "text/html": STYLE + self.transcript_html(),
+        }
+
+    # -- lifetime ---------------------------------------------------------------------------
+    def close_quietly(self) -> None:
+        """Close without reporting anything: the owner settles the request itself."""
+        with self._lock:
+            self._chosen = True
+        self.close()
+
+    def close(self) -> None:
+        """Close the card and its children; an open request fails closed first."""
+        with self._lock:
+            open_request = not self._chosen and self._decision is None
+        if open_request:
+            self._choose(False, "closed")
+        self._stop.set()
+        for child in [self._allow, self._reject, self._buttons, self._info, self._status]:
+            close_deep(child)
+        close_deep(self._output)
+        for name in ("layout", "style"):
+            model = getattr(self, name, None)
+            if isinstance(model, ipywidgets.Widget):
+                model.close()
+        super().close()
+
+    def __repr__(self) -> str:
+        return f"CodeCard({self.code[:40]!r}, {self.outcome_text!r})"
