@@ -217,7 +217,8 @@ async def test_initialize_advertises_session_and_answers_v2(data_dir: Path) -> N
         params = {"protocolVersion": 7, "info": {"name": "tests", "version": "1"}}
         result = await a.call("initialize", params, "InitializeResponse")
     assert result["protocolVersion"] == 2
-    assert result["capabilities"]["session"] == {}
+    # it takes MCP servers of both kinds (``@tool`` lines call them)
+    assert result["capabilities"]["session"] == {"mcp": {"http": {}, "stdio": {}}}
     assert result["info"]["name"] == "acp-notebook-agent"
 
 

@@ -159,7 +159,8 @@ RULES = [
             f"{PKG}._jsonrpc",
             f"{PKG}._process",
         ),
-        frozenset({"anyio"} | THIRD_PARTY_OK),
+        # mcp: the embedded agent's MCP client (``@tool`` lines), imported on first use
+        frozenset({"anyio", "mcp", "mcp_types"} | THIRD_PARTY_OK),
     ),
     # 4 client services (v1 client terminals and file system): layers 1 and 2, no widgets.
     *(

@@ -7,15 +7,20 @@ A prompt is a tiny script:
 * a fenced ``console`` block holds commands on its lines starting with ``$ `` (other lines, the
   expected output of a transcript, are ignored);
 * a fenced block with info string ``file path=relative/path`` asks to write that file;
+* a line ``@tool NAME {json arguments}`` calls tool NAME on every MCP server of the session
+  (the arguments, a JSON object, may be left out);
 * everything else is text the agent says back, one message per paragraph run.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["Run", "Say", "Step", "Write", "parse_script"]
+__all__ = ["Run", "Say", "Step", "Tool", "Write", "parse_script"]
 
 _SHELL_FENCES = frozenset({"sh", "bash", "shell"})
 
@@ -42,7 +47,35 @@ class Write:
     content: str
 
 
-Step = Say | Run | Write
+@dataclass(frozen=True)
+class Tool:
+    """An MCP tool call; ``error`` says why the line's arguments are unusable (then nothing
+    is called)."""
+
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+
+Step = Say | Run | Write | Tool
+
+_TOOL_LINE = re.compile(r"@tool\s+(\S+)\s*(.*)")
+
+
+def _tool_line(line: str) -> Tool | None:
+    found = _TOOL_LINE.fullmatch(line.strip())
+    if found is None:
+        return None
+    name, raw = found[1], found[2].strip()
+    if not raw:
+        return Tool(name)
+    try:
+        arguments = json.loads(raw)
+    except ValueError as exc:
+        return Tool(name, error=f"the arguments are not JSON: {exc}")
+    if not isinstance(arguments, dict):
+        return Tool(name, error="the arguments must be a JSON object")
+    return Tool(name, arguments)
 
 
 def _fence_info(line: str) -> str | None:
@@ -102,8 +135,11 @@ def parse_script(text: str) -> list[Step]:
         info = _fence_info(line)
         if info is None:
             command = _command_line(line)
+            tool = _tool_line(line) if command is None else None
             if command is not None:
                 out.step(Run(command))
+            elif tool is not None:
+                out.step(tool)
             else:
                 out.text(line)
             i += 1

@@ -24,7 +24,7 @@ from ._faults import MIB, CountingSendStream, Faults, flood_blocks, flood_stderr
 from ._files import PathRefused, diff_content, read_text, resolve_inside
 from ._pty import ExitStatus, PtyCommand
 from ._scenario import Permission, Scenario, Script, SendUpdate, Sleep, Stop, substitute
-from ._script import Run, Say, Write, parse_script
+from ._script import Run, Say, Tool, Write, parse_script
 from ._store import SessionFile, Store, compact_history
 
 __all__ = ["PROTOCOL_VERSION", "AgentServer", "Decision"]
@@ -70,6 +70,11 @@ def _not_found(session_id: str) -> RpcError:
         f"session not found: {session_id}",
         {"sessionId": session_id},
     )
+
+
+def _known_servers(servers: list[Any] | None) -> list[Any]:
+    """The MCP servers of a request the agent can reach (http and stdio)."""
+    return [s for s in servers or [] if isinstance(s, p.McpServerHttp | p.McpServerStdio)]
 
 
 def _prompt_text(blocks: list[Any]) -> str:
@@ -123,6 +128,8 @@ class Session:
     titled: bool = False
     terminals: dict[str, PtyCommand] = field(default_factory=dict)
     terminal_cancelled: set[str] = field(default_factory=set)
+    #: the MCP servers the client gave (``session/new`` or the last resume), for ``@tool``
+    mcp_servers: list[Any] = field(default_factory=list)
 
 
 class AgentServer:
@@ -220,9 +227,12 @@ class AgentServer:
         return session
 
     async def _session_new(self, params: Any) -> Any:
-        cwd = _cwd(_parse(p.NewSessionRequest, params).cwd)
+        request = _parse(p.NewSessionRequest, params)
+        cwd = _cwd(request.cwd)
         session_id, file = self.store.create(str(cwd))
-        self.sessions[session_id] = Session(session_id, cwd, file)
+        self.sessions[session_id] = Session(
+            session_id, cwd, file, mcp_servers=_known_servers(request.mcp_servers)
+        )
         return {"sessionId": session_id}
 
     async def _session_list(self, params: Any) -> Any:
@@ -259,6 +269,7 @@ class AgentServer:
             self.sessions[session_id] = session
         else:
             session.cwd = cwd
+        session.mcp_servers = _known_servers(request.mcp_servers)
         if replay is not None:
             for update in compact_history(record.updates):
                 await self._send_update(session, update, record=False)
@@ -341,6 +352,8 @@ class AgentServer:
             elif isinstance(step, Run):
                 if await self._run_command(session, turn, step.command) == "abort":
                     return "cancelled"
+            elif isinstance(step, Tool):
+                await self._call_tool(session, turn, step)
             elif await self._write_file(session, turn, step) == "abort":
                 return "cancelled"
         return "end_turn"
@@ -465,6 +478,62 @@ class AgentServer:
             tool_status = "completed" if status.success else "failed"
         await self._send_update(session, wire.tool_call(tool_call_id, status=tool_status))
         return "next"
+
+    async def _call_tool(self, session: Session, turn: Turn, step: Tool) -> None:
+        """``@tool NAME {args}``: one tool call per MCP server of the session, its result as
+        the tool call's content (a cancel of the turn stops the call)."""
+        from . import _mcp
+
+        servers = session.mcp_servers or [None]
+        for server in servers:
+            tool_call_id = _new_id("call")
+            where = _mcp.server_name(server) if server is not None else "MCP"
+            await self._send_update(
+                session,
+                wire.tool_call(
+                    tool_call_id,
+                    title=f"{where}: {step.name}",
+                    kind="other",
+                    status="pending",
+                    raw_input={"server": where, "tool": step.name, "arguments": step.arguments},
+                ),
+            )
+            if server is None or step.error is not None:
+                reason = step.error or "this session was given no MCP servers"
+                await self._send_update(
+                    session,
+                    wire.tool_call(tool_call_id, status="failed", content=[wire.text(reason)]),
+                )
+                continue
+            await self._send_update(session, wire.tool_call(tool_call_id, status="in_progress"))
+            result: _mcp.ToolResult | None = None
+            with anyio.CancelScope() as scope:
+                turn.permission_scope = scope  # Turn.cancel cancels it
+                if turn.cancelled:
+                    scope.cancel()
+                result = await _mcp.call_tool(server, step.name, step.arguments)
+            turn.permission_scope = None
+            if result is None or turn.cancelled:
+                await self._send_update(
+                    session,
+                    wire.tool_call(
+                        tool_call_id,
+                        status="cancelled",
+                        content=[wire.text("the turn was cancelled")],
+                    ),
+                )
+                return
+            text = result.text or "(no text)"
+            if result.others:
+                text += f"\n(and {result.others} non-text item(s))"
+            await self._send_update(
+                session,
+                wire.tool_call(
+                    tool_call_id,
+                    status="failed" if result.is_error else "completed",
+                    content=[wire.text(text)],
+                ),
+            )
 
     async def _write_file(self, session: Session, turn: Turn, step: Write) -> str:
         tool_call_id = _new_id("call")

@@ -44,7 +44,12 @@ def initialize_response(protocol_version: int, version: str) -> dict[str, Any]:
         info=p.Implementation(
             name="acp-notebook-agent", title="acp_notebook agent", version=version
         ),
-        capabilities=p.AgentCapabilities(session=p.SessionCapabilities()),
+        capabilities=p.AgentCapabilities(
+            session=p.SessionCapabilities(
+                # it takes both kinds of MCP server (``@tool`` lines call them)
+                mcp=p.McpCapabilities(http=p.McpHttpCapabilities(), stdio=p.McpStdioCapabilities())
+            )
+        ),
         auth_methods=[],
     ).to_wire()
 
