@@ -21,7 +21,7 @@ import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
@@ -105,6 +105,8 @@ class AgentHandle:
     env: dict[str, str] = field(default_factory=dict, repr=False)
     #: how it was reached, when not by launching ``argv`` (a test's in-memory agent)
     connector: Connector | None = field(default=None, repr=False)
+    #: the protocol it was asked to speak (`%acp connect --protocol`); a restart keeps it
+    protocol: Literal["auto", 1, 2] = field(default="auto", repr=False)
 
     @property
     def alive(self) -> bool:
@@ -156,9 +158,14 @@ context manager that yields the initialized ``Agent``. ``launch(argv, cwd, env)`
 process; a test passes one that runs the embedded agent in memory."""
 
 
-def launch(argv: Sequence[str], cwd: str, env: Mapping[str, str] | None = None) -> Connector:
-    """The connector that launches ``argv`` in ``cwd`` (``connect``)."""
-    return functools.partial(connect, list(argv), cwd=cwd, env=dict(env or {}))
+def launch(
+    argv: Sequence[str],
+    cwd: str,
+    env: Mapping[str, str] | None = None,
+    protocol: Literal["auto", 1, 2] = "auto",
+) -> Connector:
+    """The connector that launches ``argv`` in ``cwd`` (``connect``), speaking ``protocol``."""
+    return functools.partial(connect, list(argv), cwd=cwd, env=dict(env or {}), protocol=protocol)
 
 
 async def _hold_agent(
@@ -214,6 +221,7 @@ def open_agent(
     timeout: float | None = CONNECT_TIMEOUT,
     env: Mapping[str, str] | None = None,
     connector: Connector | None = None,
+    protocol: Literal["auto", 1, 2] = "auto",
 ) -> AgentHandle:
     """Launch and initialize an agent in the I/O thread ``io``.
 
@@ -228,7 +236,7 @@ def open_agent(
     problems: list[Any] = []
     started: concurrent.futures.Future[tuple[Agent, anyio.Event]] = concurrent.futures.Future()
     ended = threading.Event()
-    reach = connector if connector is not None else launch(argv, cwd, env)
+    reach = connector if connector is not None else launch(argv, cwd, env, protocol)
     done: concurrent.futures.Future[None] = io.submit(
         _hold_agent, reach, timeout, problems, started, ended
     )
@@ -246,4 +254,5 @@ def open_agent(
     handle = AgentHandle(name, list(argv), cwd, agent, io, stop, done)
     handle.env = env
     handle.connector = connector
+    handle.protocol = protocol
     return handle

@@ -631,6 +631,10 @@ class Agent:
             raise
         if not isinstance(result, dict):
             raise UnsupportedProtocolVersion(
+            # The TS SDK's protocol router (claude-agent-acp 0.101.0 in v1 mode) gives a v1 agent
+            # a v1 initialize rewritten from the v2 `capabilities` alone (fs and terminal off,
+            # `_meta` kept): the terminal extension must be there too to reach it.
+            params["capabilities"]["_meta"] = {"terminal_output": True}
                 f"initialize answered {result!r}, not an object", answered=result
             )
         version = result.get("protocolVersion")
@@ -688,7 +692,10 @@ class Agent:
 
     def _v1_client_fields(self) -> dict[str, Any]:
         """v1's ``clientInfo`` and ``clientCapabilities``: client terminals and the client file
-        system when ``client_services`` is on (``self.services``), else nothing offered."""
+        system when ``client_services`` is on (``self.services``), else nothing offered; and
+        always the terminal extension (``_meta.terminal_output``): an agent that runs commands
+        itself (claude-agent-acp, codex-acp) then sends their output in tool calls' ``_meta``,
+        which the translator shows as display terminals."""
         offered = self.services is not None
         return {
             "clientInfo": {
@@ -715,6 +722,7 @@ class Agent:
             self._problem(
                 f"the agent answered protocol version {response.protocol_version} with a v1"
                 " body: speaking v1",
+                "_meta": {"terminal_output": True},
                 "not_acp",
             )
         self.info = response.agent_info
@@ -964,12 +972,21 @@ class Agent:
             # Malformed: we cannot show it, so we cannot allow it.
             self._problem(f"malformed permission request answered cancelled: {_first_error(exc)}")
             return {"outcome": {"outcome": "cancelled"}}
-        return (await self._client_permission(request)).response()
+        decision = await self._client_permission(request)
+        if self.services is not None:
+            self.services.note_agent_decision(decision)
+        return decision.response()
 
-    async def _client_permission(self, request: p.RequestPermissionRequest) -> PermissionDecision:
+    async def _client_permission(
+        self, request: p.RequestPermissionRequest, earlier: PermissionDecision | None = None
+    ) -> PermissionDecision:
         """Decide ``request``, the agent's or one the client services make (a command, a
         write): a decision of the session's current turn, asked of its asker, failing closed
-        (unknown session, after the turn, after a cancel, invalid options, nobody to ask)."""
+        (unknown session, after the turn, after a cancel, invalid options, nobody to ask).
+
+        ``earlier``: the agent's own request, allowed in this same turn, for exactly the command
+        ``request`` runs (`AgentServices` matched them): it answers allow without asking again,
+        once every check above has passed."""
         session = self.sessions.get(request.session_id)
         decision = PermissionDecision(request)
         if session is None:
@@ -1026,6 +1043,10 @@ class Agent:
         session.elicitations.append(decision)
         what = visible_text(decision.message)[:80]
         if isinstance(request, p.UnknownElicitationRequest):
+        elif earlier is not None and earlier.allowed and earlier.turn is session.turn:
+            once = [o.option_id for o in request.options if str(o.kind) == "allow_once"]
+            if once:
+                decision.settle(once[0], "earlier", earlier.request.title)
             decision.cancel("invalid", f"unknown mode {visible_text(str(request.tag))!r}")
             session._problem(f"question {what!r} has an unknown mode: answered cancel")
         elif session.after_idle_asked(questions=True):

@@ -39,6 +39,7 @@ DecidedBy = Literal[
     "invalid",  # the answer was not an offered option
     "no-handler",  # nothing could answer
     "withdrawn",  # the agent withdrew the request
+    "earlier",  # a client command the agent's own request, allowed this turn, named exactly
 ]
 
 CANCELLED: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}

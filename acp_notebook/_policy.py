@@ -2,9 +2,9 @@
 
 A tool-call subject is judged by its title: the first ``--deny`` glob matching the whole title
 rejects, else the first ``--allow`` glob matching it approves. When the tool call carries a
-command (``kind`` ``execute`` with a string ``rawInput.command``, as v1 agents send), a deny glob
-matching the title still rejects, and otherwise the command is judged as a command subject is:
-then the title alone never approves.
+command (a ``rawInput.command``, as v1 agents send: a string, or a list of strings joined as a
+shell would read them), a deny glob matching the title still rejects, and otherwise the command
+is judged as a command subject is: then the title alone never approves.
 
 A command subject is a shell string. It is parsed with tree-sitter's bash grammar
 (:mod:`acp_notebook._shell`) into the simple commands it can run, nested ones included, and each
@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -188,17 +189,28 @@ def subject_target(request: RequestPermissionRequest) -> str | None:
 
 
 def tool_call_command(request: RequestPermissionRequest) -> str | None:
-    """The command a tool-call subject runs: its ``rawInput.command`` when its kind is
-    ``execute`` and that is a string (else None)."""
+    """The command a tool-call subject runs, as a shell string: its ``rawInput.command``
+    (whatever the tool call's ``kind``) when that is a string, or a list of strings joined as a
+    shell would read them (``["bash", "-lc", "ls"]``, as codex sends); else None.
+
+    An ``execute`` tool call whose ``rawInput.command`` is there but neither is judged as a
+    lone NUL character, a command no allow glob approves: a person decides."""
     subject = request.subject
     if getattr(subject, "type", None) != "tool_call":
         return None
     call = getattr(subject, "tool_call", None)
     raw = getattr(call, "raw_input", None)
-    if getattr(call, "kind", None) != "execute" or not isinstance(raw, dict):
+    if not isinstance(raw, dict) or "command" not in raw:
         return None
     command = raw.get("command")
-    return command if isinstance(command, str) else None
+    if isinstance(command, str):
+        return command
+    if isinstance(command, list) and command and all(isinstance(c, str) for c in command):
+        return shlex.join(command)
+    return _UNREADABLE if getattr(call, "kind", None) == "execute" else None
+
+
+_UNREADABLE = "\x00"
 
 
 def simple_commands(command: str) -> list[str] | None:

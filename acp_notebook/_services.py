@@ -10,6 +10,12 @@ terminals (`_terminals.ClientTerminals`) and the client file system (`_files.Cli
   same fail-closed rules as an agent's own ``session/request_permission``: nothing is allowed
   after a cancel, after the turn, without anyone to ask, or but by an option of kind
   ``allow_*``.
+* One allow is enough: when the agent's own permission request for a tool call whose
+  ``rawInput.command`` is exactly the command a ``terminal/create`` of the same turn runs (its
+  argv as a shell reads it, or the script of ``sh -c SCRIPT`` / ``bash -lc SCRIPT``, in the
+  session's folder, with no variables of the agent's) was allowed, that allow answers the
+  command, once: it is not asked again. Anything else (another command, another folder, added
+  variables, a later turn, a second run) asks.
 * A client terminal is shown as the agent-owned terminals of v2 are: a ``terminal_update`` when
   it starts (the command line, the cwd, the size), a ``terminal_output_chunk`` per read of its
   PTY, a ``terminal_update`` with ``exitStatus`` when it ends, each applied to its session's
@@ -19,6 +25,7 @@ terminals (`_terminals.ClientTerminals`) and the client file system (`_files.Cli
 from __future__ import annotations
 
 import base64
+import os
 import secrets
 from collections.abc import Mapping
 from typing import Any, Protocol
@@ -26,6 +33,7 @@ from typing import Any, Protocol
 from . import _files, _terminals
 from ._files import ClientFiles, ReadRequest, WriteRequest
 from ._permission import PermissionDecision
+from ._policy import tool_call_command
 from ._protocol import (
     RequestPermissionRequest,
     SessionUpdate,
@@ -45,6 +53,8 @@ class _Session(Protocol):
     def cwd(self) -> str: ...
     @property
     def closed(self) -> bool: ...
+    @property
+    def turn(self) -> Any: ...  # the client Turn under way, if any
     def _apply(self, update: SessionUpdate) -> None: ...
 
 
@@ -53,12 +63,17 @@ class _Agent(Protocol):
 
     @property
     def sessions(self) -> Mapping[str, _Session]: ...
-    async def _client_permission(self, request: RequestPermissionRequest) -> PermissionDecision: ...
+    async def _client_permission(
+        self, request: RequestPermissionRequest, earlier: PermissionDecision | None = None
+    ) -> PermissionDecision: ...
 
 
 __all__ = ["METHODS", "AgentServices", "file_permission"]
 
 METHODS = _terminals.METHODS | _files.METHODS
+
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
+_SCRIPT_FLAGS = frozenset({"-c", "-lc", "-cl"})
 
 _OPTIONS = [
     {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
@@ -138,6 +153,8 @@ class AgentServices:
         #: terminal id -> the request that was allowed for it
         self.allowed: dict[str, TerminalRequest] = {}
         self._shown: set[str] = set()
+        #: the agent's own allowed requests that name a command, not yet used by a terminal
+        self._earlier: list[PermissionDecision] = []
 
     def _cwd_of(self, session_id: str) -> str | None:
         session = self._agent.sessions.get(session_id)
@@ -153,8 +170,39 @@ class AgentServices:
 
     # -- approvals: the permission path ----------------------------------------------------
 
+    def note_agent_decision(self, decision: PermissionDecision) -> None:
+        """The agent's own permission request was decided: keep an allow that names a command
+        (see the module docs), for this turn only."""
+        if decision.allowed and tool_call_command(decision.request) is not None:
+            self._earlier.append(decision)
+
+    def _take_earlier(self, request: TerminalRequest) -> PermissionDecision | None:
+        """The agent's allowed request of this turn for exactly ``request``'s command, taken
+        (used once); None when there is none."""
+        session = self._agent.sessions.get(request.session_id)
+        turn = session.turn if session is not None else None
+        self._earlier = [d for d in self._earlier if d.turn is turn and turn is not None]
+        if session is None or request.env or request.cwd != os.path.realpath(session.cwd):
+            return None
+        runs = {request.command_line()}
+        if (
+            os.path.basename(request.command) in _SHELLS
+            and len(request.args) == 2
+            and request.args[0] in _SCRIPT_FLAGS
+        ):
+            runs.add(request.args[1])
+        for decision in self._earlier:
+            if (
+                decision.request.session_id == request.session_id
+                and tool_call_command(decision.request) in runs
+            ):
+                self._earlier.remove(decision)
+                return decision
+        return None
+
     async def _approve_command(self, request: TerminalRequest) -> bool:
-        decision = await self._agent._client_permission(request.permission_request())
+        earlier = self._take_earlier(request)
+        decision = await self._agent._client_permission(request.permission_request(), earlier)
         if decision.allowed:
             self.allowed[request.terminal_id] = request
         return decision.allowed

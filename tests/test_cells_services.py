@@ -98,7 +98,13 @@ def ended(run: CellRun) -> Any:
 
 
 def test_the_notebook_offers_a_v1_agent_terminals_and_files(v1: V1Notebook) -> None:
-    assert v1.offered == [{"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True}]
+    assert v1.offered == [
+        {
+            "fs": {"readTextFile": True, "writeTextFile": True},
+            "terminal": True,
+            "_meta": {"terminal_output": True},
+        }
+    ]
 
 
 def test_a_command_allowed_by_a_click_runs_and_streams_into_the_cells_terminal(

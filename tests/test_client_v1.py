@@ -93,6 +93,7 @@ async def test_a_v1_answer_switches_to_v1_and_the_session_speaks_v1() -> None:
     assert offered["clientCapabilities"] == {
         "fs": {"readTextFile": False, "writeTextFile": False},
         "terminal": False,
+        "_meta": {"terminal_output": True},  # the terminal extension: shown, runs nothing here
     }
 
 

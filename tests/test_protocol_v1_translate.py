@@ -267,11 +267,34 @@ def test_policy_sees_the_title_and_an_execute_tool_calls_command() -> None:
     assert decided is not None and decided.allow and decided.option_id == "allow_once"
     # a deny on the title rejects whatever the command
     assert Policy.from_globs(["ls *"], ["Run *"]).decide(ls).allow is False  # type: ignore[union-attr]
-    # not an execute tool: the title, as before
+    # no kind (or another kind) does not hide the command: it is judged all the same (the
+    # title "Run *" approved `rm x` here before)
     titled = permission(
         {"toolCallId": "t", "title": "Run a command", "rawInput": {"command": "rm x"}}
     )
-    assert policy.decide(titled).allow is True  # type: ignore[union-attr]
+    assert policy.decide(titled).allow is False  # type: ignore[union-attr]
+    titled = permission({**titled.subject.tool_call.to_wire(), "kind": "other"})  # type: ignore[union-attr]
+    assert policy.decide(titled).allow is False  # type: ignore[union-attr]
+    # no command: the title decides, as before
+    plain = permission({"toolCallId": "t", "title": "Run a command", "rawInput": {"x": 1}})
+    assert policy.decide(plain).allow is True  # type: ignore[union-attr]
+
+
+def test_a_command_given_as_a_list_is_judged_as_the_shell_would_read_it() -> None:
+    run = {"toolCallId": "t", "title": "Run a command", "kind": "execute"}
+    policy = Policy.from_globs(["Run *", "ls *", "bash -lc *"], ["rm *"])
+    # codex sends ["bash", "-lc", "..."]: the script inside is read, and `rm` found
+    wrapped = permission({**run, "rawInput": {"command": ["bash", "-lc", "ls; rm -rf /"]}})
+    decided = policy.decide(wrapped)
+    assert decided is not None and not decided.allow
+    ls = permission({**run, "rawInput": {"command": ["ls", "-la", "my dir"]}})
+    decided = policy.decide(ls)
+    assert decided is not None and decided.allow and "ls *" in decided.rule
+    # an execute tool whose command is neither a string nor a list of strings: a person
+    for odd in (7, {"argv": ["ls"]}, [], ["ls", 3]):
+        strange = permission({**run, "rawInput": {"command": odd}})
+        assert policy.decide(strange) is None, odd
+        assert Policy.from_globs(["*"], []).decide(strange) is None, odd
 
 
 def test_invalid_default_on_error_fields_read_as_absent_and_are_reported() -> None:
@@ -315,3 +338,106 @@ def test_invalid_default_on_error_fields_read_as_absent_and_are_reported() -> No
             {"sessionId": "s", "toolCall": {"toolCallId": "t"},
              "options": [{"optionId": "a", "name": "A"}]}
         )  # fmt: skip
+
+
+# -- the terminal extension in _meta (claude-agent-acp, older codex-acp) ---------------------
+
+
+def test_meta_terminal_extension_becomes_a_display_terminal() -> None:
+    # the shapes claude-agent-acp 0.101.0 sends a client that sets _meta.terminal_output
+    state, updates = applied(
+        {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "toolu_1",
+            "title": "`ls -la`",
+            "kind": "execute",
+            "rawInput": {"command": "ls -la"},
+            "_meta": {"terminal_info": {"terminal_id": "toolu_1"}},
+        },
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "toolu_1",
+            "content": [{"type": "terminal", "terminalId": "toolu_1"}],
+            "_meta": {"terminal_output": {"terminal_id": "toolu_1", "data": "a\r\nb é\r\n"}},
+        },
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "toolu_1",
+            "_meta": {"terminal_output_delta": {"terminal_id": "toolu_1", "data": "c\r\n"}},
+        },
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "toolu_1",
+            "status": "failed",
+            "_meta": {"terminal_exit": {"terminal_id": "toolu_1", "exit_code": 2, "signal": None}},
+        },
+    )
+    term = state.terminals["toolu_1"]
+    assert term.command == "ls -la"
+    assert term.text.splitlines() == ["a", "b é", "c"]
+    assert term.exit_status is not None and term.exit_status.exit_code == 2
+    assert [u.session_update for u in updates].count("terminal_output_chunk") == 2
+    assert state.tool_calls["toolu_1"].status == "failed"
+
+
+def test_meta_terminal_reads_both_key_spellings_and_ignores_what_it_cannot_read() -> None:
+    state, _ = applied(
+        {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "c1",
+            "title": "run",
+            "kind": "execute",
+            "rawInput": {"command": ["bash", "-lc", "make test"]},
+            "_meta": {
+                "terminal_info": {"terminalId": "t-9"},
+                "terminal_output": {"terminalId": "t-9", "data": "ok\n"},
+            },
+        },
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "c1",
+            "_meta": {
+                "terminal_output": {"terminalId": "t-9", "data": 17},  # not text: nothing
+                "terminal_exit": {"terminalId": "t-9", "exitCode": None, "signal": "SIGKILL"},
+            },
+        },
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "c1",
+            "_meta": {"terminal_info": "t-10", "terminal_output": {"data": "lost"}},  # no id
+        },
+    )
+    assert list(state.terminals) == ["t-9"]
+    term = state.terminals["t-9"]
+    assert term.command == "bash -lc 'make test'"
+    assert term.text == "ok\n"
+    assert term.exit_status.exit_code is None and term.exit_status.signal == "SIGKILL"
+
+
+def test_meta_terminal_gets_its_command_when_the_input_comes_later() -> None:
+    # claude-agent-acp announces the terminal on the first report, whose rawInput is {} while
+    # the input streams; the command comes in the next update, the output as plain text
+    state, _ = applied(
+        {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "toolu_2",
+            "title": "Terminal",
+            "kind": "execute",
+            "rawInput": {},
+            "content": [{"type": "terminal", "terminalId": "toolu_2"}],
+            "_meta": {"terminal_info": {"terminal_id": "toolu_2"}},
+        },
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "toolu_2",
+            "rawInput": {"command": "printf 'one\\ntwo\\n'"},
+        },
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "toolu_2",
+            "_meta": {"terminal_output": {"terminal_id": "toolu_2", "data": "one\ntwo\r\nthree"}},
+        },
+    )
+    term = state.terminals["toolu_2"]
+    assert term.command == "printf 'one\\ntwo\\n'"
+    assert term.data == b"one\r\ntwo\r\nthree"  # lone line feeds as a terminal expects them

@@ -88,6 +88,7 @@ async def test_the_services_are_advertised_only_when_enabled(enabled: bool) -> N
     assert offered == {
         "fs": {"readTextFile": enabled, "writeTextFile": enabled},
         "terminal": enabled,
+        "_meta": {"terminal_output": True},
     }
 
 
@@ -392,3 +393,122 @@ async def test_stopping_a_released_client_terminal_does_nothing(tmp_path: Path) 
         await (await session.prompt("go")).wait()
     assert got == [None]
     assert "terminal/cancel" not in [m for m, _ in peer.calls]
+
+
+# -- one allow is enough: the agent's own request, allowed, names exactly the command ----------
+
+
+def _agent_asks(conn: Any, command: Any, kind: str = "execute") -> Any:
+    """The agent's own v1 permission request for an execute tool call running ``command``."""
+    return conn.request(
+        "session/request_permission",
+        {
+            "sessionId": "s1",
+            "toolCall": {
+                "toolCallId": "t1",
+                "title": "Run it",
+                "kind": kind,
+                "rawInput": {"command": command},
+            },
+            "options": [
+                {"optionId": "yes", "name": "Yes", "kind": "allow_once"},
+                {"optionId": "no", "name": "No", "kind": "reject_once"},
+            ],
+        },
+    )
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("argv", "asked_again"),
+    [
+        (["/bin/sh", "-lc", "touch ran"], False),  # fast-agent's form: the script is the command
+        (["bash", "-c", "touch ran"], False),
+        (["touch", "ran"], False),  # the argv as a shell reads it
+        (["/bin/sh", "-lc", "touch ran; rm -rf x"], True),  # not the same command
+        (["/bin/sh", "-i", "touch ran"], True),  # not a script flag
+        (["python3", "-c", "touch ran"], True),  # not a shell
+    ],
+)
+async def test_the_agents_allowed_request_for_exactly_this_command_is_enough(
+    tmp_path: Path, argv: list[str], asked_again: bool
+) -> None:
+    seen: list[PermissionDecision] = []
+    got: dict[str, Any] = {}
+
+    async def turn(conn: Any) -> None:
+        got["own"] = await _agent_asks(conn, "touch ran")
+        created = await ask(conn, "terminal/create", command=argv[0], args=argv[1:])
+        if isinstance(created, acp.RpcError):
+            got["created"] = created
+            return
+        got["exit"] = await ask(conn, "terminal/wait_for_exit", terminalId=created["terminalId"])
+        # a second run of the same command is not covered by the one allow
+        again = await ask(conn, "terminal/create", command=argv[0], args=argv[1:])
+        got["again"] = again
+
+    async def asker(decision: PermissionDecision) -> Answer:
+        seen.append(decision)
+        own = decision.request.subject.type == "tool_call"  # type: ignore[union-attr]
+        return Answer("yes" if own else "reject", "click")
+
+    session, done = await run_turn(Peer(), tmp_path, turn, asker)
+    assert got["own"] == {"outcome": {"outcome": "selected", "optionId": "yes"}}
+    if asked_again:  # the client asked for the command itself, and the click rejected it
+        assert [d.request.subject.type for d in seen] == ["tool_call", "command"]  # type: ignore[union-attr]
+        assert isinstance(got["created"], acp.RpcError)
+        assert got["created"].code == NOT_ALLOWED
+        assert not (tmp_path / "ran").exists()
+        return
+    assert not any(isinstance(v, acp.RpcError) and v is got.get("created") for v in got.values())
+    assert got["exit"]["exitCode"] == 0 and (tmp_path / "ran").exists()
+    # asked once by the agent; the command was answered by that allow, visibly in the log
+    first, covered, second = done.permissions
+    assert first.decided_by == "click" and covered.decided_by == "earlier"
+    assert covered.allowed and covered.detail == "Run it"
+    # the second run was asked again (and rejected by the click)
+    assert second.decided_by == "click" and not second.allowed
+    assert isinstance(got["again"], acp.RpcError) and got["again"].code == NOT_ALLOWED
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("how", ["rejected", "other folder", "with variables", "next turn"])
+async def test_an_earlier_allow_covers_nothing_else(tmp_path: Path, how: str) -> None:
+    seen: list[PermissionDecision] = []
+    got: dict[str, Any] = {}
+    (tmp_path / "sub").mkdir()
+
+    async def turn(conn: Any) -> None:
+        if how != "next turn" or "own" not in got:
+            got["own"] = await _agent_asks(conn, "touch ran")
+        if how == "next turn" and "first" not in got:
+            got["first"] = True
+            return  # the allow was in the first turn; the command comes in the second
+        extra: dict[str, Any] = {}
+        if how == "other folder":
+            extra["cwd"] = str(tmp_path / "sub")
+        if how == "with variables":
+            extra["env"] = [{"name": "LD_PRELOAD", "value": "/tmp/x.so"}]
+        got["created"] = await ask(
+            conn, "terminal/create", command="/bin/sh", args=["-lc", "touch ran"], **extra
+        )
+
+    async def asker(decision: PermissionDecision) -> Answer:
+        seen.append(decision)
+        own = decision.request.subject.type == "tool_call"  # type: ignore[union-attr]
+        return Answer(
+            "yes" if own and how != "rejected" else "reject" if not own else "no", "click"
+        )
+
+    peer = Peer()
+    async with scripted_agent(peer.handle, client_services=True) as (agent, conn):
+        peer.conn = conn
+        session = await agent.new_session(tmp_path)
+        session.ask_permissions(asker)
+        peer.turn = turn
+        for _ in range(2 if how == "next turn" else 1):
+            done = await session.prompt("go")
+            assert await done.wait() == "end_turn"
+    assert isinstance(got["created"], acp.RpcError), got["created"]
+    assert seen[-1].request.subject.type == "command"  # type: ignore[union-attr]
+    assert not (tmp_path / "ran").exists() and not (tmp_path / "sub" / "ran").exists()

@@ -466,3 +466,31 @@ def test_countdown_says_when_it_will_cancel(make_card: Callable[..., Any]) -> No
     seen_labels = card.status_html + "".join(labels)
     assert re.search(r"no answer yet: cancels in \d+ s", seen_labels)
     assert "cancelled" not in seen_labels  # not past tense while it counts down
+
+
+def test_a_tool_calls_command_is_on_the_card_as_the_policy_judges_it(
+    make_card: Callable[..., Any],
+) -> None:
+    # a v1 agent's execute tool call: the title is the agent's words, the command is what runs
+    # (and what --allow/--deny judge), so the card shows it, escaped and made visible
+    call = {
+        "toolCallId": "c3",
+        "title": "Run tests",
+        "kind": "execute",
+        "rawInput": {"command": "pytest <x> && rm -rf ~ \u202eoops"},
+    }
+    card, _ = make_card(request({"type": "tool_call", "toolCall": call}))
+    html = card._info.value
+    assert "$ pytest &lt;x&gt; &amp;&amp; rm -rf ~ ⟨U+202E RLO⟩oops" in html
+    assert "<x>" not in html and "\u202e" not in html
+    text = card.static_bundle()["text/plain"]
+    assert "  command: pytest <x> && rm -rf ~ ⟨U+202E RLO⟩oops\n" in text
+    assert "warning: hidden characters made visible: U+202E RLO" in text
+    # a list is shown joined, as the policy reads it
+    call["rawInput"] = {"command": ["bash", "-lc", "ls -la"]}
+    card, _ = make_card(request({"type": "tool_call", "toolCall": call}))
+    assert "  command: bash -lc 'ls -la'\n" in card.static_bundle()["text/plain"]
+    # no command: no command line
+    call["rawInput"] = {"path": "a.py"}
+    card, _ = make_card(request({"type": "tool_call", "toolCall": call}))
+    assert "command:" not in card.static_bundle()["text/plain"]

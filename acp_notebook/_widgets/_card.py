@@ -30,6 +30,7 @@ from typing import Any
 import ipywidgets  # type: ignore[import-untyped]
 
 from .._permission import invalid_options
+from .._policy import tool_call_command
 from .._protocol import (
     CommandPermissionSubject,
     PermissionOption,
@@ -207,6 +208,7 @@ _BY = {
     "invalid": "the answer was not an offered option",  # or the request: see describe
     "no-handler": "nothing could answer",
     "withdrawn": "withdrawn by the agent",
+    "earlier": "by the allow of the agent's own request",
 }
 
 
@@ -235,7 +237,7 @@ def describe_decision(
         by = f"by policy {detail}" if detail else "by a policy rule"
     else:
         by = _BY.get(decided_by or "", f"by {decided_by or 'an unknown path'}")
-        if detail and decided_by not in ("click", "panel", "timeout", "closed"):
+        if detail and decided_by not in ("click", "panel", "timeout", "closed"):  # "earlier": it
             by += f" ({detail})"
     line = f"{verb} - {by}"
     if option is not None and with_kind:
@@ -565,6 +567,14 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
             if not same_content:
                 for item in asked.content or []:
                     parts.append(content_html(item))
+            command = tool_call_command(request)
+            if command is not None:  # what --allow/--deny judge: always on the card
+                parts.append(
+                    f'<div class="acp-card-command">$ {e(make_visible(command).text)}</div>'
+                )
+                warning = _hidden_warning(command)
+                if warning:
+                    parts.append(f'<div class="acp-card-warning">⚠ {e(warning)}</div>')
         elif subject is not None:
             parts.append(generic_html(wire(subject), "subject (unknown type)"))
         return '<div class="acp-card-request">' + "".join(parts) + "</div>"
@@ -604,6 +614,12 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
             if not same_content:
                 for item in asked.content or []:
                     lines += [f"    {line}" for line in content_text(item)]
+            command = tool_call_command(request)
+            if command is not None:
+                lines.append(f"  command: {make_visible(command).text}")
+                warning = _hidden_warning(command)
+                if warning:
+                    lines.append(f"  warning: {warning}")
         elif subject is not None:
             lines.append("  subject: " + generic_text(wire(subject)).replace("\n", "\n  "))
         if self.invalid is not None:

@@ -187,3 +187,40 @@ def test_kernel_connect_v1_mode_speaks_v1_and_approves_a_bash_call(
     _no_env_values(text, claude)
     # the same card, the same click, through the v1 permission request
     _approve_bash_in_kernel(kern, claude, tmp_path / "work")
+
+
+def test_kernel_v1_mode_shows_a_bash_commands_output_in_a_live_terminal(
+    kern: Kernel, claude: ClaudeLaunch, tmp_path: Path
+) -> None:
+    # claude-agent-acp 0.101.0 runs its Bash tool itself (it never calls terminal/create): in v1
+    # it sends the output through the terminal extension in _meta, which the client asks for
+    kern.run(f"import os; os.environ['ACP_NOTEBOOK_NODE_MODULES'] = {str(NODE_MODULES)!r}")
+    claude.env["CLAUDE_AGENT_ACP_PROTOCOL"] = "v1"
+    assert "protocol v1" in kern.run(f"%acp connect claude {claude.env_options()}").text()
+    command = "printf 'one\\ntwo\\n'; touch ran.txt; exit 3"
+    claude.api.add(
+        ToolUse("Bash", {"command": command, "description": "Print two lines"}),
+        Text("It printed two lines"),
+    )
+    cell = kern.submit("%%acp -o t\nprint two lines\n", new_cell_id())
+    button = kern.wait_for(partial(kern.buttons, "Yes"), "the Yes (allow once) button")
+    work = tmp_path / "work"
+    assert not (work / "ran.txt").exists()  # nothing ran before the click
+    text_before = "\n".join(
+        str(m.get("value", "")) for m in kern.models.values() if m.get("_model_name") == "HTMLModel"
+    )
+    assert "$ printf" in text_before  # the card shows the command the policy judges
+    kern.click(button[0])
+    kern.wait_for(partial(getattr, cell, "done"), "the cell to finish after the click")
+    assert cell.error is None, cell.text()
+    assert (work / "ran.txt").exists()
+    text = cell.text()
+    assert f"  command: {command}\n" in text
+    assert "It printed two lines" in text
+    # the cell's live xterm terminal: the command, its output, its exit code
+    [model] = [s for s in kern.models.values() if s.get("_model_name") == "TerminalModel"]
+    assert model["command"] == command and model["exit_status"]["exitCode"] == 3
+    assert f"  $ {command}\n  Exit code 3\n  one\n  two\n  [exit 3]" in text
+    out = kern.run("[x] = t.terminals.values(); print(repr(x.data), x.exit_status.exit_code)")
+    assert out.text().strip() == "b'Exit code 3\\r\\none\\r\\ntwo' 3"
+    assert "terminal_output" in kern.run("%acp log -n 60").text()  # what claude sent

@@ -56,36 +56,36 @@ def test_fast_agent_runs_its_shell_tool_in_a_client_terminal_after_the_click(
     _connect(kern, tmp_path)
     work = tmp_path / "work"
     cell = kern.submit(f"%%acp -o t\n{BODY}\n", new_cell_id())
-    # fast-agent asks first (its tool call), then the client asks for the command itself
+    # fast-agent asks first (its tool call, whose command the card shows); the client terminal
+    # it then creates runs exactly that command (`/bin/sh -lc COMMAND`): one allow is enough
     button = kern.wait_for(partial(kern.buttons, "Allow Once"), "fast-agent's allow-once button")
+    assert not (work / "ran.txt").exists()  # nothing ran before the click
     kern.click(button[0])
-    button = kern.wait_for(partial(kern.buttons, "Allow"), "the client terminal's allow button")
-    assert not (work / "ran.txt").exists()  # nothing ran before the second click
-    kern.click(button[0])
-    kern.wait_for(partial(getattr, cell, "done"), "the cell to finish after the clicks")
+    kern.wait_for(partial(getattr, cell, "done"), "the cell to finish after the click")
     assert cell.error is None, cell.text()
     assert (work / "ran.txt").exists()
     line = shlex.join(["/bin/sh", "-lc", COMMAND])  # fast-agent's argv, as a shell sees it
     text = cell.text()
-    assert f"Permission request: Run {line}\n  command: {line}\n  cwd: {work}" in text
-    assert "decision: Approved: Allow - by a click" in text
+    assert f"  command: {COMMAND}\n" in text  # on fast-agent's own card
+    assert "decision: Approved: Allow Once - by a click" in text
     assert f"$ {line}  (in {work})\nhi there\n[exit 3]" in text
+    assert kern.buttons("Allow") == []  # the client never asked a second time
     [model] = _terminal_models(kern)  # the cell's live xterm terminal
     assert model["command"] == line and model["exit_status"]["exitCode"] == 3
     out = kern.run("print([(x.data, x.exit_status.exit_code) for x in t.terminals.values()])")
     assert out.text().strip() == "[(b'hi there\\r\\n', 3)]"
+    out = kern.run("print([d.decided_by for d in t.permissions])")
+    assert out.text().strip() == "['click', 'earlier']"  # the command: by the agent's allow
 
 
 def test_fast_agent_command_rejected_on_the_card_never_runs(kern: Kernel, tmp_path: Path) -> None:
     _connect(kern, tmp_path)
     cell = kern.submit(f"%%acp -o t\n{BODY}\n", new_cell_id())
-    button = kern.wait_for(partial(kern.buttons, "Allow Once"), "fast-agent's allow-once button")
-    kern.click(button[0])  # the agent's own allow is not enough: the client asks again
-    button = kern.wait_for(partial(kern.buttons, "Reject"), "the client terminal's reject")
+    button = kern.wait_for(partial(kern.buttons, "Reject Once"), "fast-agent's reject button")
     kern.click(button[0])
-    kern.wait_for(partial(getattr, cell, "done"), "the cell to finish after the clicks")
+    kern.wait_for(partial(getattr, cell, "done"), "the cell to finish after the click")
     assert cell.error is None, cell.text()
-    assert "decision: Rejected: Reject - by a click" in cell.text()
+    assert "decision: Rejected: Reject Once - by a click" in cell.text()
     assert not (tmp_path / "work" / "ran.txt").exists()
     assert _terminal_models(kern) == []
 
@@ -172,7 +172,6 @@ def test_interrupt_kills_the_client_terminals_command(kern: Kernel, tmp_path: Pa
     body = '***CALL_TOOL execute {{"command":"' + shlex.join(sleeper) + '"}}'
     cell = kern.submit(f"%%acp -o t\n{body}\n", new_cell_id())
     kern.click(kern.wait_for(partial(kern.buttons, "Allow Once"), "fast-agent's allow")[0])
-    kern.click(kern.wait_for(partial(kern.buttons, "Allow"), "the command's allow")[0])
     [pid] = kern.wait_for(partial(_pids_running, sleeper), "the command to run")
     pgid = os.getpgid(pid)
     kern.wait_for(kern.cell_waiting, "the cell to await its turn (with its own SIGINT handler)")

@@ -10,12 +10,24 @@ to the client (which message a chunk without ``messageId`` belongs to, the modes
 * ``plan`` becomes the items plan ``plan``; commands get their ``type``; v1 modes
   (``modes`` of session/new, ``current_mode_update``) become a ``mode`` select config
   option next to the agent's own config options;
-* a turn's end (the ``session/prompt`` response) becomes the idle ``state_update``.
+* a turn's end (the ``session/prompt`` response) becomes the idle ``state_update``;
+* the terminal extension in a tool call's ``_meta`` (``terminal_info``, ``terminal_output`` or
+  ``terminal_output_delta``, ``terminal_exit``; claude-agent-acp and older codex-acp send it to a
+  client that sets ``_meta.terminal_output`` in its capabilities) becomes v2 display terminals: a
+  ``terminal_update`` when it first appears, and again when the tool call's
+  ``rawInput.command`` comes (claude sends the input after the first report), a
+  ``terminal_output_chunk`` per output (text, appended; a lone line feed becomes CR LF, as a
+  terminal expects, since this text never went through a PTY), a ``terminal_update`` with
+  ``exitStatus`` at the exit. Both spellings of the keys in use are read (``terminal_id`` /
+  ``terminalId``, ``exit_code`` / ``exitCode``).
 """
 
 from __future__ import annotations
 
+import base64
 import difflib
+import re
+import shlex
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -23,8 +35,15 @@ from pydantic import TypeAdapter
 from .._base import UnknownVariant, WireModel, is_set
 from .._config import SessionConfigOption, UnknownSessionConfigOption
 from .._permission import RequestPermissionRequest
+from .._terminal import TerminalExitStatus
 from .._tool_calls import ToolCallContent, ToolCallFields
-from .._updates import IdleStateUpdate, SessionUpdate, session_update_adapter
+from .._updates import (
+    IdleStateUpdate,
+    SessionUpdate,
+    TerminalOutputChunk,
+    TerminalUpdate,
+    session_update_adapter,
+)
 from ._models import (
     V1AgentMessageChunk,
     V1AgentThoughtChunk,
@@ -57,6 +76,8 @@ _CHUNK_ROLES: dict[type[WireModel], str] = {
     V1AgentMessageChunk: "agent",
     V1AgentThoughtChunk: "thought",
 }
+_META_OUTPUT_KEYS = ("terminal_output", "terminal_output_delta")
+_LONE_LF = re.compile(r"(?<!\r)\n")
 _content_adapter: TypeAdapter[ToolCallContent] = TypeAdapter(ToolCallContent)
 _config_adapter: TypeAdapter[SessionConfigOption] = TypeAdapter(SessionConfigOption)
 _v1_config_adapter: TypeAdapter[V1SessionConfigOption] = TypeAdapter(V1SessionConfigOption)
@@ -128,6 +149,26 @@ def tool_call_fields(call: V1ToolCallFields | V1ToolCall, *, create: bool) -> di
     return wire
 
 
+def _raw_command(raw_input: Any) -> str | None:
+    """An execute tool call's ``rawInput.command`` (a list is joined as a shell reads it)."""
+    if not isinstance(raw_input, dict):
+        return None
+    command = raw_input.get("command")
+    if isinstance(command, str):
+        return command
+    if isinstance(command, list) and command and all(isinstance(c, str) for c in command):
+        return shlex.join(command)
+    return None
+
+
+def _terminal_id(value: Any) -> str | None:
+    """The terminal id of a ``_meta`` terminal entry (``terminal_id`` or ``terminalId``)."""
+    if not isinstance(value, dict):
+        return None
+    found = value.get("terminal_id", value.get("terminalId"))
+    return found if isinstance(found, str) and found else None
+
+
 def _wire(model: Any) -> Any:
     return model.to_wire() if isinstance(model, WireModel | UnknownVariant) else model
 
@@ -140,6 +181,9 @@ class V1Translator:
         self._run: tuple[str, str] | None = None  # (role, message id) of the open chunk run
         self.modes: V1SessionModeState | None = None
         self.config_options: list[SessionConfigOption] = []  # the agent's own, in v2 form
+        self._commands: dict[str, str] = {}  # tool call id -> its rawInput.command
+        self._meta_terminals: dict[str, str] = {}  # terminal id -> its tool call's id
+        self._named: set[str] = set()  # terminal ids whose command has been given
 
     # -- turns and sessions ---------------------------------------------------------------
     def begin_turn(self) -> None:
@@ -189,12 +233,16 @@ class V1Translator:
             self._run = None
         if isinstance(update, V1UserMessageChunk | V1AgentMessageChunk | V1AgentThoughtChunk):
             return [self._chunk(update, role or "agent")]
-        if isinstance(update, V1ToolCall):
-            wire = {"sessionUpdate": "tool_call_update", **tool_call_fields(update, create=True)}
-            return [session_update_adapter.validate_python(wire)]
-        if isinstance(update, V1ToolCallUpdate):
-            wire = {"sessionUpdate": "tool_call_update", **tool_call_fields(update, create=False)}
-            return [session_update_adapter.validate_python(wire)]
+        if isinstance(update, V1ToolCall | V1ToolCallUpdate):
+            create = isinstance(update, V1ToolCall)
+            wire = {"sessionUpdate": "tool_call_update", **tool_call_fields(update, create=create)}
+            line = _raw_command(update.raw_input)
+            if line is not None:
+                self._commands[update.tool_call_id] = line
+            translated = [session_update_adapter.validate_python(wire)]
+            translated += self._meta_terminal(update)
+            translated += self._name_terminals(update.tool_call_id)
+            return translated
         if isinstance(update, V1Plan):
             entries = [e.to_wire() for e in update.entries]
             plan = {"type": "items", "planId": PLAN_ID, "entries": entries}
@@ -227,6 +275,57 @@ class V1Translator:
             return self._options_update()
         # session_info_update, usage_update, notice, compaction_*, unknown: the v2 models
         return [update]
+
+    def _meta_terminal(self, call: V1ToolCall | V1ToolCallUpdate) -> list[SessionUpdate]:
+        """The display-terminal updates of the terminal extension in ``call``'s ``_meta``."""
+        meta = call.meta if isinstance(call.meta, dict) else None
+        if not meta:
+            return []
+        found: list[SessionUpdate] = []
+
+        def announce(terminal_id: str) -> None:
+            if terminal_id not in self._meta_terminals:
+                self._meta_terminals[terminal_id] = call.tool_call_id
+                found.append(TerminalUpdate(terminal_id=terminal_id))
+
+        info = meta.get("terminal_info")
+        terminal_id = _terminal_id(info)
+        if terminal_id is not None:
+            announce(terminal_id)
+        for key in _META_OUTPUT_KEYS:
+            output = meta.get(key)
+            terminal_id = _terminal_id(output)
+            data = output.get("data") if isinstance(output, dict) else None
+            if terminal_id is not None and isinstance(data, str):
+                announce(terminal_id)
+                text = _LONE_LF.sub("\r\n", data)
+                encoded = base64.b64encode(text.encode("utf-8", "replace")).decode("ascii")
+                found.append(TerminalOutputChunk(terminal_id=terminal_id, data=encoded))
+        end = meta.get("terminal_exit")
+        terminal_id = _terminal_id(end)
+        if terminal_id is not None and isinstance(end, dict):
+            announce(terminal_id)
+            code = end.get("exit_code", end.get("exitCode"))
+            signal = end.get("signal")
+            status = TerminalExitStatus(
+                exit_code=code if isinstance(code, int) and not isinstance(code, bool) else None,
+                signal=signal if isinstance(signal, str) else None,
+            )
+            found.append(TerminalUpdate(terminal_id=terminal_id, exit_status=status))
+        return found
+
+    def _name_terminals(self, tool_call_id: str) -> list[SessionUpdate]:
+        """A ``terminal_update`` with the command for each terminal of this tool call that has
+        none yet, once the tool call's command is known."""
+        command = self._commands.get(tool_call_id)
+        if command is None:
+            return []
+        found: list[SessionUpdate] = []
+        for terminal_id, owner in self._meta_terminals.items():
+            if owner == tool_call_id and terminal_id not in self._named:
+                self._named.add(terminal_id)
+                found.append(TerminalUpdate(terminal_id=terminal_id, command=command))
+        return found
 
     def _options_update(self) -> list[SessionUpdate]:
         wire = {
