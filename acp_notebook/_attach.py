@@ -3,10 +3,11 @@
 ``gather`` summarizes the named objects and the recent cells (``_context``) and keeps their
 total under ``PER_PROMPT_CAP``; ``prompt_blocks`` turns them into the prompt's content blocks,
 as the agent's prompt capabilities allow (``accepts``): each a ``resource`` block (embedded
-context, ``notebook://variables/NAME`` or ``notebook://cells/N``, ``text/plain``) when the agent
-takes embedded context, else a ``text`` block; a figure's PNG also as an ``image`` block when
-the agent takes images. ``Attached`` is what the cell shows before sending: each attachment's
-name, kind and size, its summary collapsed (a ``<details>``), and how it goes to the agent.
+context, ``notebook://variables/NAME`` or ``notebook://cells/N``, ``text/plain``) when the
+agent takes embedded context, else a ``text`` block (the URI, then the text fenced); a
+figure's PNG also as an ``image`` block when the agent takes images. ``Attached`` is what the
+cell shows before sending: each attachment's name, kind and size, its summary collapsed (a
+``<details>``), and how it goes to the agent.
 """
 
 from __future__ import annotations
@@ -14,13 +15,23 @@ from __future__ import annotations
 import base64
 import dataclasses
 import html
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ._context import PER_OBJECT_CAP, PER_PROMPT_CAP, CellText, recent_cells, summarize
 
-__all__ = ["Accepts", "Attached", "Attachment", "accepts", "gather", "parse_names", "prompt_blocks"]
+__all__ = [
+    "Accepts",
+    "Attached",
+    "Attachment",
+    "accepts",
+    "fenced",
+    "gather",
+    "parse_names",
+    "prompt_blocks",
+]
 
 _MIN_CUT = 300  # below this, an object cut to fit the prompt cap would say nothing: left out
 _CAP_NOTE = f"\n… [cut to fit the per-prompt cap of {PER_PROMPT_CAP:,} characters]"
@@ -135,6 +146,15 @@ def gather(
     return fitted
 
 
+def fenced(item: Attachment) -> str:
+    """An attachment as a text block: its URI, then its text in a fenced block (info string
+    ``text``) longer than any run of backticks in it, so that it reads as quoted context,
+    never as the prompt's own words (or, to the embedded agent, its commands)."""
+    longest = max((len(run) for run in re.findall(r"`+", item.text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"\n\n[{item.uri}]\n{fence}text\n{item.text}\n{fence}"
+
+
 def prompt_blocks(prompt: str, attached: Sequence[Attachment], accept: Accepts) -> list[Any]:
     """The prompt's content blocks: the cell's text, then each attachment (see the module
     docstring)."""
@@ -146,7 +166,7 @@ def prompt_blocks(prompt: str, attached: Sequence[Attachment], accept: Accepts) 
             resource = {"uri": item.uri, "mimeType": "text/plain", "text": item.text}
             blocks.append({"type": "resource", "resource": resource})
         else:
-            blocks.append({"type": "text", "text": f"\n\n[{item.uri}]\n{item.text}"})
+            blocks.append({"type": "text", "text": fenced(item)})
         if item.png is not None and accept.image:
             data = base64.b64encode(item.png).decode("ascii")
             blocks.append({"type": "image", "mimeType": "image/png", "data": data})
@@ -176,25 +196,41 @@ class Attached:
     """What the cell shows before its prompt goes: text/plain (one line per attachment) and
     text/html (each summary in a collapsed ``<details>``), both readable without a kernel."""
 
-    def __init__(self, attached: Sequence[Attachment], accept: Accepts) -> None:
+    def __init__(
+        self, attached: Sequence[Attachment], accept: Accepts, *, cells_asked: int = 0
+    ) -> None:
         self.attached = list(attached)
         self.accept = accept
+        self.cells_asked = cells_asked
 
     def _how(self) -> str:
         return "embedded resources" if self.accept.embedded_context else "text"
 
+    def _cells_note(self) -> str | None:
+        """Fewer cells than ``--cells N`` asked for, and why that may be."""
+        found = sum(1 for item in self.attached if item.kind == "cell")
+        if found >= self.cells_asked:
+            return None
+        if not found:
+            return (
+                f"acp: --cells {self.cells_asked}: IPython's history holds no earlier cell (a"
+                " front end that runs cells with store_history off, as nbval does, keeps none)"
+            )
+        return f"acp: --cells {self.cells_asked}: IPython's history holds only {found}"
+
     def plain(self) -> str:
-        lines = [f"acp: attached to this prompt (sent as {self._how()}):"]
+        lines = [f"acp: attached to this prompt (sent as {self._how()}):"] if self.attached else []
         for item in self.attached:
             lines.append(f"  {item.label} ({_what(item)}): {_size(item, self.accept)}")
-        return "\n".join(lines)
+        note = self._cells_note()
+        return "\n".join([*lines, note] if note else lines)
 
     def html(self) -> str:
         esc = html.escape
-        parts = [
-            '<div class="acp-attached">',
-            f"<div>Attached to this prompt (sent as {esc(self._how())}):</div>",
-        ]
+        note = self._cells_note()
+        parts = ['<div class="acp-attached">']
+        if self.attached:
+            parts.append(f"<div>Attached to this prompt (sent as {esc(self._how())}):</div>")
         for item in self.attached:
             head = (
                 f"<code>{esc(item.label)}</code> ({esc(_what(item))}):"
@@ -205,6 +241,8 @@ class Attached:
                 data = base64.b64encode(item.png).decode("ascii")
                 body += f'<img src="data:image/png;base64,{data}" alt="{esc(item.label)}">'
             parts.append(f"<details><summary>{head}</summary>{body}</details>")
+        if note:
+            parts.append(f"<div>{esc(note)}</div>")
         parts.append("</div>")
         return "".join(parts)
 

@@ -250,8 +250,8 @@ def _start_cell_inner(nb: Notebook, shell: Any, line: str, body: str) -> CellRun
             f"acp: this cell ran before in session {args.session!r}: the agent still has its"
             f" earlier turns (turn {turn.state.index + 1}); --new starts a fresh session"
         )
-    if attached:  # what goes to the agent, shown before it goes
-        display(Attached(attached, accept))
+    if attached or args.cells:  # what goes to the agent, shown before it goes
+        display(Attached(attached, accept, cells_asked=args.cells or 0))
     display(view)
     run.done = io.submit(run.run)
     nb.events.emit("turn_started", run)

@@ -17,6 +17,7 @@ from acp_notebook._attach import (
     Accepts,
     Attached,
     accepts,
+    fenced,
     gather,
     parse_names,
     prompt_blocks,
@@ -56,7 +57,20 @@ def test_without_embedded_context_the_same_text_goes_as_text() -> None:
     (resource,) = prompt_blocks("look", attached, BOTH)[1:]
     (text,) = prompt_blocks("look", attached, NEITHER)[1:]
     assert text["type"] == "text"
-    assert text["text"] == f"\n\n[notebook://variables/df]\n{resource['resource']['text']}"
+    body = resource["resource"]["text"]
+    assert text["text"] == f"\n\n[notebook://variables/df]\n```text\n{body}\n```"
+
+
+def test_the_fence_is_longer_than_any_backticks_inside() -> None:
+    (item,) = gather(["s"], {"s": _Fences()})
+    text = fenced(item)
+    assert text.startswith("\n\n[notebook://variables/s]\n``````text\n")
+    assert text.endswith("\n``````")
+
+
+class _Fences:
+    def __repr__(self) -> str:
+        return "a\n```\n$ touch x\n`````sh\nb"
 
 
 @pytest.mark.parametrize("image", [True, False])
@@ -180,3 +194,30 @@ async def test_accepts_reads_the_prompt_capabilities(
     init: dict[str, Any], expected: Accepts
 ) -> None:
     assert await _accepts_of(init) == expected
+
+
+def test_fewer_cells_than_asked_is_said() -> None:
+    (cell,) = [
+        a
+        for a in gather([], {}, _History({1: ("x = 1", None)}, current=2), cells=3)
+        if a.kind == "cell"
+    ]
+    shown = Attached([cell], NEITHER, cells_asked=3)
+    assert shown.plain().endswith("\nacp: --cells 3: IPython's history holds only 1")
+    assert "acp: --cells 3: IPython&#x27;s history holds only 1" in shown.html()
+    empty = Attached([], NEITHER, cells_asked=2).plain()
+    assert empty.startswith("acp: --cells 2: IPython's history holds no earlier cell")
+
+
+class _History:
+    """The two members of an IPython shell that ``recent_cells`` reads (the real ones are
+    tested in a kernel: tests/test_context_kernel.py)."""
+
+    def __init__(self, cells: dict[int, tuple[str, str | None]], current: int) -> None:
+        self.execution_count = current
+        self.history_manager = self
+        self._cells = cells
+
+    def get_range(self, **kwargs: Any) -> list[tuple[int, int, tuple[str, str | None]]]:
+        start, stop = kwargs["start"], kwargs["stop"]
+        return [(0, n, cell) for n, cell in sorted(self._cells.items()) if start <= n < stop]

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.kernel_driver import Kernel, acp_kernel
+from tests.kernel_driver import Execution, Kernel, acp_kernel, kernel
 
 AGENTS = Path(__file__).parent / "adversarial" / "agents"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -57,7 +57,7 @@ def test_with_a_dataframe(k: Kernel) -> None:
     html = cell.html()
     assert "<details><summary><code>df</code> (dataframe, pandas.DataFrame)" in html
     # what the agent got, as it says it back (the embedded agent takes no embedded context)
-    assert "[notebook://variables/df]\ndf: pandas.DataFrame\n3 rows x 2 columns" in out
+    assert "[notebook://variables/df]\n```text\ndf: pandas.DataFrame\n3 rows x 2 columns" in out
     assert "price: float64, 1 null" in out and "Oslo" in out
     # and the protocol log shows the blocks like any other prompt
     prompt = _prompts_in_log(k)[-1]
@@ -141,7 +141,7 @@ def test_no_image_for_an_agent_that_takes_none(k: Kernel, tmp_path: Path) -> Non
     assert "the image is not sent: the agent does not take images" in cell.text()
     (prompt,) = _received_prompts(log)
     assert [b["type"] for b in prompt] == ["text", "text"]
-    assert prompt[1]["text"].startswith("\n\n[notebook://variables/fig]\nfig: matplotlib")
+    assert prompt[1]["text"].startswith("\n\n[notebook://variables/fig]\n```text\nfig: matplotlib")
 
 
 def test_an_undefined_name_sends_nothing_at_all(k: Kernel, tmp_path: Path) -> None:
@@ -149,3 +149,23 @@ def test_an_undefined_name_sends_nothing_at_all(k: Kernel, tmp_path: Path) -> No
     k.run("%%acp --agent probeEmbedded --with nowhere\nLook.\n", ok=False)
     methods = [json.loads(line).get("method") for line in log.read_text().splitlines()]
     assert methods == ["initialize"]  # no session/new, no session/prompt
+
+
+def test_cells_without_history_says_so(tmp_path: Path) -> None:
+    # nbval (and any front end that executes with store_history=False) leaves IPython's
+    # history empty: the cell must say that --cells found nothing, not send silently without
+    with kernel(str(tmp_path)) as kern:
+        connect = f"%acp connect -- {sys.executable} -m acp_notebook.agent --data-dir {tmp_path}"
+        quiet = {"store_history": False}
+        cells = ("%load_ext acp_notebook", connect, "x = 1", "x + 1", "%%acp --cells 2\nWhat?\n")
+        for code in cells:
+            msg_id = kern.kc.execute(code, **quiet)
+            execution = Execution(msg_id)
+            kern.executions[msg_id] = execution
+            kern.wait_for(lambda e=execution: e.done, f"idle after {code!r}")
+        out = execution.text()
+        assert (
+            "acp: --cells 2: IPython's history holds no earlier cell (a front end that runs"
+            " cells with store_history off, as nbval does, keeps none)" in out
+        )
+        assert "finished" in out  # the prompt went, without cells

@@ -200,3 +200,39 @@ def test_v1_agents_notebook_speaks_v1_and_shows_the_same_cards() -> None:
     assert "decision: Rejected: Deny - by policy --deny 'delete_*'" in denied
     assert _text(_acp_cell(cells, 'print(os.path.exists("deleted.txt"))')) == "False\n"
     assert "widgets" not in nbformat.read(V1_AGENTS, as_version=4).metadata  # stripped
+
+
+KERNEL_CONTEXT = NOTEBOOKS / "kernel-context.ipynb"
+
+
+def test_kernel_context_notebook_attaches_a_frame_and_recent_cells() -> None:
+    nb = nbformat.read(KERNEL_CONTEXT, as_version=4)
+    cells = _code_cells(KERNEL_CONTEXT)
+    assert [c.execution_count for c in cells] == list(range(1, len(cells) + 1))
+    for cell in cells:
+        assert all(out.output_type != "error" for out in cell.outputs), cell.source
+    frame = _acp_cell(cells, "%%acp --with sales")
+    text = _text(frame)
+    # shown before it went: name, kind, size; the summary folded in the HTML
+    assert (
+        "acp: attached to this prompt (sent as text):\n  sales (dataframe, pandas.DataFrame)"
+        in text
+    )
+    assert "<details><summary><code>sales</code> (dataframe" in _text(frame, "text/html")
+    # and what the agent got, as it says it back
+    assert (
+        "[notebook://variables/sales]\n```text\nsales: pandas.DataFrame\n7 rows x 4 columns" in text
+    )
+    assert "units: float64, 2 null" in text
+    recent = _acp_cell(cells, "%%acp --cells 2")
+    text = _text(recent)
+    assert "  cell 5 (cell): " in text and "  cell 6 (cell): " in text
+    assert 'int(sales.loc[best, "month"])\nOut[5]:\n7\n' in text
+    assert "missing\nOut[6]:\n2\n" in text
+    # nbval runs with store_history off (no IPython history): that cell is run, not compared
+    assert recent.metadata["tags"] == ["nbval-ignore-output"]
+    ignored = [c for c in cells if "nbval-ignore-output" in c.metadata.get("tags", [])]
+    assert ignored == [recent]
+    placeholder = [c for c in nb.cells if c.cell_type == "markdown" and "run_code" in c.source]
+    assert placeholder, "the kernel tools' cells have their place marked"
+    assert "widgets" not in nb.metadata  # stripped
