@@ -22,8 +22,10 @@ call) that raises, returns a non-string, or recurses without end is reported in 
 (``<repr failed: ValueError: ...>``); a huge repr is cut; control and bidi characters are shown
 as visible markers (``_visible``), so what the user reads before sending is what the agent gets.
 Only ``KeyboardInterrupt`` passes through: a ``__repr__`` that loops forever is stopped by the
-notebook's Interrupt, like any cell. ``list_variables`` runs no user code at all: it reads shapes
-and sizes only from the known library types and the built-in containers.
+notebook's Interrupt, like any cell. ``summarize`` runs the object's own code (its ``__repr__``,
+the library's methods), so call it on the kernel's main thread, never beside user code.
+``list_variables`` runs no user code at all: it reads shapes and sizes only from the known
+library types and the built-in containers.
 
 Caps, in characters (about 4 per token for English and code):
 

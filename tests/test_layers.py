@@ -171,8 +171,8 @@ RULES = [
         )
         for name in ("_approval", "_terminals", "_files")
     ),
-    # kernel objects as context: pure, stdlib only (pandas, numpy... are detected, not
-    # imported), so the kernel tools can call it from any thread
+    # kernel objects as context: no I/O, stdlib only (pandas, numpy... are detected, never
+    # imported). It runs the objects' own code (__repr__...): callers use the main thread.
     Rule(f"{PKG}._context", (f"{PKG}._visible",), frozenset(), PURE_BANNED),
 ]
 
