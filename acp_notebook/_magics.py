@@ -52,6 +52,7 @@ from ._notebook import (
     DEFAULT_SESSION,
     REDACTED,
     AgentGone,
+    NoKernelTools,
     NoSuchAgent,
     NoSuchSession,
     Notebook,
@@ -152,6 +153,12 @@ def words(error: NotebookError, nb: Notebook) -> str:
             f"%%acp: session {error.name!r} belongs to agent {error.agent!r}, not"
             f" {error.wanted!r}; name another session with --session NAME, or start it afresh"
             " with --new"
+        )
+    if isinstance(error, NoKernelTools):
+        return (
+            f"%acp connect: agent {error.agent!r} takes no MCP servers (it advertises neither"
+            " http nor stdio ones), so it cannot be given the kernel tools; connect it without"
+            " --kernel-tools"
         )
     if isinstance(error, SignInRequired):
         reason = _first_line(error.reason)
@@ -465,7 +472,7 @@ def _connect(nb: Notebook, argv: list[str]) -> None:
     )
     parser.usage = (
         "%(prog)s [AGENT] [--name NAME] [--cwd DIR] [--timeout SECONDS] [--env KEY=VALUE]"
-        " [-- ARGV...]"
+        " [--kernel-tools] [-- ARGV...]"
     )
     parser.add_argument(
         "agent",
@@ -487,6 +494,13 @@ def _connect(nb: Notebook, argv: list[str]) -> None:
         help="add a variable to the agent's environment (repeatable); values are never shown",
     )
     parser.add_argument("--cwd", default=None, metavar="DIR", help="its working directory")
+    parser.add_argument(
+        "--kernel-tools",
+        action="store_true",
+        help="give its sessions the kernel's MCP server (list_variables, inspect_variable,"
+        " notebook_history, and run_code behind a code card): 127.0.0.1 only, a token per"
+        " session",
+    )
     parser.add_argument(
         "--timeout",
         type=_positive_seconds,
@@ -512,9 +526,49 @@ def _connect(nb: Notebook, argv: list[str]) -> None:
     else:
         command = agent_argv or embedded_agent_argv()
         name = args.name or ("embedded" if not agent_argv else os.path.basename(command[0]))
-    _report_connect(
-        name, command, env, lambda: nb.connect(name, command, cwd, timeout=args.timeout, env=env)
+    if args.kernel_tools:
+        _kernel_tools_source(nb)
+    handle = _report_connect(
+        name,
+        command,
+        env,
+        lambda: nb.connect(
+            name,
+            command,
+            cwd,
+            timeout=args.timeout,
+            env=env,
+            kernel_tools=args.kernel_tools,
+        ),
     )
+    if args.kernel_tools:
+        _say(
+            f"acp: kernel tools on for {handle.name!r}: its sessions get the kernel's MCP server"
+            " (list_variables, inspect_variable, notebook_history, run_code); run_code asks"
+            " in the cell first"
+        )
+
+
+def _kernel_tools_source(nb: Notebook) -> None:
+    """Where the kernel tools read from: this shell's namespace and history, on the kernel's
+    main thread (its event loop, where a ``%%acp`` cell awaits its turn)."""
+    import asyncio
+
+    import IPython
+
+    from ._kernel_tools import loop_runner
+
+    shell: Any = getattr(IPython, "get_ipython")()  # noqa: B009 - untyped under IPython 8 and 9
+    try:
+        loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+    except RuntimeError:  # a shell without a running loop: read in the server's thread
+        loop = None
+    if shell is not None:
+        nb.kernel_tools_source = (
+            lambda: shell.user_ns,
+            shell,
+            loop_runner(loop) if loop is not None else None,
+        )
 
 
 def _report_connect(
@@ -740,7 +794,7 @@ def _resume(nb: Notebook, argv: list[str]) -> None:
     parser.add_argument("--name", default=None, help="the agent (default: the default agent)")
     args = _parse_sub(parser, argv)
     handle = nb.live(nb.agent(args.name))
-    session: Session = handle.io.call(_resume_call, handle, args.session_id)
+    session = _resume_call(nb, handle, args.session_id)
     nb.bind(args.session, handle.name, session)
     state = session.state
     _say(
@@ -750,8 +804,21 @@ def _resume(nb: Notebook, argv: list[str]) -> None:
     )
 
 
-async def _resume_call(handle: AgentHandle, session_id: str) -> Session:
-    return await handle.agent.resume_session(session_id, handle.cwd, replay=True)
+def _resume_call(nb: Notebook, handle: AgentHandle, session_id: str) -> Session:
+    """``session/resume`` (with the kernel tools' server for an agent that has them)."""
+    entries, grant = nb.mcp_servers(handle)
+    call = functools.partial(
+        handle.agent.resume_session, session_id, handle.cwd, replay=True, mcp_servers=entries
+    )
+    try:
+        session: Session = handle.io.call(call)
+    except BaseException:
+        if grant is not None and nb.kernel_tools is not None:
+            nb.kernel_tools.revoke(grant)
+        raise
+    if grant is not None and nb.kernel_tools is not None:
+        nb.kernel_tools.bind(grant, session)
+    return session
 
 
 def _status(nb: Notebook, argv: list[str]) -> None:

@@ -14,6 +14,7 @@ session state itself is only read on the I/O thread.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -28,12 +29,14 @@ from ._events import Events
 
 if TYPE_CHECKING:
     from ._cells import Asked, CellRun
+    from ._kernel_tools import Grant, KernelTools
 
 __all__ = [
     "REDACTED",
     "AgentGone",
     "LogLine",
     "NamedSession",
+    "NoKernelTools",
     "NoSuchAgent",
     "NoSuchSession",
     "Notebook",
@@ -94,6 +97,15 @@ class SessionOfAnotherAgent(NotebookError):
         self.name = name
         self.agent = agent
         self.wanted = wanted
+
+
+class NoKernelTools(NotebookError):
+    """``--kernel-tools`` for an agent that takes no MCP server we can give (a v2 agent that
+    advertises neither ``session.mcp.http`` nor ``session.mcp.stdio``)."""
+
+    def __init__(self, agent: str) -> None:
+        super().__init__(agent)
+        self.agent = agent
 
 
 class SignInRequired(NotebookError):
@@ -179,6 +191,11 @@ class Notebook:
         self.panel_made_once = False
         #: the views subscribed to its events (``"sidepanel"``), so each subscribes once
         self.installed: set[str] = set()
+        #: the kernel's MCP server (``%acp connect --kernel-tools``), made on first use
+        self.kernel_tools: KernelTools | None = None
+        #: how it reaches the user's objects: ``(namespace, shell, main-thread runner)``
+        self.kernel_tools_source: tuple[Callable[[], Any], Any, Any] | None = None
+        self._tooled: set[str] = set()  # agents connected with --kernel-tools
 
     # -- the I/O thread -------------------------------------------------------------------
     @property
@@ -235,14 +252,24 @@ class Notebook:
         timeout: float | None = CONNECT_TIMEOUT,
         env: Mapping[str, str] | None = None,
         connector: Connector | None = None,
+        kernel_tools: bool = False,
     ) -> tuple[AgentHandle, AgentHandle | None]:
         """Start and initialize an agent; only then does it replace the open agent of that
         name (closed: its pending requests fail closed, its session names are forgotten).
-        Returns ``(new, replaced)``. Raises ``ConnectFailed`` and leaves the old one alone."""
+        Returns ``(new, replaced)``. Raises ``ConnectFailed`` and leaves the old one alone.
+        ``kernel_tools``: its sessions get the kernel's MCP server (``NoKernelTools`` if the
+        agent takes none; the new agent is closed then)."""
         env = dict(env or {})
         if connector is None and self.connector is not None:
             connector = self.connector(list(argv), cwd, env)
         handle = open_agent(self.io, name, argv, cwd, timeout=timeout, env=env, connector=connector)
+        if kernel_tools:
+            from ._kernel_tools import mcp_entry
+
+            if mcp_entry(handle.agent, "http://127.0.0.1:1/mcp", "-") is None:
+                handle.close()
+                raise NoKernelTools(name)
+            self._kernel_tools_server()  # started now: a failure is the connect's
         with self._lock:
             old = self._agents.get(name)
         if old is not None:
@@ -251,6 +278,8 @@ class Notebook:
             self._agents[name] = handle
             self._closed.pop(name, None)
             self._default = name
+            if kernel_tools:
+                self._tooled.add(name)
         self.events.emit("agent_connected", handle)
         return handle, old
 
@@ -269,12 +298,14 @@ class Notebook:
             old.cwd,
             env={**old.env, **(env or {})},
             connector=old.connector,
+            kernel_tools=self.has_kernel_tools(name),
         )
 
     def close(self, agent: str | AgentHandle | None = None) -> AgentHandle:
         """Close an agent: its pending requests fail closed, then its session names go."""
         handle = agent if isinstance(agent, AgentHandle) else self.agent(agent)
         handle.close()
+        self._close_kernel_tools(handle)
         with self._lock:
             if self._agents.get(handle.name) is handle:
                 del self._agents[handle.name]
@@ -340,14 +371,81 @@ class Notebook:
                 return found
         pick = agent if agent is not None else name if name in agents else None
         handle = self.live(agents[pick] if pick is not None else self.agent())
+        entries, grant = self.mcp_servers(handle)
         try:
-            fresh: Session = handle.io.call(handle.agent.new_session, handle.cwd)
+            fresh: Session = handle.io.call(
+                functools.partial(handle.agent.new_session, handle.cwd, mcp_servers=entries)
+            )
         except AuthenticationRequired as exc:
+            self._revoke(grant)
             with self._lock:
                 self.sign_in[handle.name] = name  # `%acp auth` opens it once signed in
             reason = str(exc.__cause__ or exc)
             raise SignInRequired(handle.name, name, exc.methods, reason) from None
+        except BaseException:
+            self._revoke(grant)
+            raise
+        if grant is not None and self.kernel_tools is not None:
+            self.kernel_tools.bind(grant, fresh)
         return self.bind(name, handle.name, fresh)
+
+    # -- kernel tools ---------------------------------------------------------------------
+    def has_kernel_tools(self, agent: str) -> bool:
+        with self._lock:
+            return agent in self._tooled
+
+    def _kernel_tools_server(self) -> KernelTools:
+        """The kernel's MCP server, made and started on first use."""
+        from ._kernel_tools import KernelTools
+
+        with self._lock:
+            tools = self.kernel_tools
+            if tools is None:
+                namespace, shell, on_main = self.kernel_tools_source or (dict, None, None)
+                tools = KernelTools(
+                    namespace,
+                    shell=shell,
+                    notebook=self,
+                    on_main=on_main,
+                    on_event=lambda event: self.events.emit("kernel_tool", event),
+                )
+                self.kernel_tools = tools
+        tools.start()
+        return tools
+
+    def mcp_servers(self, handle: AgentHandle) -> tuple[list[dict[str, Any]] | None, Grant | None]:
+        """The ``mcpServers`` for a new (or resumed) session of ``handle``, and its grant
+        (bind it to the session once it exists): the kernel's server for an agent connected
+        with ``--kernel-tools``, nothing otherwise."""
+        if not self.has_kernel_tools(handle.name):
+            return None, None
+        from ._kernel_tools import mcp_entry
+
+        tools = self._kernel_tools_server()
+        grant = tools.issue(handle.name)
+        entry = mcp_entry(handle.agent, tools.url, grant.token)
+        if entry is None:
+            tools.revoke(grant)
+            return None, None
+        return [entry], grant
+
+    def _revoke(self, grant: Grant | None) -> None:
+        if grant is not None and self.kernel_tools is not None:
+            self.kernel_tools.revoke(grant)
+
+    def _close_kernel_tools(self, handle: AgentHandle) -> None:
+        """``handle`` is closed: its tokens open nothing any more, and the server stops once
+        no open agent has kernel tools."""
+        tools = self.kernel_tools
+        if tools is None:
+            return
+        tools.revoke_agent(handle.name)
+        with self._lock:
+            if self._agents.get(handle.name) is handle:
+                self._tooled.discard(handle.name)
+            still = any(name in self._tooled for name in self._agents if name != handle.name)
+        if not still:
+            tools.stop()
 
     # -- cells ----------------------------------------------------------------------------
     def replace_run(self, key: str, run: CellRun | None) -> CellRun | None:
@@ -375,12 +473,15 @@ class Notebook:
         ``compact``: JSON without spaces (the panel's narrow column)."""
         handle = agent if isinstance(agent, AgentHandle) else self.agent(agent)
         separators = (",", ":") if compact else (", ", ": ")
+        secrets = dict(handle.env)
+        if self.kernel_tools is not None:  # the kernel tools' tokens are in session/new
+            secrets |= self.kernel_tools.secrets(handle.name)
         lines = []
         for entry in list(handle.agent.connection.log)[-n:]:
             direction, message = entry[0], entry[1]
             if not isinstance(message, str):
                 message = json.dumps(message, ensure_ascii=False, separators=separators)
-            text = redact(shorten_base64(message), handle.env)
+            text = redact(shorten_base64(message), secrets)
             lines.append(LogLine("send" if direction == "send" else "recv", text))
         return lines
 
@@ -401,6 +502,9 @@ class Notebook:
         with self._lock:
             self._closed.clear()
             io, self._io = self._io, None
+            tools = self.kernel_tools
+        if tools is not None:
+            tools.stop()
         if io is not None:
             io.stop()
 

@@ -37,6 +37,11 @@ def test_tool_lines_parse_with_and_without_arguments() -> None:
     assert isinstance(bad, Tool) and bad.error == "the arguments must be a JSON object"
     (broken,) = parse_script("@tool inspect_variable {nope")
     assert isinstance(broken, Tool) and broken.error and "not JSON" in broken.error
+    # key=value words, for a %%acp cell (it interpolates {...}): JSON values, else text
+    (words,) = parse_script("@tool notebook_history n=3 label='two words' flag=true")
+    assert words == Tool("notebook_history", {"n": 3, "label": "two words", "flag": True})
+    (odd,) = parse_script("@tool inspect_variable grid")
+    assert isinstance(odd, Tool) and odd.error and "key=value" in odd.error
 
 
 async def _prompt(tmp_path: Path, entries: list[Any], prompt: str) -> list[Any]:

@@ -7,8 +7,8 @@ A prompt is a tiny script:
 * a fenced ``console`` block holds commands on its lines starting with ``$ `` (other lines, the
   expected output of a transcript, are ignored);
 * a fenced block with info string ``file path=relative/path`` asks to write that file;
-* a line ``@tool NAME {json arguments}`` calls tool NAME on every MCP server of the session
-  (the arguments, a JSON object, may be left out);
+* a line ``@tool NAME {json arguments}`` (or ``@tool NAME key=value ...``) calls tool NAME on
+  every MCP server of the session (the arguments may be left out);
 * everything else is text the agent says back, one message per paragraph run.
 """
 
@@ -69,12 +69,33 @@ def _tool_line(line: str) -> Tool | None:
     name, raw = found[1], found[2].strip()
     if not raw:
         return Tool(name)
+    if not raw.startswith(("{", "[")):
+        return _key_values(name, raw)
     try:
         arguments = json.loads(raw)
     except ValueError as exc:
         return Tool(name, error=f"the arguments are not JSON: {exc}")
     if not isinstance(arguments, dict):
         return Tool(name, error="the arguments must be a JSON object")
+    return Tool(name, arguments)
+
+
+def _key_values(name: str, raw: str) -> Tool:
+    """``key=value`` words (a value is read as JSON when it is JSON, else kept as text):
+    ``%%acp`` interpolates ``{...}``, so in a cell this form needs no doubled braces."""
+    try:
+        words = shlex.split(raw)
+    except ValueError as exc:
+        return Tool(name, error=f"the arguments cannot be split: {exc}")
+    arguments: dict[str, Any] = {}
+    for word in words:
+        key, sep, value = word.partition("=")
+        if not sep or not key:
+            return Tool(name, error=f"expected key=value or a JSON object, got {word!r}")
+        try:
+            arguments[key] = json.loads(value)
+        except ValueError:
+            arguments[key] = value
     return Tool(name, arguments)
 
 

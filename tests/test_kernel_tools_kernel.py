@@ -1,0 +1,173 @@
+"""``%acp connect --kernel-tools`` in a real kernel: the embedded agent (a subprocess) calls
+the kernel's MCP tools with the MCP SDK's client, through the ``mcpServers`` of its
+``session/new``; the token stays out of iopub, widget state and ``%acp log``."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import socket
+import sys
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.kernel_driver import Kernel, acp_kernel
+
+NB = "from acp_notebook._magics import _notebook_of; _nb = _notebook_of(get_ipython())\n"
+
+
+def _connect(k: Kernel, tmp_path: Path, name: str = "embedded") -> str:
+    data = tmp_path / f"agent-data-{name}"
+    return k.run(
+        f"%acp connect --kernel-tools --name {name} -- {sys.executable} -m acp_notebook.agent"
+        f" --data-dir {data}"
+    ).text()
+
+
+@pytest.fixture
+def k(tmp_path: Path) -> Iterator[Kernel]:
+    with acp_kernel(tmp_path) as kern:
+        yield kern
+
+
+def _tool_calls(k: Kernel, session: str = "default") -> list[dict[str, Any]]:
+    """The session's tool calls (title, status, text content), read in the kernel."""
+    out = k.run(
+        NB
+        + f"_s = _nb.named({session!r}).session\n"
+        + "import json as _json\n"
+        + "print('CALLS=' + _json.dumps([{'title': c.title, 'status': c.status, 'text':"
+        + " '\\n'.join(getattr(getattr(x, 'content', None), 'text', '') for x in c.content)}"
+        + " for c in _s.state.tool_calls.values()]))"
+    ).text()
+    line = next(x for x in out.splitlines() if x.startswith("CALLS="))
+    calls: list[dict[str, Any]] = json.loads(line.removeprefix("CALLS="))
+    return calls
+
+
+def _everything(k: Kernel) -> str:
+    """Every iopub message and widget state the front end got, as one string."""
+    messages = [m for e in k.executions.values() for m in e.messages]
+    return json.dumps([messages, k.models, [m for _, m in k.comm_msgs]], default=str)
+
+
+def test_the_embedded_agent_lists_and_inspects_variables_through_mcp(
+    k: Kernel, tmp_path: Path
+) -> None:
+    out = _connect(k, tmp_path)
+    assert "kernel tools on for 'embedded'" in out
+    k.run(
+        "import numpy as np\n"
+        "grid = np.arange(6, dtype=np.int16).reshape(2, 3)\n"
+        "names = ['ada', 'grace']\n"
+        "_hidden = 1\n"
+        "import threading\n"
+        "class Probe:\n"
+        "    def __repr__(self):\n"
+        "        Probe.thread = threading.current_thread().name\n"
+        "        return 'probe!'\n"
+        "probe = Probe()\n"
+    )
+    cell = k.run(
+        "%%acp\n@tool list_variables\n"
+        "@tool inspect_variable name=grid\n"
+        '@tool inspect_variable {{"name": "probe"}}\n'
+        "@tool inspect_variable name=missing\n"
+    )
+    assert "UsageError" not in cell.text(), cell.text()
+    calls = _tool_calls(k)
+    assert [(c["title"], c["status"]) for c in calls] == [
+        ("notebook: list_variables", "completed"),
+        ("notebook: inspect_variable", "completed"),
+        ("notebook: inspect_variable", "completed"),
+        ("notebook: inspect_variable", "failed"),
+    ]
+    listed = calls[0]["text"]
+    assert "grid: ndarray" in listed or "grid: numpy.ndarray" in listed
+    assert "names: list" in listed and "_hidden" not in listed and "np:" not in listed
+    assert "int16" in calls[1]["text"] and "max 5" in calls[1]["text"]
+    assert "probe!" in calls[2]["text"]
+    assert "not defined" in calls[3]["text"]
+    # the summary ran on the kernel's main thread (between the cell's awaits)
+    assert "MainThread" in k.run("print(Probe.thread)").text()
+    # the session/new carried an http entry (the embedded agent takes both kinds)
+    log = k.run("%acp log -n 200").text()
+    assert '"mcpServers": [{"type": "http", "name": "notebook"' in log
+    assert '"value": "Bearer ***"' in log
+    # the token itself went nowhere the front end sees: iopub, widget state, %acp log
+    digest = k.run(
+        NB + "import hashlib\n"
+        "print('SHA=' + hashlib.sha256(_nb.kernel_tools.grants[0].token.encode()).hexdigest())"
+    ).text()
+    sha = re.search(r"SHA=([0-9a-f]{64})", digest)
+    assert sha is not None
+    candidates = set(re.findall(r"[A-Za-z0-9_-]{43}", _everything(k)))
+    assert candidates, "the scan found no strings at all"
+    assert not [c for c in candidates if hashlib.sha256(c.encode()).hexdigest() == sha[1]]
+
+
+def test_a_closed_agents_token_is_refused_and_recorded_then_shutdown_stops_it(
+    k: Kernel, tmp_path: Path
+) -> None:
+    _connect(k, tmp_path, "first")
+    _connect(k, tmp_path, "second")
+    k.run("%%acp --agent first --session one\n@tool list_variables\n")
+    k.run("%%acp --agent second --session two\n@tool list_variables\n")
+    assert [c["status"] for c in _tool_calls(k, "one")] == ["completed"]
+    # the first agent's token, kept in the kernel (a private name, not shown to agents)
+    k.run(
+        NB + "_grant = [g for g in _nb.kernel_tools.grants if g.agent == 'first'][0]\n"
+        "_url = _nb.kernel_tools.url\n"
+        "import urllib.request as _rq\n"
+        "def _status(token):\n"
+        '    body = b\'{"jsonrpc":"2.0","id":1,"method":"tools/list"}\'\n'
+        "    req = _rq.Request(_url, body, {'Authorization': 'Bearer ' + token,\n"
+        "        'Content-Type': 'application/json',\n"
+        "        'Accept': 'application/json, text/event-stream'})\n"
+        "    try:\n"
+        "        return _rq.urlopen(req, timeout=10).status\n"
+        "    except Exception as exc:\n"
+        "        return getattr(exc, 'code', repr(exc))\n"
+    )
+    assert "STATUS 401" in k.run("print('STATUS', _status('nope'))").text()
+    k.run("%acp close --name first")
+    assert "STATUS 401" in k.run("print('STATUS', _status(_grant.token))").text()
+    events = k.run(
+        NB + "print([(e.kind, e.agent, e.detail) for e in _nb.kernel_tools.events][-2:])"
+    ).text()
+    assert "('refused', None, 'an unknown token')" in events
+    assert "('refused', 'first', 'the session was closed')" in events
+    # the second agent's session still works
+    k.run("%%acp --agent second --session two\n@tool list_variables\n")
+    assert [c["status"] for c in _tool_calls(k, "two")] == ["completed", "completed"]
+    url = re.search(r"URL=(\S+)", k.run("print('URL=' + _url)").text())
+    assert url is not None
+    parts = urllib.parse.urlsplit(url[1])
+    # kernel shutdown (graceful: its atexit closes the notebook) stops the server
+    k.km.shutdown_kernel(now=False)
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection((parts.hostname, parts.port), timeout=5).close()
+
+
+def test_kernel_tools_for_an_agent_that_takes_no_mcp_server_is_refused(
+    k: Kernel, tmp_path: Path
+) -> None:
+    script = tmp_path / "no_mcp.py"
+    script.write_text(
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    msg = json.loads(line)\n"
+        "    if msg.get('method') == 'initialize':\n"
+        "        res = {'protocolVersion': 2, 'info': {'name': 'bare', 'version': '1'},"
+        " 'capabilities': {'session': {}}}\n"
+        "        print(json.dumps({'jsonrpc': '2.0', 'id': msg['id'], 'result': res}),"
+        " flush=True)\n"
+    )
+    cell = k.run(f"%acp connect --kernel-tools -- {sys.executable} {script}")
+    assert "UsageError: %acp connect: agent 'python3' takes no MCP servers" in cell.text()
+    assert "no agents connected" in k.run("%acp status").text()
