@@ -39,15 +39,37 @@ if TYPE_CHECKING:
     from ._cells import CellRun
     from ._notebook import Notebook
 
-__all__ = ["OUTPUT_CAP", "CodeOutcome", "CodeRequest", "request_code", "run_source"]
+__all__ = [
+    "MAX_CODE",
+    "MAX_OPEN",
+    "OUTPUT_CAP",
+    "CodeOutcome",
+    "CodeRequest",
+    "request_code",
+    "run_source",
+]
 
 log = logging.getLogger("acp_notebook.kernel_code")
 
 #: Characters of output (and of a traceback) kept: the rest is cut, and the cut said.
 OUTPUT_CAP = 20_000
+#: Longest code shown on a card (highlighting 100,000 characters takes about 0.3 s of the I/O
+#: thread); longer code is refused unseen, as a command over 100,000 characters is never
+#: approved by a rule.
+MAX_CODE = 100_000
+#: Code cards open (undecided) at once in one cell; more are refused: an agent that sends
+#: thousands of requests does not get thousands of cards.
+MAX_OPEN = 8
 
 NotRun = Literal[
-    "rejected", "timeout", "interrupted", "turn-ended", "shutdown", "cancelled", "no-turn"
+    "rejected",
+    "timeout",
+    "interrupted",
+    "turn-ended",
+    "shutdown",
+    "cancelled",
+    "no-turn",
+    "refused",
 ]
 
 #: Why code did not run, as the agent and the card read it.
@@ -59,6 +81,7 @@ NOT_RUN: dict[str, str] = {
     "shutdown": "the agent was closed or the kernel is shutting down",
     "cancelled": "the turn was cancelled",
     "no-turn": "no %%acp cell is running a turn of this session",
+    "refused": "the request cannot be shown",
 }
 NO_WAITER = "the cell of this turn does not wait for it (--bg): code runs only in a cell that waits"
 
@@ -229,6 +252,19 @@ class CodeRequest:
         refused = _refusal(run)
         if refused is not None:
             self.fail_closed(*refused)
+            return
+        if len(self.code) > MAX_CODE:
+            self.fail_closed(
+                "refused",
+                f"the code is too long to show: {len(self.code):,}"
+                f" characters (at most {MAX_CODE:,})",
+            )
+            return
+        if sum(1 for r in run.code if r.state == "asked" and r.card is not None) >= MAX_OPEN:
+            self.fail_closed(
+                "refused",
+                f"{MAX_OPEN} code cards of this cell are still open: wait for their answers",
+            )
             return
         by_policy = run.policy.allow_code
         timeout = None if by_policy else self.timeout or run.card_timeout()
