@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import collections
 import io
+import itertools
 import reprlib
 import sys
 import warnings
@@ -320,6 +321,35 @@ class _BoundedRepr(reprlib.Repr):
         self.maxstring = 300
         self.maxlong = 200
         self.maxother = 300
+
+    # reprlib sorts a whole set or dict to show its first items: O(n log n) for a big one, and
+    # the items' own __lt__ runs. The first items in iteration order do as well.
+    def _first(self, x: Any, level: int, left: str, right: str, limit: int) -> str:
+        if level <= 0:
+            return f"{left}...{right}"
+        pieces = [self.repr1(item, level - 1) for item in itertools.islice(x, limit)]
+        if len(x) > limit:
+            pieces.append("...")
+        return left + ", ".join(pieces) + right
+
+    def repr_set(self, x: Any, level: int) -> str:
+        return self._first(x, level, "{", "}", self.maxset) if x else "set()"
+
+    def repr_frozenset(self, x: Any, level: int) -> str:
+        return self._first(x, level, "frozenset({", "})", self.maxfrozenset) if x else "frozenset()"
+
+    def repr_dict(self, x: Any, level: int) -> str:
+        if not x:
+            return "{}"
+        if level <= 0:
+            return "{...}"
+        pieces = [
+            f"{self.repr1(key, level - 1)}: {self.repr1(value, level - 1)}"
+            for key, value in itertools.islice(x.items(), self.maxdict)
+        ]
+        if len(x) > self.maxdict:
+            pieces.append("...")
+        return "{" + ", ".join(pieces) + "}"
 
 
 _REPR = _BoundedRepr()

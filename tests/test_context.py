@@ -357,3 +357,31 @@ def test_list_variables_runs_no_user_code() -> None:
     found = list_variables({"w": watched, "h": _Raises()})
     assert [(v.name, v.shape, v.size) for v in found] == [("w", None, None), ("h", None, None)]
     assert _Watched.touched == 0
+
+
+class _Ordered:
+    compared = 0
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __lt__(self, other: object) -> bool:
+        type(self).compared += 1
+        return False
+
+    def __hash__(self) -> int:
+        return self.n
+
+    def __repr__(self) -> str:
+        return f"O{self.n}"
+
+
+def test_sets_and_dicts_are_not_sorted_whole() -> None:
+    # reprlib sorts a whole set or dict to show its first items: O(n log n), and the items'
+    # own __lt__ (user code) runs; the first items in iteration order are shown instead
+    items = {_Ordered(i) for i in range(1000)}
+    s = summarize("s", items)
+    assert "1000 items" in s.text and "..." in s.text
+    d = summarize("d", dict.fromkeys(items, 1))
+    assert "1000 items" in d.text and "..." in d.text
+    assert _Ordered.compared == 0
