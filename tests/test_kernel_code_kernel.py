@@ -6,6 +6,7 @@ explicit allow, and the code runs on the kernel's main thread, in the user names
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
 from functools import partial
@@ -183,3 +184,60 @@ def test_no_turn_is_refused(k: Kernel, tmp_path: Path) -> None:
     ).text()
     assert "(False, 'no-turn')" in got
     assert not (tmp_path / "work" / "made.txt").exists()
+
+
+# -- through the kernel tools' MCP server (%acp connect --kernel-tools, @tool run_code) ----------
+
+
+@pytest.fixture
+def mk(tmp_path: Path) -> Iterator[Kernel]:
+    with acp_kernel(tmp_path) as kern:
+        data = tmp_path / "agent-data"
+        kern.run(
+            f"%acp connect --kernel-tools -- {sys.executable} -m acp_notebook.agent"
+            f" --data-dir {data}"
+        )
+        yield kern
+
+
+def tool_line(code: str) -> str:
+    """The embedded agent's prompt line that calls run_code (braces doubled: the body of a
+    %%acp cell fills in {name})."""
+    args = json.dumps({"code": code}).replace("{", "{{").replace("}", "}}")
+    return f"@tool run_code {args}"
+
+
+def test_run_code_through_mcp_runs_after_a_click(mk: Kernel, tmp_path: Path) -> None:
+    cell = mk.submit(f"%%acp\n{tool_line(CODE)}\n", new_cell_id())
+    allow = mk.wait_for(partial(code_button, mk, "allow"), "the code card's Allow")
+    mk.wait_for(mk.cell_waiting, "the cell to await its turn")
+    assert not (tmp_path / "work" / "made.txt").exists()
+    mk.click(allow[0])
+    mk.wait_for(lambda: cell.done, "the turn to end")
+    assert cell.error is None, cell.error
+    assert (tmp_path / "work" / "made.txt").read_text() == "ran"
+    assert "42 True" in mk.run("print(made, on_main)").text()
+    text = cell.text()
+    # The card shows the output, and the tool call reports what went back to the agent.
+    assert "Allowed - by a click; ran" in text
+    assert text.count("made 42") >= 2, text
+
+
+def test_run_code_through_mcp_rejected_never_runs(mk: Kernel, tmp_path: Path) -> None:
+    cell = mk.submit(f"%%acp\n{tool_line(CODE)}\n", new_cell_id())
+    reject = mk.wait_for(partial(code_button, mk, "reject"), "the code card's Reject")
+    mk.click(reject[0])
+    mk.wait_for(lambda: cell.done, "the turn to end")
+    assert not (tmp_path / "work" / "made.txt").exists()
+    text = cell.text()
+    assert "Not run - the user rejected the code" in text and "not run: rejected" in text
+    assert "False" in mk.run("print('made' in globals())").text()
+
+
+def test_run_code_through_mcp_times_out_closed(mk: Kernel, tmp_path: Path) -> None:
+    cell = mk.run(f"%%acp --timeout 1\n{tool_line(CODE)}\n", new_cell_id())
+    assert not (tmp_path / "work" / "made.txt").exists()
+    text = cell.text()
+    # As a permission card's countdown does, the card's ends the turn: the tool call with it.
+    assert "decision: Not run - no answer before the code card's timeout" in text, text
+    assert "run_code [other] - cancelled" in text
