@@ -18,6 +18,7 @@ from . import _protocol as p
 from ._elicitation import ElicitationAsker, ElicitationDecision, ElicitationHandler
 from ._elicitation import decide as decide_elicitation
 from ._errors import AcpError, AgentExited, ConnectionClosed, MethodNotFound, RpcError
+from ._hotpath import decode_hot_line
 from ._jsonrpc import Connection, Problem, ProblemKind
 from ._permission import Asker, PermissionDecision, PermissionHandler, decide, invalid_options
 from ._process import AgentProcess, open_agent_connection
@@ -41,6 +42,7 @@ CLIENT_NAME = "acp_notebook"
 EARLY_UPDATE_LIMIT = 200
 
 UpdateListener = Callable[["Session", p.SessionUpdate], None]
+_validate_chunk = p.TerminalOutputChunk.__pydantic_validator__.validate_python
 _M = TypeVar("_M", bound=p.WireModel)
 
 
@@ -115,7 +117,8 @@ class Turn:
         # iterator's own bounded queue (see acp_notebook/_replay.py).
         self._replay = UpdateBuffer(REPLAY_LIMIT, REPLAY_BULK_BYTES)
         self._streams: weakref.WeakSet[UpdateStream] = weakref.WeakSet()
-        self._changed = anyio.Event()
+        # Set (and dropped) at the next update; made only when an iterator waits for one.
+        self._waiter: anyio.Event | None = None
         self._done = anyio.Event()
         self.error: BaseException | None = None
         #: v1: the ``usage`` of the ``session/prompt`` answer, as sent (unstable v1 field)
@@ -156,19 +159,30 @@ class Turn:
         return [d for d in self.session.elicitations if d.turn is self]
 
     # -- feeding (called by the session) ---------------------------------------------------
+    @property
+    def _changed(self) -> anyio.Event:
+        """An event set at the next update or at the end of the turn."""
+        if self._waiter is None:
+            self._waiter = anyio.Event()
+        return self._waiter
+
     def _push(self, update: p.SessionUpdate) -> None:
         self._replay.push(update)
-        for stream in list(self._streams):
-            stream._put(update)
-        self._changed.set()
-        self._changed = anyio.Event()
+        if self._streams:
+            for stream in list(self._streams):
+                stream._put(update)
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            waiter.set()
 
     def _finish(self, error: BaseException | None = None) -> None:
         if self._done.is_set():
             return
         self.error = error
         self._done.set()
-        self._changed.set()
+        if self._waiter is not None:
+            self._waiter.set()
 
     async def send(self) -> None:
         """Send this turn's prompt; return once the agent accepted it.
@@ -597,6 +611,8 @@ class Agent:
         self.services: AgentServices | None = AgentServices(self) if client_services else None
         connection.set_request_handler(self._on_request)
         connection.set_notification_handler(self._on_notification)
+        # terminal output of the commonest shape: decoded by orjson, dispatched at once
+        connection.set_fast_notifications(decode_hot_line, self._on_hot_update)
 
     # -- lifecycle -----------------------------------------------------------------------
     async def initialize(self) -> None:
@@ -922,6 +938,20 @@ class Agent:
             log.debug("ignoring notification %s", method)
             return
         self._dispatch_update(params)
+
+    def _on_hot_update(self, method: str, params: Any) -> None:
+        """A ``session/update`` line of the hot shape (``_hotpath``): as `_on_notification`,
+        with the chunk validated by its own model (what ``parse_session_update`` picks)."""
+        session = self.sessions.get(params["sessionId"])
+        if session is None or session._v1 is not None:
+            self._dispatch_update(params)
+            return
+        try:
+            update = _validate_chunk(params["update"])
+        except ValidationError:
+            self._dispatch_update(params)  # reported as any malformed update is
+            return
+        session._apply(update)
 
     def _dispatch_update(self, params: Any) -> None:
         session_id = params.get("sessionId") if isinstance(params, dict) else None

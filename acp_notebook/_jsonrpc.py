@@ -84,6 +84,8 @@ log) far from Python's recursion limit."""
 
 RequestHandler: TypeAlias = Callable[[str, Any], Awaitable[Any]]
 NotificationHandler: TypeAlias = Callable[[str, Any], Awaitable[None]]
+FastDecoder: TypeAlias = Callable[[bytes], "dict[str, Any] | None"]
+FastHandler: TypeAlias = Callable[[str, Any], None]
 ProblemCallback: TypeAlias = Callable[["Problem"], None]
 EofCallback: TypeAlias = Callable[[], Awaitable[BaseException]]
 LogEntry: TypeAlias = tuple[Literal["send", "recv"], "dict[str, Any] | list[Any] | str"]
@@ -216,6 +218,7 @@ class Connection:
         self._on_eof = on_eof
         self._request_handler = request_handler
         self._notification_handler = notification_handler
+        self._fast: tuple[FastDecoder, FastHandler] | None = None
         self.log: deque[LogEntry] = deque(maxlen=log_size)
         """Recent traffic and problem notes, oldest first."""
         self._observers: list[Observer] = []
@@ -242,6 +245,21 @@ class Connection:
         Raise `MethodNotFound` for a notification you do not know: it is logged and ignored.
         """
         self._notification_handler = handler
+
+    def set_fast_notifications(
+        self, decode: FastDecoder | None, handle: FastHandler | None = None
+    ) -> None:
+        """A shortcut for the commonest notification lines (a flood's terminal output).
+
+        ``decode(line)`` returns the message of a line it recognises, or None. It must only
+        recognise a notification (``method`` and ``params``, no ``id``, not
+        ``$/cancel_request``), nest at most a few levels, not be over ``WIDE_CHECK_BYTES``,
+        and be the very dict the JSON decoder gives. Such a line skips the generic checks,
+        is logged and observed as any message, and goes to ``handle(method, params)``,
+        called synchronously by the reader, in order; what it raises is treated as the
+        notification handler's. Every other line takes the usual path.
+        """
+        self._fast = None if decode is None or handle is None else (decode, handle)
 
     def observe(self, observer: Observer) -> Callable[[], None]:
         """Call ``observer(direction, message)`` with every message: ``"send"`` once it is
@@ -468,7 +486,21 @@ class Connection:
                 items = await reader.receive_lines()
                 if items is None:
                     break
+                fast = self._fast
                 for item in items:
+                    if fast is not None and type(item) is bytes:
+                        hot = fast[0](item)
+                        if hot is not None:
+                            log_append(
+                                ("recv", hot if len(item) <= LOG_WHOLE_BYTES else for_log(hot))
+                            )
+                            if self._observers:
+                                self._observe("recv", hot)
+                            try:
+                                fast[1](hot["method"], hot["params"])
+                            except Exception as exc:
+                                self._notification_failed(hot["method"], exc)
+                            continue
                     if type(item) is not bytes:
                         assert isinstance(item, LineTooLong)
                         self._problem(

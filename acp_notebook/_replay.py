@@ -14,7 +14,8 @@ the state anyway, so holding it costs only the wrapper.
 
 from __future__ import annotations
 
-from collections import OrderedDict, deque
+import heapq
+from collections import deque
 from typing import Any, Protocol
 
 import anyio
@@ -31,6 +32,8 @@ __all__ = [
     "bulk_weight",
 ]
 
+_CHUNK = p.TerminalOutputChunk
+
 # What a turn keeps for iterators that start late (after updates have arrived).
 REPLAY_LIMIT = 5_000  # updates
 REPLAY_BULK_BYTES = 1 * 2**20  # characters of terminal base64 among them
@@ -41,7 +44,7 @@ ITERATOR_BULK_BYTES = 16 * 2**20  # characters of terminal base64 among them
 
 def bulk_weight(update: Any) -> int:
     """The size of ``update``'s terminal payload (its base64 text), 0 if it carries none."""
-    if isinstance(update, p.TerminalOutputChunk):
+    if type(update) is _CHUNK or isinstance(update, _CHUNK):
         return len(update.data)
     if isinstance(update, p.TerminalUpdate) and update.output is not None:
         return len(update.output.data)
@@ -63,13 +66,15 @@ class UpdateBuffer:
         self.max_items = max_items
         self.max_bulk = max_bulk
         self.dropped = 0
-        self._items: OrderedDict[int, Any] = OrderedDict()  # arrival number -> update
-        self._bulk: deque[tuple[int, int]] = deque()  # (arrival number, weight), oldest first
+        # Two queues, each oldest first, merged by arrival number when read: dropping the
+        # oldest bulk update (what a flood does at every chunk) is a popleft, not a search.
+        self._bulk: deque[tuple[int, Any, int]] = deque()  # (arrival number, update, weight)
+        self._other: deque[tuple[int, Any]] = deque()  # (arrival number, update)
         self._bulk_bytes = 0
         self._arrived = 0
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self._bulk) + len(self._other)
 
     @property
     def bulk_bytes(self) -> int:
@@ -78,36 +83,39 @@ class UpdateBuffer:
 
     def push(self, update: Any) -> None:
         key = self._arrived
-        self._arrived += 1
-        self._items[key] = update
+        self._arrived = key + 1
         weight = bulk_weight(update)
         if weight:
-            self._bulk.append((key, weight))
+            self._bulk.append((key, update, weight))
             self._bulk_bytes += weight
-        while self._bulk_bytes > self.max_bulk or len(self._items) > self.max_items:
+        else:
+            self._other.append((key, update))
+        bulk, other = self._bulk, self._other
+        while self._bulk_bytes > self.max_bulk or len(bulk) + len(other) > self.max_items:
             self._drop_one()
 
     def _drop_one(self) -> None:
         if self._bulk:
-            key, weight = self._bulk.popleft()
-            self._bulk_bytes -= weight
-            del self._items[key]
+            self._bulk_bytes -= self._bulk.popleft()[2]
         else:
-            self._items.popitem(last=False)
+            self._other.popleft()
         self.dropped += 1
 
     def popleft(self) -> tuple[bool, Any]:
         """``(True, update)`` for the oldest update held, ``(False, None)`` when empty."""
-        if not self._items:
-            return False, None
-        key, update = self._items.popitem(last=False)
-        if self._bulk and self._bulk[0][0] == key:
-            self._bulk_bytes -= self._bulk.popleft()[1]
-        return True, update
+        bulk, other = self._bulk, self._other
+        if bulk and (not other or bulk[0][0] < other[0][0]):
+            _, update, weight = bulk.popleft()
+            self._bulk_bytes -= weight
+            return True, update
+        if other:
+            return True, other.popleft()[1]
+        return False, None
 
     def snapshot(self) -> list[Any]:
         """The updates held, oldest first (references, not copies)."""
-        return list(self._items.values())
+        # arrival numbers are unique: the merge never compares two updates
+        return [entry[1] for entry in heapq.merge(self._bulk, self._other)]
 
 
 class _Source(Protocol):

@@ -538,6 +538,10 @@ class SessionState:
         return term
 
     def _decode(self, data: str, what: str) -> bytes | None:
+        try:  # what strict mode accepts, b64decode(validate=True) decodes to the same bytes
+            return binascii.a2b_base64(data, strict_mode=True)
+        except (binascii.Error, ValueError, TypeError):
+            pass  # decoded again below, so the problem reads as it always did
         try:
             return base64.b64decode(data, validate=True)
         except (binascii.Error, ValueError) as exc:
