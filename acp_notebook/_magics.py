@@ -19,7 +19,7 @@ import shlex
 import sys
 import textwrap
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn
 
 import IPython.core.magic as _magic
 import IPython.display as _display
@@ -459,6 +459,9 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
+_PROTOCOLS: dict[str, Literal["auto", 1, 2]] = {"auto": "auto", "1": 1, "2": 2}
+
+
 def _connect(nb: Notebook, argv: list[str]) -> None:
     own: list[str] = argv
     agent_argv: list[str] = []
@@ -472,7 +475,7 @@ def _connect(nb: Notebook, argv: list[str]) -> None:
     )
     parser.usage = (
         "%(prog)s [AGENT] [--name NAME] [--cwd DIR] [--timeout SECONDS] [--env KEY=VALUE]"
-        " [--kernel-tools] [-- ARGV...]"
+        " [--protocol {auto,1,2}] [--kernel-tools] [-- ARGV...]"
     )
     parser.add_argument(
         "agent",
@@ -494,6 +497,13 @@ def _connect(nb: Notebook, argv: list[str]) -> None:
         help="add a variable to the agent's environment (repeatable); values are never shown",
     )
     parser.add_argument("--cwd", default=None, metavar="DIR", help="its working directory")
+    parser.add_argument(
+        "--protocol",
+        choices=["auto", "1", "2"],
+        default="auto",
+        help="the ACP version to speak: auto (offer 2, speak 1 if the agent answers 1), or force"
+        " 1 or 2 (default: %(default)s)",
+    )
     parser.add_argument(
         "--kernel-tools",
         action="store_true",
@@ -539,6 +549,7 @@ def _connect(nb: Notebook, argv: list[str]) -> None:
             timeout=args.timeout,
             env=env,
             kernel_tools=args.kernel_tools,
+            protocol=_PROTOCOLS[args.protocol],
         ),
     )
     if args.kernel_tools:
@@ -869,6 +880,17 @@ def _log(nb: Notebook, argv: list[str]) -> None:
     args = _parse_sub(parser, argv)
     for line in nb.log(args.name, args.n):
         _say(str(line))
+    for event in nb.kernel_tool_events(args.name, args.n):
+        _say(_tool_event_line(event))
+
+
+def _tool_event_line(event: Any) -> str:
+    """A kernel tools event (``_kernel_tools.ToolEvent``) as a line of ``%acp log``."""
+    if event.kind == "refused":
+        owner = f" for {event.agent!r}" if event.agent else ""
+        return f"kernel tools: refused a request{owner}: {event.detail}"
+    outcome = "an error" if event.detail == "error" else f"{event.chars} characters"
+    return f"kernel tools: served {event.tool} to session {event.session_id}: {outcome}"
 
 
 def _panel(nb: Notebook, argv: list[str]) -> None:
@@ -1133,10 +1155,12 @@ class AcpMagics(Magics):
         """Manage ACP agents and sessions.
 
         %acp connect [AGENT] [--name NAME] [--cwd DIR] [--timeout SECONDS]
-                     [--env KEY=VALUE ...] [-- ARGV...]
+                     [--env KEY=VALUE ...] [--protocol {auto,1,2}] [--kernel-tools]
+                     [-- ARGV...]
             Launch and initialize an agent: AGENT is a registry shortcut (claude, codex,
             gemini, opencode, ...), else ARGV, else the embedded agent; it is stopped if it
             has not answered initialize after SECONDS (30). --env values are never shown.
+            ACP v2 is offered and v1 spoken if the agent answers 1 (--protocol forces one).
         %acp agents                        the agent shortcuts, and which are installed here
         %acp auth [METHOD] [--name NAME]   the agent's sign-in methods; with METHOD, sign in
                                            (auth/login; a password field whose value only

@@ -253,6 +253,7 @@ class Notebook:
         env: Mapping[str, str] | None = None,
         connector: Connector | None = None,
         kernel_tools: bool = False,
+        protocol: Literal["auto", 1, 2] = "auto",
     ) -> tuple[AgentHandle, AgentHandle | None]:
         """Start and initialize an agent; only then does it replace the open agent of that
         name (closed: its pending requests fail closed, its session names are forgotten).
@@ -262,7 +263,16 @@ class Notebook:
         env = dict(env or {})
         if connector is None and self.connector is not None:
             connector = self.connector(list(argv), cwd, env)
-        handle = open_agent(self.io, name, argv, cwd, timeout=timeout, env=env, connector=connector)
+        handle = open_agent(
+            self.io,
+            name,
+            argv,
+            cwd,
+            timeout=timeout,
+            env=env,
+            connector=connector,
+            protocol=protocol,
+        )
         if kernel_tools:
             from ._kernel_tools import mcp_entry
 
@@ -299,6 +309,7 @@ class Notebook:
             env={**old.env, **(env or {})},
             connector=old.connector,
             kernel_tools=self.has_kernel_tools(name),
+            protocol=old.protocol,
         )
 
     def close(self, agent: str | AgentHandle | None = None) -> AgentHandle:
@@ -428,6 +439,21 @@ class Notebook:
             tools.revoke(grant)
             return None, None
         return [entry], grant
+
+    def kernel_tool_events(self, agent: AgentHandle | str | None = None, n: int = 20) -> list[Any]:
+        """The last ``n`` kernel tool events (``_kernel_tools.ToolEvent``) for an agent's log:
+        its own calls and refusals, and the refusals no open agent owns (an unknown token, a
+        closed agent's)."""
+        handle = agent if isinstance(agent, AgentHandle) else self.agent(agent)
+        tools = self.kernel_tools
+        if tools is None:
+            return []
+        open_agents = set(self.agents)
+        return [
+            event
+            for event in list(tools.events)
+            if event.agent == handle.name or event.agent not in open_agents
+        ][-n:]
 
     def _revoke(self, grant: Grant | None) -> None:
         if grant is not None and self.kernel_tools is not None:

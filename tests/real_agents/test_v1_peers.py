@@ -155,3 +155,20 @@ def test_python_sdk_agent_plan_diff_and_the_policy_on_its_command(
     cell = kern.run("%%acp --allow 'rm -rf build'\nedit and clean\n")
     assert "decision: Approved: Run it - by policy --allow 'rm -rf build'" in cell.text()
     assert (tmp_path / "work" / "ran.txt").read_text() == "rm -rf build\n"
+
+
+def test_connect_protocol_forces_a_version(kern: Kernel) -> None:
+    pytest.importorskip("pydantic_acp")
+    argv = shlex.join([sys.executable, str(PYDANTIC_AGENT)])
+    # forced 2: a v1 agent is refused, clearly, and the kernel goes on
+    refused = kern.run(f"%acp connect --protocol 2 -- {argv}", ok=False).text()
+    assert "UsageError: %acp connect: could not connect" in refused, refused
+    assert "(acp_notebook speaks ACP v1 and v2)" in refused
+    # forced 1: the initialize is v1 from the start (version 1, v1 fields only)
+    out = kern.run(f"%acp connect --protocol 1 -- {argv}").text()
+    assert "acp: protocol v1; " in out
+    log = kern.run("%acp log -n 3").text()
+    assert '"protocolVersion": 1' in log and '"capabilities"' not in log.split("\n")[0]
+    assert "--protocol {auto,1,2}" in kern.run("%acp connect --help").text()
+    bad = kern.run(f"%acp connect --protocol 3 -- {argv}", ok=False).text()
+    assert "invalid choice: '3'" in bad, bad
