@@ -100,25 +100,15 @@ def gather(
     *,
     prompt_cap: int = PER_PROMPT_CAP,
 ) -> list[Attachment]:
-    """The attachments for ``names`` (each must be in ``namespace``: the caller checks) and
-    the last ``cells`` cells of ``shell``'s history, cells first. Together their text stays
-    within ``prompt_cap``: one that does not fit is cut, and once fewer than ``_MIN_CUT``
+    """The attachments for ``names`` (each must be in ``namespace``: the caller checks), then
+    the last ``cells`` cells of ``shell``'s history, oldest first. Together their text stays
+    within ``prompt_cap``, which goes to the named objects first (in order), then to the cells
+    from the newest back: one that does not fit is cut, and once fewer than ``_MIN_CUT``
     characters are left the rest are left out (and say so)."""
-    found: list[Attachment] = []
-    for cell in recent_cells(shell, cells) if cells else []:
-        found.append(
-            Attachment(
-                f"cell {cell.number}",
-                "cell",
-                "",
-                f"notebook://cells/{cell.number}",
-                _cell_text(cell),
-                cell.truncated,
-            )
-        )
+    objects: list[Attachment] = []
     for name in names:
         summary = summarize(name, namespace[name], cap=min(PER_OBJECT_CAP, prompt_cap))
-        found.append(
+        objects.append(
             Attachment(
                 name,
                 summary.kind,
@@ -129,21 +119,34 @@ def gather(
                 summary.png,
             )
         )
-    fitted: list[Attachment] = []
-    left = prompt_cap
-    for item in found:
-        if len(item.text) <= left:
-            fitted.append(item)
-            left -= len(item.text)
-        elif left >= _MIN_CUT:
-            text = item.text[: left - len(_CAP_NOTE)] + _CAP_NOTE
-            fitted.append(dataclasses.replace(item, text=text, truncated=True))
-            left = 0
-        else:
-            fitted.append(
-                dataclasses.replace(item, text="", truncated=True, png=None, left_out=True)
-            )
-    return fitted
+    recent = [
+        Attachment(
+            f"cell {cell.number}",
+            "cell",
+            "",
+            f"notebook://cells/{cell.number}",
+            _cell_text(cell),
+            cell.truncated,
+        )
+        for cell in (recent_cells(shell, cells) if cells else [])
+    ]
+    budget = [prompt_cap]
+    fitted_objects = [_fit(item, budget) for item in objects]
+    fitted_cells = [_fit(item, budget) for item in reversed(recent)]
+    return fitted_objects + fitted_cells[::-1]
+
+
+def _fit(item: Attachment, budget: list[int]) -> Attachment:
+    """``item`` within what is left of the prompt's budget (``budget[0]``, spent here)."""
+    left = budget[0]
+    if len(item.text) <= left:
+        budget[0] = left - len(item.text)
+        return item
+    budget[0] = 0
+    if left >= _MIN_CUT:
+        text = item.text[: left - len(_CAP_NOTE)] + _CAP_NOTE
+        return dataclasses.replace(item, text=text, truncated=True)
+    return dataclasses.replace(item, text="", truncated=True, png=None, left_out=True)
 
 
 def fenced(item: Attachment) -> str:

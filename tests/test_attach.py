@@ -221,3 +221,14 @@ class _History:
     def get_range(self, **kwargs: Any) -> list[tuple[int, int, tuple[str, str | None]]]:
         start, stop = kwargs["start"], kwargs["stop"]
         return [(0, n, cell) for n, cell in sorted(self._cells.items()) if start <= n < stop]
+
+
+def test_named_objects_come_before_cells_in_the_prompt_cap() -> None:
+    history = _History({n: ("x" * 5000, "y" * 5000) for n in range(1, 11)}, current=11)
+    attached = gather(["df"], {"df": pd.DataFrame({"a": [1]})}, history, cells=10)
+    assert [a.label for a in attached][:2] == ["df", "cell 1"]
+    assert not attached[0].left_out and not attached[0].truncated
+    assert sum(len(a.text) for a in attached) <= PER_PROMPT_CAP
+    # the newest cells are the ones kept; the oldest are left out (and the cell says so)
+    assert not attached[-1].left_out and attached[1].left_out
+    assert [a.label for a in attached[1:]] == [f"cell {n}" for n in range(1, 11)]
