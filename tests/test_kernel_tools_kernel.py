@@ -142,6 +142,12 @@ def test_a_closed_agents_token_is_refused_and_recorded_then_shutdown_stops_it(
     ).text()
     assert "('refused', None, 'an unknown token')" in events
     assert "('refused', 'first', 'the session was closed')" in events
+    # %acp log shows what the kernel tools served and refused, after the protocol messages
+    # (its own, and the refusals no open agent owns: an unknown token, a closed agent's)
+    log = k.run("%acp log --name second -n 5").text()
+    assert "kernel tools: served list_variables to session " in log
+    assert "kernel tools: refused a request: an unknown token" in log
+    assert "kernel tools: refused a request for 'first': the session was closed" in log
     # the second agent's session still works
     k.run("%%acp --agent second --session two\n@tool list_variables\n")
     assert [c["status"] for c in _tool_calls(k, "two")] == ["completed", "completed"]
