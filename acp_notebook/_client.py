@@ -631,6 +631,10 @@ class Agent:
             # What a v1 agent reads from this same request (v2 agents ignore the extra keys:
             # claude-agent-acp 0.101.0 answers it in both modes), so one initialize serves both.
             params |= self._v1_client_fields()
+            # The TS SDK's protocol router (claude-agent-acp 0.101.0 in v1 mode) gives a v1 agent
+            # a v1 initialize rewritten from the v2 `capabilities` alone (fs and terminal off,
+            # `_meta` kept): the terminal extension must be there too to reach it.
+            params["capabilities"]["_meta"] = {"terminal_output": True}
         try:
             result = await self.connection.request(p.Method.INITIALIZE, params)
         except RpcError as exc:
@@ -647,10 +651,6 @@ class Agent:
             raise
         if not isinstance(result, dict):
             raise UnsupportedProtocolVersion(
-            # The TS SDK's protocol router (claude-agent-acp 0.101.0 in v1 mode) gives a v1 agent
-            # a v1 initialize rewritten from the v2 `capabilities` alone (fs and terminal off,
-            # `_meta` kept): the terminal extension must be there too to reach it.
-            params["capabilities"]["_meta"] = {"terminal_output": True}
                 f"initialize answered {result!r}, not an object", answered=result
             )
         version = result.get("protocolVersion")
@@ -722,6 +722,7 @@ class Agent:
             "clientCapabilities": {
                 "fs": {"readTextFile": offered, "writeTextFile": offered},
                 "terminal": offered,
+                "_meta": {"terminal_output": True},
             },
         }
 
@@ -738,7 +739,6 @@ class Agent:
             self._problem(
                 f"the agent answered protocol version {response.protocol_version} with a v1"
                 " body: speaking v1",
-                "_meta": {"terminal_output": True},
                 "not_acp",
             )
         self.info = response.agent_info
@@ -1043,6 +1043,10 @@ class Agent:
             # Ambiguous options: whatever we answered, the agent might read it as an allow.
             decision.settle(None, "invalid", reason)
             session._problem(f"permission request {request.title!r} is invalid: {reason}")
+        elif earlier is not None and earlier.allowed and earlier.turn is session.turn:
+            once = [o.option_id for o in request.options if str(o.kind) == "allow_once"]
+            if once:
+                decision.settle(once[0], "earlier", earlier.request.title)
         with session._answering_slot(decision):
             await self._decide(session, decision)
         return decision
@@ -1073,10 +1077,6 @@ class Agent:
         session.elicitations.append(decision)
         what = visible_text(decision.message)[:80]
         if isinstance(request, p.UnknownElicitationRequest):
-        elif earlier is not None and earlier.allowed and earlier.turn is session.turn:
-            once = [o.option_id for o in request.options if str(o.kind) == "allow_once"]
-            if once:
-                decision.settle(once[0], "earlier", earlier.request.title)
             decision.cancel("invalid", f"unknown mode {visible_text(str(request.tag))!r}")
             session._problem(f"question {what!r} has an unknown mode: answered cancel")
         elif session.after_idle_asked(questions=True):
