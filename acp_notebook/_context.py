@@ -370,6 +370,16 @@ def _container(obj: Any) -> tuple[str, str]:
     return "container", f"{count}\n{body}"
 
 
+_TEXTS = (str, bytes, bytearray)
+
+
+def _text_like(obj: str | bytes | bytearray, cap: int) -> str:
+    """Its length, then the repr of its start only: a repr of the whole would copy all of it
+    (four times over for bytes like ``\x00``) to keep ``cap`` characters."""
+    unit = "characters" if type(obj) is str else "bytes"
+    return f"{len(obj):,} {unit}\n{obj[: cap + 1]!r}"
+
+
 def _kind_of(obj: object) -> Callable[[Any], tuple[str, str]] | None:
     if _is(obj, "pandas", "DataFrame"):
         return _pandas_frame
@@ -401,6 +411,8 @@ def summarize(name: str, obj: object, *, cap: int = PER_OBJECT_CAP) -> Summary:
     try:
         if _is_figure(obj):
             kind, body, png = _figure(obj)
+        elif type(obj) in _TEXTS:
+            body = _text_like(obj, cap)  # type: ignore[arg-type]
         else:
             summarizer = _kind_of(obj)
             if summarizer is not None:

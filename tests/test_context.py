@@ -4,6 +4,7 @@ and objects that fight back."""
 from __future__ import annotations
 
 import collections
+import tracemalloc
 from typing import Any, ClassVar
 
 import numpy as np
@@ -385,3 +386,17 @@ def test_sets_and_dicts_are_not_sorted_whole() -> None:
     d = summarize("d", dict.fromkeys(items, 1))
     assert "1000 items" in d.text and "..." in d.text
     assert _Ordered.compared == 0
+
+
+@pytest.mark.parametrize("big", [b"\x00" * 50_000_000, "x" * 50_000_000], ids=["bytes", "str"])
+def test_a_big_string_is_not_repr_whole(big: str | bytes) -> None:
+    # repr() of the whole object would build a copy of it (4x for bytes like \x00) to keep 6,000
+    tracemalloc.start()
+    try:
+        s = summarize("big", big)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 5_000_000
+    assert s.truncated and s.chars <= PER_OBJECT_CAP
+    assert "50,000,000 " in s.text.splitlines()[1]  # its length, told
