@@ -236,3 +236,31 @@ def test_kernel_context_notebook_attaches_a_frame_and_recent_cells() -> None:
     placeholder = [c for c in nb.cells if c.cell_type == "markdown" and "run_code" in c.source]
     assert placeholder, "the kernel tools' cells have their place marked"
     assert "widgets" not in nb.metadata  # stripped
+
+
+def test_kernel_context_notebook_runs_agent_code_that_the_next_cell_uses() -> None:
+    cells = _code_cells(KERNEL_CONTEXT)
+    connect = _text(
+        _acp_cell(
+            cells,
+            '%acp connect --kernel-tools --name tools -- "{python}" -m'
+            ' acp_notebook.agent --data-dir "{agent_data}"',
+        )
+    )
+    assert "acp: kernel tools on for 'tools'" in connect
+    inspected = _text(_acp_cell(cells, "%%acp --agent tools"))
+    assert "Tool call: notebook: inspect_variable [other] - completed" in inspected
+    assert "units: float64, 2 null" in inspected
+    ran = _acp_cell(cells, "%%acp --agent tools --allow-code")
+    text = _text(ran)
+    # the code card: the code as sent, the policy that allowed it, its output; and the result
+    # that went back to the agent
+    assert "Code request: acp_notebook agent 0.1.0 asks to run code in the kernel" in text
+    assert '    filled = sales.assign(units=sales["units"].interpolate())' in text
+    assert "decision: Allowed - by policy --allow-code; ran" in text
+    assert (
+        "Tool call: notebook: run_code [other] - completed\n  months filled in: 2\n  973.5" in text
+    )
+    assert "acp-code-source" in _text(ran, "text/html")  # highlighted in the saved HTML
+    uses = _acp_cell(cells, 'filled["units"].tolist()')
+    assert _text(uses) == "[120.0, 95.0, 119.0, 143.0, 160.0, 165.5, 171.0]"
