@@ -37,6 +37,7 @@ import concurrent.futures
 import hmac
 import logging
 import secrets
+import signal
 import socket
 import sys
 import threading
@@ -58,6 +59,7 @@ __all__ = [
     "Grant",
     "KernelTools",
     "ToolEvent",
+    "ToolInterrupted",
     "loop_runner",
     "mcp_entry",
 ]
@@ -186,10 +188,29 @@ def mcp_entry(agent: Agent, url: str, token: str) -> dict[str, Any] | None:
 # -- the main thread -------------------------------------------------------------------------
 
 
+class ToolInterrupted(Exception):
+    """Interrupt stopped a reading tool on the main thread (a ``__repr__`` that never ends)."""
+
+
+def _interruptible(fn: Callable[[], T]) -> T:
+    """``fn()`` with Python's own SIGINT handler: a waiting ``%%acp`` cell's handler only
+    cancels the turn, from the loop, which a ``__repr__`` that never returns keeps from
+    running; with this one Interrupt raises in the summary and the tool answers so."""
+    if threading.current_thread() is not threading.main_thread():
+        return fn()
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return fn()
+    except KeyboardInterrupt:
+        raise ToolInterrupted from None
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def loop_runner(loop: asyncio.AbstractEventLoop) -> Callable[[Callable[[], T], float], T]:
     """``run(fn, timeout)``: call ``fn`` in ``loop``'s thread (the kernel's main thread, between
-    the awaits of whatever runs there) and wait for its result; on a timeout ``fn`` is called
-    off, if it has not started, and ``TimeoutError`` raised."""
+    the awaits of whatever runs there; Interrupt stops it) and wait for its result; on a
+    timeout ``fn`` is called off, if it has not started, and ``TimeoutError`` raised."""
 
     def run(fn: Callable[[], T], timeout: float) -> T:
         future: concurrent.futures.Future[T] = concurrent.futures.Future()
@@ -198,8 +219,8 @@ def loop_runner(loop: asyncio.AbstractEventLoop) -> Callable[[Callable[[], T], f
             if not future.set_running_or_notify_cancel():
                 return
             try:
-                future.set_result(fn())
-            except BaseException as exc:  # KeyboardInterrupt included: the tool reports it
+                future.set_result(_interruptible(fn))
+            except BaseException as exc:  # never out into the kernel's loop
                 future.set_exception(exc)
 
         loop.call_soon_threadsafe(call)
@@ -507,8 +528,8 @@ class KernelTools:
             return await anyio.to_thread.run_sync(self.on_main, fn, self.main_wait)
         except TimeoutError:
             return f"the kernel is busy (another cell has run for more than {self.main_wait:g} s)"
-        except KeyboardInterrupt:
-            return "interrupted by the user"
+        except ToolInterrupted:
+            return "interrupted by the user (Interrupt)"
 
     async def _run_code(self, grant: Grant, args: dict[str, Any]) -> tuple[str, bool, None]:
         code = args.get("code")

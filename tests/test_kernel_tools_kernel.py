@@ -177,3 +177,24 @@ def test_kernel_tools_for_an_agent_that_takes_no_mcp_server_is_refused(
     cell = k.run(f"%acp connect --kernel-tools -- {sys.executable} {script}")
     assert "UsageError: %acp connect: agent 'python3' takes no MCP servers" in cell.text()
     assert "no agents connected" in k.run("%acp status").text()
+
+
+def test_interrupt_stops_a_summary_whose_repr_never_returns(k: Kernel, tmp_path: Path) -> None:
+    _connect(k, tmp_path)
+    marker = tmp_path / "repr-started"
+    k.run(
+        "import pathlib\n"
+        "class Forever:\n"
+        "    def __repr__(self):\n"
+        f"        pathlib.Path({str(marker)!r}).touch()\n"
+        "        while True:\n"
+        "            pass\n"
+        "forever = Forever()\n"
+    )
+    cell = k.submit("%%acp\n@tool inspect_variable name=forever\nafter the tool\n")
+    k.wait_for(marker.exists, "the hostile __repr__ to start", guard=60)
+    k.km.interrupt_kernel()
+    k.wait_for(lambda: cell.done, "the cell to end after Interrupt", guard=30)
+    (call,) = _tool_calls(k)
+    assert call["status"] == "failed" and "interrupted" in call["text"]
+    assert "alive" in k.run("print('alive')").text()  # the kernel took the next cell
