@@ -40,8 +40,9 @@ Caps, in characters (about 4 per token for English and code):
   prompt cap.
 * ``PNG_CAP`` = 1,000,000 bytes per figure (1.3 MB as base64 in one JSON-RPC line; the common
   model APIs take images up to about 5 MB). A figure is drawn at 100 dpi (a default 6.4x4.8 inch
-  figure is 640x480, some 20-60 kB); a bigger one is drawn again at 50 dpi, and if it still does
-  not fit it goes as text only, which says so.
+  figure is 640x480, some 20-60 kB), or at fewer dpi to stay within 4 million pixels (a 60-inch
+  figure would be 36 million: 144 MB to draw); a PNG over the cap is drawn again at half that,
+  and if it still does not fit it goes as text only, which says so.
 """
 
 from __future__ import annotations
@@ -82,6 +83,7 @@ _SERIES_HEAD = 10
 _MAX_COLUMNS_LISTED = 60
 _MINMAX_LIMIT = 50_000_000  # elements: min/max of a bigger array would stall the cell
 _ERROR_CAP = 200
+_MAX_PIXELS = 4_000_000  # a figure is drawn at 100 dpi, or less to stay within this
 
 
 @dataclass(frozen=True)
@@ -283,13 +285,17 @@ def _ndarray(obj: Any) -> tuple[str, str]:
 
 
 def _figure_png(figure: Any) -> tuple[bytes | None, str]:
-    for dpi in (100, 50):
+    width, height = figure.get_size_inches()
+    # at most _MAX_PIXELS to draw: a 60-inch figure at 100 dpi is 36 million pixels
+    most = (_MAX_PIXELS / max(float(width * height), 1e-6)) ** 0.5
+    first = min(100.0, most)
+    for dpi in (first, first / 2):
         buffer = io.BytesIO()
         figure.savefig(buffer, format="png", dpi=dpi)
         data = buffer.getvalue()
         if len(data) <= PNG_CAP:
-            return data, f"PNG {_human_bytes(len(data))} at {dpi} dpi"
-    return None, f"no image: over {_human_bytes(PNG_CAP)} even at 50 dpi"
+            return data, f"PNG {_human_bytes(len(data))} at {dpi:.0f} dpi"
+    return None, f"no image: over {_human_bytes(PNG_CAP)} even at {dpi:.0f} dpi"
 
 
 def _figure(obj: Any) -> tuple[str, str, bytes | None]:

@@ -400,3 +400,27 @@ def test_a_big_string_is_not_repr_whole(big: str | bytes) -> None:
     assert peak < 5_000_000
     assert s.truncated and s.chars <= PER_OBJECT_CAP
     assert "50,000,000 " in s.text.splitlines()[1]  # its length, told
+
+
+def _png_size(png: bytes) -> tuple[int, int]:
+    assert png.startswith(PNG_MAGIC)
+    return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+
+
+def test_a_huge_figure_is_drawn_small_enough() -> None:
+    # 60 x 60 inches at 100 dpi would be a 6000 x 6000 canvas (144 MB of pixels to draw)
+    fig = Figure(figsize=(60, 60))
+    fig.add_subplot().plot([1, 2])
+    s = summarize("big", fig)
+    assert s.png is not None
+    width, height = _png_size(s.png)
+    assert width * height <= 4_000_000 and width == height
+    assert "figure 60x60 in" in s.text
+    small = summarize("small", _small_figure())
+    assert small.png is not None and _png_size(small.png) == (640, 480)  # 100 dpi
+
+
+def _small_figure() -> Figure:
+    fig = Figure()  # 6.4 x 4.8 inches
+    fig.add_subplot().plot([1, 2])
+    return fig
