@@ -33,11 +33,23 @@ import threading
 import traceback
 from collections.abc import MutableMapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     from ._cells import CellRun
-    from ._notebook import Notebook
+    from ._events import Events
+
+
+class Notebook(Protocol):
+    """What this module needs of ``_notebook.Notebook`` (not imported: ``_notebook`` starts
+    the kernel tools, whose ``run_code`` imports this module)."""
+
+    events: Events
+    installed: set[str]
+
+    @property
+    def runs(self) -> list[CellRun]: ...
+
 
 __all__ = [
     "MAX_CODE",

@@ -243,8 +243,7 @@ def test_kernel_context_notebook_runs_agent_code_that_the_next_cell_uses() -> No
     connect = _text(
         _acp_cell(
             cells,
-            '%acp connect --kernel-tools --name tools -- "{python}" -m'
-            ' acp_notebook.agent --data-dir "{agent_data}"',
+            """tools_agent = f'"{python}" -m acp_notebook.agent --data-dir "{agent_data}"'""",
         )
     )
     assert "acp: kernel tools on for 'tools'" in connect
@@ -262,5 +261,5 @@ def test_kernel_context_notebook_runs_agent_code_that_the_next_cell_uses() -> No
         "Tool call: notebook: run_code [other] - completed\n  months filled in: 2\n  973.5" in text
     )
     assert "acp-code-source" in _text(ran, "text/html")  # highlighted in the saved HTML
-    uses = _acp_cell(cells, 'filled["units"].tolist()')
+    uses = next(c for c in cells if c.source.startswith('filled["units"].tolist()'))
     assert _text(uses) == "[120.0, 95.0, 119.0, 143.0, 160.0, 165.5, 171.0]"
