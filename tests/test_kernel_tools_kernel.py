@@ -198,3 +198,26 @@ def test_interrupt_stops_a_summary_whose_repr_never_returns(k: Kernel, tmp_path:
     (call,) = _tool_calls(k)
     assert call["status"] == "failed" and "interrupted" in call["text"]
     assert "alive" in k.run("print('alive')").text()  # the kernel took the next cell
+
+
+def test_an_agent_that_takes_only_stdio_gets_the_bridge_and_no_token_on_argv(
+    k: Kernel, tmp_path: Path
+) -> None:
+    data = tmp_path / "agent-data"
+    out = k.run(
+        f"%acp connect --kernel-tools -- {sys.executable} -m acp_notebook.agent"
+        f" --data-dir {data} --mcp stdio"
+    ).text()
+    assert "mcp (stdio)" in out
+    k.run("answer_table = {'a': 1}\n")
+    k.run("%%acp\n@tool list_variables\n@tool notebook_history n=2\n")
+    calls = _tool_calls(k)
+    assert [c["status"] for c in calls] == ["completed", "completed"], calls
+    assert "answer_table: dict" in calls[0]["text"]
+    assert "answer_table = {'a': 1}" in calls[1]["text"]
+    log = k.run("%acp log -n 200").text()
+    entry = re.search(r'"mcpServers": \[(\{.*?\})\]', log)
+    assert entry is not None, log
+    assert '"type": "stdio"' in entry[1] and '"args": ["-m", "acp_notebook.mcp_bridge"]' in entry[1]
+    assert '"name": "ACP_NOTEBOOK_MCP_TOKEN", "value": "***"' in entry[1]
+    assert '"name": "ACP_NOTEBOOK_MCP_URL", "value": "http://127.0.0.1:' in entry[1]

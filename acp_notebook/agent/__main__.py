@@ -75,6 +75,13 @@ def _parser() -> argparse.ArgumentParser:
         f" {DEFAULT_MAX_DAYS:g}; 0: no cap)",
     )
     p.add_argument("--scenario", type=Path, default=None, help="JSONL script played per prompt")
+    p.add_argument(
+        "--mcp",
+        choices=["both", "http", "stdio", "none"],
+        default="both",
+        help="the MCP server transports it advertises and takes for @tool lines"
+        " (default: %(default)s)",
+    )
     p.add_argument("--grace", type=float, default=1.0, help="seconds from SIGINT to SIGKILL")
     p.add_argument("--log-level", default="WARNING", help="stderr log level")
     faults = p.add_argument_group("fault injection (for client tests)")
@@ -183,6 +190,7 @@ def main(argv: list[str] | None = None) -> None:
         scenario=scenario,
         grace=args.grace,
         version=_version(),
+        mcp={"both": ("http", "stdio"), "none": ()}.get(args.mcp, (args.mcp,)),
     )
     with contextlib.suppress(KeyboardInterrupt):
         anyio.run(_serve, server, backend="asyncio")

@@ -72,11 +72,6 @@ def _not_found(session_id: str) -> RpcError:
     )
 
 
-def _known_servers(servers: list[Any] | None) -> list[Any]:
-    """The MCP servers of a request the agent can reach (http and stdio)."""
-    return [s for s in servers or [] if isinstance(s, p.McpServerHttp | p.McpServerStdio)]
-
-
 def _prompt_text(blocks: list[Any]) -> str:
     parts: list[str] = []
     for block in blocks:
@@ -143,8 +138,11 @@ class AgentServer:
         scenario: Scenario | None = None,
         grace: float = 1.0,
         version: str = "0",
+        mcp: tuple[str, ...] = ("http", "stdio"),
     ) -> None:
         self.store = store
+        #: the MCP transports it advertises (and the only ones it takes)
+        self.mcp = mcp
         self.faults = faults or Faults()
         self.scenario = scenario
         self.grace = grace
@@ -218,7 +216,7 @@ class AgentServer:
         _parse(p.InitializeRequest, params)  # any version: we answer 2, the client decides
         if self.faults.hang:
             self._hanging = True
-        return wire.initialize_response(PROTOCOL_VERSION, self.version)
+        return wire.initialize_response(PROTOCOL_VERSION, self.version, mcp=self.mcp)
 
     def _session(self, session_id: str) -> Session:
         session = self.sessions.get(session_id)
@@ -231,9 +229,15 @@ class AgentServer:
         cwd = _cwd(request.cwd)
         session_id, file = self.store.create(str(cwd))
         self.sessions[session_id] = Session(
-            session_id, cwd, file, mcp_servers=_known_servers(request.mcp_servers)
+            session_id, cwd, file, mcp_servers=self._known_servers(request.mcp_servers)
         )
         return {"sessionId": session_id}
+
+    def _known_servers(self, servers: list[Any] | None) -> list[Any]:
+        """The MCP servers of a request the agent takes (of the transports it advertised)."""
+        kinds = {"http": p.McpServerHttp, "stdio": p.McpServerStdio}
+        taken = tuple(kinds[k] for k in self.mcp if k in kinds)
+        return [s for s in servers or [] if taken and isinstance(s, taken)]
 
     async def _session_list(self, params: Any) -> Any:
         request = _parse(p.ListSessionsRequest, params)
@@ -269,7 +273,7 @@ class AgentServer:
             self.sessions[session_id] = session
         else:
             session.cwd = cwd
-        session.mcp_servers = _known_servers(request.mcp_servers)
+        session.mcp_servers = self._known_servers(request.mcp_servers)
         if replay is not None:
             for update in compact_history(record.updates):
                 await self._send_update(session, update, record=False)

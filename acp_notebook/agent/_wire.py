@@ -38,17 +38,24 @@ __all__ = [
 LIST_PAGE = 50
 
 
-def initialize_response(protocol_version: int, version: str) -> dict[str, Any]:
+def initialize_response(
+    protocol_version: int, version: str, *, mcp: tuple[str, ...] = ("http", "stdio")
+) -> dict[str, Any]:
+    """The ``initialize`` answer; ``mcp``: the MCP server transports it advertises."""
+    kinds: dict[str, Any] = {}
+    if "http" in mcp:
+        kinds["http"] = p.McpHttpCapabilities()
+    if "stdio" in mcp:
+        kinds["stdio"] = p.McpStdioCapabilities()
+    transports = p.McpCapabilities(**kinds)
     return p.InitializeResponse(
         protocol_version=protocol_version,
         info=p.Implementation(
             name="acp-notebook-agent", title="acp_notebook agent", version=version
         ),
         capabilities=p.AgentCapabilities(
-            session=p.SessionCapabilities(
-                # it takes both kinds of MCP server (``@tool`` lines call them)
-                mcp=p.McpCapabilities(http=p.McpHttpCapabilities(), stdio=p.McpStdioCapabilities())
-            )
+            # the MCP servers it takes (``@tool`` lines call them)
+            session=p.SessionCapabilities(mcp=transports) if mcp else p.SessionCapabilities()
         ),
         auth_methods=[],
     ).to_wire()
