@@ -20,7 +20,8 @@ polars, numpy or matplotlib, and none is a dependency):
 Hostile objects. A summary never raises for what the object does: a ``__repr__`` (or a library
 call) that raises, returns a non-string, or recurses without end is reported in the text
 (``<repr failed: ValueError: ...>``); a huge repr is cut; control and bidi characters are shown
-as visible markers (``_visible``), so what the user reads before sending is what the agent gets.
+as visible markers (``_visible``, as for prose: the joiners and marks that ordinary text in many
+scripts needs are kept), so what the user reads before sending is what the agent gets.
 Only ``KeyboardInterrupt`` passes through: a ``__repr__`` that loops forever is stopped by the
 notebook's Interrupt, like any cell. ``summarize`` runs the object's own code (its ``__repr__``,
 the library's methods), so call it on the kernel's main thread, never beside user code.
@@ -162,7 +163,7 @@ def type_name(obj: object) -> str:
 
 
 def _visible(text: str) -> tuple[str, tuple[str, ...]]:
-    seen = make_visible(text, multiline=True)
+    seen = make_visible(text, multiline=True, prose=True)
     return seen.text, seen.hidden
 
 

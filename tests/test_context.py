@@ -424,3 +424,13 @@ def _small_figure() -> Figure:
     fig = Figure()  # 6.4 x 4.8 inches
     fig.add_subplot().plot([1, 2])
     return fig
+
+
+def test_joiners_that_scripts_need_are_kept() -> None:
+    # ZWNJ in Persian, ZWJ in an emoji sequence: ordinary text, not hidden characters
+    words = pd.DataFrame({"w": ["می\u200cخواهم", "👩\u200d💻"]})  # (a repr escapes them)
+    s = summarize("words", words)
+    assert "می\u200cخواهم" in s.text and "👩\u200d💻" in s.text
+    assert "hidden characters" not in s.text
+    override = summarize("x", pd.DataFrame({"w": ["a\u202eb"]})).text
+    assert "a⟨U+202E RLO⟩b" in override  # an override still is
