@@ -60,5 +60,6 @@ test.describe('attached context', () => {
     await expect(attached.locator('b')).toHaveCount(0);
     await expect(items.nth(1).locator('pre')).toBeHidden(); // the other stays folded
     await attached.screenshot({ path: path.join(ARTIFACTS, 'context-attached-open.png') });
+    await cellOutput(page, 1).screenshot({ path: path.join(ARTIFACTS, 'context-cell.png') });
   });
 });
