@@ -47,7 +47,6 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 if TYPE_CHECKING:
     from ._client import Agent, Session
-    from ._notebook import Notebook
 
 __all__ = [
     "BRIDGE_MODULE",
@@ -244,7 +243,9 @@ class KernelTools:
     """The kernel's MCP server and its grants; see the module docstring.
 
     ``namespace()`` is the user namespace, ``shell`` IPython's shell (for the history),
-    ``notebook`` the owner (for ``run_code``'s card), ``on_main`` runs a reading tool on the
+    ``run_code(session_id, code)`` shows the code card (``_kernel_code.request_code``, given by
+    the notebook: this module does not import it) and returns a future of its ``CodeOutcome``
+    (None: no ``run_code`` here), ``on_main`` runs a reading tool on the
     kernel's main thread (None: in the server's worker thread, for tests without a kernel),
     ``on_event`` sees every :class:`ToolEvent` (on the server's thread)."""
 
@@ -253,14 +254,14 @@ class KernelTools:
         namespace: Callable[[], Mapping[str, object]],
         *,
         shell: object | None = None,
-        notebook: Notebook | None = None,
+        run_code: Callable[[str, str], concurrent.futures.Future[Any]] | None = None,
         on_main: Callable[[Callable[[], Any], float], Any] | None = None,
         on_event: Callable[[ToolEvent], None] | None = None,
         main_wait: float = MAIN_THREAD_WAIT,
     ) -> None:
         self.namespace = namespace
         self.shell = shell
-        self.notebook = notebook
+        self.run_code = run_code
         self.on_main = on_main or _direct
         self.on_event = on_event
         self.main_wait = main_wait
@@ -536,11 +537,9 @@ class KernelTools:
         if not isinstance(code, str) or not code.strip():
             return "run_code needs code (a non-empty string)", True, None
         session_id = grant.session_id
-        if self.notebook is None or session_id is None:
+        if self.run_code is None or session_id is None:
             return "run_code is not available here: no notebook session", True, None
-        from ._kernel_code import request_code
-
-        outcome = await asyncio.wrap_future(request_code(self.notebook, session_id, code))
+        outcome = await asyncio.wrap_future(self.run_code(session_id, code))
         parts = []
         if outcome.output:
             parts.append(outcome.output)

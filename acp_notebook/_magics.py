@@ -567,6 +567,7 @@ def _kernel_tools_source(nb: Notebook) -> None:
 
     import IPython
 
+    from ._kernel_code import request_code
     from ._kernel_tools import loop_runner
 
     shell: Any = getattr(IPython, "get_ipython")()  # noqa: B009 - untyped under IPython 8 and 9
@@ -579,6 +580,7 @@ def _kernel_tools_source(nb: Notebook) -> None:
             lambda: shell.user_ns,
             shell,
             loop_runner(loop) if loop is not None else None,
+            lambda session_id, code: request_code(nb, session_id, code),
         )
 
 

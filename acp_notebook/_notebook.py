@@ -193,8 +193,9 @@ class Notebook:
         self.installed: set[str] = set()
         #: the kernel's MCP server (``%acp connect --kernel-tools``), made on first use
         self.kernel_tools: KernelTools | None = None
-        #: how it reaches the user's objects: ``(namespace, shell, main-thread runner)``
-        self.kernel_tools_source: tuple[Callable[[], Any], Any, Any] | None = None
+        #: how it reaches the user's objects and the cells: ``(namespace, shell, main-thread
+        #: runner, run_code)`` (``_magics`` sets it: ``run_code`` is ``_kernel_code``'s)
+        self.kernel_tools_source: tuple[Callable[[], Any], Any, Any, Any] | None = None
         self._tooled: set[str] = set()  # agents connected with --kernel-tools
 
     # -- the I/O thread -------------------------------------------------------------------
@@ -412,12 +413,13 @@ class Notebook:
         with self._lock:
             tools = self.kernel_tools
             if tools is None:
-                namespace, shell, on_main = self.kernel_tools_source or (dict, None, None)
+                source = self.kernel_tools_source or (dict, None, None, None)
+                namespace, shell, on_main, run_code = source
                 tools = KernelTools(
                     namespace,
                     shell=shell,
-                    notebook=self,
                     on_main=on_main,
+                    run_code=run_code,
                     on_event=lambda event: self.events.emit("kernel_tool", event),
                 )
                 self.kernel_tools = tools
