@@ -221,3 +221,28 @@ def test_an_agent_that_takes_only_stdio_gets_the_bridge_and_no_token_on_argv(
     assert '"type": "stdio"' in entry[1] and '"args": ["-m", "acp_notebook.mcp_bridge"]' in entry[1]
     assert '"name": "ACP_NOTEBOOK_MCP_TOKEN", "value": "***"' in entry[1]
     assert '"name": "ACP_NOTEBOOK_MCP_URL", "value": "http://127.0.0.1:' in entry[1]
+
+
+def test_a_tool_call_waits_for_the_running_cell_instead_of_reading_beside_it(
+    k: Kernel, tmp_path: Path
+) -> None:
+    _connect(k, tmp_path)
+    # --bg returns at once, so the next cell runs while the agent calls the tool: the tool
+    # must wait for that cell, and then see what it made
+    bg = k.submit("%%acp --bg\n@tool inspect_variable name=made_late\n")
+    busy = k.submit(
+        "import time, pathlib\n"
+        f"pathlib.Path({str(tmp_path / 'busy')!r}).touch()\n"
+        "time.sleep(3)\n"
+        "made_late = 'assigned at the end of the busy cell'\n"
+    )
+    k.wait_for(lambda: bg.done and busy.done, "both cells")
+    assert busy.error is None and bg.error is None
+
+    def finished() -> Any:
+        calls = _tool_calls(k)
+        return calls if calls and calls[0]["status"] != "in_progress" else None
+
+    (call,) = k.wait_for(finished, "the tool call to finish")
+    assert call["status"] == "completed", call
+    assert "assigned at the end of the busy cell" in call["text"]
