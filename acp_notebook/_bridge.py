@@ -105,6 +105,8 @@ class AgentHandle:
     env: dict[str, str] = field(default_factory=dict, repr=False)
     #: how it was reached, when not by launching ``argv`` (a test's in-memory agent)
     connector: Connector | None = field(default=None, repr=False)
+    #: other strings it was given that are never shown (the kernel tools' tokens)
+    secrets: set[str] = field(default_factory=set, repr=False)
     #: the protocol it was asked to speak (`%acp connect --protocol`); a restart keeps it
     protocol: Literal["auto", 1, 2] = field(default="auto", repr=False)
 
@@ -132,8 +134,14 @@ class AgentHandle:
         return exit_label(proc.returncode, proc.exit_signal)
 
     def stderr_tail(self, limit: int = 2000) -> str:
+        """The end of its stderr, with its ``env`` values and ``secrets`` (of 4 characters or
+        more) shown as ``***``: an agent may print what it was given."""
         proc = self.agent.process
-        return proc.stderr_tail(limit) if proc is not None else ""
+        text = proc.stderr_tail(limit) if proc is not None else ""
+        hidden = {v for v in (*self.env.values(), *self.secrets) if len(v) >= 4}
+        for value in sorted(hidden, key=len, reverse=True):
+            text = text.replace(value, "***")
+        return text
 
     def close(self, timeout: float = 15.0) -> None:
         """Close every session's pending decisions (fail closed) and shut the agent down."""

@@ -246,3 +246,31 @@ def test_a_tool_call_waits_for_the_running_cell_instead_of_reading_beside_it(
     (call,) = k.wait_for(finished, "the tool call to finish")
     assert call["status"] == "completed", call
     assert "assigned at the end of the busy cell" in call["text"]
+
+
+def test_an_agent_that_prints_its_token_to_stderr_does_not_show_it(
+    k: Kernel, tmp_path: Path
+) -> None:
+    agent = Path(__file__).parent / "adversarial" / "agents" / "leaky_agent.py"
+    k.run(
+        f"%acp connect --kernel-tools --env LEAKY_SECRET=hunter2-env-value"
+        f" -- {sys.executable} {agent}"
+    )
+    k.run("%%acp\nhello\n")  # session/new (it prints the token), then it exits
+    token_sha = re.search(
+        r"SHA=([0-9a-f]{64})",
+        k.run(
+            NB + "import hashlib\n"
+            "_t = [g for g in _nb.kernel_tools._grants] or []\n"
+            "print('SHA=' + hashlib.sha256(_nb.kernel_tools.secrets('python3')"
+            "['ACP_NOTEBOOK_MCP_TOKEN.0'].encode()).hexdigest())"
+        ).text(),
+    )
+    assert token_sha is not None
+    status = k.run("%acp status").text()
+    panel = k.run("%acp panel").text()
+    for shown in (status, panel):
+        assert "session/new:" in shown and "Bearer ***" in shown, shown
+        assert "hunter2-env-value" not in shown
+    candidates = set(re.findall(r"[A-Za-z0-9_-]{43}", _everything(k)))
+    assert not [c for c in candidates if hashlib.sha256(c.encode()).hexdigest() == token_sha[1]]
