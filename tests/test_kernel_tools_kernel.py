@@ -261,7 +261,6 @@ def test_an_agent_that_prints_its_token_to_stderr_does_not_show_it(
         r"SHA=([0-9a-f]{64})",
         k.run(
             NB + "import hashlib\n"
-            "_t = [g for g in _nb.kernel_tools._grants] or []\n"
             "print('SHA=' + hashlib.sha256(_nb.kernel_tools.secrets('python3')"
             "['ACP_NOTEBOOK_MCP_TOKEN.0'].encode()).hexdigest())"
         ).text(),
@@ -274,3 +273,22 @@ def test_an_agent_that_prints_its_token_to_stderr_does_not_show_it(
         assert "hunter2-env-value" not in shown
     candidates = set(re.findall(r"[A-Za-z0-9_-]{43}", _everything(k)))
     assert not [c for c in candidates if hashlib.sha256(c.encode()).hexdigest() == token_sha[1]]
+
+
+def test_a_resumed_session_gets_the_kernel_tools_too(k: Kernel, tmp_path: Path) -> None:
+    _connect(k, tmp_path)
+    k.run("%%acp\nhello\n")
+    sid = re.search(
+        r"SID=(\S+)", k.run(NB + "print('SID=' + _nb.named('default').session.id)").text()
+    )
+    assert sid is not None
+    k.run("%acp close")
+    _connect(k, tmp_path)  # a new agent process, the same store: it resumes the session
+    out = k.run(f"%acp resume {sid[1]} --session again").text()
+    assert f"resumed {sid[1]}" in out
+    k.run("resumed_marker = 7\n")
+    k.run("%%acp --session again\n@tool list_variables\n")
+    (call,) = _tool_calls(k, "again")
+    assert call["status"] == "completed" and "resumed_marker: int" in call["text"]
+    log = k.run("%acp log -n 50").text()
+    assert re.search(r'"method": "session/resume", .*"mcpServers": \[\{"type": "http"', log)
