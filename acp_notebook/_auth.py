@@ -7,6 +7,11 @@ variables are read from ``vars`` (``[{"name": ...}]``) or ``varName``. An ``agen
 read a key from the agent's own environment instead: codex-acp 2.6.0's ``api-key`` answers
 ``auth/login`` without one with an error whose ``data.envVars`` names the variables it reads
 (`login_env_vars`); the notebook then asks for the first in a password field, as for ``env_var``.
+An ``agent`` method whose ``_meta`` names ``api-key`` (`takes_api_key`) may take the key in the
+sign-in itself: Gemini CLI 0.61's ``gemini-api-key`` answers a bare ``authenticate`` with
+success and still refuses ``session/new`` unless ``GEMINI_API_KEY`` is in its environment. When
+the session is still refused after the bare sign-in, the notebook asks for the key in a password
+field and sends it only in a second sign-in, ``_meta: {"api-key": KEY}`` (`%acp log` shows ***).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ __all__ = [
     "login_env_vars",
     "method_id",
     "password_form",
+    "takes_api_key",
     "terminal_command",
 ]
 
@@ -56,6 +62,13 @@ def env_var_names(method: AuthMethod) -> list[str]:
     if isinstance(wire.get("varName"), str):
         names.append(wire["varName"])
     return [n for n in names if n.isidentifier()]
+
+
+def takes_api_key(method: AuthMethod) -> bool:
+    """An ``agent`` method that takes an API key with the sign-in (its ``_meta`` has an
+    ``api-key`` entry, whatever it holds: Gemini CLI's says ``{"provider": "google"}``)."""
+    meta = method.to_wire().get("_meta")
+    return is_agent_method(method) and isinstance(meta, dict) and "api-key" in meta
 
 
 def login_env_vars(error: BaseException) -> list[str]:
@@ -112,12 +125,16 @@ class SecretField(widgets.Password):  # type: ignore[misc]
     )
 
 
-def password_form(names: Sequence[str], submit: Callable[[dict[str, str]], str]) -> widgets.VBox:
-    """A password field per variable and a "Restart with it" button. On a click the values are
-    read, every field is emptied at once, and ``submit(values)`` runs; its one-line result is
-    shown under the button (it must not contain the values)."""
+def password_form(
+    names: Sequence[str],
+    submit: Callable[[dict[str, str]], str],
+    action: str = "Restart with it",
+) -> widgets.VBox:
+    """A password field per variable and a button labelled ``action``. On a click the values
+    are read, every field is emptied at once, and ``submit(values)`` runs; its one-line result
+    is shown under the button (it must not contain the values)."""
     fields = [SecretField(description=name, placeholder=f"value of {name}") for name in names]
-    button = widgets.Button(description="Restart with it", button_style="primary")
+    button = widgets.Button(description=action, button_style="primary")
     status = widgets.Label(value="")
 
     def clicked(_button: Any) -> None:

@@ -769,11 +769,17 @@ class Agent:
         sessions = caps.session_capabilities
         return sessions is not None and getattr(sessions, what, None) is not None
 
-    async def login(self, method_id: str) -> None:
+    async def login(self, method_id: str, *, api_key: str | None = None) -> None:
+        """``auth/login`` (v1: ``authenticate``). ``api_key`` goes in its ``_meta["api-key"]``
+        as a string, as Gemini CLI 0.61 reads it for a method whose ``_meta`` names ``api-key``
+        (codex-acp 2.6.0 reads ``_meta["api-key"]["apiKey"]`` there, else its environment)."""
         if not self.auth_methods:
             raise AcpError("the agent advertised no auth methods")
         method = p.Method.AUTH_LOGIN if self.protocol_version != 1 else "authenticate"
-        await self._request(method, {"methodId": method_id})
+        params: dict[str, Any] = {"methodId": method_id}
+        if api_key is not None:
+            params["_meta"] = {"api-key": api_key}
+        await self._request(method, params)
 
     async def logout(self) -> None:
         if not self.auth_methods:

@@ -962,7 +962,9 @@ def _auth_cmd(nb: Notebook, argv: list[str]) -> None:
     parser = _sub_parser(
         "auth",
         "Without METHOD: list the agent's sign-in methods (authMethods). With METHOD: sign in"
-        " (auth/login for an agent method; a password field for an env_var method, whose value"
+        " (auth/login for an agent method, then a password field for the key if its _meta"
+        " names api-key and the agent still refuses a session; a password field for an env_var"
+        " method, whose value"
         " goes only into the agent's environment for its restart; for a terminal method, the"
         " agent's login command in a live terminal in the cell, where you type).",
     )
@@ -1007,6 +1009,22 @@ def _auth_cmd(nb: Notebook, argv: list[str]) -> None:
                     asked, lambda values: _restart_with(nb, handle.name, values, args.method)
                 )
             )
+            return
+        refused = _auth.takes_api_key(method) and _still_refused(nb, handle.name)
+        if refused:
+            # Signed in without a key and still refused (Gemini CLI's gemini-api-key): the
+            # key goes with the sign-in, in _meta["api-key"].
+            _say(
+                f"acp: {handle.name!r} accepted {args.method!r} without a key but still refuses a"
+                f" session ({refused}); enter the API key for {args.method!r}: it goes only to"
+                " the agent, in its sign-in request (`%acp log` shows ***); it is not shown or"
+                " saved"
+            )
+
+            def submit(values: dict[str, str]) -> str:
+                return _sign_in_with_key(nb, handle.name, args.method, values["API key"])
+
+            display(_auth.password_form(["API key"], submit, action="Sign in"))
             return
         _say(f"acp: signed in to {handle.name!r} with {args.method!r}; `%%acp` cells work now")
     elif kind == "env_var" and _auth.env_var_names(method):
@@ -1064,6 +1082,31 @@ def _auth_cmd(nb: Notebook, argv: list[str]) -> None:
         raise UsageError(
             f"%acp auth: method {args.method!r} has type {kind!r}, which this client cannot run"
         )
+
+
+def _still_refused(nb: Notebook, name: str) -> str:
+    """Open the session that needed sign-in; the agent's reason if it still refuses, else ""."""
+    try:
+        nb.session(nb.sign_in.pop(name, DEFAULT_SESSION), new=True, agent=name)
+    except SignInRequired as exc:
+        return exc.reason.strip().partition("\n")[0] or "authentication required"
+    return ""
+
+
+def _sign_in_with_key(nb: Notebook, name: str, method: str, key: str) -> str:
+    """Sign agent ``name`` in with ``method`` and ``key`` (``_meta["api-key"]``), then retry
+    session/new. Returns one line for the form; it never contains the key."""
+    secret = {"API key": key}
+    session_name = nb.sign_in.pop(name, DEFAULT_SESSION)
+    try:
+        handle = nb.live(nb.agent(name))
+        handle.io.call(functools.partial(handle.agent.login, method, api_key=key))
+        nb.session(session_name, new=True, agent=name)
+    except NotebookError as exc:
+        return redact(f"not signed in: {words(exc, nb)}", secret)
+    except (UsageError, AcpError) as exc:
+        return redact(f"not signed in: {_one_line(exc)}", secret)
+    return f"signed in to {name!r} with {method!r}; session {session_name!r} is open"
 
 
 def _restart_with(nb: Notebook, name: str, values: dict[str, str], login: str | None = None) -> str:

@@ -154,6 +154,21 @@ def redact(text: str, env: Mapping[str, str]) -> str:
     return text
 
 
+_HIDDEN = {"api-key": REDACTED}
+
+
+def _sign_in_key(direction: str, message: object) -> str | None:
+    """The API key a sent ``authenticate`` / ``auth/login`` carries (``_meta["api-key"]``)."""
+    if direction != "send" or not isinstance(message, dict):
+        return None
+    if message.get("method") not in ("authenticate", "auth/login"):
+        return None
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    key = meta.get("api-key") if isinstance(meta, dict) else None
+    return key if isinstance(key, str) else None
+
+
 _B64 = re.compile(r'"(data|blob)":\s*"([A-Za-z0-9+/=]{64,})"')
 
 
@@ -505,9 +520,15 @@ class Notebook:
         secrets = dict(handle.env)
         if self.kernel_tools is not None:  # the kernel tools' tokens are in session/new
             secrets |= self.kernel_tools.secrets(handle.name)
+        entries = list(handle.agent.connection.log)
+        keys = [key for entry in entries if (key := _sign_in_key(entry[0], entry[1]))]
+        secrets |= {f"api-key {i}": key for i, key in enumerate(keys)}  # and where echoed
         lines = []
-        for entry in list(handle.agent.connection.log)[-n:]:
+        for entry in entries[-n:]:
             direction, message = entry[0], entry[1]
+            if isinstance(message, dict) and _sign_in_key(direction, message) is not None:
+                params = message["params"]
+                message = message | {"params": params | {"_meta": params["_meta"] | _HIDDEN}}
             if not isinstance(message, str):
                 message = json.dumps(message, ensure_ascii=False, separators=separators)
             text = redact(shorten_base64(message), secrets)

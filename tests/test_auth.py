@@ -88,3 +88,28 @@ def test_form_empties_the_field_before_submitting_and_needs_every_value() -> Non
     assert seen_in_field == [""] and field.value == ""
     assert status.value == "restarted"
     assert not field.trait_metadata("value", "echo_update")
+
+
+def test_takes_api_key_is_an_agent_method_whose_meta_names_api_key() -> None:
+    # Gemini CLI 0.61's methods, as the v1 client reads them (type agent).
+    key, gateway, login, env = parse(
+        {"type": "agent", "methodId": "gemini-api-key", "name": "Gemini API key",
+         "_meta": {"api-key": {"provider": "google"}}},
+        {"type": "agent", "methodId": "gateway", "name": "AI API Gateway",
+         "_meta": {"gateway": {"protocol": "google"}}},
+        {"type": "agent", "methodId": "oauth-personal", "name": "Log in with Google"},
+        {"type": "env_var", "methodId": "k", "name": "K", "vars": [{"name": "A_KEY"}],
+         "_meta": {"api-key": {}}},
+    )  # fmt: skip
+    assert _auth.takes_api_key(key)
+    assert not _auth.takes_api_key(gateway) and not _auth.takes_api_key(login)
+    assert not _auth.takes_api_key(env)  # an env_var method keeps its password-field path
+
+
+def test_form_button_says_what_it_does() -> None:
+    form = _auth.password_form(["API key"], lambda values: "signed in", action="Sign in")
+    field, button, _status = form.children
+    assert button.description == "Sign in" and field.description == "API key"
+    assert _auth.password_form(["A"], lambda values: "").children[1].description == (
+        "Restart with it"
+    )

@@ -12,6 +12,7 @@ import pytest
 from _memory import memory_connector
 
 from acp_notebook._failures import ConnectFailed
+from acp_notebook._jsonrpc import for_log
 from acp_notebook._magics import words
 from acp_notebook._notebook import (
     AgentGone,
@@ -126,6 +127,25 @@ def test_log_lines_shorten_base64_and_redact_env_values(nb: Notebook, tmp_path: 
     first = nb.log("a", 50)[0]
     assert str(first).startswith('-> {"jsonrpc": "2.0"') and "initialize" in first.text
     assert nb.log("a", 1, compact=True)[0].text.startswith('{"data":"QUJD')
+
+
+def test_log_hides_the_api_key_sent_with_a_sign_in_and_wherever_it_is_echoed(
+    nb: Notebook, tmp_path: Path
+) -> None:
+    handle, _ = nb.connect("a", ["x"], str(tmp_path))
+    log = handle.agent.connection.log
+    huge = "AIzaHuge-" + "k" * 5000  # its line is over LOG_WHOLE_BYTES: the log keeps a copy
+    for sent in ({"api-key": "k1"}, {"api-key": "AIzaSecret-123", "other": 1}, {"api-key": huge}):
+        params = {"methodId": "gemini-api-key", "_meta": sent}
+        message = {"jsonrpc": "2.0", "id": 9, "method": "authenticate", "params": params}
+        log.append(("send", for_log(message) if sent["api-key"] is huge else message))
+    log.append(("recv", {"jsonrpc": "2.0", "id": 9, "error": {"message": "bad AIzaSecret-123"}}))
+    short, other, shortened, echoed = (line.text for line in nb.log("a", 4))
+    assert '"_meta": {"api-key": "***"}' in short and "k1" not in short
+    assert '"api-key": "***", "other": 1' in other and "AIzaSecret" not in other
+    assert '"api-key": "***"' in shortened and "AIzaHuge" not in shortened
+    assert "AIzaSecret" not in echoed and "bad ***" in echoed
+    assert log[-3][1]["params"]["_meta"]["api-key"] == "AIzaSecret-123"  # left as it was
 
 
 def test_redact_and_shorten() -> None:
