@@ -36,6 +36,17 @@ class RecordingSocket:
         self.sent.append((time.monotonic(), list(parts)))
 
 
+def peak(times: list[float]) -> int:
+    """The most messages in any 1 s window (ends included)."""
+    times = sorted(times)
+    best = lo = 0
+    for hi, t in enumerate(times):
+        while t - times[lo] > 1.0:
+            lo += 1
+        best = max(best, hi - lo + 1)
+    return best
+
+
 def run(
     session: Session, sock: RecordingSocket, terminals: int, seconds: float, piece: int
 ) -> None:
@@ -52,12 +63,14 @@ def run(
             for _ in range(16):
                 widget.feed(data)
             fed[i] += 16 * piece
+    fed_until = time.monotonic()
     for widget in widgets:
         widget.flush()
     wall, cpu = time.monotonic() - wall0, time.process_time() - cpu0
     seqs: list[list[int]] = [[] for _ in widgets]
+    times: list[list[float]] = [[] for _ in widgets]  # of the messages sent while feeding
     got = [0] * terminals
-    for _, parts in sock.sent[first:]:
+    for at, parts in sock.sent[first:]:
         _, msg_list = session.feed_identities(parts)
         msg = session.deserialize(msg_list)
         content = msg["content"]
@@ -66,6 +79,8 @@ def run(
         if which is None or msg["msg_type"] != "comm_msg" or data_msg.get("type") != "chunk":
             continue
         seqs[which].append(data_msg["seq"])
+        if at <= fed_until:
+            times[which].append(at)
         got[which] += sum(len(b) for b in msg["buffers"])
     for widget in widgets:
         widget.close()
@@ -79,6 +94,9 @@ def run(
         f"  terminal messages: {sum(counts)} = {sum(counts) / wall:.1f} msg/s in all; "
         f"per terminal max {max(counts) / wall:.1f} msg/s ({sum(counts) / mib:.1f} per MiB)"
     )
+    per = max(peak(t) for t in times)
+    every = peak([t for ts in times for t in ts])
+    print(f"  peak 1 s window while feeding: {per} per terminal, {every} in all")
     print(f"  sequence numbers contiguous={contiguous}; bytes equal={equal}")
     if not (contiguous and equal):
         raise SystemExit(1)

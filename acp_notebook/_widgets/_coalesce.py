@@ -43,9 +43,13 @@ Schedule = Callable[[float, Callable[[], None]], TimerHandle]
 
 DEFAULT_INTERVAL = 0.04
 DEFAULT_MAX_PENDING = 64 * 1024
-DEFAULT_MIN_GAP = 0.03  # at most ~33 messages per second per terminal, however fast bytes come
+# at most 28 messages in any second per terminal, however fast bytes come (the target is 30:
+# two to spare for the flushes that do not wait, such as the one before an exit badge)
+DEFAULT_MIN_GAP = 0.036
 DEFAULT_BACKLOG_LIMIT = 16 * 2**20
-DEFAULT_BUDGET_RATE = 150.0  # messages per second shared by all busy terminals of a kernel
+# messages per second shared by all busy terminals of a kernel, and the most in any second:
+# the target is 150; 144 leaves room for the jitter between taking a slot and sending
+DEFAULT_BUDGET_RATE = 144.0
 
 
 class _Timer:
@@ -141,6 +145,26 @@ class FlushBudget:
         self.rate = rate
         self.window = window
         self._last: dict[int, float] = {}  # id(coalescer) -> time of its last flush
+        # The hard cap: every flush's time, so that no window holds more than `_limit`. The
+        # spacing of `gap` shares the rate fairly, but n terminals each flushing on the edges
+        # of a window would otherwise add up to about rate + n.
+        self._limit = max(1, int(rate * window))
+        self._times: deque[float] = deque()
+
+    def next_slot(self, now: float) -> float:
+        """The earliest time (>= ``now``) at which one more flush leaves every window of
+        ``window`` seconds (ends included) with at most ``rate * window`` flushes."""
+        times = self._times
+        try:
+            while times and now - times[0] > self.window:
+                times.popleft()
+            if times and times[-1] - now > self.window:  # another clock's times
+                times.clear()
+            if len(times) < self._limit:
+                return now
+            return max(now, times[-self._limit] + self.window * (1 + 1e-6))
+        except IndexError:  # emptied by another thread meanwhile: no flush to wait for
+            return now
 
     def busy(self, now: float) -> int:
         """How many coalescers flushed within ``window`` of ``now``."""
@@ -156,6 +180,10 @@ class FlushBudget:
 
     def flushed(self, key: object, now: float) -> None:
         self._last[id(key)] = now
+        self._times.append(now)
+        if len(self._times) > 2 * self._limit:
+            with contextlib.suppress(IndexError):
+                self._times.popleft()
         if len(self._last) > 64:  # forget long-idle coalescers that were never closed
             for k, t in self._last.copy().items():
                 if abs(now - t) > self.window:
@@ -248,7 +276,7 @@ class ByteCoalescer:
             self._total += len(chunk)
             now = self._clock()
             if self._pending_size >= self._max_pending:
-                ready_at = self._last_flush + self._gap(now)
+                ready_at = self._ready_at(now)
                 if ready_at <= now:
                     self._flush_locked(now)
                 else:
@@ -304,6 +332,13 @@ class ByteCoalescer:
 
     # -- internals ---------------------------------------------------------------------------
 
+    def _ready_at(self, now: float) -> float:
+        """When the next flush may go: our gap after the last, and a slot in the budget."""
+        ready_at = self._last_flush + self._gap(now)
+        if self._budget is not None:
+            ready_at = max(ready_at, self._budget.next_slot(now))
+        return ready_at
+
     def _gap(self, now: float) -> float:
         """Least time between two flushes: our own ``min_gap`` or our share of the budget."""
         if self._budget is None:
@@ -324,7 +359,14 @@ class ByteCoalescer:
             if generation != self._timer_generation:
                 return  # superseded by a size-triggered flush
             self._timer = None
-            self._flush_locked()
+            # Our own gap was kept when the timer was armed; the budget's window may have
+            # filled up since (other terminals flushed): then wait for its next slot.
+            now = self._clock()
+            slot = now if self._budget is None else self._budget.next_slot(now)
+            if slot > now and self._pending:
+                self._arm_locked(slot, now)
+                return
+            self._flush_locked(now)
 
     def _cancel_timer_locked(self) -> None:
         if self._timer is not None:

@@ -1,0 +1,110 @@
+"""The terminal coalescers' message rate caps, on a simulated clock (issue 16).
+
+However fast bytes come: at most 30 messages in any 1 s window per terminal (the default
+``min_gap``), and at most 150 in any 1 s window for all terminals of a kernel together (the
+default ``FlushBudget``); nothing lost, sequence numbers contiguous, and the budget not
+starved. Windows are closed intervals: two flushes exactly one second apart count together.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from acp_notebook._widgets._coalesce import ByteCoalescer, FlushBudget, TimerHandle
+
+PER_TERMINAL = 30
+ALL_TERMINALS = 150
+
+
+class Timer:
+    def __init__(self, callback: Callable[[], None]) -> None:
+        self.callback = callback
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class Clock:
+    """Simulated time with timers that fire in due order as it advances."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self._heap: list[tuple[float, int, Timer]] = []
+        self._n = itertools.count()
+
+    def __call__(self) -> float:
+        return self.now
+
+    def schedule(self, delay: float, callback: Callable[[], None]) -> TimerHandle:
+        timer = Timer(callback)
+        heapq.heappush(self._heap, (self.now + delay, next(self._n), timer))
+        return timer
+
+    def advance(self, seconds: float) -> None:
+        end = self.now + seconds
+        while self._heap and self._heap[0][0] <= end:
+            when, _, timer = heapq.heappop(self._heap)
+            if not timer.cancelled:
+                self.now = max(self.now, when)
+                timer.callback()
+        self.now = end
+
+
+def most_in_a_second(times: list[float]) -> int:
+    times = sorted(times)
+    best, lo = 0, 0
+    for hi, t in enumerate(times):
+        while t - times[lo] > 1.0 + 1e-9:
+            lo += 1
+        best = max(best, hi - lo + 1)
+    return best
+
+
+@pytest.mark.parametrize("streams", [1, 2, 5, 10, 40])
+@pytest.mark.parametrize("piece", [1024, 16 * 1024])
+def test_no_flood_goes_over_the_caps(streams: int, piece: int) -> None:
+    clock = Clock()
+    budget = FlushBudget()  # the kernel-wide default rate, on this clock
+    sent: list[list[tuple[float, dict[str, Any], bytes]]] = [[] for _ in range(streams)]
+
+    def sender(out: list[tuple[float, dict[str, Any], bytes]]) -> Callable[..., None]:
+        def send(content: Any, buffers: list[bytes]) -> None:
+            out.append((clock.now, dict(content), buffers[0]))
+
+        return send
+
+    coalescers = [
+        ByteCoalescer(sender(out), schedule=clock.schedule, clock=clock, budget=budget)
+        for out in sent
+    ]
+    fed = [bytearray() for _ in range(streams)]
+    step = piece / 50e6  # each terminal gets 50 MB/s: faster than any command
+    n = 0
+    while clock.now < 3.0:
+        for i, coalescer in enumerate(coalescers):
+            data = bytes([n % 251]) * piece
+            coalescer.feed(data)
+            fed[i] += data
+        n += 1
+        clock.advance(step)
+    live = [list(out) for out in sent]  # before the final flushes
+    clock.advance(1.0)
+    for coalescer in coalescers:
+        coalescer.close()
+
+    for out, data in zip(sent, fed, strict=True):
+        assert b"".join(b for _t, _c, b in out) == data  # nothing lost, in order
+        assert [c["seq"] for _t, c, _b in out] == list(range(1, len(out) + 1))
+    per = [most_in_a_second([t for t, _c, _b in out]) for out in live]
+    every = [t for out in live for t, _c, _b in out]
+    assert max(per) <= PER_TERMINAL
+    assert most_in_a_second(every) <= ALL_TERMINALS
+    # and the caps are used: the budget is not starved by the windows
+    expected = min(ALL_TERMINALS, streams * PER_TERMINAL)
+    assert len(every) >= 0.7 * expected * 3.0
