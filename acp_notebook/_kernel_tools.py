@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from ._client import Agent, Session
 
 __all__ = [
+    "ANSWER_CAP",
     "BRIDGE_MODULE",
     "ENV_TOKEN",
     "ENV_URL",
@@ -76,6 +77,9 @@ EVENTS_KEPT = 200
 HISTORY_DEFAULT = 5
 HISTORY_MAX = 50
 TOOL_NAMES = ("list_variables", "inspect_variable", "notebook_history", "run_code")
+#: characters of one tool answer (24,000: the prompt cap of ``--with``/``--cells``, the same
+#: budget: 5,000 variables list in about 130,000 characters, 50 cells in up to 200,000)
+ANSWER_CAP = 24_000
 
 _TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
     "list_variables": (
@@ -472,6 +476,7 @@ class KernelTools:
         except Exception as exc:
             log.exception("kernel tool %s failed", name)
             text, error, image = f"{name} failed: {type(exc).__name__}: {exc}", True, None
+        text = _capped(text, name)
         self._record(
             ToolEvent(
                 "call", grant.agent, grant.session_id, name, "error" if error else "ok", len(text)
@@ -549,6 +554,15 @@ class KernelTools:
             parts.append(f"not run: {outcome.reason}")
         text = "\n".join(parts) or "(no output)"
         return text, (not outcome.ran) or outcome.error is not None, None
+
+
+def _capped(text: str, tool: str) -> str:
+    """At most ``ANSWER_CAP`` characters of a tool's text, and a line saying what was cut."""
+    if len(text) <= ANSWER_CAP:
+        return text
+    cut = len(text) - ANSWER_CAP
+    hint = "inspect_variable NAME" if tool == "list_variables" else "a narrower call"
+    return text[:ANSWER_CAP] + f"\n… {cut} characters cut by {tool} (the cap); ask {hint}"
 
 
 def _result(t: Any, text: str, *, error: bool = False, image: bytes | None = None) -> Any:

@@ -276,3 +276,21 @@ def test_v1_agents_get_the_v1_shapes() -> None:
     assert entry is not None and "type" not in entry  # v1's stdio entry has no type
     assert set(entry) == {"name", "command", "args", "env"}
     assert sent[0]["mcpServers"] == [entry]
+
+
+def test_a_tool_answer_is_capped_and_says_so() -> None:
+    from acp_notebook._context import PER_PROMPT_CAP
+
+    namespace = {f"variable_number_{i}": i for i in range(5000)}
+    server = KernelTools(lambda: namespace)
+    server.start()
+    try:
+        grant = server.issue("embedded")
+        _, result = anyio.run(_call, server.url, grant.token, "list_variables")
+    finally:
+        server.stop()
+    text = result.content[0].text
+    assert len(text) <= PER_PROMPT_CAP + 200
+    assert "variable_number_0: int" in text
+    assert "characters cut" in text and "list_variables" in text
+    assert server.events[-1].chars == len(text)
