@@ -134,14 +134,21 @@ class Grant:
     agent: str
     session: Session | None = None
     revoked: bool = False
+    #: whether its agent still runs (None: not known); an agent that exited opens nothing
+    alive: Callable[[], bool] | None = field(default=None, repr=False)
 
     @property
     def session_id(self) -> str | None:
         return None if self.session is None else self.session.id
 
     @property
-    def usable(self) -> bool:
-        return not self.revoked and not (self.session is not None and self.session.closed)
+    def refusal(self) -> str | None:
+        """Why it opens nothing (None: it is usable)."""
+        if self.revoked or (self.session is not None and self.session.closed):
+            return "the session was closed"
+        if self.alive is not None and not self.alive():
+            return "the agent exited"
+        return None
 
 
 @dataclass(frozen=True)
@@ -400,8 +407,9 @@ class KernelTools:
         if not known:
             return None, "the session was closed" if revoked else "an unknown token"
         grant = known[0]
-        if not grant.usable:
-            return None, "the session was closed"
+        why = grant.refusal
+        if why is not None:
+            return None, why
         return grant, ""
 
     def _owner(self, authorization: str | None) -> str | None:

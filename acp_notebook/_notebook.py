@@ -452,6 +452,7 @@ class Notebook:
         tools = self._kernel_tools_server()
         grant = tools.issue(handle.name)
         handle.secrets.add(grant.token)  # its stderr never shows it
+        grant.alive = lambda: handle.alive  # an agent that exited by itself opens nothing
         entry = mcp_entry(handle.agent, tools.url, grant.token)
         if entry is None:
             tools.revoke(grant)

@@ -162,6 +162,18 @@ def test_a_closed_session_or_a_revoked_grant_is_refused(tools: KernelTools) -> N
     ]
 
 
+def test_the_grant_of_an_agent_that_exited_is_refused(tools: KernelTools) -> None:
+    running = [True]
+    grant = tools.issue("embedded")
+    grant.alive = lambda: running[0]
+    auth = {"Authorization": "Bearer " + grant.token}
+    assert _post(tools.url, auth)[0] == 200
+    running[0] = False
+    status, body = _post(tools.url, auth)
+    assert status == 401 and "the agent exited" in body
+    assert tools.events[-1].detail == "the agent exited"
+
+
 def test_stop_closes_the_port_and_revokes_every_grant() -> None:
     server = KernelTools(dict)
     server.start()

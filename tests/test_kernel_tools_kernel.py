@@ -273,6 +273,19 @@ def test_an_agent_that_prints_its_token_to_stderr_does_not_show_it(
         assert "hunter2-env-value" not in shown
     candidates = set(re.findall(r"[A-Za-z0-9_-]{43}", _everything(k)))
     assert not [c for c in candidates if hashlib.sha256(c.encode()).hexdigest() == token_sha[1]]
+    # it exited by itself (not closed): what it leaked opens nothing any more
+    status = k.run(
+        NB + "import urllib.request as _rq\n"
+        "_tok = _nb.kernel_tools.secrets('python3')['ACP_NOTEBOOK_MCP_TOKEN.0']\n"
+        "_req = _rq.Request(_nb.kernel_tools.url, b'{}', {'Authorization': 'Bearer ' + _tok,"
+        " 'Content-Type': 'application/json', 'Accept': 'application/json, text/event-stream'})\n"
+        "try:\n"
+        "    print('STATUS', _rq.urlopen(_req, timeout=10).status)\n"
+        "except Exception as exc:\n"
+        "    print('STATUS', getattr(exc, 'code', repr(exc)))\n"
+        "print([e.detail for e in _nb.kernel_tools.events][-1:])\n"
+    ).text()
+    assert "STATUS 401" in status and "['the agent exited']" in status
 
 
 def test_a_resumed_session_gets_the_kernel_tools_too(k: Kernel, tmp_path: Path) -> None:
