@@ -502,7 +502,7 @@ class KernelTools:
         from . import _context
 
         if name == "list_variables":
-            rows = await self._on_main(lambda: _context.list_variables(self.namespace()))
+            rows = await self._on_main(lambda: _context.list_variables(self._users_names()))
             if isinstance(rows, str):
                 return rows, True, None
             return _variables_text(rows), False, None
@@ -532,6 +532,13 @@ class KernelTools:
         if isinstance(cells, str):
             return cells, True, None
         return _cells_text(cells), False, None
+
+    def _users_names(self) -> dict[str, object]:
+        """The namespace without what IPython put there itself (``user_ns_hidden``: its
+        ``open``, ``exit`` ...), unless the user rebound the name."""
+        namespace = self.namespace()
+        hidden = getattr(self.shell, "user_ns_hidden", None) or {}
+        return {k: v for k, v in namespace.items() if not (k in hidden and hidden[k] is v)}
 
     async def _on_main(self, fn: Callable[[], Any]) -> Any:
         """``fn()`` on the kernel's main thread, from a worker thread so that the server's loop

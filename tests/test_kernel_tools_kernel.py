@@ -90,6 +90,7 @@ def test_the_embedded_agent_lists_and_inspects_variables_through_mcp(
     listed = calls[0]["text"]
     assert "grid: ndarray" in listed or "grid: numpy.ndarray" in listed
     assert "names: list" in listed and "_hidden" not in listed and "np:" not in listed
+    assert "open:" not in listed  # IPython's own (user_ns_hidden), not the user's
     assert "int16" in calls[1]["text"] and "max 5" in calls[1]["text"]
     assert "probe!" in calls[2]["text"]
     assert "not defined" in calls[3]["text"]
