@@ -306,3 +306,47 @@ def test_a_tool_answer_is_capped_and_says_so() -> None:
     assert "variable_number_0: int" in text
     assert "characters cut" in text and "list_variables" in text
     assert server.events[-1].chars == len(text)
+
+
+def test_run_code_asks_for_the_grants_own_session_and_reports_the_outcome() -> None:
+    import concurrent.futures
+
+    from acp_notebook._kernel_code import CodeOutcome
+
+    asked: list[tuple[str, str]] = []
+    outcomes = iter(
+        [
+            CodeOutcome(True, "hello\n", None, "allowed"),
+            CodeOutcome(False, "", None, "rejected"),
+            CodeOutcome(True, "", "ZeroDivisionError: division by zero", "allowed"),
+        ]
+    )
+
+    def run_code(session_id: str, code: str) -> concurrent.futures.Future[Any]:
+        asked.append((session_id, code))
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        future.set_result(next(outcomes))
+        return future
+
+    server = KernelTools(dict, run_code=run_code)
+    server.start()
+    try:
+        mine, other = server.issue("a"), server.issue("b")
+        server.bind(mine, _Session("s-mine"))  # type: ignore[arg-type]
+        server.bind(other, _Session("s-other"))  # type: ignore[arg-type]
+        results = [
+            anyio.run(_call, server.url, mine.token, "run_code", {"code": c})[1]
+            for c in ("print('hello')", "import os", "1/0")
+        ]
+        _, unbound = anyio.run(
+            _call, server.url, server.issue("c").token, "run_code", {"code": "x"}
+        )
+    finally:
+        server.stop()
+    assert asked == [("s-mine", "print('hello')"), ("s-mine", "import os"), ("s-mine", "1/0")]
+    assert [(r.is_error, r.content[0].text) for r in results] == [
+        (False, "hello\n"),
+        (True, "not run: rejected"),
+        (True, "ZeroDivisionError: division by zero"),
+    ]
+    assert unbound.is_error and "no notebook session" in unbound.content[0].text
