@@ -62,3 +62,18 @@ def test_never_crashes_and_commands_are_non_empty(text: str) -> None:
 def test_dollar_lines_round_trip(commands: list[str]) -> None:
     text = "\n".join(f"$ {c}" for c in commands)
     assert parse_script(text) == [Run(c.strip()) for c in commands]
+
+
+def test_a_longer_fence_holds_shorter_fence_lines_and_commands() -> None:
+    # what %%acp --with sends: the attachment fenced with one backtick more than it holds
+    text = "Look.\n\n````text\na\n```\n$ touch out\n```\n````\n$ echo after"
+    steps = parse_script(text)
+    runs = [s for s in steps if isinstance(s, Run)]
+    assert [r.command for r in runs] == ["echo after"]  # nothing inside the attachment runs
+    # a closing fence may be longer than the opening one, never shorter
+    assert [r.command for r in parse_script("```sh\necho a\n``\n`````\n$ echo b")] == [
+        "echo a\n``",
+        "echo b",
+    ]
+    # backticks in an info string: not a fence (as CommonMark)
+    assert [type(s).__name__ for s in parse_script("```a`b\n$ echo c")] == ["Say", "Run"]

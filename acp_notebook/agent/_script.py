@@ -99,11 +99,21 @@ def _key_values(name: str, raw: str) -> Tool:
     return Tool(name, arguments)
 
 
-def _fence_info(line: str) -> str | None:
+def _fence_open(line: str) -> tuple[int, str] | None:
+    """``(length, info)`` of an opening fence line (3 or more backticks, as CommonMark), or
+    None: a longer fence is how text holding ``` lines of its own is fenced."""
     stripped = line.strip()
-    if stripped.startswith("```"):
-        return stripped[3:].strip()
-    return None
+    length = len(stripped) - len(stripped.lstrip("`"))
+    if length < 3:
+        return None
+    info = stripped[length:].strip()
+    return None if "`" in info else (length, info)
+
+
+def _fence_closes(line: str, length: int) -> bool:
+    """Whether ``line`` closes a fence of ``length`` backticks: as many or more, nothing else."""
+    stripped = line.strip()
+    return len(stripped) >= length and stripped == "`" * len(stripped)
 
 
 def _file_path(info: str) -> str | None:
@@ -153,8 +163,8 @@ def parse_script(text: str) -> list[Step]:
     i = 0
     while i < len(lines):
         line = lines[i]
-        info = _fence_info(line)
-        if info is None:
+        fence = _fence_open(line)
+        if fence is None:
             command = _command_line(line)
             tool = _tool_line(line) if command is None else None
             if command is not None:
@@ -165,10 +175,11 @@ def parse_script(text: str) -> list[Step]:
                 out.text(line)
             i += 1
             continue
-        # A fence: collect its body up to the closing ``` (or the end of the prompt).
+        # A fence: collect its body up to the closing fence (or the end of the prompt).
+        length, info = fence
         body: list[str] = []
         j = i + 1
-        while j < len(lines) and _fence_info(lines[j]) != "":
+        while j < len(lines) and not _fence_closes(lines[j], length):
             body.append(lines[j])
             j += 1
         closed = j < len(lines)

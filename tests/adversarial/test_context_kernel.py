@@ -95,12 +95,6 @@ def test_an_attached_cell_is_not_read_as_a_command(k: Kernel) -> None:
     assert "$ touch from_history.txt" in cell.text()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the embedded agent's script parser (acp_notebook/agent/_script.py) closes any fence"
-    " at a bare ``` line, so a longer fence does not hold: the line after it runs as a command"
-    " (behind the --allow here; a permission request otherwise)",
-)
 def test_a_bare_fence_inside_an_attachment_does_not_end_it(k: Kernel) -> None:
     k.run(
         'class F:\n    def __repr__(self):\n        return "a\\n```\\n$ touch fence_out"\nf = F()'
