@@ -95,6 +95,7 @@ NOT_RUN: dict[str, str] = {
     "no-turn": "no %%acp cell is running a turn of this session",
     "refused": "the request cannot be shown",
 }
+ABANDONED = "the agent stopped waiting for the answer (its tool call was given up)"
 NO_WAITER = "the cell of this turn does not wait for it (--bg): code runs only in a cell that waits"
 
 _BY = {"click": "by a click", "policy": "by policy --allow-code"}
@@ -229,6 +230,13 @@ class CodeRequest:
         self.outcome: CodeOutcome | None = None
         self.allowed_by: str | None = None
         self._lock = threading.Lock()
+        future.add_done_callback(self._abandoned)
+
+    def _abandoned(self, future: concurrent.futures.Future[CodeOutcome]) -> None:
+        """The caller cancelled the future (the agent's tool call was given up: a client
+        timeout, a closed connection): the card must not run code nobody waits for."""
+        if future.cancelled():
+            self.fail_closed("cancelled", ABANDONED)
 
     # -- settling (any thread) -------------------------------------------------------------
     def fail_closed(self, reason: str, detail: str = "") -> bool:
@@ -261,6 +269,8 @@ class CodeRequest:
         from ._widgets._code_card import CodeCard
 
         run = self.run
+        if self.state != "asked":  # given up before it got here
+            return
         refused = _refusal(run)
         if refused is not None:
             self.fail_closed(*refused)

@@ -329,3 +329,34 @@ def wait_for(predicate: Any, what: str) -> Any:
         done.wait(0.01)  # polling a test's condition, not timing the code under test
         deadline -= 0.01
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_a_request_its_caller_gave_up_never_runs(held: Held) -> None:
+    """The MCP server's await was cancelled (the agent's client timed out, the connection
+    closed): the open card settles, and a later Allow runs nothing."""
+    run = start_run(held.nb)
+    waiter = waiting(run)
+    future = held.request(WRITE)
+    card = card_of(run)
+    assert future.cancel()
+    wait_for(lambda: card.decided, "the card to settle")
+    assert (
+        card.outcome_text
+        == "Not run - the agent stopped waiting for the answer (its tool call was given up)"
+    )
+    allow(card)
+    held.idle()
+    waiter.result(GUARD)
+    assert not held.target.exists() and run.code[0].state == "done"
+
+
+def test_a_request_given_up_before_its_card_gets_no_card(held: Held) -> None:
+    run = start_run(held.nb)
+    waiter = waiting(run)
+    future = request_code(held.nb, SID, WRITE, namespace=held.ns)
+    future.cancel()  # before the I/O thread shows the card (or just after: either way)
+    wait_for(lambda: run.code and run.code[0].state == "done", "the request to settle")
+    held.idle()
+    waiter.result(GUARD)
+    assert not held.target.exists()
+    assert run.code[0].card is None or run.code[0].card.decided
