@@ -18,7 +18,7 @@ import re
 import shlex
 import sys
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal, NoReturn
 
 import IPython.core.magic as _magic
@@ -388,11 +388,24 @@ async def run_cell_async(line: str, body: str) -> None:
 
 
 class TurnInterrupted(KeyboardInterrupt):
-    """Interrupt during a ``%%acp`` cell. IPython shows it as its one line (through
-    ``_render_traceback_``), not as a traceback through the rewritten cell."""
+    """Interrupt during a ``%%acp`` cell (or a ``%acp`` wait for the agent). IPython shows it
+    as its one line (through ``_render_traceback_``), not as a traceback."""
 
     def _render_traceback_(self) -> list[str]:
         return [f"KeyboardInterrupt: {self}"]
+
+
+def _interruptible(handle: AgentHandle, what: str, fn: Callable[[], Awaitable[Any]]) -> Any:
+    """Await ``fn()`` in the I/O thread. An Interrupt withdraws it (its request is cancelled:
+    ``$/cancel_request``) and ends the cell in one line; the agent and the kernel go on. A
+    sign-in the agent never answers (gemini's browser login on a machine without one) is
+    stopped this way."""
+    future = handle.io.submit(fn)
+    try:
+        return future.result()
+    except KeyboardInterrupt:
+        future.cancel()
+        raise TurnInterrupted(f"{what} was interrupted: the request was withdrawn") from None
 
 
 # -- %acp -------------------------------------------------------------------------------------
@@ -992,7 +1005,11 @@ def _auth_cmd(nb: Notebook, argv: list[str]) -> None:
     kind = _auth.kind(method)
     if _auth.is_agent_method(method):
         try:
-            handle.io.call(handle.agent.login, args.method)
+            _interruptible(
+                handle,
+                f"signing in to {handle.name!r} with {args.method!r}",
+                functools.partial(handle.agent.login, args.method),
+            )
         except AcpError as exc:
             # The agent reads a key from its own environment (codex-acp's api-key says which
             # in data.envVars): ask for it as for an env_var method, then sign in again.

@@ -103,3 +103,29 @@ def test_env_var_sign_in_restarts_the_agent_and_the_key_appears_nowhere(tmp_path
     news = [m for m in received(work) if m.get("method") == "session/new"]
     assert len(news) == 2
     assert SECRET not in (work / "received.jsonl").read_text()
+
+
+def test_interrupt_stops_a_sign_in_the_agent_never_answers(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    with acp_kernel(tmp_path) as k:
+        k.run(f"%acp connect --name signin -- {sys.executable} {AGENT} {work} --hang")
+        cell = k.submit("%acp auth hang", new_cell_id())
+        k.wait_for(
+            lambda: any(m.get("method") == "auth/login" for m in received(work)),
+            "the agent to get the sign-in request",
+        )
+        k.km.interrupt_kernel()
+        k.wait_for(lambda: cell.done, "the cell to end after the Interrupt")
+        text = cell.text()
+        assert (
+            "KeyboardInterrupt: signing in to 'signin' with 'hang' was interrupted:"
+            " the request was withdrawn" in text
+        ), text
+        assert "Traceback" not in text
+        k.wait_for(
+            lambda: any(m.get("method") == "$/cancel_request" for m in received(work)),
+            "the $/cancel_request",
+        )
+        # the kernel and the agent go on: another method signs in
+        said = k.run("%acp auth login").text()
+        assert "signed in to 'signin' with 'login'" in said

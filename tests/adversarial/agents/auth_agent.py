@@ -8,6 +8,9 @@ Usage: ``python auth_agent.py WORKDIR``. Every message it receives is appended t
 answered with ``signed in by <how>`` and idle. ``auth/login`` with another method id is an
 error. A ``FAKE_KEY`` value is never echoed (a test greps the notebook for it).
 
+``python auth_agent.py WORKDIR --hang`` also advertises ``hang`` (type ``agent``), whose
+``auth/login`` prints a line that is not ACP and is never answered.
+
 ``python auth_agent.py WORKDIR --terminal`` also advertises ``terminal-login`` (type
 ``terminal``: run the agent with ``--login`` added, and ``AUTH_AGENT_MODE=login``). Run so,
 it is the login command: it asks ``password: `` with getpass; ``open-sesame`` stores
@@ -56,6 +59,8 @@ AUTH_METHODS: list[dict[str, Any]] = [
 
 if "--terminal" in sys.argv:
     AUTH_METHODS.append(TERMINAL_METHOD)
+if "--hang" in sys.argv:  # a browser login on a machine without one: never answered
+    AUTH_METHODS.append({"type": "agent", "methodId": "hang", "name": "Log in (never answers)"})
 
 _signed_in = ["env FAKE_KEY" if os.environ.get("FAKE_KEY") else ""]
 if CREDENTIALS.exists():
@@ -99,7 +104,10 @@ def handle(message: dict[str, Any]) -> None:
         }
         send({"jsonrpc": "2.0", "id": rid, "result": result})
     elif method == "auth/login":
-        if params.get("methodId") == "login":
+        if params.get("methodId") == "hang":
+            sys.stdout.write("Enter the authorization code: \n")  # not ACP, as gemini does
+            sys.stdout.flush()
+        elif params.get("methodId") == "login":
             _signed_in[0] = "auth/login"
             send({"jsonrpc": "2.0", "id": rid, "result": {}})
         else:
