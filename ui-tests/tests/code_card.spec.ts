@@ -1,8 +1,8 @@
 /**
- * The code card in a real JupyterLab: the agent's `run_code` (here asked from a thread in the
- * kernel with `_kernel_code.request_code`, as the kernel tools' MCP server asks it) shows the
+ * The code card in a real JupyterLab: the embedded agent, connected with `--kernel-tools`,
+ * calls the kernel's `run_code` tool over MCP (`@tool run_code {...}`); the code card shows the
  * code, highlighted, in the cell that owns the turn; Allow runs it in the kernel and its output
- * shows in the card. The turn is held open by a permission card (`$ echo held`).
+ * shows in the card (and goes back to the agent, whose tool call shows it too).
  */
 import * as path from 'path';
 
@@ -18,20 +18,16 @@ const CODE = [
   '{"mean": mean, "max": max(values)}'
 ].join('\n');
 
+/** The prompt line; a %%acp body fills in {name}, so its braces are doubled. */
+const TOOL_LINE = '@tool run_code ' + JSON.stringify({ code: CODE }).replace(/[{}]/g, b => b + b);
+
 const CONNECT = [
-  'import os, sys, tempfile, threading',
+  'import os, sys, tempfile',
   'work = tempfile.mkdtemp(prefix="acp-ui-")',
   'os.chdir(work)',
   '%load_ext acp_notebook',
-  '%acp connect --name embedded --cwd {work} -- ' +
-    '{sys.executable} -m acp_notebook.agent --data-dir {work}/.agent-data',
-  'from acp_notebook._kernel_code import request_code',
-  "nb = get_ipython().magics_manager.registry['AcpMagics'].notebook",
-  'asked = {}',
-  'def started(run):',
-  '    sid = run.session.id',
-  `    threading.Thread(target=lambda: asked.setdefault("f", request_code(nb, sid, ${JSON.stringify(CODE)}))).start()`,
-  "nb.events.subscribe('turn_started', started)"
+  '%acp connect --kernel-tools --name embedded --cwd {work} -- ' +
+    '{sys.executable} -m acp_notebook.agent --data-dir {work}/.agent-data'
 ].join('\n');
 
 const CONNECTED = "acp: connected 'embedded'";
@@ -43,8 +39,8 @@ test.describe('the code card', () => {
   }) => {
     await openNotebook(page, tmpPath, 'code.ipynb', [
       CONNECT,
-      '%%acp\nLet me look at the values.\n$ echo held',
-      'print(values, asked["f"].result(30).reason)'
+      `%%acp\nLet me look at the values.\n${TOOL_LINE}`,
+      'print(values, mean)'
     ]);
     await page.notebook.runCell(0);
     await expect(cellOutput(page, 0)).toContainText(CONNECTED);
@@ -70,11 +66,12 @@ test.describe('the code card', () => {
     await expect(card.getByRole('button', { name: 'Allow', exact: true })).toBeDisabled();
     await card.screenshot({ path: path.join(ARTIFACTS, 'code-card-ran.png') });
 
-    // End the turn: reject the command that held it open.
-    const permission = live.locator('.acp-card:not(.acp-code-card)');
-    await permission.getByRole('button', { name: 'Reject', exact: true }).click();
-    await expect(cellOutput(page, 1).locator('.acp-turn-static')).toHaveCount(1);
+    // The agent got the output: its tool call shows it, and the turn ends.
+    const done = cellOutput(page, 1).locator('.acp-turn-static');
+    await expect(done).toHaveCount(1);
+    await expect(done).toContainText('mean of 8 values: 3.875');
+    await cellOutput(page, 1).screenshot({ path: path.join(ARTIFACTS, 'code-card-turn.png') });
     await page.notebook.runCell(2);
-    await expect(cellOutput(page, 2)).toContainText('[3, 1, 4, 1, 5, 9, 2, 6] allowed');
+    await expect(cellOutput(page, 2)).toContainText('[3, 1, 4, 1, 5, 9, 2, 6] 3.875');
   });
 });
