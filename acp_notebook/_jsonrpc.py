@@ -406,6 +406,14 @@ class Connection:
             message["params"] = params
         await self._write(message)
 
+    async def notify_encoded(self, method: str, params: Any, line: bytes) -> None:
+        """`notify`, with the message already encoded: ``line`` is exactly what `notify`
+        would write (compact JSON, newline included), which the caller guarantees; the log
+        and the observers get the message as usual. For a hot sender that builds its lines
+        without a JSON encoder (the embedded agent's terminal output)."""
+        self._check_open()
+        await self._write({"jsonrpc": "2.0", "method": method, "params": params}, line)
+
     def cancel_request(self, request_id: int) -> None:
         """Ask the peer to cancel one of our requests (sends ``$/cancel_request``).
 
@@ -427,11 +435,12 @@ class Connection:
         if self.closed:
             raise ConnectionClosed(f"the connection to the {self.name} is closed")
 
-    async def _write(self, message: dict[str, Any]) -> None:
-        try:
-            data = _dumps(message)
-        except (TypeError, ValueError, RecursionError) as exc:
-            raise TypeError(f"message is not JSON-serialisable: {exc}") from exc
+    async def _write(self, message: dict[str, Any], data: bytes | None = None) -> None:
+        if data is None:
+            try:
+                data = _dumps(message)
+            except (TypeError, ValueError, RecursionError) as exc:
+                raise TypeError(f"message is not JSON-serialisable: {exc}") from exc
         async with self._write_lock:
             try:
                 await self._send.send(data)

@@ -62,7 +62,7 @@ async def test_the_terminal_has_normal_settings(tmp_path: Path) -> None:
     assert "-onlcr" not in settings
 
 
-async def test_batches_are_at_most_16_kib_and_nothing_is_lost(tmp_path: Path) -> None:
+async def test_batches_are_at_most_batch_bytes_and_nothing_is_lost(tmp_path: Path) -> None:
     status, chunks = await run(PtyCommand("head -c 1000000 /dev/zero | tr '\\0' 'x'", tmp_path))
     assert sum(map(len, chunks)) == 1000000
     assert max(map(len, chunks)) <= BATCH_BYTES

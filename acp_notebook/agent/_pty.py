@@ -9,11 +9,15 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import math
 import os
+import queue
+import select
 import signal
 import struct
 import subprocess
 import termios
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -29,9 +33,11 @@ __all__ = [
     "let_commands_receive_sigint",
 ]
 
-BATCH_BYTES = 16 * 1024
+BATCH_BYTES = 64 * 1024
 BATCH_SECONDS = 0.020
 _DRAIN_IDLE_SECONDS = 0.1
+_IDLE_CHECK_SECONDS = 0.05  # how often a silent command's reader looks at whether it exited
+_QUEUED_BATCHES = 16  # read ahead at most this many batches (1 MiB) while output is written
 
 
 def let_commands_receive_sigint() -> bool:
@@ -181,42 +187,102 @@ class PtyCommand:
     async def _pump(
         self, fd: int, on_output: Callable[[bytes], Awaitable[None]], exited: anyio.Event
     ) -> None:
-        buf = bytearray()
-        first = 0.0
-        while True:
-            if buf:
-                timeout = max(0.0, first + BATCH_SECONDS - time.monotonic())
-            elif exited.is_set():
-                # The command is gone: only drain what is still buffered in the PTY.
-                timeout = _DRAIN_IDLE_SECONDS
-            else:
-                timeout = 0.05  # re-check ``exited`` now and then
-            readable = False
-            with anyio.move_on_after(timeout):
-                await anyio.wait_readable(fd)
-                readable = True
-            if not readable:
-                if buf:
-                    await on_output(bytes(buf))
-                    buf.clear()
-                elif exited.is_set():
-                    return
-                continue
+        # A reader thread reads the PTY all along, with one poll object that keeps the fd
+        # registered (waiting in the event loop registered and unregistered it with epoll at
+        # every read, and nothing read while ``on_output`` was awaited: a PTY holds a few KiB,
+        # so the command waited). It queues batches, at most ``_QUEUED_BATCHES`` ahead of
+        # ``on_output``; past that the PTY fills up and the command waits (back-pressure).
+        # The thread has ended before this returns (the caller then closes the fd).
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        batches: queue.Queue[tuple[bytes, bool]] = queue.Queue(maxsize=_QUEUED_BATCHES)
+        stop = threading.Event()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(
+                anyio.to_thread.run_sync, _read_into, fd, poller, exited.is_set, batches, stop
+            )
             try:
-                data = os.read(fd, BATCH_BYTES - len(buf))
-            except BlockingIOError:
-                continue
-            except OSError as exc:
-                if exc.errno != errno.EIO:  # EIO: every holder of the slave side closed it
-                    raise
-                data = b""
-            if not data:
-                break
-            if not buf:
-                first = time.monotonic()
-            buf += data
-            if len(buf) >= BATCH_BYTES:
-                await on_output(bytes(buf))
-                buf.clear()
+                while True:
+                    for data, end in await anyio.to_thread.run_sync(_take_batches, batches):
+                        if data:
+                            await on_output(data)
+                        if end:
+                            return
+            finally:
+                stop.set()
+
+
+def _read_into(
+    fd: int,
+    poller: select.poll,
+    exited: Callable[[], bool],
+    batches: queue.Queue[tuple[bytes, bool]],
+    stop: threading.Event,
+) -> None:
+    """The reader thread: `_read_batch` after `_read_batch` into ``batches`` until the end
+    (queued last, as ``(data, True)``) or until ``stop`` is set."""
+    while not stop.is_set():
+        data, end = _read_batch(fd, poller, exited)
+        if data or end:
+            while True:
+                try:
+                    batches.put((data, end), timeout=_IDLE_CHECK_SECONDS)
+                    break
+                except queue.Full:
+                    if stop.is_set():
+                        return
+        if end:
+            return
+
+
+def _take_batches(batches: queue.Queue[tuple[bytes, bool]]) -> list[tuple[bytes, bool]]:
+    """Every batch queued now, waiting up to ``_IDLE_CHECK_SECONDS`` for a first one."""
+    try:
+        taken = [batches.get(timeout=_IDLE_CHECK_SECONDS)]
+    except queue.Empty:
+        return []
+    while True:
+        try:
+            taken.append(batches.get_nowait())
+        except queue.Empty:
+            return taken
+
+
+def _read_batch(fd: int, poller: select.poll, exited: Callable[[], bool]) -> tuple[bytes, bool]:
+    """Read ``fd`` until a batch is due: ``BATCH_BYTES`` read, ``BATCH_SECONDS`` after its
+    first byte, or the end. Returns ``(bytes, ended)``; with nothing read it returns after
+    ``_IDLE_CHECK_SECONDS`` so the caller can stop (cancellation waits for it). Once the
+    command has ``exited``, what is still buffered in the PTY is drained; silence for
+    ``_DRAIN_IDLE_SECONDS`` then ends it (a leftover may hold the slave side open)."""
+    buf = bytearray()
+    first = 0.0
+    while True:
         if buf:
-            await on_output(bytes(buf))
+            timeout = first + BATCH_SECONDS - time.monotonic()
+            if timeout <= 0:
+                return bytes(buf), False
+        elif exited():
+            timeout = _DRAIN_IDLE_SECONDS
+        else:
+            timeout = _IDLE_CHECK_SECONDS
+        if not poller.poll(max(1, math.ceil(timeout * 1000))):
+            if buf:
+                return bytes(buf), False
+            # nothing read: the end after a drain's silence, else back to the caller (which
+            # may have been cancelled meanwhile)
+            return b"", timeout >= _DRAIN_IDLE_SECONDS and exited()
+        try:
+            data = os.read(fd, BATCH_BYTES - len(buf))
+        except BlockingIOError:
+            continue
+        except OSError as exc:
+            if exc.errno != errno.EIO:  # EIO: every holder of the slave side closed it
+                raise
+            data = b""
+        if not data:
+            return bytes(buf), True
+        if not buf:
+            first = time.monotonic()
+        buf += data
+        if len(buf) >= BATCH_BYTES:
+            return bytes(buf), False

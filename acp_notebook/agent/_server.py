@@ -25,7 +25,7 @@ from ._files import PathRefused, diff_content, read_text, resolve_inside
 from ._pty import ExitStatus, PtyCommand
 from ._scenario import Permission, Scenario, Script, SendUpdate, Sleep, Stop, substitute
 from ._script import Run, Say, Tool, Write, parse_script
-from ._store import SessionFile, Store, compact_history
+from ._store import FLUSH_SECONDS, SessionFile, Store, compact_history
 
 __all__ = ["PROTOCOL_VERSION", "AgentServer", "Decision"]
 
@@ -34,6 +34,14 @@ logger = logging.getLogger("acp_notebook.agent")
 PROTOCOL_VERSION = 2
 ALLOW_KINDS = ("allow_once", "allow_always")
 REJECT_KINDS = ("reject_once", "reject_always")
+
+
+async def _flush_every(file: SessionFile, seconds: float) -> None:
+    """Write what ``file`` holds every ``seconds``, until cancelled (a quiet command's last
+    output reaches the file within that bound)."""
+    while True:
+        await anyio.sleep(seconds)
+        file.flush()
 
 
 def _new_id(prefix: str) -> str:
@@ -162,11 +170,14 @@ class AgentServer:
         conn.set_request_handler(self._on_request)
         conn.set_notification_handler(self._on_notification)
         self._conn = conn
-        async with anyio.create_task_group() as tg:
-            self._tg = tg
-            async with conn:
-                await conn.wait_closed()
-            tg.cancel_scope.cancel()
+        try:
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                async with conn:
+                    await conn.wait_closed()
+                tg.cancel_scope.cancel()
+        finally:
+            self.store.flush()  # what the session files still hold
 
     @property
     def conn(self) -> Connection:
@@ -452,8 +463,13 @@ class AgentServer:
         # client may use it the moment it reads it. (An interrupt before ``run`` still counts.)
         session.terminals[terminal_id] = pty
 
-        async def output(data: bytes) -> None:
-            await self._send_update(session, wire.terminal_chunk(terminal_id, data))
+        lines = wire.ChunkLines(session.session_id, terminal_id)
+
+        async def output(data: bytes) -> None:  # what _send_update does, encoded once
+            update, encoded, line = lines(data)
+            session.file.update(update, encoded=encoded)
+            params = wire.notification(session.session_id, update)
+            await self.conn.notify_encoded(p.Method.SESSION_UPDATE, params, line)
 
         try:
             await self._send_update(session, wire.terminal_start(terminal_id, command, cwd))
@@ -461,7 +477,13 @@ class AgentServer:
             if turn.cancelled:
                 pty.interrupt()
             try:
-                status = await pty.run(output)
+                async with anyio.create_task_group() as flushing:
+                    # the session file holds output in batches: written at least this often
+                    flushing.start_soon(_flush_every, session.file, FLUSH_SECONDS)
+                    try:
+                        status = await pty.run(output)
+                    finally:
+                        flushing.cancel_scope.cancel()
             except OSError as exc:
                 await self._send_update(session, wire.terminal_exit(terminal_id, None))
                 await self._send_update(
@@ -682,7 +704,7 @@ class AgentServer:
                 "terminalId": terminal_id,
                 "data": base64.b64encode(block).decode("ascii"),
             }
-            await self._send_update(session, chunk, record=False)
+            await self._send_update(session, chunk)  # recorded: replayable, within the cap
         meta = {"acpNotebook": {"bytes": total, "sha256": digest.hexdigest()}}
         await self._send_update(session, wire.terminal_exit(terminal_id, ExitStatus(0), meta=meta))
         await self._send_update(session, wire.tool_call(tool_call_id, status="completed"))

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
-__all__ = ["FdReceiveStream", "FdSendStream"]
+__all__ = ["PIPE_BYTES", "FdReceiveStream", "FdSendStream"]
+
+PIPE_BYTES = 1 << 20
 
 
 class FdReceiveStream(ByteReceiveStream):
@@ -38,6 +42,11 @@ class FdSendStream(ByteSendStream):
     def __init__(self, fd: int) -> None:
         self._fd = fd
         self._closed = False
+        # A pipe holds 64 KiB by default: less than one line of terminal output, so each
+        # write waited for the client to read it. A larger one lets a flood's writes run
+        # ahead of the client's reads (Linux; elsewhere, or if refused, the default stays).
+        with contextlib.suppress(OSError, AttributeError):
+            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
 
     @staticmethod
     def _write_all(fd: int, data: bytes) -> None:

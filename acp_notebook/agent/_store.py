@@ -45,6 +45,10 @@ __all__ = [
 
 DEFAULT_MAX_BYTES = 50 * 2**20
 DEFAULT_MAX_DAYS = 30.0
+# Terminal output is written in batches: at most this much, or this long after the oldest
+# line held; any other entry (and `SessionFile.flush`) writes what is held at once.
+FLUSH_BYTES = 1 << 20
+FLUSH_SECONDS = 1.0
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 
@@ -74,29 +78,63 @@ class SessionRecord:
 
 
 class SessionFile:
-    """Append-only writer for one session (within its store's size cap, if any)."""
+    """Append-only writer for one session (within its store's size cap, if any).
+
+    Terminal output chunks are held and written in batches (``FLUSH_BYTES``, ``FLUSH_SECONDS``;
+    appending every chunk once cost a fifth of a flood's time); any other entry writes what is
+    held, then itself, at once, so the file's order is the order of the calls. The store's
+    readers (`Store.load`, `Store.list`) flush first.
+    """
 
     def __init__(self, path: Path, store: Store | None = None) -> None:
         self.path = path
         self._store = store
         self.truncated = False
+        self._held: list[bytes] = []
+        self._held_bytes = 0
+        self._held_since = 0.0
 
-    def _append(self, entry: dict[str, Any]) -> None:
+    def _append(self, entry: dict[str, Any], *, batch: bool = False) -> None:
         line = json.dumps(entry, separators=(",", ":"), ensure_ascii=False) + "\n"
-        data = line.encode("utf-8")
+        self._append_line(line.encode("utf-8"), batch=batch)
+
+    def _append_line(self, data: bytes, *, batch: bool) -> None:
+        if self._store is not None:
+            self._store.written(len(data))  # counted now: the size cap includes what is held
+        if not self._held:
+            self._held_since = time.monotonic()
+        self._held.append(data)
+        self._held_bytes += len(data)
+        if (
+            not batch
+            or self._held_bytes >= FLUSH_BYTES
+            or time.monotonic() - self._held_since >= FLUSH_SECONDS
+        ):
+            self.flush()
+
+    def flush(self) -> None:
+        """Write what is held."""
+        if not self._held:
+            return
+        data = b"".join(self._held)
+        self._held = []
+        self._held_bytes = 0
         with self.path.open("ab") as f:
             f.write(data)
-        if self._store is not None:
-            self._store.written(len(data))
 
-    def update(self, update: dict[str, Any]) -> None:
+    def update(self, update: dict[str, Any], *, encoded: bytes | None = None) -> None:
+        """Record ``update``; ``encoded``: its compact JSON, if the caller has it already."""
         if self.truncated:
             return
         if self._store is not None and not self._store.has_room():
             self.truncated = True
             self._append({"kind": "truncated"})
             return
-        self._append({"kind": "update", "update": update})
+        chunk = update.get("sessionUpdate") == "terminal_output_chunk"
+        if encoded is None:
+            self._append({"kind": "update", "update": update}, batch=chunk)
+        else:
+            self._append_line(b'{"kind":"update","update":' + encoded + b"}\n", batch=chunk)
 
     def grant(self, key: str, allow: bool) -> None:
         self._append({"kind": "grant", "key": key, "allow": allow})
@@ -120,6 +158,7 @@ class Store:
         self.max_bytes = max_bytes
         self.max_age_days = max_age_days
         self._mine: set[Path] = set()  # files this process writes: never pruned by it
+        self._writers: dict[Path, SessionFile] = {}  # one writer per file (it holds a batch)
         self._total: int | None = None  # bytes in the directory, as last counted plus written
 
     # -- caps ------------------------------------------------------------------------------
@@ -141,6 +180,7 @@ class Store:
 
     def prune(self) -> None:
         """Delete files older than the age cap, then the oldest ones over the size cap."""
+        self.flush()  # sizes are read from the files
         files = self._files()
         now = time.time()
         kept: list[tuple[float, int, Path]] = []
@@ -184,7 +224,7 @@ class Store:
         session_id = f"sess-{uuid.uuid4().hex}"
         path = self.root / f"{session_id}.jsonl"
         self._mine.add(path)
-        file = SessionFile(path, self)
+        file = self._writers[path] = SessionFile(path, self)
         file._append({"kind": "session", "sessionId": session_id, "cwd": cwd, "createdAt": _now()})
         return session_id, file
 
@@ -194,18 +234,28 @@ class Store:
             return None
         self._mine.add(path)
         self.prune()
-        return SessionFile(path, self)
+        file = self._writers.get(path)
+        if file is None:
+            file = self._writers[path] = SessionFile(path, self)
+        return file
+
+    def flush(self) -> None:
+        """Write what every writer of this store holds."""
+        for file in list(self._writers.values()):
+            file.flush()
 
     def load(self, session_id: str) -> SessionRecord | None:
         path = self._path(session_id)
         if path is None or not path.is_file():
             return None
+        self.flush()
         return _read(path)
 
     def list(self) -> list[SessionRecord]:
         """Every readable session, most recently updated first."""
         if not self.root.is_dir():
             return []
+        self.flush()
         records = [r for p in self.root.glob("*.jsonl") if (r := _read(p)) is not None]
         records.sort(key=lambda r: r.updated_at, reverse=True)
         return records

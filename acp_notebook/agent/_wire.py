@@ -6,7 +6,7 @@ Each builder constructs the wire model of `acp_notebook._protocol` and returns i
 
 from __future__ import annotations
 
-import base64
+import binascii
 import json
 from typing import Any
 
@@ -152,9 +152,43 @@ def terminal_start(terminal_id: str, command: str, cwd: str) -> dict[str, Any]:
 
 
 def terminal_chunk(terminal_id: str, data: bytes) -> dict[str, Any]:
-    return p.TerminalOutputChunk(
-        terminal_id=terminal_id, data=base64.b64encode(data).decode("ascii")
-    ).to_wire()
+    # What ``p.TerminalOutputChunk(...).to_wire()`` gives, built directly: it is sent for every
+    # batch of a command's output (tests/test_agent_wire.py checks they are the same).
+    return {
+        "sessionUpdate": "terminal_output_chunk",
+        "terminalId": terminal_id,
+        "data": binascii.b2a_base64(data, newline=False).decode("ascii"),
+    }
+
+
+class ChunkLines:
+    """One terminal's output chunks for one session, encoded without a JSON encoder.
+
+    ``lines(data)`` returns ``(update, encoded, line)``: the update (`terminal_chunk`), its
+    compact JSON (for the session file) and the whole ``session/update`` line, exactly what
+    ``Connection.notify`` would write (tests/test_agent_wire.py checks it byte for byte).
+    Encoding a batch of output twice with ``json.dumps`` (the line, the file) cost more than
+    reading it from the PTY; base64 needs no escaping, the ids are encoded once here.
+    """
+
+    def __init__(self, session_id: str, terminal_id: str) -> None:
+        self.terminal_id = terminal_id
+        tid = json.dumps(terminal_id, ensure_ascii=False).encode("utf-8")
+        sid = json.dumps(session_id, ensure_ascii=False).encode("utf-8")
+        self._update_head = b'{"sessionUpdate":"terminal_output_chunk","terminalId":' + tid
+        self._update_head += b',"data":"'
+        self._line_head = b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":'
+        self._line_head += sid + b',"update":'
+
+    def __call__(self, data: bytes) -> tuple[dict[str, Any], bytes, bytes]:
+        b64 = binascii.b2a_base64(data, newline=False)
+        encoded = self._update_head + b64 + b'"}'
+        update = {
+            "sessionUpdate": "terminal_output_chunk",
+            "terminalId": self.terminal_id,
+            "data": b64.decode("ascii"),
+        }
+        return update, encoded, self._line_head + encoded + b"}}\n"
 
 
 def terminal_exit(
