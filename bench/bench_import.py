@@ -18,6 +18,9 @@ import argparse
 import statistics
 import subprocess
 import sys
+import tempfile
+
+_CWD = tempfile.gettempdir()
 
 SNIPPETS = {
     "import ipywidgets": (
@@ -47,8 +50,8 @@ print(t1 - t0, 'acp_notebook.agent' in sys.modules)
 
 def sample(setup: str, timed: str) -> tuple[float, bool]:
     code = TEMPLATE.format(setup=setup, timed=timed)
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    out = subprocess.run(  # not from the checkout: `-c` puts the cwd first on sys.path
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=_CWD
     ).stdout.split()
     return float(out[-2]), out[-1] == "True"
 

@@ -66,6 +66,9 @@ class WireModel(BaseModel):
         serialize_by_alias=True,
         extra="allow",
         strict=True,
+        # Validators and serialisers are built when a model is first used, not at import:
+        # building all of them was half of `import acp_notebook`'s time.
+        defer_build=True,
     )
 
     meta: dict[str, Any] | None = Field(default=None, alias="_meta")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import functools
+from dataclasses import dataclass
 from typing import Any, Final
 
 from pydantic import TypeAdapter
@@ -78,13 +79,16 @@ class MethodSpec:
     name: str
     params: Any
     result: Any = None
-    _params_adapter: TypeAdapter[Any] = field(init=False, repr=False, compare=False)
-    _result_adapter: TypeAdapter[Any] | None = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_params_adapter", TypeAdapter(self.params))
-        adapter = None if self.result is None else TypeAdapter(self.result)
-        object.__setattr__(self, "_result_adapter", adapter)
+    # Made on first use (the models are built then too): making every method's adapters at
+    # import built every model of the protocol.
+    @functools.cached_property
+    def _params_adapter(self) -> TypeAdapter[Any]:
+        return TypeAdapter(self.params)
+
+    @functools.cached_property
+    def _result_adapter(self) -> TypeAdapter[Any] | None:
+        return None if self.result is None else TypeAdapter(self.result)
 
     @property
     def is_notification(self) -> bool:

@@ -9,7 +9,7 @@ import base64
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, cast
 
-from pydantic import Field, Tag, TypeAdapter, ValidationError
+from pydantic import ConfigDict, Field, Tag, TypeAdapter, ValidationError
 
 from ._base import UNKNOWN_TAG, UnknownVariant, WireModel, open_union_discriminator
 from ._config import AvailableCommand, SessionConfigOption
@@ -404,22 +404,39 @@ class UpdateSessionNotification(WireModel):
     update: SessionUpdate
 
 
-session_update_adapter: TypeAdapter[SessionUpdate] = TypeAdapter(SessionUpdate)
+# Built on first use, as the models are (``defer_build``): not at import.
+session_update_adapter: TypeAdapter[SessionUpdate] = TypeAdapter(
+    SessionUpdate, config=ConfigDict(defer_build=True)
+)
 _validate_update = session_update_adapter.validate_python
 
 # Per-tag validators of the plain (non-union) variants: skips the union dispatch for live
 # traffic. Anything else, and any failure, goes through the adapter so errors read the same.
-_FAST_VALIDATORS: dict[str, Callable[[Any], Any]] = {
-    tag: model.__pydantic_validator__.validate_python
+# Each is looked up on first use of its tag (the model is built then).
+_PLAIN_MODELS: dict[str, type[WireModel]] = {
+    tag: model
     for tag, model in SESSION_UPDATE_TYPES.items()
     if isinstance(model, type) and issubclass(model, WireModel)
 }
+_FAST_VALIDATORS: dict[str, Callable[[Any], Any]] = {}
+
+
+def _fast_validator(tag: Any) -> Callable[[Any], Any] | None:
+    found = _FAST_VALIDATORS.get(tag)
+    if found is None:
+        model = _PLAIN_MODELS.get(tag)
+        if model is None:
+            return None
+        model.model_rebuild()  # builds a deferred model (a no-op once built)
+        found = _FAST_VALIDATORS[tag] = model.__pydantic_validator__.validate_python
+    return found
 
 
 def parse_session_update(data: dict[str, Any]) -> SessionUpdate:
     """Parse one ``update`` object; raises ``pydantic.ValidationError`` when malformed."""
     if type(data) is dict:
-        fast = _FAST_VALIDATORS.get(data.get("sessionUpdate"))  # type: ignore[arg-type]
+        tag = data.get("sessionUpdate")
+        fast = _FAST_VALIDATORS.get(tag) or _fast_validator(tag)  # type: ignore[arg-type]
         if fast is not None:
             try:
                 return cast("SessionUpdate", fast(data))
