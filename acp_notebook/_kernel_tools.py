@@ -76,6 +76,8 @@ MAIN_THREAD_WAIT = 30.0  # seconds a reading tool waits for the kernel's main th
 EVENTS_KEPT = 200
 HISTORY_DEFAULT = 5
 HISTORY_MAX = 50
+DISCONNECT_POLL = 0.25
+"""Seconds between checks that a ``run_code`` client still waits for its answer."""
 TOOL_NAMES = ("list_variables", "inspect_variable", "notebook_history", "run_code")
 #: characters of one tool answer (24,000: the prompt cap of ``--with``/``--cells``, the same
 #: budget: 5,000 variables list in about 130,000 characters, 50 cells in up to 200,000)
@@ -480,7 +482,7 @@ class KernelTools:
         name = str(params.name)
         args = dict(params.arguments or {})
         try:
-            text, error, image = await self._run_tool(grant, name, args)
+            text, error, image = await self._run_tool(grant, name, args, ctx.request)
         except Exception as exc:
             log.exception("kernel tool %s failed", name)
             text, error, image = f"{name} failed: {type(exc).__name__}: {exc}", True, None
@@ -493,10 +495,10 @@ class KernelTools:
         return _result(t, text, error=error, image=image)
 
     async def _run_tool(
-        self, grant: Grant, name: str, args: dict[str, Any]
+        self, grant: Grant, name: str, args: dict[str, Any], request: Any = None
     ) -> tuple[str, bool, bytes | None]:
         if name == "run_code":
-            return await self._run_code(grant, args)
+            return await self._run_code(grant, args, request)
         if name not in _TOOLS:
             return f"no tool {name!r}; the tools are {', '.join(_TOOLS)}", True, None
         from . import _context
@@ -552,14 +554,30 @@ class KernelTools:
         except ToolInterrupted:
             return "interrupted by the user (Interrupt)"
 
-    async def _run_code(self, grant: Grant, args: dict[str, Any]) -> tuple[str, bool, None]:
+    async def _run_code(
+        self, grant: Grant, args: dict[str, Any], request: Any = None
+    ) -> tuple[str, bool, None]:
+        """Show the code card and wait for its outcome. A client that gives up on the call
+        (its HTTP request goes away: Claude's per-call timeout) withdraws the card: nobody
+        waits for that code any more, so a late Allow must not run it."""
         code = args.get("code")
         if not isinstance(code, str) or not code.strip():
             return "run_code needs code (a non-empty string)", True, None
         session_id = grant.session_id
         if self.run_code is None or session_id is None:
             return "run_code is not available here: no notebook session", True, None
-        outcome = await asyncio.wrap_future(self.run_code(session_id, code))
+        future = self.run_code(session_id, code)
+        watcher = asyncio.ensure_future(_cancel_when_gone(request, future))
+        try:
+            outcome = await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if future.cancelled() and (task is None or not task.cancelling()):
+                return "not run: the client stopped waiting", True, None
+            future.cancel()  # this handler was cancelled (the server stops): withdraw the card
+            raise
+        finally:
+            watcher.cancel()
         parts = []
         if outcome.output:
             parts.append(outcome.output)
@@ -569,6 +587,19 @@ class KernelTools:
             parts.append(f"not run: {outcome.reason}")
         text = "\n".join(parts) or "(no output)"
         return text, (not outcome.ran) or outcome.error is not None, None
+
+
+async def _cancel_when_gone(request: Any, future: concurrent.futures.Future[Any]) -> None:
+    """Cancel ``future`` once the HTTP client of ``request`` (a Starlette request) is gone."""
+    is_disconnected = getattr(request, "is_disconnected", None)
+    if is_disconnected is None:
+        return
+    while not future.done():
+        if await is_disconnected():
+            log.info("kernel tools: the client gave up on run_code; its card is withdrawn")
+            future.cancel()
+            return
+        await asyncio.sleep(DISCONNECT_POLL)
 
 
 def _capped(text: str, tool: str) -> str:

@@ -350,3 +350,37 @@ def test_run_code_asks_for_the_grants_own_session_and_reports_the_outcome() -> N
         (True, "ZeroDivisionError: division by zero"),
     ]
     assert unbound.is_error and "no notebook session" in unbound.content[0].text
+
+
+def test_a_client_that_gives_up_on_run_code_withdraws_its_card() -> None:
+    # the MCP client's per-call timeout (Claude's MCP_TOOL_TIMEOUT): it abandons the HTTP
+    # request; the code card's future is cancelled, so a later Allow cannot run the code
+    import concurrent.futures
+
+    pending: list[concurrent.futures.Future[Any]] = []
+
+    def run_code(session_id: str, code: str) -> concurrent.futures.Future[Any]:
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        pending.append(future)  # never answered: the card waits for a click
+        return future
+
+    async def give_up(url: str, token: str) -> None:
+        with anyio.move_on_after(1.0):
+            await _call(url, token, "run_code", {"code": "open('made.txt', 'w')"})
+        assert pending, "the call never reached run_code"
+
+    server = KernelTools(dict, run_code=run_code)
+    server.start()
+    try:
+        grant = server.issue("a")
+        server.bind(grant, _Session("s1"))  # type: ignore[arg-type]
+        anyio.run(give_up, server.url, grant.token)
+        (future,) = pending
+        deadline = threading.Event()
+        for _ in range(100):  # the server notices the client is gone (a bound, not a speed)
+            if future.cancelled():
+                break
+            deadline.wait(0.1)
+        assert future.cancelled()
+    finally:
+        server.stop()

@@ -91,13 +91,6 @@ def test_claude_run_code_rejected_on_the_code_card_never_runs(
     assert "Not run - the user rejected the code" in cell.text()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the kernel tools' server does not cancel request_code's future when the MCP client"
-    " gives up (Claude's per-call timeout: MCP_TOOL_TIMEOUT, else the MCP SDK's 60 s), so the"
-    " code card stays open although nobody waits for its answer; CodeRequest already settles"
-    " on future.cancel() (test_kernel_code.test_a_request_its_caller_gave_up_never_runs)",
-)
 def test_claude_giving_up_on_run_code_settles_the_code_card(
     kern: Kernel, claude: ClaudeLaunch, tmp_path: Path
 ) -> None:
