@@ -164,6 +164,10 @@ class ToolEvent:
     tool: str | None
     detail: str
     chars: int = 0
+    #: what the call was about (``inspect_variable``'s name, ``notebook_history``'s n)
+    about: str = ""
+    #: the text that went back to the agent (capped as the answer is)
+    text: str = field(default="", repr=False)
 
 
 # -- the mcpServers entry ------------------------------------------------------------------
@@ -489,7 +493,14 @@ class KernelTools:
         text = _capped(text, name)
         self._record(
             ToolEvent(
-                "call", grant.agent, grant.session_id, name, "error" if error else "ok", len(text)
+                "call",
+                grant.agent,
+                grant.session_id,
+                name,
+                "error" if error else "ok",
+                len(text),
+                _about(name, args),
+                text,
             )
         )
         return _result(t, text, error=error, image=image)
@@ -600,6 +611,15 @@ async def _cancel_when_gone(request: Any, future: concurrent.futures.Future[Any]
             future.cancel()
             return
         await asyncio.sleep(DISCONNECT_POLL)
+
+
+def _about(tool: str, args: dict[str, Any]) -> str:
+    """A few words on what a call was about, for the cell that shows it went."""
+    if tool == "inspect_variable" and isinstance(args.get("name"), str):
+        return str(args["name"])[:80]
+    if tool == "notebook_history":
+        return f"n={args.get('n', HISTORY_DEFAULT)}"
+    return ""
 
 
 def _capped(text: str, tool: str) -> str:

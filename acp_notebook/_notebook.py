@@ -435,11 +435,36 @@ class Notebook:
                     shell=shell,
                     on_main=on_main,
                     run_code=run_code,
-                    on_event=lambda event: self.events.emit("kernel_tool", event),
+                    on_event=self._on_tool_event,
                 )
                 self.kernel_tools = tools
         tools.start()
         return tools
+
+    def _on_tool_event(self, event: Any) -> None:
+        """A kernel tool event (the server's thread): on the event bus, and a tool's answer
+        shown in the cell of the session's running turn (what went to the agent is visible;
+        ``run_code`` has its own card)."""
+        self.events.emit("kernel_tool", event)
+        if event.kind != "call" or event.tool == "run_code" or event.session_id is None:
+            return
+        runs = [
+            run
+            for run in self.runs
+            if run.session.id == event.session_id and run.done is not None and not run.done.done()
+        ]
+        if not runs:
+            return
+        run = runs[-1]
+
+        def show() -> None:
+            from ._widgets._sent import SentCard
+
+            run.show_card(
+                SentCard(event.tool, event.about, event.text, error=event.detail == "error")
+            )
+
+        run.io.soon(show)
 
     def mcp_servers(self, handle: AgentHandle) -> tuple[list[dict[str, Any]] | None, Grant | None]:
         """The ``mcpServers`` for a new (or resumed) session of ``handle``, and its grant

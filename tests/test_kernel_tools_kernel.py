@@ -306,3 +306,25 @@ def test_a_resumed_session_gets_the_kernel_tools_too(k: Kernel, tmp_path: Path) 
     assert call["status"] == "completed" and "resumed_marker: int" in call["text"]
     log = k.run("%acp log -n 50").text()
     assert re.search(r'"method": "session/resume", .*"mcpServers": \[\{"type": "http"', log)
+
+
+def test_the_cell_shows_what_each_kernel_tool_sent_to_the_agent(k: Kernel, tmp_path: Path) -> None:
+    # privacy is visible: each tool answer that went to the agent is listed in the turn's
+    # cell, its text folded (escaped) in the live view and in what the notebook saves
+    _connect(k, tmp_path)
+    k.run("secret_plan = '<b>launch</b> \u202eday'\nother = 3\n")
+    cell = k.run("%%acp\n@tool inspect_variable name=secret_plan\n@tool notebook_history n=2\n")
+    assert "UsageError" not in cell.text(), cell.text()
+    seen = [
+        s.get("value", "") for s in k.models.values() if "acp-sent" in s.get("_dom_classes", ())
+    ]
+    assert len(seen) == 2, seen
+    first, second = seen
+    assert "Sent to the agent: kernel tool inspect_variable(secret_plan)" in first
+    assert "&lt;b&gt;launch&lt;/b&gt;" in first and "<b>launch" not in first
+    assert "\u202e" not in first and "\\u202e" in first  # the bidi override: visible
+    assert "<details>" in first and "<details open" not in first  # folded until clicked
+    assert "kernel tool notebook_history(n=2)" in second
+    # the cell's text transcript (what a saved notebook shows without a kernel) says it too
+    text = cell.text()
+    assert "Sent to the agent: kernel tool inspect_variable(secret_plan), " in text, text
