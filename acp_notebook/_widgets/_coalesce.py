@@ -47,9 +47,11 @@ DEFAULT_MAX_PENDING = 64 * 1024
 # two to spare for the flushes that do not wait, such as the one before an exit badge)
 DEFAULT_MIN_GAP = 0.036
 DEFAULT_BACKLOG_LIMIT = 16 * 2**20
-# messages per second shared by all busy terminals of a kernel, and the most in any second:
-# the target is 150; 144 leaves room for the jitter between taking a slot and sending
-DEFAULT_BUDGET_RATE = 144.0
+# messages per second shared by all busy terminals of a kernel, and the most in any second.
+# The target is 150 for every message of the terminals' comms: 30 are left for those that do
+# not wait (the flush before an exit badge, the widgets' state updates) and the jitter
+# between taking a slot and sending.
+DEFAULT_BUDGET_RATE = 120.0
 
 
 class _Timer:
