@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import hashlib
 import logging
@@ -697,14 +696,13 @@ class AgentServer:
             session, wire.terminal_start(terminal_id, command, str(session.cwd))
         )
         digest = hashlib.sha256()
+        lines = wire.ChunkLines(session.session_id, terminal_id)
         for block in flood_blocks(total):
             digest.update(block)
-            chunk = {
-                "sessionUpdate": "terminal_output_chunk",
-                "terminalId": terminal_id,
-                "data": base64.b64encode(block).decode("ascii"),
-            }
-            await self._send_update(session, chunk)  # recorded: replayable, within the cap
+            update, encoded, line = lines(block)
+            session.file.update(update, encoded=encoded)  # replayable, within the store's cap
+            params = wire.notification(session.session_id, update)
+            await self.conn.notify_encoded(p.Method.SESSION_UPDATE, params, line)
         meta = {"acpNotebook": {"bytes": total, "sha256": digest.hexdigest()}}
         await self._send_update(session, wire.terminal_exit(terminal_id, ExitStatus(0), meta=meta))
         await self._send_update(session, wire.tool_call(tool_call_id, status="completed"))
