@@ -158,7 +158,12 @@ def test_launch_builds_a_connect_call_with_copies() -> None:
     connector = launch(argv, "/work", env)
     assert connector.func is connect  # type: ignore[attr-defined]
     assert connector.args == (["agent", "--acp"],)  # type: ignore[attr-defined]
-    assert connector.keywords == {"cwd": "/work", "env": {"K": "V"}}  # type: ignore[attr-defined]
+    assert connector.keywords == {  # type: ignore[attr-defined]
+        "cwd": "/work",
+        "env": {"K": "V"},
+        "protocol": "auto",
+    }
+    assert launch(argv, "/work", env, 1).keywords["protocol"] == 1  # type: ignore[attr-defined]
     argv.append("--more")
     env["K2"] = "V2"
     assert connector.args == (["agent", "--acp"],)  # type: ignore[attr-defined]
