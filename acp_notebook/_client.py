@@ -8,11 +8,11 @@ import os
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from . import _protocol as p
 from ._elicitation import ElicitationAsker, ElicitationDecision, ElicitationHandler
@@ -22,16 +22,19 @@ from ._hotpath import decode_hot_line
 from ._jsonrpc import Connection, Problem, ProblemKind
 from ._permission import Asker, PermissionDecision, PermissionHandler, decide, invalid_options
 from ._process import AgentProcess, open_agent_connection
-from ._protocol import _v1 as v1
 from ._replay import REPLAY_BULK_BYTES, REPLAY_LIMIT, UpdateBuffer, UpdateStream
-from ._services import METHODS as SERVICE_METHODS
-from ._services import AgentServices
 from ._state import SessionState, TurnState
 from ._visible import visible_text
+
+if TYPE_CHECKING:
+    # Both are imported when a v1 agent is met (``import acp_notebook`` stays light).
+    from ._protocol import _v1 as v1
+    from ._services import AgentServices
 
 log = logging.getLogger("acp_notebook.client")
 
 PROTOCOL_VERSION = 2
+V1_PROTOCOL_VERSION = 1  # `_protocol._v1.PROTOCOL_VERSION`, without importing the v1 layer
 SUPPORTED_VERSIONS = (2, 1)
 ProtocolChoice = Literal["auto", 1, 2]
 """``connect(protocol=...)``: negotiate (offer 2, speak 1 if that is what the agent speaks), or
@@ -380,6 +383,8 @@ class Session:
         for decision in self.permissions:
             if decision.pending and decision.turn is turn:
                 decision.settle(None, "cancel", "the turn ended")
+        from ._protocol import _v1 as v1
+
         self._cancel_elicitations("the turn ended", turn)
         if error is not None and not turn.state.done and turn.state is self.state.current_turn:
             self.state.end_turn(ended_by(error))
@@ -394,6 +399,8 @@ class Session:
         if self.closed:
             raise AcpError(f"session {self.id} is closed")
         if self.turn is not None and not self.turn.done:
+        from ._protocol import _v1 as v1
+
             raise TurnInProgress(f"session {self.id} already has a prompt in flight")
         blocks = _prompt_blocks(prompt)
         text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
@@ -552,6 +559,8 @@ def ended_by(error: BaseException) -> str:
     if isinstance(error, RpcError):
         return f"the agent refused the prompt: {error.message}"
     text = str(error).strip() or type(error).__name__
+        from ._protocol import _v1 as v1
+
     return text.partition("\n")[0]
 
 
@@ -608,7 +617,11 @@ class Agent:
         # Counted, not sized: each one already passed the connection's line limit.
         self._early_count = 0
         #: a v1 agent's client terminals and file system (``client_services=True``), else None
-        self.services: AgentServices | None = AgentServices(self) if client_services else None
+        self.services: AgentServices | None = None
+        if client_services:
+            from ._services import AgentServices
+
+            self.services = AgentServices(self)
         connection.set_request_handler(self._on_request)
         connection.set_notification_handler(self._on_notification)
         # terminal output of the commonest shape: decoded by orjson, dispatched at once
@@ -715,6 +728,8 @@ class Agent:
         offered = self.services is not None
         return {
             "clientInfo": {
+        from ._protocol import _v1 as v1
+
                 "name": CLIENT_NAME,
                 "title": "acp_notebook",
                 "version": _client_version(),
@@ -757,6 +772,8 @@ class Agent:
         parsed, notes = v1.parse_v1_response(model, result)
         for note in notes:
             self._problem(f"v1 {model.__name__.removeprefix('V1')}: {note}")
+        from ._protocol import _v1 as v1
+
         return parsed
 
     def _v1_can(self, what: str) -> bool:
@@ -783,6 +800,8 @@ class Agent:
 
     async def logout(self) -> None:
         if not self.auth_methods:
+        from ._protocol import _v1 as v1
+
             raise AcpError("the agent advertised no auth methods")
         await self._request(p.Method.AUTH_LOGOUT if self.protocol_version != 1 else "logout", {})
 
@@ -800,7 +819,7 @@ class Agent:
         servers = [dict(entry) for entry in mcp_servers or ()]
         self._opening += 1
         try:
-            if self.protocol_version == v1.PROTOCOL_VERSION:
+            if self.protocol_version == V1_PROTOCOL_VERSION:
                 session = await self._new_v1_session(path, servers)
             else:
                 params: dict[str, Any] = {"cwd": path}
@@ -862,6 +881,8 @@ class Agent:
             params["mcpServers"] = servers
             result = await self._request("session/load", {**params})
             parsed = self._v1_parse(v1.V1LoadSessionResponse, result or {})
+        from ._protocol import _v1 as v1
+
         else:
             raise AcpError("this v1 agent can neither load nor resume sessions")
         session.config_options = translator.session_setup(parsed.modes, parsed.config_options)
@@ -874,6 +895,8 @@ class Agent:
             result = await self._request(p.Method.SESSION_LIST, params)
             page = p.ListSessionsResponse.model_validate(result)
             found.extend(page.sessions)
+        from ._protocol import _v1 as v1
+
             if page.next_cursor is None:
                 return found
             params = {**params, "cursor": page.next_cursor}
@@ -899,7 +922,7 @@ class Agent:
         if replay:
             params["replayFrom"] = {"type": "start"}
         try:
-            if self.protocol_version == v1.PROTOCOL_VERSION:
+            if self.protocol_version == V1_PROTOCOL_VERSION:
                 await self._resume_v1(session, replay, servers)
                 return session
             result = await self._request(p.Method.SESSION_RESUME, params)
@@ -991,13 +1014,18 @@ class Agent:
         if method == p.Method.ELICITATION_CREATE:
             return await self._on_elicitation(params)
         services = self.services
-        if services is not None and self.protocol_version == 1 and method in SERVICE_METHODS:
-            return await services.handle(method, params)
+        if services is not None and self.protocol_version == V1_PROTOCOL_VERSION:
+            from ._services import METHODS
+
+            if method in METHODS:
+                return await services.handle(method, params)
         raise MethodNotFound(method)
 
     async def _on_permission(self, params: Any) -> dict[str, Any]:
         try:
-            if self.protocol_version == v1.PROTOCOL_VERSION:  # its toolCall as the subject
+            if self.protocol_version == V1_PROTOCOL_VERSION:  # its toolCall as the subject
+                from ._protocol import _v1 as v1
+
                 v1_request, notes = v1.parse_v1_permission_request(params)
                 for note in notes:
                     self._problem(f"v1 permission request's toolCall: {note}")
@@ -1161,8 +1189,11 @@ class Agent:
         return f"<Agent {name}>"
 
 
-_ELICITATION_REQUEST: TypeAdapter[Any] = TypeAdapter(p.CreateElicitationRequest)
-_AUTH_METHOD: TypeAdapter[Any] = TypeAdapter(p.AuthMethod)
+# Built on first use, as the models are (``defer_build``): not at import.
+_ELICITATION_REQUEST: TypeAdapter[Any] = TypeAdapter(
+    p.CreateElicitationRequest, config=ConfigDict(defer_build=True)
+)
+_AUTH_METHOD: TypeAdapter[Any] = TypeAdapter(p.AuthMethod, config=ConfigDict(defer_build=True))
 
 
 def _first_error(exc: ValidationError) -> str:

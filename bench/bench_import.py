@@ -10,11 +10,20 @@
   (the package imports its public names on first use), in a fresh interpreter.
 
 Each also says whether ``acp_notebook.agent`` (the embedded agent) was imported.
+
+Python's bytecode cache is on for every sample, in a private directory (``PYTHONPYCACHEPREFIX``)
+warmed by one untimed round: that is what an installed package costs (pip compiles its
+bytecode, as it did for ipywidgets and pydantic here). This environment sets
+``PYTHONDONTWRITEBYTECODE``, under which every sample compiled acp_notebook's sources (about
+a third of its import time) but nobody else's. The same rows without any cache follow, for
+reference (``--no-cold`` leaves them out), prefixed ``cold``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -48,38 +57,62 @@ print(t1 - t0, 'acp_notebook.agent' in sys.modules)
 """
 
 
-def sample(setup: str, timed: str) -> tuple[float, bool]:
+def sample(setup: str, timed: str, env: dict[str, str]) -> tuple[float, bool]:
     code = TEMPLATE.format(setup=setup, timed=timed)
     out = subprocess.run(  # not from the checkout: `-c` puts the cwd first on sys.path
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=_CWD
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=_CWD, env=env
     ).stdout.split()
     return float(out[-2]), out[-1] == "True"
+
+
+def measure(rounds: int, env: dict[str, str]) -> tuple[dict[str, float], dict[str, bool]]:
+    """Median milliseconds of each snippet (interleaved rounds), and whether it imported the
+    embedded agent."""
+    times: dict[str, list[float]] = {name: [] for name in SNIPPETS}
+    agent: dict[str, bool] = {}
+    for _ in range(rounds):
+        for name, (setup, timed) in SNIPPETS.items():
+            seconds, imported = sample(setup, timed, env)
+            times[name].append(seconds)
+            agent[name] = agent.get(name, False) or imported
+    return {name: 1000 * statistics.median(t) for name, t in times.items()}, agent
+
+
+def show(median: dict[str, float], agent: dict[str, bool], rounds: int, note: str) -> None:
+    base = median["import ipywidgets"]
+    for name, ms in median.items():
+        print(
+            f"  {note}{name:<34}: {ms:7.1f} ms  x import ipywidgets {ms / base:.2f}  "
+            f"(median of {rounds}; imports acp_notebook.agent: {agent[name]})"
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--no-cold", action="store_true", help="skip the rows without bytecode")
     args = parser.parse_args()
-    times: dict[str, list[float]] = {name: [] for name in SNIPPETS}
-    agent: dict[str, bool] = {}
-    for _ in range(args.rounds):
-        for name, (setup, timed) in SNIPPETS.items():
-            seconds, imported = sample(setup, timed)
-            times[name].append(seconds)
-            agent[name] = agent.get(name, False) or imported
-    median = {name: 1000 * statistics.median(t) for name, t in times.items()}
+    cache = tempfile.mkdtemp(prefix="bench-import-pyc-")
+    try:
+        warm = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        warm["PYTHONPYCACHEPREFIX"] = cache
+        measure(1, warm)  # writes the bytecode of everything the snippets import
+        median, agent = measure(args.rounds, warm)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    show(median, agent, args.rounds, "")
     base = median["import ipywidgets"]
-    for name, ms in median.items():
-        print(
-            f"  {name:<34}: {ms:7.1f} ms  x import ipywidgets {ms / base:.2f}  "
-            f"(median of {args.rounds}; imports acp_notebook.agent: {agent[name]})"
-        )
     load = median["%load_ext acp_notebook"]
     print(
         f"import: %load_ext acp_notebook x import ipywidgets = {load / base:.2f} (target <= 1.30)"
     )
     client = median["import acp_notebook (client API)"]
     print(f"import: import acp_notebook (client API) = {client:.0f} ms (target <= 150)")
+    if not args.no_cold:
+        cold = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+        cold.pop("PYTHONPYCACHEPREFIX", None)
+        print("as this environment runs Python (no bytecode written: sources compiled each time):")
+        show(*measure(args.rounds, cold), args.rounds, "cold ")
 
 
 if __name__ == "__main__":

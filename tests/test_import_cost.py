@@ -1,8 +1,11 @@
 """What importing the package costs (issue 16), checked in fresh interpreters, not timed.
 
-* ``%load_ext acp_notebook`` (the notebook layer) never imports the embedded agent;
-* importing the client builds no protocol model: pydantic builds each one when it is first
-  used (``defer_build``), and the method table makes its adapters on first use.
+* ``%load_ext acp_notebook`` (the notebook layer) never imports the embedded agent, nor what
+  only some cells need (the v1 layer, a v1 agent's client terminals and files, the kernel
+  tools' server, the Markdown renderer);
+* importing the client builds no protocol model and no adapter: pydantic builds each one when
+  it is first used (``defer_build``, adapters made or built on first use); nor does it import
+  the v1 layer or the client services (both wait for a v1 agent).
 """
 
 from __future__ import annotations
@@ -21,19 +24,44 @@ print(json.dumps(sorted(sys.modules)))
 """
 
 _BUILT = """
-import json, sys
+import gc, json, sys
 import acp_notebook
 acp_notebook.connect
-from acp_notebook._protocol import WireModel
+from pydantic import BaseModel, TypeAdapter
 
 def models(cls):
     for sub in cls.__subclasses__():
         yield sub
         yield from models(sub)
 
-found = {m.__module__ + "." + m.__qualname__: m.__pydantic_complete__ for m in models(WireModel)}
-print(json.dumps(found))
+found = {
+    m.__module__ + "." + m.__qualname__: m.__pydantic_complete__
+    for m in models(BaseModel)
+    if m.__module__.startswith("acp_notebook.")
+}
+adapters = [repr(a._type)[:120] for a in gc.get_objects() if isinstance(a, TypeAdapter)]
+built = [repr(a._type)[:120] for a in gc.get_objects()
+         if isinstance(a, TypeAdapter) and a.pydantic_complete]
+print(json.dumps({"models": found, "adapters": adapters, "built": built}))
 """
+
+# The client's hot path binds this model's validator at import (``_client._validate_chunk``).
+_BUILT_AT_IMPORT = {"acp_notebook._protocol._updates.TerminalOutputChunk"}
+
+# Heavy modules the notebook layer imports only when a cell needs them.
+_NOT_AT_LOAD_EXT = [
+    "acp_notebook.agent",  # the embedded agent: a subprocess of its own
+    "acp_notebook._protocol._v1",  # a v1 agent's models and translator
+    "acp_notebook._services",  # a v1 agent's client terminals and file system
+    "acp_notebook._terminals",
+    "acp_notebook._files",
+    "acp_notebook._kernel_tools",  # the kernel tools' MCP server (--kernel-tools)
+    "acp_notebook._kernel_code",
+    "mcp",
+    "uvicorn",
+    "starlette",
+    "markdown_it",  # agent Markdown, rendered when the first message shows
+]  # (pygments, the code card's highlighting, is imported lazily too; IPython's shell has it)
 
 
 def _run(code: str) -> object:
@@ -51,6 +79,13 @@ def test_load_ext_does_not_import_the_embedded_agent() -> None:
     assert offenders(set(loaded), ["acp_notebook.agent"]) == []
 
 
+def test_load_ext_leaves_what_only_some_cells_need_for_later() -> None:
+    loaded = _run(_LOAD_EXT)
+    assert isinstance(loaded, list)
+    assert "acp_notebook._sidepanel" in loaded  # the extension did load (its side panel too)
+    assert offenders(set(loaded), _NOT_AT_LOAD_EXT) == []
+
+
 def test_the_notebook_layer_does_not_import_the_embedded_agent() -> None:
     loaded = modules_after_import(
         "acp_notebook._magics", "acp_notebook._notebook", "acp_notebook._sidepanel"
@@ -58,15 +93,27 @@ def test_the_notebook_layer_does_not_import_the_embedded_agent() -> None:
     assert offenders(loaded, ["acp_notebook.agent"]) == []
 
 
-def test_importing_the_client_builds_no_v2_model() -> None:
-    built = _run(_BUILT)
-    assert isinstance(built, dict)
-    v2 = {
-        name: done
-        for name, done in built.items()
-        if name.startswith("acp_notebook._protocol.") and "._v1." not in name
-    }
-    assert len(v2) > 100  # the protocol's models were found
-    # Models the v1 layer builds at import (its adapters) pull in the v2 models they use;
-    # the rest of the v2 protocol waits for its first use.
-    assert sum(v2.values()) < len(v2) / 2, sorted(name for name, done in v2.items() if done)
+def test_importing_the_client_builds_no_protocol_model_and_no_adapter() -> None:
+    found = _run(_BUILT)
+    assert isinstance(found, dict)
+    models = found["models"]
+    assert len([n for n in models if n.startswith("acp_notebook._protocol.")]) > 150  # found
+    assert "acp_notebook._protocol._base.UnknownVariant" in models  # open unions' members too
+    assert len(found["adapters"]) >= 3  # module-level adapters exist, unbuilt
+    assert sorted(name for name, done in models.items() if done) == sorted(_BUILT_AT_IMPORT)
+    assert found["built"] == []
+
+
+def test_the_client_imports_neither_v1_nor_the_client_services() -> None:
+    loaded = modules_after_import("acp_notebook:connect", "acp_notebook:Session")
+    assert "acp_notebook._client" in loaded
+    forbidden = ["acp_notebook._protocol._v1", "acp_notebook._services"]
+    forbidden += ["acp_notebook._terminals", "acp_notebook._files", "acp_notebook._approval"]
+    assert offenders(loaded, forbidden) == []
+
+
+def test_the_clients_v1_version_number_is_the_v1_layers() -> None:
+    from acp_notebook import _client
+    from acp_notebook._protocol import _v1
+
+    assert _client.V1_PROTOCOL_VERSION == _v1.PROTOCOL_VERSION

@@ -131,7 +131,8 @@ class UnknownVariant(BaseModel):
     ``UnknownX.model_validate(payload)`` or ``UnknownX(raw=payload)``.
     """
 
-    model_config = ConfigDict(strict=True)
+    # Built on first use, as the known models are (one ``Unknown*`` per open union).
+    model_config = ConfigDict(strict=True, defer_build=True)
 
     tag_key: ClassVar[str] = "type"
 

@@ -10,13 +10,15 @@ GitHub-style tables are on (their cells are inline Markdown, escaped the same wa
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 __all__ = ["render_markdown", "safe_link"]
 
@@ -33,11 +35,6 @@ def safe_link(url: str) -> bool:
     if match is None:
         return ":" not in compact.split("/", 1)[0]
     return match.group(1).lower() in _ALLOWED_SCHEMES
-
-
-class _SafeMarkdown(MarkdownIt):
-    def validateLink(self, url: str) -> bool:
-        return safe_link(url)
 
 
 def _link_open(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
@@ -58,17 +55,23 @@ def _image(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any)
     )
 
 
-def _make() -> MarkdownIt:
+@functools.cache
+def _renderer() -> MarkdownIt:
+    """The one renderer, made on first use: markdown-it is imported when the first message
+    shows, not by ``%load_ext``."""
+    from markdown_it import MarkdownIt
+
+    class _SafeMarkdown(MarkdownIt):
+        def validateLink(self, url: str) -> bool:
+            return safe_link(url)
+
     md = _SafeMarkdown("commonmark", {"html": False}).enable("table")
     md.add_render_rule("link_open", _link_open)
     md.add_render_rule("image", _image)
     return md
 
 
-_MD = _make()
-
-
 def render_markdown(text: str) -> str:
     """HTML for agent Markdown; raw HTML escaped, unsafe links left as text."""
-    html: str = _MD.render(text)
+    html: str = _renderer().render(text)
     return html

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar, cast
 
-from pydantic import Field, Tag, TypeAdapter, ValidationError
+from pydantic import ConfigDict, Field, Tag, TypeAdapter, ValidationError
 
 from .._base import UNKNOWN_TAG, UnknownVariant, WireModel, open_union_discriminator
 from .._content import ContentBlock
@@ -326,16 +326,29 @@ LENIENT_FIELDS: dict[str, dict[str, str]] = {
 invalid value reads as absent ("drop"); for ``x-deserialize-skip-invalid-items`` lists an
 invalid item is left out ("items")."""
 
-_adapter: TypeAdapter[V1SessionUpdate] = TypeAdapter(V1SessionUpdate)
-_FAST: dict[str, Callable[[Any], Any]] = {
-    tag: model.__pydantic_validator__.validate_python for tag, model in SESSION_UPDATE_TYPES.items()
-}
+# Built on first use, as the models are (``defer_build``): not at import.
+_adapter: TypeAdapter[V1SessionUpdate] = TypeAdapter(
+    V1SessionUpdate, config=ConfigDict(defer_build=True)
+)
+# Per-tag validators, each made on the first use of its tag (the model is built then).
+_FAST: dict[str, Callable[[Any], Any]] = {}
+
+
+def _fast_validator(tag: Any) -> Callable[[Any], Any] | None:
+    found = _FAST.get(tag) if type(tag) is str else None
+    if found is None:
+        model = SESSION_UPDATE_TYPES.get(tag) if type(tag) is str else None
+        if model is None:
+            return None
+        model.model_rebuild()  # builds a deferred model (a no-op once built)
+        found = _FAST[tag] = model.__pydantic_validator__.validate_python
+    return found
 
 
 def parse_v1_session_update(data: Any) -> V1SessionUpdate:
     """Parse one v1 ``update`` object; raises ``pydantic.ValidationError`` when malformed."""
     if type(data) is dict:
-        fast = _FAST.get(data.get("sessionUpdate"))  # type: ignore[arg-type]
+        fast = _fast_validator(data.get("sessionUpdate"))
         if fast is not None:
             try:
                 return cast("V1SessionUpdate", fast(data))

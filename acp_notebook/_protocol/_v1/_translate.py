@@ -30,7 +30,7 @@ import re
 import shlex
 from typing import Any
 
-from pydantic import TypeAdapter
+from pydantic import ConfigDict, TypeAdapter
 
 from .._base import UnknownVariant, WireModel, is_set
 from .._config import SessionConfigOption, UnknownSessionConfigOption
@@ -78,9 +78,13 @@ _CHUNK_ROLES: dict[type[WireModel], str] = {
 }
 _META_OUTPUT_KEYS = ("terminal_output", "terminal_output_delta")
 _LONE_LF = re.compile(r"(?<!\r)\n")
-_content_adapter: TypeAdapter[ToolCallContent] = TypeAdapter(ToolCallContent)
-_config_adapter: TypeAdapter[SessionConfigOption] = TypeAdapter(SessionConfigOption)
-_v1_config_adapter: TypeAdapter[V1SessionConfigOption] = TypeAdapter(V1SessionConfigOption)
+# Built on first use, as the models are (``defer_build``): not at import.
+_DEFER = ConfigDict(defer_build=True)
+_content_adapter: TypeAdapter[ToolCallContent] = TypeAdapter(ToolCallContent, config=_DEFER)
+_config_adapter: TypeAdapter[SessionConfigOption] = TypeAdapter(SessionConfigOption, config=_DEFER)
+_v1_config_adapter: TypeAdapter[V1SessionConfigOption] = TypeAdapter(
+    V1SessionConfigOption, config=_DEFER
+)
 
 
 def diff_patch(path: str, old_text: str | None, new_text: str) -> str:
