@@ -354,6 +354,8 @@ class Session:
 
     def _v1_turn_ended(self, turn: Turn, translator: v1.V1Translator, result: Any) -> None:
         """A v1 ``session/prompt`` answer: the turn's end, applied as its idle update."""
+        from ._protocol import _v1 as v1
+
         try:
             response = self.agent._v1_parse(v1.V1PromptResponse, result)
         except ValidationError as exc:
@@ -368,6 +370,8 @@ class Session:
 
     def _apply_v1(self, translator: v1.V1Translator, raw: Any) -> None:
         """One v1 ``update``: parsed, translated, applied (a malformed one is reported)."""
+        from ._protocol import _v1 as v1
+
         try:
             update, notes = v1.parse_v1_session_update_lenient(raw)
         except ValidationError as exc:
@@ -383,8 +387,6 @@ class Session:
         for decision in self.permissions:
             if decision.pending and decision.turn is turn:
                 decision.settle(None, "cancel", "the turn ended")
-        from ._protocol import _v1 as v1
-
         self._cancel_elicitations("the turn ended", turn)
         if error is not None and not turn.state.done and turn.state is self.state.current_turn:
             self.state.end_turn(ended_by(error))
@@ -399,8 +401,6 @@ class Session:
         if self.closed:
             raise AcpError(f"session {self.id} is closed")
         if self.turn is not None and not self.turn.done:
-        from ._protocol import _v1 as v1
-
             raise TurnInProgress(f"session {self.id} already has a prompt in flight")
         blocks = _prompt_blocks(prompt)
         text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
@@ -530,6 +530,8 @@ class Session:
     ) -> list[Any]:
         """v1: the ``mode`` option is the session's mode (``session/set_mode``); the others are
         v1 config options (``session/set_config_option``, whose answer lists them all)."""
+        from ._protocol import _v1 as v1
+
         own = {getattr(o, "config_id", None) for o in translator.config_options}
         if config_id == v1.MODE_CONFIG_ID and translator.modes is not None and config_id not in own:
             if not isinstance(value, str):
@@ -559,8 +561,6 @@ def ended_by(error: BaseException) -> str:
     if isinstance(error, RpcError):
         return f"the agent refused the prompt: {error.message}"
     text = str(error).strip() or type(error).__name__
-        from ._protocol import _v1 as v1
-
     return text.partition("\n")[0]
 
 
@@ -699,6 +699,8 @@ class Agent:
 
     async def _initialize_v1(self) -> None:
         """A v1 ``initialize`` (nothing advertised: no client file system, no terminals)."""
+        from ._protocol import _v1 as v1
+
         params = {"protocolVersion": v1.PROTOCOL_VERSION, **self._v1_client_fields()}
         try:
             result = await self.connection.request(p.Method.INITIALIZE, params)
@@ -728,8 +730,6 @@ class Agent:
         offered = self.services is not None
         return {
             "clientInfo": {
-        from ._protocol import _v1 as v1
-
                 "name": CLIENT_NAME,
                 "title": "acp_notebook",
                 "version": _client_version(),
@@ -743,6 +743,8 @@ class Agent:
 
     def _adopt_v1(self, result: dict[str, Any]) -> None:
         """Speak v1 from here on, with what the v1 ``initialize`` answer says."""
+        from ._protocol import _v1 as v1
+
         try:
             response = self._v1_parse(v1.V1InitializeResponse, result)
         except ValidationError as exc:
@@ -769,11 +771,11 @@ class Agent:
 
     def _v1_parse(self, model: type[_M], result: Any) -> _M:
         """A v1 answer, read as leniently as the v1 schema says; what it left out is reported."""
+        from ._protocol import _v1 as v1
+
         parsed, notes = v1.parse_v1_response(model, result)
         for note in notes:
             self._problem(f"v1 {model.__name__.removeprefix('V1')}: {note}")
-        from ._protocol import _v1 as v1
-
         return parsed
 
     def _v1_can(self, what: str) -> bool:
@@ -800,8 +802,6 @@ class Agent:
 
     async def logout(self) -> None:
         if not self.auth_methods:
-        from ._protocol import _v1 as v1
-
             raise AcpError("the agent advertised no auth methods")
         await self._request(p.Method.AUTH_LOGOUT if self.protocol_version != 1 else "logout", {})
 
@@ -852,6 +852,8 @@ class Agent:
         return session
 
     async def _new_v1_session(self, path: str, servers: list[dict[str, Any]]) -> Session:
+        from ._protocol import _v1 as v1
+
         result = await self._request(p.Method.SESSION_NEW, {"cwd": path, "mcpServers": servers})
         parsed = self._v1_parse(v1.V1NewSessionResponse, result)
         session = Session(self, parsed.session_id, path)
@@ -864,6 +866,8 @@ class Agent:
     ) -> None:
         """v1 resume: ``session/load`` (the agent replays the history as updates first) or,
         without ``replay``, ``session/resume`` when the agent has it."""
+        from ._protocol import _v1 as v1
+
         translator = session._v1 = session._v1 or v1.V1Translator()
         params: dict[str, Any] = {"sessionId": session.id, "cwd": session.cwd}
         if not replay and self._v1_can("resume"):
@@ -881,8 +885,6 @@ class Agent:
             params["mcpServers"] = servers
             result = await self._request("session/load", {**params})
             parsed = self._v1_parse(v1.V1LoadSessionResponse, result or {})
-        from ._protocol import _v1 as v1
-
         else:
             raise AcpError("this v1 agent can neither load nor resume sessions")
         session.config_options = translator.session_setup(parsed.modes, parsed.config_options)
@@ -895,8 +897,6 @@ class Agent:
             result = await self._request(p.Method.SESSION_LIST, params)
             page = p.ListSessionsResponse.model_validate(result)
             found.extend(page.sessions)
-        from ._protocol import _v1 as v1
-
             if page.next_cursor is None:
                 return found
             params = {**params, "cursor": page.next_cursor}
