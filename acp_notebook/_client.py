@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import os
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
-from pydantic import ConfigDict, TypeAdapter, ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from . import _protocol as p
 from ._elicitation import ElicitationAsker, ElicitationDecision, ElicitationHandler
@@ -120,6 +121,7 @@ class Turn:
         # iterator's own bounded queue (see acp_notebook/_replay.py).
         self._replay = UpdateBuffer(REPLAY_LIMIT, REPLAY_BULK_BYTES)
         self._streams: weakref.WeakSet[UpdateStream] = weakref.WeakSet()
+        self._iterated = False  # whether `updates()` was ever called (a cheap test of _streams)
         # Set (and dropped) at the next update; made only when an iterator waits for one.
         self._waiter: anyio.Event | None = None
         self._done = anyio.Event()
@@ -174,6 +176,15 @@ class Turn:
         if self._streams:
             for stream in list(self._streams):
                 stream._put(update)
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            waiter.set()
+
+    def _push_chunk(self, raw: dict[str, Any]) -> None:
+        """`_push` of a hot ``terminal_output_chunk`` no stream reads: kept as its wire dict
+        in the replay (its model made only if an iterator reads it)."""
+        self._replay.push_chunk(raw)
         waiter = self._waiter
         if waiter is not None:
             self._waiter = None
@@ -240,6 +251,7 @@ class Turn:
         """
         stream = UpdateStream(self, self._replay)
         self._streams.add(stream)
+        self._iterated = True
         return stream
 
     async def wait(self) -> Any:
@@ -347,6 +359,24 @@ class Session:
                 listener(self, update)
             except Exception:
                 log.exception("session update listener failed")
+
+    def _apply_chunk(self, raw: dict[str, Any]) -> None:
+        """`_apply` of a ``terminal_output_chunk`` of the exact hot shape (``_hotpath``), given
+        as its wire dict: when no listener or iterator would see its model, none is made."""
+        turn = self.turn
+        if self._listeners or (turn is not None and turn._iterated and turn._streams):
+            self._apply(_validate_chunk(raw))
+            return
+        state = self.state
+        seen = len(state.problems)
+        state.apply_terminal_chunk(raw["terminalId"], raw["data"])
+        if len(state.problems) != seen:
+            for problem in state.problems[seen:]:
+                self._problem(problem)
+        if turn is not None and not turn._done.is_set():
+            turn._push_chunk(raw)
+            if turn.state.done:  # (a chunk never ends a turn: as `_apply`, all the same)
+                self._end_turn(turn)
 
     def _problem(self, message: str) -> None:
         log.warning("session %s: %s", self.id, message)
@@ -764,7 +794,7 @@ class Agent:
         for raw in response.auth_methods or []:
             wire = {"type": "agent"} | {("methodId" if k == "id" else k): v for k, v in raw.items()}
             try:
-                self.auth_methods.append(_AUTH_METHOD.validate_python(wire))
+                self.auth_methods.append(_auth_method().validate_python(wire))
             except ValidationError as exc:
                 self._problem(f"malformed v1 auth method ignored: {_first_error(exc)}")
         self.protocol_version = v1.PROTOCOL_VERSION
@@ -975,12 +1005,8 @@ class Agent:
         if session is None or session._v1 is not None:
             self._dispatch_update(params)
             return
-        try:
-            update = _validate_chunk(params["update"])
-        except ValidationError:
-            self._dispatch_update(params)  # reported as any malformed update is
-            return
-        session._apply(update)
+        # Of the hot shape, its model validates (three strings): made only if someone sees it.
+        session._apply_chunk(params["update"])
 
     def _dispatch_update(self, params: Any) -> None:
         session_id = params.get("sessionId") if isinstance(params, dict) else None
@@ -1087,7 +1113,7 @@ class Agent:
 
     async def _on_elicitation(self, params: Any) -> dict[str, Any]:
         try:
-            request = _ELICITATION_REQUEST.validate_python(params)
+            request = _elicitation_request().validate_python(params)
         except ValidationError as exc:
             # Malformed: we cannot show it, so nothing can be answered for it.
             self._problem(f"malformed elicitation/create answered cancel: {_first_error(exc)}")
@@ -1189,11 +1215,15 @@ class Agent:
         return f"<Agent {name}>"
 
 
-# Built on first use, as the models are (``defer_build``): not at import.
-_ELICITATION_REQUEST: TypeAdapter[Any] = TypeAdapter(
-    p.CreateElicitationRequest, config=ConfigDict(defer_build=True)
-)
-_AUTH_METHOD: TypeAdapter[Any] = TypeAdapter(p.AuthMethod, config=ConfigDict(defer_build=True))
+# Made on first use: their models' protocol modules are imported then, not with the client.
+@functools.cache
+def _elicitation_request() -> TypeAdapter[Any]:
+    return TypeAdapter(p.CreateElicitationRequest)
+
+
+@functools.cache
+def _auth_method() -> TypeAdapter[Any]:
+    return TypeAdapter(p.AuthMethod)
 
 
 def _first_error(exc: ValidationError) -> str:

@@ -32,7 +32,7 @@ __all__ = ["HOT_TAG", "decode_hot_line", "is_hot_message"]
 
 HOT_TAG = "terminal_output_chunk"
 _TAG = HOT_TAG.encode()
-_WHOLE = 4096  # a line up to this long is searched whole for the tag; a longer one at its ends
+_WHOLE = 4096  # a line up to this long is decoded; a longer one only with the tag at its ends
 _ENDS = 256
 _MAX = 1 << 20  # _jsonrpc.WIDE_CHECK_BYTES: longer lines get the connection's width check
 
@@ -63,13 +63,31 @@ def decode_hot_line(line: bytes) -> dict[str, Any] | None:
     size = len(line)
     if size > _MAX:
         return None
-    if size <= _WHOLE:
-        if _TAG not in line:
-            return None
-    elif _TAG not in line[:_ENDS] and _TAG not in line[-_ENDS:]:
-        return None
+    if size > _WHOLE and _TAG not in line[:_ENDS] and _TAG not in line[-_ENDS:]:
+        return None  # (a short line is decoded: that costs less than searching it first)
     try:
         message = _loads(line)
     except _Refused:
         return None
-    return message if is_hot_message(message) else None
+    # `is_hot_message`, inline (this runs for every line of a flood)
+    try:
+        params = message["params"]
+        update = params["update"]
+        if (
+            type(message) is dict
+            and len(message) == 3
+            and message["jsonrpc"] == "2.0"
+            and message["method"] == "session/update"
+            and type(params) is dict
+            and len(params) == 2
+            and type(params["sessionId"]) is str
+            and type(update) is dict
+            and len(update) == 3
+            and update["sessionUpdate"] == HOT_TAG
+            and type(update["terminalId"]) is str
+            and type(update["data"]) is str
+        ):
+            return message
+    except (KeyError, TypeError, IndexError):
+        pass
+    return None

@@ -15,7 +15,10 @@ the state anyway, so holding it costs only the wrapper.
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_left
 from collections import deque
+from itertools import accumulate, islice
+from operator import itemgetter
 from typing import Any, Protocol
 
 import anyio
@@ -33,6 +36,11 @@ __all__ = [
 ]
 
 _CHUNK = p.TerminalOutputChunk
+
+
+def _validate_chunk(raw: dict[str, Any]) -> Any:
+    return _CHUNK.__pydantic_validator__.validate_python(raw)  # (built on first use)
+
 
 # What a turn keeps for iterators that start late (after updates have arrived).
 REPLAY_LIMIT = 5_000  # updates
@@ -65,23 +73,36 @@ class UpdateBuffer:
             raise ValueError("max_items must be positive and max_bulk not negative")
         self.max_items = max_items
         self.max_bulk = max_bulk
-        self.dropped = 0
+        self._dropped = 0
         # Two queues, each oldest first, merged by arrival number when read: dropping the
         # oldest bulk update (what a flood does at every chunk) is a popleft, not a search.
         self._bulk: deque[tuple[int, Any, int]] = deque()  # (arrival number, update, weight)
         self._other: deque[tuple[int, Any]] = deque()  # (arrival number, update)
         self._bulk_bytes = 0
         self._arrived = 0
+        # `push_chunk` drops late, in one go, an eighth past the limits (see `_settle`): not
+        # further, for what is held longer costs the garbage collector more than it saves.
+        self._slack_items = max_items + max_items // 8
+        self._slack_bulk = max_bulk + max_bulk // 8
 
     def __len__(self) -> int:
+        self._settle()
         return len(self._bulk) + len(self._other)
 
     @property
     def bulk_bytes(self) -> int:
         """Bulk bytes held right now."""
+        self._settle()
         return self._bulk_bytes
 
+    @property
+    def dropped(self) -> int:
+        """How many updates went."""
+        self._settle()
+        return self._dropped
+
     def push(self, update: Any) -> None:
+        self._settle()
         key = self._arrived
         self._arrived = key + 1
         weight = bulk_weight(update)
@@ -94,28 +115,85 @@ class UpdateBuffer:
         while self._bulk_bytes > self.max_bulk or len(bulk) + len(other) > self.max_items:
             self._drop_one()
 
+    def push_chunk(self, raw: dict[str, Any]) -> None:
+        """`push` of a ``terminal_output_chunk`` given as its wire dict, of the exact hot shape
+        (``_hotpath.is_hot_message``, so its model validates): the model is made only if the
+        update is read (`popleft`, `snapshot`), never for one dropped unread."""
+        weight = len(raw["data"])
+        if not weight:
+            self.push(_validate_chunk(raw))  # not bulk: kept as any other update
+            return
+        key = self._arrived
+        self._arrived = key + 1
+        bulk = self._bulk
+        bulk.append((key, raw, weight))
+        self._bulk_bytes += weight
+        if self._bulk_bytes > self._slack_bulk or len(bulk) > self._slack_items:
+            self._settle()
+
+    def _settle(self) -> None:
+        """Drop what `push` would have dropped by now, oldest bulk first, in one go.
+
+        Only `push_chunk` leaves the buffer over its limits, and only with bulk updates
+        pushed since it was last within them: dropping the oldest bulk updates until it is
+        within them again drops what dropping after each push would have, in order (each
+        limit only grows as updates come, so what one push dropped the next would too; no
+        other update goes as long as a bulk one is left, and the others were within the limit
+        before). Counted with C loops: the running sum of the weights, a bisection, a slice.
+        """
+        bulk = self._bulk
+        excess_bytes = self._bulk_bytes - self.max_bulk
+        excess_items = len(bulk) + len(self._other) - self.max_items
+        if excess_bytes <= 0 and excess_items <= 0:
+            return
+        drop = max(excess_items, 0)
+        if excess_bytes > 0:
+            sums = list(accumulate(map(itemgetter(2), bulk)))  # its last is _bulk_bytes
+            drop = max(drop, bisect_left(sums, excess_bytes) + 1)
+        drop = min(drop, len(bulk))
+        if drop:
+            if excess_bytes <= 0:
+                sums = list(accumulate(map(itemgetter(2), islice(bulk, drop))))
+            self._bulk_bytes -= sums[drop - 1]
+            self._dropped += drop
+            if 4 * drop < len(bulk):
+                for _ in range(drop):
+                    bulk.popleft()
+            else:
+                self._bulk = bulk = deque(islice(bulk, drop, None))
+        while len(bulk) + len(self._other) > self.max_items:  # (no bulk update is left)
+            self._drop_one()
+
     def _drop_one(self) -> None:
         if self._bulk:
             self._bulk_bytes -= self._bulk.popleft()[2]
         else:
             self._other.popleft()
-        self.dropped += 1
+        self._dropped += 1
 
     def popleft(self) -> tuple[bool, Any]:
         """``(True, update)`` for the oldest update held, ``(False, None)`` when empty."""
+        self._settle()
         bulk, other = self._bulk, self._other
         if bulk and (not other or bulk[0][0] < other[0][0]):
             _, update, weight = bulk.popleft()
             self._bulk_bytes -= weight
-            return True, update
+            return True, _validate_chunk(update) if type(update) is dict else update
         if other:
             return True, other.popleft()[1]
         return False, None
 
     def snapshot(self) -> list[Any]:
         """The updates held, oldest first (references, not copies)."""
+        self._settle()
+        bulk = self._bulk
+        if any(type(entry[1]) is dict for entry in bulk):  # models from now on, made once
+            self._bulk = bulk = deque(
+                (key, _validate_chunk(update) if type(update) is dict else update, weight)
+                for key, update, weight in bulk
+            )
         # arrival numbers are unique: the merge never compares two updates
-        return [entry[1] for entry in heapq.merge(self._bulk, self._other)]
+        return [entry[1] for entry in heapq.merge(bulk, self._other)]
 
 
 class _Source(Protocol):

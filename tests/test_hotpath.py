@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import gc
 import json
 from collections import OrderedDict, deque
 from typing import Any
@@ -22,8 +23,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from acp_notebook import _client, connect_streams
 from acp_notebook import _protocol as p
-from acp_notebook import connect_streams
 from acp_notebook._hotpath import decode_hot_line, is_hot_message
 from acp_notebook._jsonrpc import Connection
 from acp_notebook._lines import BadJson, decode_json_line, memory_byte_pipe
@@ -150,8 +151,19 @@ def reference_answer(method: str) -> Any:
     return {}
 
 
-async def ingest(lines: list[bytes], fast: bool) -> dict[str, Any]:
-    """Send ``lines`` to a client in the middle of a turn; what it made of them."""
+WATCHES = ["iterator", "nobody", "listener", "iterator gone"]
+
+
+def wire(update: Any) -> tuple[Any, list[str]]:
+    return update.to_wire(), sorted(update.model_fields_set)
+
+
+async def ingest(lines: list[bytes], fast: bool, watch: str = "iterator") -> dict[str, Any]:
+    """Send ``lines`` to a client in the middle of a turn; what it made of them.
+
+    ``watch``: who sees the updates as they come: an iterator made before the lines, nobody
+    (only the replay, read by an iterator made after the turn), a listener, or an iterator
+    made and dropped before the lines (the turn was iterated, no stream is left)."""
 
     async def answer(method: str, params: Any) -> Any:
         return reference_answer(method)
@@ -159,21 +171,32 @@ async def ingest(lines: list[bytes], fast: bool) -> dict[str, Any]:
     client_send, peer_receive = memory_byte_pipe(64)
     peer_send, client_receive = memory_byte_pipe(64)
     peer = Connection(peer_receive, peer_send, name="client", request_handler=answer)
+    heard: list[Any] = []
     async with peer, connect_streams(client_receive, client_send) as agent:
         if not fast:
             agent.connection.set_fast_notifications(None)
         session = await agent.new_session(cwd="/")
         turn = await session.prompt("go")
-        early = turn.updates()  # made before the lines: sees every one of them
+        early = turn.updates() if watch == "iterator" else None  # sees every line's update
+        if watch == "listener":
+            session.subscribe(lambda _s, u: heard.append(wire(u)))
+        if watch == "iterator gone":
+            gone = turn.updates()
+            await gone.aclose()
+            del gone
+            gc.collect()
         for line in lines:
             await peer_send.send(line + b"\n")
         idle = {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}
         await peer.notify("session/update", {"sessionId": "s", "update": idle})
         await turn.wait()
-        seen = [(u.to_wire(), sorted(u.model_fields_set)) async for u in early]
-        late = [(u.to_wire(), sorted(u.model_fields_set)) async for u in turn.updates()]
+        seen = [wire(u) async for u in early] if early is not None else None
+        replay = turn.updates()
+        late = [wire(u) async for u in replay]
         state = session.state
         return {
+            "heard": heard,
+            "dropped": replay.dropped,
             "terminals": {
                 tid: (t.data, t.total_bytes, t.revision, t.generation)
                 for tid, t in state.terminals.items()
@@ -209,12 +232,36 @@ def traffic(draw: st.DrawFn) -> list[bytes]:
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(traffic())
-def test_the_fast_path_and_the_pydantic_path_give_the_same_state(lines: list[bytes]) -> None:
-    fast = anyio.run(ingest, lines, True)
-    usual = anyio.run(ingest, lines, False)
+@given(traffic(), st.sampled_from(WATCHES))
+def test_the_fast_path_and_the_pydantic_path_give_the_same_state(
+    lines: list[bytes], watch: str
+) -> None:
+    fast = anyio.run(ingest, lines, True, watch)
+    usual = anyio.run(ingest, lines, False, watch)
     assert fast == usual
-    assert len(fast["seen"]) == len(lines) - sum(b'"zz"' in line for line in lines) + 1
+    updates = len(lines) - sum(b'"zz"' in line for line in lines) + 1  # + the idle
+    if watch == "iterator":
+        assert len(fast["seen"]) == updates
+    if watch == "listener":
+        assert len(fast["heard"]) == updates
+    # Nothing lost: the replay holds every update, or says how many it left out.
+    assert len(fast["late"]) + fast["dropped"] == updates
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(traffic(), st.sampled_from(WATCHES), st.integers(1, 6), st.integers(0, 40))
+def test_a_small_replay_keeps_the_same_updates_on_both_paths(
+    lines: list[bytes], watch: str, max_items: int, max_bulk: int
+) -> None:
+    with pytest.MonkeyPatch.context() as patch:  # a replay that drops as a flood makes it
+        patch.setattr(_client, "REPLAY_LIMIT", max_items)
+        patch.setattr(_client, "REPLAY_BULK_BYTES", max_bulk)
+        fast = anyio.run(ingest, lines, True, watch)
+        usual = anyio.run(ingest, lines, False, watch)
+    assert fast == usual
+    updates = len(lines) - sum(b'"zz"' in line for line in lines) + 1
+    assert len(fast["late"]) + fast["dropped"] == updates
+    assert len(fast["late"]) <= max_items
 
 
 def test_the_fast_path_is_taken() -> None:
@@ -309,19 +356,34 @@ class ReferenceBuffer:
         return True, update
 
 
-@settings(max_examples=300)
+@settings(max_examples=500)
 @given(
     st.integers(1, 6),
     st.integers(0, 20),
-    st.lists(st.one_of(st.integers(0, 8), st.just("pop"), st.just("info")), max_size=40),
+    st.lists(
+        st.tuples(
+            st.one_of(
+                st.integers(0, 8), st.just("pop"), st.just("info"), st.tuples(st.integers(0, 8))
+            ),
+            st.sampled_from(["snapshot", "counts", "none", "none"]),
+        ),
+        max_size=60,
+    ),
 )
 def test_the_replay_buffer_keeps_what_the_reference_keeps(
     max_items: int, max_bulk: int, steps: list[Any]
 ) -> None:
+    """``(n,)``: a hot chunk pushed as its wire dict (`push_chunk`, dropped late); after a
+    step the buffer is read whole, only counted, or not at all (reads settle what it drops)."""
     ours, ref = UpdateBuffer(max_items, max_bulk), ReferenceBuffer(max_items, max_bulk)
-    for n, step in enumerate(steps):
+    for n, (step, read) in enumerate(steps):
         if step == "pop":
             assert ours.popleft() == ref.popleft()
+        elif isinstance(step, tuple):
+            raw = {"sessionUpdate": "terminal_output_chunk", "terminalId": "t", "data": "B" * n}
+            raw["data"] = raw["data"][: step[0]]
+            ours.push_chunk(raw)
+            ref.push(p.TerminalOutputChunk.model_validate(raw))
         else:
             if step == "info":
                 update: Any = p.SessionInfoUpdate(title=str(n))
@@ -329,12 +391,34 @@ def test_the_replay_buffer_keeps_what_the_reference_keeps(
                 update = p.TerminalOutputChunk(terminal_id="t", data="A" * step)
             ours.push(update)
             ref.push(update)
-        assert ours.snapshot() == list(ref.items.values())
-        assert (len(ours), ours.bulk_bytes, ours.dropped) == (
-            len(ref.items),
-            ref.bulk_bytes,
-            ref.dropped,
-        )
+        if read == "snapshot":
+            assert ours.snapshot() == list(ref.items.values())
+        if read != "none":
+            assert (len(ours), ours.bulk_bytes, ours.dropped) == (
+                len(ref.items),
+                ref.bulk_bytes,
+                ref.dropped,
+            )
+    assert ours.snapshot() == list(ref.items.values())
+    assert (len(ours), ours.bulk_bytes, ours.dropped) == (
+        len(ref.items),
+        ref.bulk_bytes,
+        ref.dropped,
+    )
+    while True:  # and read one by one, to the end
+        found = ours.popleft()
+        assert found == ref.popleft()
+        if not found[0]:
+            break
+
+
+def test_a_flood_of_hot_chunks_stays_within_an_eighth_past_the_replay_limits() -> None:
+    buffer = UpdateBuffer(100, 1000)
+    raw = {"sessionUpdate": "terminal_output_chunk", "terminalId": "t", "data": "QUJD"}
+    for _ in range(10_000):
+        buffer.push_chunk(raw)
+        assert len(buffer._bulk) <= 112 and buffer._bulk_bytes <= 1125  # memory stays bounded
+    assert (len(buffer), buffer.bulk_bytes, buffer.dropped) == (100, 400, 9_900)
 
 
 # -- no event per update ----------------------------------------------------------------------
@@ -371,3 +455,61 @@ def test_a_turn_nobody_iterates_makes_no_event_per_update(monkeypatch: pytest.Mo
 
     anyio.run(main)
     assert made < 20  # was one per update (2001)
+
+
+# -- no model for a chunk nobody sees ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("watch", ["nobody", "listener"])
+def test_a_chunk_becomes_a_model_only_when_someone_sees_it(
+    monkeypatch: pytest.MonkeyPatch, watch: str
+) -> None:
+    from acp_notebook import _replay
+
+    made = 0
+
+    def counting(real: Any) -> Any:
+        def validate(raw: Any) -> Any:
+            nonlocal made
+            made += 1
+            return real(raw)
+
+        return validate
+
+    monkeypatch.setattr(_client, "_validate_chunk", counting(_client._validate_chunk))
+    monkeypatch.setattr(_replay, "_validate_chunk", counting(_replay._validate_chunk))
+    chunks = 3 * _client.REPLAY_LIMIT
+    chunk = json.dumps(hot("s", "t", "QUJD")).encode() + b"\n"
+
+    async def main() -> None:
+        async def answer(method: str, params: Any) -> Any:
+            return reference_answer(method)
+
+        client_send, peer_receive = memory_byte_pipe(64)
+        peer_send, client_receive = memory_byte_pipe(64)
+        peer = Connection(peer_receive, peer_send, name="client", request_handler=answer)
+        heard: list[Any] = []
+        async with peer, connect_streams(client_receive, client_send) as agent:
+            session = await agent.new_session(cwd="/")
+            if watch == "listener":
+                session.subscribe(lambda _s, u: heard.append(u))
+            turn = await session.prompt("go")
+            await peer_send.send(chunk * chunks)
+            idle = {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}
+            await peer.notify("session/update", {"sessionId": "s", "update": idle})
+            await turn.wait()
+            assert turn.terminals["t"].total_bytes == 3 * chunks  # every chunk applied, in order
+            assert turn.terminals["t"].data == b"ABC" * chunks
+            during = made
+            late = [u async for u in turn.updates()]
+            kept = [u for u in late if isinstance(u, p.TerminalOutputChunk)]
+            assert len(kept) == _client.REPLAY_LIMIT - 1  # the newest, and the idle
+            assert all(u.data == "QUJD" and u.terminal_id == "t" for u in kept)
+            if watch == "nobody":
+                assert during == 0  # was one per chunk
+                assert made == len(kept)  # made for what the late iterator read, only
+            else:
+                assert during == chunks  # a listener gets every chunk's model
+                assert len([u for u in heard if isinstance(u, p.TerminalOutputChunk)]) == chunks
+
+    anyio.run(main)

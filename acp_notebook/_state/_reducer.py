@@ -567,10 +567,31 @@ class SessionState:
         term.revision += 1
 
     def _terminal_chunk(self, u: TerminalOutputChunk) -> None:
-        data = self._decode(u.data, f"terminal_output_chunk for {u.terminal_id!r}")
-        if data is None:
-            return
-        self._touch_terminal(u.terminal_id).append(data)
+        self._chunk(u.terminal_id, u.data)
+
+    def apply_terminal_chunk(self, terminal_id: str, data: str) -> None:
+        """``apply`` of a ``terminal_output_chunk`` with these fields and nothing else, given
+        as its two strings (the client's hot path: no model made for it)."""
+        self._chunk(terminal_id, data)
+        self.revision += 1
+
+    def _chunk(self, terminal_id: str, data: str) -> None:
+        try:  # the common case of `_decode`, inline
+            raw = binascii.a2b_base64(data, strict_mode=True)
+        except (binascii.Error, ValueError, TypeError):
+            decoded = self._decode(data, f"terminal_output_chunk for {terminal_id!r}")
+            if decoded is None:
+                return
+            raw = decoded
+        term = self.terminals.get(terminal_id)
+        turns = self.turns
+        if (
+            term is None
+            or not term.reported
+            or (turns and terminal_id not in turns[-1]._terminal_ids)
+        ):
+            term = self._touch_terminal(terminal_id)  # otherwise what it does is done already
+        term.append(raw)
 
     # -- plans, commands, config, info, usage, notices ------------------------------
     def _plan(self, u: PlanUpdate) -> None:
