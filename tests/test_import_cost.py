@@ -27,6 +27,11 @@ _BUILT = """
 import gc, json, sys
 import acp_notebook
 acp_notebook.connect
+# ... and every protocol module, the v1 layer and the client services too: none builds a model
+from acp_notebook import _protocol, _services
+from acp_notebook._protocol import _v1
+for name in _protocol.__all__:
+    getattr(_protocol, name)
 from pydantic import BaseModel, TypeAdapter
 
 def models(cls):
@@ -117,3 +122,36 @@ def test_the_clients_v1_version_number_is_the_v1_layers() -> None:
     from acp_notebook._protocol import _v1
 
     assert _client.V1_PROTOCOL_VERSION == _v1.PROTOCOL_VERSION
+
+
+def test_the_client_imports_only_the_protocol_modules_it_needs_at_import() -> None:
+    # The method table, the initialize / session method models and the elicitation models are
+    # imported by the first request that needs them (``_protocol`` resolves names lazily).
+    loaded = modules_after_import("acp_notebook:connect")
+    assert "acp_notebook._protocol._updates" in loaded
+    later = ["_method_table", "_methods", "_initialize", "_elicitation"]
+    assert offenders(loaded, [f"acp_notebook._protocol.{name}" for name in later]) == []
+
+
+def test_every_protocol_name_resolves_and_is_declared_once() -> None:
+    import ast
+    from pathlib import Path
+
+    from acp_notebook import _protocol
+
+    for name in _protocol.__all__:
+        assert getattr(_protocol, name) is not None or name == "PROTOCOL_VERSION", name
+    # The names imported for type checkers are the ones resolved at run time, from the same
+    # submodule, and every one of them is public.
+    tree = ast.parse(Path(_protocol.__file__).read_text())
+    typing_only = {
+        alias.name: "." + str(node.module)
+        for block in tree.body
+        if isinstance(block, ast.If) and ast.unparse(block.test) == "TYPE_CHECKING"
+        for node in block.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert typing_only == _protocol._LAZY
+    assert set(_protocol._LAZY) <= set(_protocol.__all__)
+    assert set(dir(_protocol)) >= set(_protocol.__all__)
