@@ -69,6 +69,7 @@ __all__ = [
     "CellText",
     "Summary",
     "Variable",
+    "hidden_name",
     "list_variables",
     "recent_cells",
     "summarize",
@@ -466,13 +467,18 @@ def _variable(name: str, obj: object) -> Variable:
 _IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
 
 
+def hidden_name(name: object) -> bool:
+    """Whether ``list_variables`` leaves the name out: private ``_names`` and IPython's own."""
+    return not isinstance(name, str) or name.startswith("_") or name in _IPYTHON_NAMES
+
+
 def list_variables(namespace: Mapping[str, object]) -> list[Variable]:
     """The user's variables in ``namespace``, in definition order: private ``_names``, modules
     and IPython's own ``In``/``Out``/``exit``/``quit``/``get_ipython`` are left out. Runs no
     user code."""
     found = []
     for name, obj in list(namespace.items()):
-        if not isinstance(name, str) or name.startswith("_") or name in _IPYTHON_NAMES:
+        if hidden_name(name):
             continue
         if isinstance(obj, ModuleType):
             continue

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     from ._cells import CellRun
+    from ._client import Session
     from ._events import Events
 
 
@@ -423,24 +424,28 @@ def _install(notebook: Notebook) -> None:
     notebook.events.subscribe("agent_closed", closed)
 
 
-def _running_runs(notebook: Notebook, session_id: str) -> list[CellRun]:
+def _running_runs(notebook: Notebook, session: str | Session) -> list[CellRun]:
     return [
         run
         for run in notebook.runs
-        if run.session.id == session_id and run.done is not None and not run.done.done()
+        if (run.session.id == session if isinstance(session, str) else run.session is session)
+        and run.done is not None
+        and not run.done.done()
     ]
 
 
 def request_code(
     notebook: Notebook,
-    session_id: str,
+    session: str | Session,
     code: str,
     *,
     timeout: float | None = None,
     namespace: MutableMapping[str, Any] | None = None,
 ) -> concurrent.futures.Future[CodeOutcome]:
-    """Ask to run ``code`` in the cell that owns session ``session_id``'s current turn (any
-    thread). The future resolves once the code ran or the request failed closed.
+    """Ask to run ``code`` in the cell that owns ``session``'s current turn (any thread). The
+    future resolves once the code ran or the request failed closed. The kernel tools pass the
+    ``Session`` object of the caller's grant: an id names a session of one agent only, and two
+    agents may well give their sessions the same id (a ``str`` matches by id: for tests).
 
     ``timeout``: seconds the card waits for a click (default: the cell's ``--timeout``, or the
     unattended timeout when no front end can click). ``namespace``: where the code runs
@@ -448,7 +453,7 @@ def request_code(
     """
     future: concurrent.futures.Future[CodeOutcome] = concurrent.futures.Future()
     _install(notebook)
-    runs = _running_runs(notebook, session_id)
+    runs = _running_runs(notebook, session)
     if not runs:
         future.set_result(_not_run("no-turn"))
         return future

@@ -11,7 +11,12 @@ agents' I/O thread is not slowed by a tool. Each session of an agent connected w
   a token no grant holds, a revoked grant, or a grant whose session is closed (or whose agent
   was closed) is answered 401 and recorded (:attr:`KernelTools.events`, and the ``on_event``
   callback: the notebook's event bus). The SDK's own DNS-rebinding check (Host and Origin
-  must be localhost) stays on.
+  must be localhost) stays on. Tokens are compared as bytes (a header that is not ASCII is a
+  401 too). A GET (an SSE stream: nothing is ever sent on one here) is answered 405, and
+  ``stop`` cancels what is still open after ``STOP_GRACE`` (a ``run_code`` call's card is
+  withdrawn).
+* ``inspect_variable`` shows nothing ``list_variables`` hides (private ``_names``, IPython's
+  own names).
 * ``list_variables``, ``inspect_variable`` and ``notebook_history`` read the user's objects.
   They run on the kernel's main thread (``on_main``: a callback on the kernel's event loop), so
   a summary never runs concurrently with user code: while a ``%%acp`` cell awaits its turn the
@@ -76,6 +81,8 @@ MAIN_THREAD_WAIT = 30.0  # seconds a reading tool waits for the kernel's main th
 EVENTS_KEPT = 200
 HISTORY_DEFAULT = 5
 HISTORY_MAX = 50
+STOP_GRACE = 1
+"""Seconds ``stop`` lets open requests finish before they are cancelled."""
 DISCONNECT_POLL = 0.25
 """Seconds between checks that a ``run_code`` client still waits for its answer."""
 TOOL_NAMES = ("list_variables", "inspect_variable", "notebook_history", "run_code")
@@ -260,18 +267,19 @@ class KernelTools:
     """The kernel's MCP server and its grants; see the module docstring.
 
     ``namespace()`` is the user namespace, ``shell`` IPython's shell (for the history),
-    ``run_code(session_id, code)`` shows the code card (``_kernel_code.request_code``, given by
-    the notebook: this module does not import it) and returns a future of its ``CodeOutcome``
-    (None: no ``run_code`` here), ``on_main`` runs a reading tool on the
-    kernel's main thread (None: in the server's worker thread, for tests without a kernel),
-    ``on_event`` sees every :class:`ToolEvent` (on the server's thread)."""
+    ``run_code(session, code)`` (the grant's own ``Session`` object: session ids are chosen by
+    the agents, so two agents may share one) shows the code card
+    (``_kernel_code.request_code``, given by the notebook: this module does not import it) and
+    returns a future of its ``CodeOutcome`` (None: no ``run_code`` here), ``on_main`` runs a
+    reading tool on the kernel's main thread (None: in the server's worker thread, for tests
+    without a kernel), ``on_event`` sees every :class:`ToolEvent` (on the server's thread)."""
 
     def __init__(
         self,
         namespace: Callable[[], Mapping[str, object]],
         *,
         shell: object | None = None,
-        run_code: Callable[[str, str], concurrent.futures.Future[Any]] | None = None,
+        run_code: Callable[[Session, str], concurrent.futures.Future[Any]] | None = None,
         on_main: Callable[[Callable[[], Any], float], Any] | None = None,
         on_event: Callable[[ToolEvent], None] | None = None,
         main_wait: float = MAIN_THREAD_WAIT,
@@ -320,6 +328,9 @@ class KernelTools:
                 log_level="warning",
                 access_log=False,
                 lifespan="on",
+                # stop() ends what is still open: a run_code call waiting on its card is
+                # cancelled (the card withdrawn), not left to outlive the server
+                timeout_graceful_shutdown=STOP_GRACE,
             )
             server = uvicorn.Server(config)
             ready = threading.Event()
@@ -404,12 +415,8 @@ class KernelTools:
         if scheme.lower() != "bearer" or not token:
             return None, "no bearer token"
         with self._lock:
-            known = [g for g in self._grants if hmac.compare_digest(g.token, token.strip())]
-            revoked = any(
-                hmac.compare_digest(t, token.strip())
-                for tokens in self._secrets.values()
-                for t in tokens
-            )
+            known = [g for g in self._grants if _same(g.token, token)]
+            revoked = any(_same(t, token) for tokens in self._secrets.values() for t in tokens)
         if not known:
             return None, "the session was closed" if revoked else "an unknown token"
         grant = known[0]
@@ -423,7 +430,7 @@ class KernelTools:
         token = (authorization or "").partition(" ")[2].strip()
         with self._lock:
             for agent, tokens in self._secrets.items():
-                if token and any(hmac.compare_digest(t, token) for t in tokens):
+                if token and any(_same(t, token) for t in tokens):
                     return agent
         return None
 
@@ -446,6 +453,18 @@ class KernelTools:
                 if key.lower() == b"authorization":
                     authorization = value.decode("latin-1")
             grant, why = self._grant_for(authorization)
+            if grant is not None and scope.get("method") not in ("POST", "DELETE"):
+                # Stateless JSON answers: nothing ever comes on a GET stream, and an open one
+                # only kept the server's thread alive past stop (and past a revoked grant).
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 405,
+                        "headers": [(b"allow", b"POST, DELETE")],
+                    }
+                )
+                await send({"type": "http.response.body", "body": b""})
+                return
             if grant is None:
                 self._record(ToolEvent("refused", self._owner(authorization), None, None, why))
                 body = f"401 Unauthorized: {why}\n".encode()
@@ -524,8 +543,11 @@ class KernelTools:
             if not isinstance(wanted, str) or not wanted:
                 return "inspect_variable needs a name (a string)", True, None
 
+            if _context.hidden_name(wanted):  # what list_variables hides is not shown either
+                return f"name {wanted!r} is private: the kernel tools do not show it", True, None
+
             def inspect() -> Any:
-                namespace = self.namespace()
+                namespace = self._users_names()
                 if wanted not in namespace:
                     return None
                 return _context.summarize(wanted, namespace[wanted])
@@ -574,10 +596,10 @@ class KernelTools:
         code = args.get("code")
         if not isinstance(code, str) or not code.strip():
             return "run_code needs code (a non-empty string)", True, None
-        session_id = grant.session_id
-        if self.run_code is None or session_id is None:
+        session = grant.session
+        if self.run_code is None or session is None:
             return "run_code is not available here: no notebook session", True, None
-        future = self.run_code(session_id, code)
+        future = self.run_code(session, code)
         watcher = asyncio.ensure_future(_cancel_when_gone(request, future))
         try:
             outcome = await asyncio.wrap_future(future)
@@ -598,6 +620,12 @@ class KernelTools:
             parts.append(f"not run: {outcome.reason}")
         text = "\n".join(parts) or "(no output)"
         return text, (not outcome.ran) or outcome.error is not None, None
+
+
+def _same(token: str, given: str) -> bool:
+    """Whether ``given`` (a header's value, read as latin-1) is ``token``, in constant time;
+    as bytes: ``hmac.compare_digest`` raises on a ``str`` that is not ASCII."""
+    return hmac.compare_digest(token.encode(), given.strip().encode())
 
 
 async def _cancel_when_gone(request: Any, future: concurrent.futures.Future[Any]) -> None:

@@ -448,10 +448,13 @@ class Notebook:
         self.events.emit("kernel_tool", event)
         if event.kind != "call" or event.tool == "run_code" or event.session_id is None:
             return
-        runs = [
+        runs = [  # the agent's own session: two agents may give theirs the same id
             run
             for run in self.runs
-            if run.session.id == event.session_id and run.done is not None and not run.done.done()
+            if run.session.id == event.session_id
+            and run.handle.name == event.agent
+            and run.done is not None
+            and not run.done.done()
         ]
         if not runs:
             return

@@ -322,8 +322,8 @@ def test_run_code_asks_for_the_grants_own_session_and_reports_the_outcome() -> N
         ]
     )
 
-    def run_code(session_id: str, code: str) -> concurrent.futures.Future[Any]:
-        asked.append((session_id, code))
+    def run_code(session: Any, code: str) -> concurrent.futures.Future[Any]:
+        asked.append((session.id, code))  # the grant's own Session, not just its id
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
         future.set_result(next(outcomes))
         return future

@@ -1,0 +1,224 @@
+"""An adversarial review of the kernel tools (issue 15): a hostile agent or client against the
+MCP server and ``run_code``'s routing to a code card.
+
+* a token header with bytes that are not ASCII (``hmac.compare_digest`` refuses non-ASCII
+  ``str``: the guard raised, the client got a 500 and nothing was recorded);
+* ``inspect_variable`` of a name ``list_variables`` hides (``_secret``, IPython's own);
+* an agent holding a GET stream open, or a ``run_code`` call waiting on its card, when the
+  server stops (the thread outlived ``stop`` and the card stayed open);
+* two agents whose sessions have the same id (ids are chosen by the agents): one agent's
+  ``run_code`` reached the other agent's cell, and its reads showed up there.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import http.client
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _memory import scripted_agent
+from _runs import start_run
+
+from acp_notebook._errors import MethodNotFound
+from acp_notebook._kernel_code import request_code
+from acp_notebook._kernel_tools import KernelTools
+from acp_notebook._notebook import Notebook
+
+GUARD = 30.0  # seconds: a guard against hanging, never an assertion on speed
+
+
+@dataclass
+class _Session:
+    id: str
+    closed: bool = False
+
+
+def _port(tools: KernelTools) -> int:
+    return int(tools.url.rsplit(":", 1)[1].split("/")[0])
+
+
+def _call_body(name: str, args: dict[str, Any]) -> str:
+    params = {"name": name, "arguments": args}
+    return json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+
+
+def _post(tools: KernelTools, token: str, body: str) -> tuple[int, str]:
+    conn = http.client.HTTPConnection("127.0.0.1", _port(tools), timeout=GUARD)
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+    }
+    conn.request("POST", "/mcp", body, headers)
+    response = conn.getresponse()
+    result = response.status, response.read().decode(errors="replace")
+    conn.close()
+    return result
+
+
+@pytest.fixture
+def tools() -> Iterator[KernelTools]:
+    namespace = {"visible": 1, "_secret": "hunter2", "get_ipython": print, "In": ["x = 1"]}
+    server = KernelTools(lambda: namespace)
+    server.start()
+    yield server
+    server.stop()
+
+
+# -- the token guard ---------------------------------------------------------------------------
+
+
+def test_a_token_that_is_not_ascii_is_refused_and_recorded(tools: KernelTools) -> None:
+    tools.issue("embedded")
+    status, body = _post(tools, "\xff" * 43, _call_body("list_variables", {}))
+    assert status == 401, body
+    assert [e.kind for e in tools.events] == ["refused"]
+    assert "visible" not in body
+
+
+# -- reading tools -----------------------------------------------------------------------------
+
+
+def test_inspect_variable_does_not_show_what_list_variables_hides(tools: KernelTools) -> None:
+    token = tools.issue("embedded").token
+    for name in ("_secret", "get_ipython", "In"):
+        status, body = _post(tools, token, _call_body("inspect_variable", {"name": name}))
+        assert status == 200
+        answer = json.loads(body)["result"]
+        assert answer["isError"] is True, (name, answer)
+        assert "hunter2" not in body and "built-in" not in body and "x = 1" not in body
+    _, body = _post(tools, token, _call_body("inspect_variable", {"name": "visible"}))
+    assert json.loads(body)["result"]["isError"] is False
+
+
+# -- stopping ----------------------------------------------------------------------------------
+
+
+def test_stop_ends_an_agents_get_stream_and_the_servers_thread(tools: KernelTools) -> None:
+    token = tools.issue("embedded").token
+    conn = http.client.HTTPConnection("127.0.0.1", _port(tools), timeout=GUARD)
+    headers = {"Authorization": f"Bearer {token}", "Accept": "text/event-stream"}
+    conn.request("GET", "/mcp", headers=headers)
+    status = conn.getresponse().status
+    thread = tools._thread
+    assert thread is not None
+    tools.stop()
+    conn.close()
+    # A stateless JSON server sends nothing on a GET stream: it is refused (405), or at least
+    # it does not keep the server's thread alive past stop (5 s, stop's join).
+    assert status == 405 or not thread.is_alive()
+    assert not thread.is_alive()
+
+
+def test_stop_withdraws_a_run_code_call_waiting_on_its_card() -> None:
+    pending: list[concurrent.futures.Future[Any]] = []
+
+    def run_code(session: Any, code: str) -> concurrent.futures.Future[Any]:
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        pending.append(future)  # the card is open: nobody clicked
+        return future
+
+    server = KernelTools(dict, run_code=run_code)
+    server.start()
+    grant = server.issue("a")
+    server.bind(grant, _Session("s1"))  # type: ignore[arg-type]
+    answered: list[tuple[int, str]] = []
+
+    def call() -> None:
+        try:
+            answered.append(_post(server, grant.token, _call_body("run_code", {"code": "x=1"})))
+        except OSError:
+            answered.append((0, "connection dropped"))
+
+    caller = threading.Thread(target=call, daemon=True)
+    caller.start()
+    stopped = threading.Event()
+    for _ in range(300):  # the call reaches run_code (a bound, not a speed)
+        if pending:
+            break
+        stopped.wait(0.05)
+    thread = server._thread
+    assert pending and thread is not None
+    server.stop()
+    assert pending[0].cancelled()  # the card is withdrawn: a late Allow runs nothing
+    assert not thread.is_alive()
+    caller.join(GUARD)
+
+
+# -- two agents, one session id ------------------------------------------------------------------
+
+
+class TwoAgents:
+    """Two scripted agents with kernel tools whose sessions both have the id ``s1``."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        async def handler(method: str, params: Any) -> Any:
+            if method == "initialize":
+                return {
+                    "protocolVersion": 2,
+                    "info": {"name": "scripted", "version": "1"},
+                    "capabilities": {"session": {"mcp": {"http": {}}}},
+                }
+            raise MethodNotFound(method)
+
+        @asynccontextmanager
+        async def connector(**options: Any) -> Any:
+            async with scripted_agent(handler, **options) as (agent, _peer):
+                yield agent
+
+        self.ns: dict[str, Any] = {"target": str(tmp_path / "made.txt"), "visible": 1}
+        self.target = tmp_path / "made.txt"
+        nb = Notebook(connector=lambda argv, cwd, env: connector)
+        nb.panel_auto_make = False
+        nb.kernel_tools_source = (
+            lambda: self.ns,
+            None,
+            None,
+            lambda session, code: request_code(nb, session, code, namespace=self.ns),
+        )
+        self.nb = nb
+        nb.connect("other", ["(scripted)"], str(tmp_path), kernel_tools=True)
+        nb.connect("mine", ["(scripted)"], str(tmp_path), kernel_tools=True)  # the default
+        self.run = start_run(nb, timeout=3.0)  # a turn of "mine": its cell is running
+        nb.session("other")  # a session of "other", with the same id
+        assert nb.kernel_tools is not None
+        self.tools = nb.kernel_tools
+        (self.other,) = [g for g in self.tools.grants if g.agent == "other"]
+        (mine,) = [g for g in self.tools.grants if g.agent == "mine"]
+        assert self.other.session_id == mine.session_id == "s1"
+
+
+@pytest.fixture
+def two(tmp_path: Path) -> Iterator[TwoAgents]:
+    made = TwoAgents(tmp_path)
+    yield made
+    made.nb.shutdown()
+
+
+def test_another_agents_run_code_never_reaches_this_cells_card(two: TwoAgents) -> None:
+    code = "with open(target, 'w') as f:\n    f.write('ran')"
+    status, body = _post(two.tools, two.other.token, _call_body("run_code", {"code": code}))
+    assert status == 200
+    answer = json.loads(body)["result"]
+    assert answer["isError"] is True
+    assert "not run" in answer["content"][0]["text"]
+    assert two.run.code == []  # no card in the cell of "mine"'s turn
+    assert not two.target.exists()
+
+
+def test_another_agents_reads_are_not_shown_as_this_cells(two: TwoAgents) -> None:
+    status, _ = _post(two.tools, two.other.token, _call_body("list_variables", {}))
+    assert status == 200
+    # a card would be shown from the I/O thread, soon after the answer: wait for that loop
+    two.run.io.call(lambda: None)
+    from acp_notebook._widgets._sent import SentCard
+
+    shown = two.run.io.call(lambda: list(two.run.view.cards))
+    assert not [c for c in shown if isinstance(c, SentCard)]
