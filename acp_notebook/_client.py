@@ -46,7 +46,20 @@ CLIENT_NAME = "acp_notebook"
 EARLY_UPDATE_LIMIT = 200
 
 UpdateListener = Callable[["Session", p.SessionUpdate], None]
-_validate_chunk = p.TerminalOutputChunk.__pydantic_validator__.validate_python
+
+
+def _validate_chunk(raw: Any) -> Any:
+    """The model of a hot ``terminal_output_chunk`` (for a listener or an iterator)."""
+    return _chunk_validator()(raw)
+
+
+@functools.cache
+def _chunk_validator() -> Callable[[Any], Any]:
+    """Made on first use, not at import (building it was 8% of ``import acp_notebook``)."""
+    p.TerminalOutputChunk.model_rebuild()  # builds the deferred model (a no-op once built)
+    return p.TerminalOutputChunk.__pydantic_validator__.validate_python
+
+
 _M = TypeVar("_M", bound=p.WireModel)
 
 
@@ -176,15 +189,6 @@ class Turn:
         if self._streams:
             for stream in list(self._streams):
                 stream._put(update)
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
-            waiter.set()
-
-    def _push_chunk(self, raw: dict[str, Any]) -> None:
-        """`_push` of a hot ``terminal_output_chunk`` no stream reads: kept as its wire dict
-        in the replay (its model made only if an iterator reads it)."""
-        self._replay.push_chunk(raw)
         waiter = self._waiter
         if waiter is not None:
             self._waiter = None
@@ -374,7 +378,13 @@ class Session:
             for problem in state.problems[seen:]:
                 self._problem(problem)
         if turn is not None and not turn._done.is_set():
-            turn._push_chunk(raw)
+            # `turn._push`, with no stream to feed: the replay keeps the wire dict (its model
+            # is made if an iterator reads it)
+            turn._replay.push_chunk(raw)
+            waiter = turn._waiter
+            if waiter is not None:
+                turn._waiter = None
+                waiter.set()
             if turn.state.done:  # (a chunk never ends a turn: as `_apply`, all the same)
                 self._end_turn(turn)
 
