@@ -2,7 +2,8 @@
 
 A permission card must show exactly what would run. Terminal controls (ESC, CR, BS, ...) can hide
 or redraw text, and bidirectional overrides can reorder it on screen ("Trojan Source"). Each one
-is replaced by a visible marker such as ``⟨ESC⟩`` or ``⟨U+202E RLO⟩``.
+is replaced by a visible marker such as ``⟨ESC⟩`` or ``⟨U+202E RLO⟩``. So are the few printable
+letters that draw as nothing (Hangul fillers, ``⟨U+3164 HF⟩``): Python takes them in a name.
 
 Three strictnesses:
 
@@ -35,6 +36,14 @@ _FORMAT_NAMES = {
     0x2067: "RLI", 0x2068: "FSI", 0x2069: "PDI", 0xFEFF: "BOM", 0x2028: "LSEP", 0x2029: "PSEP",
 }  # fmt: skip
 
+#: Letters that draw as nothing (Hangul fillers, the grapheme joiner, Khmer inherent vowels):
+#: printable, and Python takes them in a name, so ``x\u3164 = 1`` looks like ``x = 1``.
+_BLANK_LETTERS = {
+    0x034F: "CGJ", 0x115F: "HCF", 0x1160: "HJF", 0x17B4: "KIV AQ", 0x17B5: "KIV AA",
+    0x3164: "HF", 0xFFA0: "HWHF",
+}  # fmt: skip
+_BLANK = frozenset(map(chr, _BLANK_LETTERS))
+
 _LAYOUT = frozenset("\n\t")
 _PROSE = _LAYOUT | frozenset("\u200c\u200d\u200e\u200f")  # ZWNJ, ZWJ, LRM, RLM
 # Printable ASCII never needs a marker: only runs of other characters are looked at, and a run
@@ -59,6 +68,8 @@ def _marker(ch: str) -> str | None:
     code = ord(ch)
     if code in _FORMAT_NAMES:
         return f"U+{code:04X} {_FORMAT_NAMES[code]}"
+    if code in _BLANK_LETTERS:
+        return f"U+{code:04X} {_BLANK_LETTERS[code]}"
     if code < 0x20 or code == 0x7F:
         return _C0_NAMES.get(code, f"^{chr(code + 0x40) if code < 0x20 else '?'}")
     if 0x80 <= code < 0xA0:
@@ -85,7 +96,7 @@ def make_visible(text: str, *, multiline: bool = False, prose: bool = False) -> 
 
     def replace(match: re.Match[str]) -> str:
         run = match.group()
-        if run.isprintable():
+        if run.isprintable() and _BLANK.isdisjoint(run):
             return run
         if keep and run == "\r\n":  # a line break where newlines are kept
             return "\n"

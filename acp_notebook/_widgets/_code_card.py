@@ -30,7 +30,9 @@ CodeChoose = Callable[[bool, str], None]
 """``on_choose(allowed, decided_by)``: ``click``, ``timeout`` or ``closed``."""
 
 CODE_STYLE = (
-    "<style>.acp-code-source{margin:2px 0;padding:4px;overflow-x:auto;white-space:pre;"
+    # wrapped, never scrolled: code 300 spaces to the right of a line is on screen too
+    "<style>.acp-code-source{margin:2px 0;padding:4px;white-space:pre-wrap;"
+    "overflow-wrap:anywhere;"
     "background:var(--jp-layout-color2,#f6f6f6);font-family:var(--jp-code-font-family,monospace);"
     "font-size:var(--jp-code-font-size,13px);line-height:1.3}"
     ".acp-code-output{margin:2px 0;padding:4px;overflow-x:auto;white-space:pre-wrap;"

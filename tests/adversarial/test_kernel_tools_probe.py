@@ -222,3 +222,37 @@ def test_another_agents_reads_are_not_shown_as_this_cells(two: TwoAgents) -> Non
 
     shown = two.run.io.call(lambda: list(two.run.view.cards))
     assert not [c for c in shown if isinstance(c, SentCard)]
+
+
+# -- the code card: what runs is what is shown ---------------------------------------------------
+
+#: Letters Python takes in a name that draw as nothing: ``x\u3164 = 1`` looks like ``x = 1``
+#: and binds another name.
+BLANK_LETTERS = ("\u3164", "\u115f", "\u1160", "\uffa0", "\u034f", "\u17b4", "\u17b5")
+
+
+@pytest.mark.parametrize("blank", BLANK_LETTERS, ids=[f"U+{ord(c):04X}" for c in BLANK_LETTERS])
+def test_a_name_with_a_letter_that_draws_as_nothing_is_marked_on_the_card(blank: str) -> None:
+    from acp_notebook._widgets._code_card import CodeCard
+
+    code = f"allowed{blank} = True\nx = 1"
+    namespace: dict[str, Any] = {}
+    exec(code, namespace)  # Python takes it: a name the card must not show as 'allowed'
+    assert "allowed" not in namespace
+    card = CodeCard(code, lambda allowed, by: None)
+    try:
+        assert card.hidden, "the card warns of nothing"
+        assert f"U+{ord(blank):04X}" in card.request_html()
+        assert f"U+{ord(blank):04X}" in "\n".join(card.transcript_text())
+    finally:
+        card.close_quietly()
+
+
+def test_code_far_to_the_right_of_a_line_is_not_hidden_by_scrolling() -> None:
+    # 'print("hello")' then 300 spaces then the write: with white-space:pre and a scrollbar
+    # the card showed only the print; the code wraps instead, so all of it is on screen
+    from acp_notebook._widgets._code_card import CODE_STYLE
+
+    rule = CODE_STYLE.split(".acp-code-source{", 1)[1].split("}", 1)[0]
+    assert "white-space:pre-wrap" in rule
+    assert "overflow-wrap:anywhere" in rule
