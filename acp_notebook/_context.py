@@ -51,6 +51,7 @@ from __future__ import annotations
 import collections
 import io
 import itertools
+import re
 import reprlib
 import sys
 import warnings
@@ -70,6 +71,7 @@ __all__ = [
     "Summary",
     "Variable",
     "hidden_name",
+    "hide_env_values",
     "list_variables",
     "recent_cells",
     "summarize",
@@ -486,11 +488,25 @@ def list_variables(namespace: Mapping[str, object]) -> list[Variable]:
     return found
 
 
+#: ``--env KEY=VALUE`` in a cell's source (``%acp connect``), quoted or not, ``--env=`` too,
+#: and argparse's abbreviations ``--en``, ``--e``
+_ENV_OPTION = re.compile(
+    r"""(--e(?:nv?)?(?:=|\s+))(['"])?([^\s'"=]+)=(?(2)[^'"]*\2|(?:'[^']*'|"[^"]*"|\S*))"""
+)
+
+
+def hide_env_values(source: str) -> str:
+    """``source`` with the value of every ``--env KEY=VALUE`` option replaced by ``***``: the
+    notebook never shows them, and a cell's input must not send them to an agent."""
+    return _ENV_OPTION.sub(lambda m: f"{m[1]}{m[2] or ''}{m[3]}=***{m[2] or ''}", source)
+
+
 def recent_cells(shell: object, n: int, *, cap: int = CELL_CAP) -> list[CellText]:
     """The last ``n`` executed cells before the running one, oldest first, from IPython's
     history (``shell.history_manager``): each input, and its ``Out`` text (``text/plain``; what
     a cell printed is not kept by IPython), both cut to ``cap`` characters, control and bidi
-    characters made visible. Empty inputs are skipped."""
+    characters made visible. Empty inputs are skipped. ``--env`` values typed in an input
+    (``%acp connect --env KEY=VALUE``) are sent as ``***``."""
     if n <= 0:
         return []
     history: Any = getattr(shell, "history_manager", None)
@@ -502,7 +518,7 @@ def recent_cells(shell: object, n: int, *, cap: int = CELL_CAP) -> list[CellText
     for _session, number, (source, output) in reversed(entries):
         if not isinstance(source, str) or not source.strip():
             continue
-        shown_source, cut_source = _cut(_visible(source)[0], cap)
+        shown_source, cut_source = _cut(_visible(hide_env_values(source))[0], cap)
         shown_output, cut_output = _cut(_visible(output if isinstance(output, str) else "")[0], cap)
         found.append(CellText(int(number), shown_source, shown_output, cut_source or cut_output))
         if len(found) == n:

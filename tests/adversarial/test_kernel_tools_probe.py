@@ -256,3 +256,24 @@ def test_code_far_to_the_right_of_a_line_is_not_hidden_by_scrolling() -> None:
     rule = CODE_STYLE.split(".acp-code-source{", 1)[1].split("}", 1)[0]
     assert "white-space:pre-wrap" in rule
     assert "overflow-wrap:anywhere" in rule
+
+
+# -- secrets in the history ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "sent"),
+    [
+        ("%acp connect --env K=sk-1 -- a", "%acp connect --env K=*** -- a"),
+        ("%acp connect --env 'K=two words' x", "%acp connect --env 'K=***' x"),
+        ('%acp connect --env "K=two words" x', '%acp connect --env "K=***" x'),
+        ("%acp connect --env K='two words' x", "%acp connect --env K=*** x"),
+        ("%acp connect --env=K=sk-1 --env L=sk-2", "%acp connect --env=K=*** --env L=***"),
+        ("%acp connect --en K=sk-1 --e L=sk-2", "%acp connect --en K=*** --e L=***"),
+        ("print('--envy K=V')", "print('--envy K=V')"),
+    ],
+)
+def test_env_values_in_a_cells_source_are_not_sent(source: str, sent: str) -> None:
+    from acp_notebook._context import hide_env_values
+
+    assert hide_env_values(source) == sent

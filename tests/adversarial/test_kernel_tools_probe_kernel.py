@@ -1,0 +1,43 @@
+"""The adversarial review of issue 15, in a real kernel: what the kernel tools and ``--cells``
+send to an agent from IPython's history.
+
+A ``%acp connect ... --env KEY=VALUE`` cell is in the history like any other: its value, which
+the notebook never shows, went to every agent that asked ``notebook_history`` (or was sent
+``--cells N``), another agent's key included."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.kernel_driver import Kernel, acp_kernel
+
+SECRET = "sk-probe-0123456789abcdef"
+
+
+@pytest.fixture
+def k(tmp_path: Path) -> Iterator[Kernel]:
+    with acp_kernel(tmp_path) as kern:
+        yield kern
+
+
+def test_an_env_value_typed_in_a_connect_cell_is_not_sent_from_the_history(
+    k: Kernel, tmp_path: Path
+) -> None:
+    agent = f"{sys.executable} -m acp_notebook.agent"
+    k.run(
+        f"%acp connect --name keyed --env PROBE_KEY={SECRET} --env 'OTHER=two words'"
+        f" -- {agent} --data-dir {tmp_path / 'keyed'}"
+    )
+    k.run(f"%acp connect --kernel-tools --name tools -- {agent} --data-dir {tmp_path / 'tools'}")
+    k.run("x = 1")
+    cells = k.run("%%acp --agent tools --new --cells 3\nWhat did I do?\n").text()
+    tools = k.run("%%acp --agent tools\n@tool notebook_history n=5\n").text()
+    log = k.run("%acp log --name tools -n 400").text()
+    for seen in (cells, tools, log):
+        assert "%acp connect --name keyed --env PROBE_KEY=" in seen  # the cell was sent
+        assert SECRET not in seen
+        assert "two words" not in seen
