@@ -501,11 +501,12 @@ def test_a_terminal_holds_no_more_than_its_cap_plus_one_block() -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.data(), terminal_bytes, st.integers(8, 64), st.integers(1, 40))
+@given(st.data(), terminal_bytes, st.integers(8, 64), st.integers(1, 40), st.integers(1, 50))
 def test_block_storage_keeps_the_same_bytes_whatever_the_block_size(
-    draw: st.DataObject, data: bytes, limit: int, block: int
+    draw: st.DataObject, data: bytes, limit: int, block: int, own: int
 ) -> None:
-    """The kept bytes, offsets and text do not depend on how the store cuts its blocks."""
+    """The kept bytes, offsets and text do not depend on how the store cuts its blocks
+    (``own``: the size from which a chunk is a block of its own)."""
     from unittest import mock
 
     from acp_notebook._state import _terminal
@@ -514,7 +515,10 @@ def test_block_storage_keeps_the_same_bytes_whatever_the_block_size(
     one = _terminal.TerminalState("t", max_bytes=limit)
     one.append(data)
     pieces = draw.draw(split(data))
-    with mock.patch.object(_terminal, "BLOCK_BYTES", block):
+    with (
+        mock.patch.object(_terminal, "BLOCK_BYTES", block),
+        mock.patch.object(_terminal, "OWN_BLOCK_BYTES", own),
+    ):
         many = _terminal.TerminalState("t", max_bytes=limit)
         for piece in pieces:
             many.append(piece)

@@ -17,6 +17,7 @@ _MIN_MAX_BYTES = 8
 # Small appends are gathered into blocks of about this size; bigger chunks are blocks of their
 # own. Dropping old bytes drops whole blocks, so nothing is ever compacted or copied whole.
 BLOCK_BYTES = 256 * 1024
+OWN_BLOCK_BYTES = 16 * 1024  # a chunk this big is kept as it came (no copy into the tail)
 
 
 def patch_meta(old: dict[str, Any] | None, new: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -122,8 +123,8 @@ class TerminalState:
         """Live output: bytes appended in order."""
         if not data:
             return
-        if len(data) >= BLOCK_BYTES:
-            self._seal()
+        if len(data) >= OWN_BLOCK_BYTES or len(data) >= BLOCK_BYTES:
+            self._seal()  # a big chunk is a block of its own: not copied into the tail
             self._blocks.append(bytes(data))
         else:
             self._tail += data
