@@ -86,6 +86,17 @@ RequestHandler: TypeAlias = Callable[[str, Any], Awaitable[Any]]
 NotificationHandler: TypeAlias = Callable[[str, Any], Awaitable[None]]
 FastDecoder: TypeAlias = Callable[[bytes], "dict[str, Any] | None"]
 FastHandler: TypeAlias = Callable[[str, Any], None]
+
+
+def _not_fast(line: bytes) -> dict[str, Any] | None:
+    return None
+
+
+def _unused(method: str, params: Any) -> None:  # pragma: no cover - _not_fast takes nothing
+    raise AssertionError(method)
+
+
+_NO_FAST: tuple[FastDecoder, FastHandler] = (_not_fast, _unused)  # no shortcut set
 ProblemCallback: TypeAlias = Callable[["Problem"], None]
 EofCallback: TypeAlias = Callable[[], Awaitable[BaseException]]
 LogEntry: TypeAlias = tuple[Literal["send", "recv"], "dict[str, Any] | list[Any] | str"]
@@ -495,18 +506,17 @@ class Connection:
                 items = await reader.receive_lines()
                 if items is None:
                     break
-                fast = self._fast
+                fast_decode, fast_handle = self._fast or _NO_FAST
+                whole = LOG_WHOLE_BYTES
                 for item in items:
-                    if fast is not None and type(item) is bytes:
-                        hot = fast[0](item)
+                    if type(item) is bytes:
+                        hot = fast_decode(item)
                         if hot is not None:
-                            log_append(
-                                ("recv", hot if len(item) <= LOG_WHOLE_BYTES else for_log(hot))
-                            )
+                            log_append(("recv", hot if len(item) <= whole else for_log(hot)))
                             if self._observers:
                                 self._observe("recv", hot)
                             try:
-                                fast[1](hot["method"], hot["params"])
+                                fast_handle(hot["method"], hot["params"])
                             except Exception as exc:
                                 self._notification_failed(hot["method"], exc)
                             continue
