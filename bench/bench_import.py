@@ -50,46 +50,57 @@ SNIPPETS = {
 TEMPLATE = """\
 import sys, time
 {setup}
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 {timed}
-t1 = time.perf_counter()
-print(t1 - t0, 'acp_notebook.agent' in sys.modules)
+t1, c1 = time.perf_counter(), time.process_time()
+print(t1 - t0, c1 - c0, 'acp_notebook.agent' in sys.modules)
 """
 
+Medians = dict[str, float]
 
-def sample(setup: str, timed: str, env: dict[str, str]) -> tuple[float, bool]:
+
+def sample(setup: str, timed: str, env: dict[str, str]) -> tuple[float, float, bool]:
+    """Wall and CPU seconds of ``timed``, and whether the embedded agent was imported."""
     code = TEMPLATE.format(setup=setup, timed=timed)
     out = subprocess.run(  # not from the checkout: `-c` puts the cwd first on sys.path
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=_CWD, env=env
     ).stdout.split()
-    return float(out[-2]), out[-1] == "True"
+    return float(out[-3]), float(out[-2]), out[-1] == "True"
 
 
-def measure(rounds: int, env: dict[str, str]) -> tuple[dict[str, float], dict[str, bool]]:
-    """Median milliseconds of each snippet (interleaved rounds), and whether it imported the
-    embedded agent."""
-    times: dict[str, list[float]] = {name: [] for name in SNIPPETS}
+def measure(rounds: int, env: dict[str, str]) -> tuple[Medians, Medians, dict[str, bool]]:
+    """Median wall and CPU milliseconds of each snippet (interleaved rounds), and whether it
+    imported the embedded agent."""
+    wall: dict[str, list[float]] = {name: [] for name in SNIPPETS}
+    cpu: dict[str, list[float]] = {name: [] for name in SNIPPETS}
     agent: dict[str, bool] = {}
     for _ in range(rounds):
         for name, (setup, timed) in SNIPPETS.items():
-            seconds, imported = sample(setup, timed, env)
-            times[name].append(seconds)
+            seconds, cpu_seconds, imported = sample(setup, timed, env)
+            wall[name].append(seconds)
+            cpu[name].append(cpu_seconds)
             agent[name] = agent.get(name, False) or imported
-    return {name: 1000 * statistics.median(t) for name, t in times.items()}, agent
+    return (
+        {name: 1000 * statistics.median(t) for name, t in wall.items()},
+        {name: 1000 * statistics.median(t) for name, t in cpu.items()},
+        agent,
+    )
 
 
-def show(median: dict[str, float], agent: dict[str, bool], rounds: int, note: str) -> None:
-    base = median["import ipywidgets"]
+def show(median: Medians, cpu: Medians, agent: dict[str, bool], rounds: int, note: str) -> None:
+    """Wall time is the figure; CPU time (this process only) is less moved by a busy machine."""
+    base, cpu_base = median["import ipywidgets"], cpu["import ipywidgets"]
     for name, ms in median.items():
         print(
             f"  {note}{name:<34}: {ms:7.1f} ms  x import ipywidgets {ms / base:.2f}  "
-            f"(median of {rounds}; imports acp_notebook.agent: {agent[name]})"
+            f"(median of {rounds}; cpu {cpu[name]:.1f} ms, x {cpu[name] / cpu_base:.2f};"
+            f" imports acp_notebook.agent: {agent[name]})"
         )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--no-cold", action="store_true", help="skip the rows without bytecode")
     args = parser.parse_args()
     cache = tempfile.mkdtemp(prefix="bench-import-pyc-")
@@ -97,10 +108,10 @@ def main() -> None:
         warm = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         warm["PYTHONPYCACHEPREFIX"] = cache
         measure(1, warm)  # writes the bytecode of everything the snippets import
-        median, agent = measure(args.rounds, warm)
+        median, cpu, agent = measure(args.rounds, warm)
     finally:
         shutil.rmtree(cache, ignore_errors=True)
-    show(median, agent, args.rounds, "")
+    show(median, cpu, agent, args.rounds, "")
     base = median["import ipywidgets"]
     load = median["%load_ext acp_notebook"]
     print(
