@@ -434,9 +434,9 @@ def _fast_validator(tag: Any) -> Callable[[Any], Any] | None:
 
 def parse_session_update(data: dict[str, Any]) -> SessionUpdate:
     """Parse one ``update`` object; raises ``pydantic.ValidationError`` when malformed."""
-    if type(data) is dict:
-        tag = data.get("sessionUpdate")
-        fast = _FAST_VALIDATORS.get(tag) or _fast_validator(tag)  # type: ignore[arg-type]
+    if type(data) is dict and type(tag := data.get("sessionUpdate")) is str:
+        # (a tag that is no string, a list say, is for the union to refuse: not a dict key)
+        fast = _FAST_VALIDATORS.get(tag) or _fast_validator(tag)
         if fast is not None:
             try:
                 return cast("SessionUpdate", fast(data))
