@@ -83,8 +83,6 @@ HISTORY_DEFAULT = 5
 HISTORY_MAX = 50
 STOP_GRACE = 1
 """Seconds ``stop`` lets open requests finish before they are cancelled."""
-DISCONNECT_POLL = 0.25
-"""Seconds between checks that a ``run_code`` client still waits for its answer."""
 TOOL_NAMES = ("list_variables", "inspect_variable", "notebook_history", "run_code")
 #: characters of one tool answer (24,000: the prompt cap of ``--with``/``--cells``, the same
 #: budget: 5,000 variables list in about 130,000 characters, 50 cells in up to 200,000)
@@ -629,16 +627,20 @@ def _same(token: str, given: str) -> bool:
 
 
 async def _cancel_when_gone(request: Any, future: concurrent.futures.Future[Any]) -> None:
-    """Cancel ``future`` once the HTTP client of ``request`` (a Starlette request) is gone."""
-    is_disconnected = getattr(request, "is_disconnected", None)
-    if is_disconnected is None:
+    """Cancel ``future`` as soon as the HTTP client of ``request`` (a Starlette request) is
+    gone: its ASGI ``receive`` answers ``http.disconnect`` then (the body was read already, so
+    nothing else comes). Not a poll: a poll left a window in which the agent had moved on (and
+    asked its next question) while the card still took an Allow."""
+    receive = getattr(request, "receive", None)
+    if receive is None:
         return
     while not future.done():
-        if await is_disconnected():
+        message = await receive()
+        if message.get("type") == "http.disconnect":
             log.info("kernel tools: the client gave up on run_code; its card is withdrawn")
             future.cancel()
             return
-        await asyncio.sleep(DISCONNECT_POLL)
+        await asyncio.sleep(0.05)  # another message (not expected): never a busy loop
 
 
 def _about(tool: str, args: dict[str, Any]) -> str:
