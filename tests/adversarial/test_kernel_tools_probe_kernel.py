@@ -7,6 +7,7 @@ the notebook never shows, went to every agent that asked ``notebook_history`` (o
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,3 +42,26 @@ def test_an_env_value_typed_in_a_connect_cell_is_not_sent_from_the_history(
         assert "%acp connect --name keyed --env PROBE_KEY=" in seen  # the cell was sent
         assert SECRET not in seen
         assert "two words" not in seen
+
+
+def _tool_line(code: str) -> str:
+    """The embedded agent's line that calls run_code (braces doubled for the %%acp body)."""
+    args = json.dumps({"code": code}).replace("{", "{{").replace("}", "}}")
+    return f"@tool run_code {args}"
+
+
+def test_allow_code_of_one_cell_and_allow_star_leave_another_cells_code_unrun(
+    k: Kernel, tmp_path: Path
+) -> None:
+    target = tmp_path / "made.txt"
+    agent = f"{sys.executable} -m acp_notebook.agent --data-dir {tmp_path / 'data'}"
+    k.run(f"%acp connect --kernel-tools -- {agent}")
+    first = k.run(f"%%acp --allow-code\n{_tool_line('first_ran = True')}\n").text()
+    assert "Allowed - by policy --allow-code; ran" in first
+    write = f"open({str(target)!r}, 'w').write('ran')"
+    # the next cell of the same session: neither the last cell's --allow-code nor a command
+    # rule that allows every command allows code; its card times out
+    second = k.run(f"%%acp --allow '*' --timeout 1\n{_tool_line(write)}\n").text()
+    assert "Not run - no answer before the code card's timeout" in second, second
+    assert not target.exists()
+    assert "True" in k.run("print(first_ran)").text()
