@@ -12,6 +12,7 @@ output area). The code is shown exactly as sent: control and bidi characters are
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -22,7 +23,7 @@ from .._visible import make_visible
 from ._card import close_deep
 from ._parts import NO_MATH, STYLE, e, start_countdown, visible, visible_lines
 
-__all__ = ["CodeCard", "highlight_python"]
+__all__ = ["CodeCard", "foreign_letters", "highlight_python"]
 
 log = logging.getLogger("acp_notebook.widgets")
 
@@ -39,6 +40,30 @@ CODE_STYLE = (
     "border-left:3px solid #888;font-family:var(--jp-code-font-family,monospace);"
     "font-size:var(--jp-code-font-size,13px)}.acp-code-error{border-left-color:#b91c1c}</style>"
 )
+
+
+def foreign_letters(code: str) -> list[str]:
+    """The letters that are not ASCII in the code's names (not its strings or comments), each
+    once, as ``'?' U+0430 CYRILLIC SMALL LETTER A``: a name with one may look exactly like
+    another (``safe`` with that letter for its ``a``, and ``safe``) and be another."""
+    import io
+    import tokenize
+    import unicodedata
+
+    names: list[str] = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(code).readline):
+            if token.type == tokenize.NAME and not token.string.isascii():
+                names.append(token.string)
+    except (tokenize.TokenError, SyntaxError):  # not Python: every word then
+        names = [w for w in re.findall(r"[^\W\d]\w*", code) if not w.isascii()]
+    found: dict[str, None] = {}
+    for name in names:
+        for ch in name:
+            if not ch.isascii():
+                found.setdefault(ch, None)
+    shown = list(found)[:12]
+    return [f"{ch!r} U+{ord(ch):04X} {unicodedata.name(ch, 'unnamed')}" for ch in shown]
 
 
 def highlight_python(code: str) -> str:
@@ -77,6 +102,7 @@ class CodeCard(ipywidgets.VBox):  # type: ignore[misc]
         self._stop = threading.Event()
         self._timer: threading.Thread | None = None
         self.hidden = make_visible(code, multiline=True).hidden
+        self.foreign = foreign_letters(code)
         self._info = ipywidgets.HTML(value=STYLE + CODE_STYLE + self.request_html())
         self._status = ipywidgets.HTML(value="")
         self._output = ipywidgets.HTML(value="")
@@ -192,6 +218,11 @@ class CodeCard(ipywidgets.VBox):  # type: ignore[misc]
                 '<div class="acp-card-warning">⚠ hidden characters made visible: '
                 f"{e(', '.join(self.hidden))}</div>"
             )
+        if self.foreign:
+            parts.append(
+                '<div class="acp-card-warning">⚠ names with letters that are not ASCII (a name'
+                f" may look like another): {e(visible(', '.join(self.foreign)))}</div>"
+            )
         return '<div class="acp-card-request">' + "".join(parts) + "</div>"
 
     def transcript_html(self, call: Any = None) -> str:
@@ -205,6 +236,11 @@ class CodeCard(ipywidgets.VBox):  # type: ignore[misc]
         lines += [f"    {line}" for line in visible_lines(self.code).splitlines() or [""]]
         if self.hidden:
             lines.append(f"  warning: hidden characters made visible: {', '.join(self.hidden)}")
+        if self.foreign:
+            lines.append(
+                "  warning: names with letters that are not ASCII (a name may look like"
+                f" another): {visible(', '.join(self.foreign))}"
+            )
         lines.append(f"  decision: {self.outcome_text}")
         if self._result is not None:
             output, error = self._result

@@ -277,3 +277,26 @@ def test_env_values_in_a_cells_source_are_not_sent(source: str, sent: str) -> No
     from acp_notebook._context import hide_env_values
 
     assert hide_env_values(source) == sent
+
+
+def test_names_that_look_like_others_are_pointed_out_on_the_card() -> None:
+    # 'safe' is defined twice, the second time with a Cyrillic a (U+0430): the card read as
+    # 'safe is redefined to print, then called', while the call runs the first 'safe'
+    from acp_notebook._widgets._code_card import CodeCard
+
+    code = "def safe():\n    return 'removed'\ndef s\u0430fe():\n    return 'printed'\nsafe()"
+    namespace: dict[str, Any] = {}
+    exec(code, namespace)
+    assert namespace["safe"]() == "removed"  # what runs is not what a reader expects
+    card = CodeCard(code, lambda allowed, by: None)
+    try:
+        html, text = card.request_html(), "\n".join(card.transcript_text())
+        for shown in (html, text):
+            assert "U+0430" in shown and "CYRILLIC SMALL LETTER A" in shown
+        plain = CodeCard("x = 1\nprint('naïve café')  # é", lambda allowed, by: None)
+        try:  # letters outside names (a string, a comment) are not warned about
+            assert "U+00" not in plain.request_html()
+        finally:
+            plain.close_quietly()
+    finally:
+        card.close_quietly()
