@@ -14,9 +14,11 @@ the state anyway, so holding it costs only the wrapper.
 
 from __future__ import annotations
 
+import functools
 import heapq
 from bisect import bisect_left
 from collections import deque
+from collections.abc import Callable
 from itertools import accumulate, islice
 from operator import itemgetter
 from typing import Any, Protocol
@@ -39,7 +41,15 @@ _CHUNK = p.TerminalOutputChunk
 
 
 def _validate_chunk(raw: dict[str, Any]) -> Any:
-    return _CHUNK.__pydantic_validator__.validate_python(raw)  # (built on first use)
+    return _chunk_validator()(raw)
+
+
+@functools.cache
+def _chunk_validator() -> Callable[[Any], Any]:
+    """Made on first use: the deferred model is built first (pydantic's stand-in validator
+    rebuilds it from its caller's frames, which a shallow stack may not have)."""
+    _CHUNK.model_rebuild()
+    return _CHUNK.__pydantic_validator__.validate_python
 
 
 # What a turn keeps for iterators that start late (after updates have arrived).
