@@ -117,6 +117,19 @@ def test_stop_ends_an_agents_get_stream_and_the_servers_thread(tools: KernelTool
     assert not thread.is_alive()
 
 
+def test_a_client_that_never_finishes_its_request_holds_up_no_one(tools: KernelTools) -> None:
+    import socket
+
+    token = tools.issue("embedded").token
+    slow = socket.create_connection(("127.0.0.1", _port(tools)), timeout=GUARD)
+    try:  # half a request's headers, then nothing (slowloris)
+        slow.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ")
+        status, body = _post(tools, token, _call_body("list_variables", {}))
+        assert status == 200 and "visible" in body
+    finally:
+        slow.close()
+
+
 def test_stop_withdraws_a_run_code_call_waiting_on_its_card() -> None:
     pending: list[concurrent.futures.Future[Any]] = []
 

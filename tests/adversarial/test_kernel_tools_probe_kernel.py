@@ -65,3 +65,19 @@ def test_allow_code_of_one_cell_and_allow_star_leave_another_cells_code_unrun(
     assert "Not run - no answer before the code card's timeout" in second, second
     assert not target.exists()
     assert "True" in k.run("print(first_ran)").text()
+
+
+def test_a_resumed_session_in_the_same_agent_runs_code_in_its_own_cell_only(
+    k: Kernel, tmp_path: Path
+) -> None:
+    # the same agent holds the session twice (as 'default', and resumed as 'again'): run_code
+    # from the resumed one's grant is shown in the 'again' cell, with that cell's policy
+    agent = f"{sys.executable} -m acp_notebook.agent --data-dir {tmp_path / 'data'}"
+    k.run(f"%acp connect --kernel-tools -- {agent}")
+    k.run("%%acp\nhello\n")
+    nb = "from acp_notebook._magics import _notebook_of; _nb = _notebook_of(get_ipython())\n"
+    sid = k.run(nb + "print(_nb.named('default').session.id)").text().strip()
+    assert k.run(f"%acp resume {sid} --session again").text().startswith("acp: resumed")
+    cell = k.run(f"%%acp --session again --allow-code\n{_tool_line('resumed_ran = 5')}\n").text()
+    assert "Allowed - by policy --allow-code; ran" in cell, cell
+    assert "5" in k.run("print(resumed_ran)").text()
