@@ -83,6 +83,24 @@ def test_a_token_that_is_not_ascii_is_refused_and_recorded(tools: KernelTools) -
     assert "visible" not in body
 
 
+def test_a_browsers_cors_preflight_gets_no_allow_origin(tools: KernelTools) -> None:
+    # a page's fetch with an Authorization header is preceded by an OPTIONS without it: it is
+    # refused (401) and says nothing that lets the browser send the real request
+    conn = http.client.HTTPConnection("127.0.0.1", _port(tools), timeout=GUARD)
+    preflight = {
+        "Origin": "http://evil.example",
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization, content-type",
+    }
+    conn.request("OPTIONS", "/mcp", headers=preflight)
+    response = conn.getresponse()
+    response.read()
+    conn.close()
+    assert response.status == 401
+    assert response.getheader("access-control-allow-origin") is None
+    assert [e.kind for e in tools.events] == ["refused"]
+
+
 # -- reading tools -----------------------------------------------------------------------------
 
 
