@@ -460,12 +460,22 @@ class Notebook:
             return
         run = runs[-1]
 
-        def show() -> None:
-            from ._widgets._sent import SentCard
+        def show() -> None:  # the I/O thread: the cards of one cell are counted here
+            from ._widgets._sent import MAX_SENT_CARDS, SentCard, SentMore
 
-            run.show_card(
-                SentCard(event.tool, event.about, event.text, error=event.detail == "error")
-            )
+            if run.view_gone:
+                return  # no cell to show it in (the panel lists no answers)
+            shown = [c for c in run.view.cards if isinstance(c, SentCard | SentMore)]
+            if len(shown) < MAX_SENT_CARDS:
+                error = event.detail == "error"
+                run.show_card(SentCard(event.tool, event.about, event.text, error=error))
+                return
+            more = next((c for c in shown if isinstance(c, SentMore)), None)
+            if more is None:
+                more = SentMore()
+                run.show_card(more)
+            more.add(event.text)
+            run.note_change()
 
         run.io.soon(show)
 

@@ -31,3 +31,20 @@ def test_an_error_answer_says_so() -> None:
         ]
     finally:
         card.close()
+
+
+def test_the_answers_past_the_cap_are_counted_in_one_card() -> None:
+    from acp_notebook._widgets._sent import SentMore
+
+    more = SentMore()
+    try:
+        more.add("abc")
+        assert more.transcript_text() == [
+            "Sent to the agent: 1 more kernel tool answer, 3 characters in all"
+            " (a cell lists the first 20 one by one)"
+        ]
+        more.add("<b>" * 1000)
+        assert "2 more kernel tool answers, 3,003 characters in all" in more.value
+        assert "<b><b>" not in more.value  # the texts themselves are not kept
+    finally:
+        more.close()

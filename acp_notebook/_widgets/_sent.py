@@ -5,6 +5,10 @@ answer (``list_variables``, ``inspect_variable``, ``notebook_history``) goes whi
 so the cell shows it as it goes: one line (the tool, what it was asked about, how many
 characters went), and the text itself folded in a ``<details>`` (escaped, hidden characters made
 visible), in the live view and in the saved notebook alike. ``run_code`` has its own card.
+
+A cell shows at most `MAX_SENT_CARDS` of them; the answers past that are counted in one more
+card (how many, how many characters in all), updated in place, so an agent calling a tool in a
+loop cannot flood the cell, the front end or the saved notebook.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ import ipywidgets  # type: ignore[import-untyped]
 from ._card import close_deep
 from ._parts import NO_MATH, STYLE, e, visible, visible_lines
 
-__all__ = ["SentCard"]
+__all__ = ["MAX_SENT_CARDS", "SentCard", "SentMore"]
+
+MAX_SENT_CARDS = 20
 
 
 class SentCard(ipywidgets.HTML):  # type: ignore[misc]
@@ -65,3 +71,46 @@ class SentCard(ipywidgets.HTML):  # type: ignore[misc]
 
     def __repr__(self) -> str:
         return f"SentCard({self._head()!r})"
+
+
+class SentMore(ipywidgets.HTML):  # type: ignore[misc]
+    """The answers past `MAX_SENT_CARDS` in a cell: counted, not shown one by one."""
+
+    tool_call_id: str | None = None
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.chars = 0
+        super().__init__(value="")
+        self.add_class("acp-sent")
+
+    def add(self, text: str) -> None:
+        """One more answer went to the agent (call it on one thread: the I/O thread)."""
+        self.count += 1
+        self.chars += len(text)
+        self.value = STYLE + self.transcript_html()
+
+    def _head(self) -> str:
+        word = "answer" if self.count == 1 else "answers"
+        return (
+            f"Sent to the agent: {self.count:,} more kernel tool {word}, {self.chars:,}"
+            f" characters in all (a cell lists the first {MAX_SENT_CARDS} one by one)"
+        )
+
+    def transcript_html(self, call: Any = None) -> str:
+        return f'<div class="acp-sent {NO_MATH}">📤 {e(self._head())}</div>'
+
+    def transcript_text(self, call: Any = None) -> list[str]:
+        return [self._head()]
+
+    def static_bundle(self) -> dict[str, str]:
+        return {
+            "text/plain": "\n".join(self.transcript_text()),
+            "text/html": STYLE + self.transcript_html(),
+        }
+
+    def close_quietly(self) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"SentMore({self.count}, {self.chars})"
