@@ -64,12 +64,12 @@ from __future__ import annotations
 
 import fnmatch
 import re
-import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ._protocol import RequestPermissionRequest
+from ._protocol._tool_calls import raw_input_command
 
 if TYPE_CHECKING:
     from ._shell import Layer, Reading
@@ -202,11 +202,9 @@ def tool_call_command(request: RequestPermissionRequest) -> str | None:
     raw = getattr(call, "raw_input", None)
     if not isinstance(raw, dict) or "command" not in raw:
         return None
-    command = raw.get("command")
-    if isinstance(command, str):
+    command = raw_input_command(raw)
+    if command is not None:
         return command
-    if isinstance(command, list) and command and all(isinstance(c, str) for c in command):
-        return shlex.join(command)
     return _UNREADABLE if getattr(call, "kind", None) == "execute" else None
 
 

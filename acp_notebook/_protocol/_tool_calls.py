@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, Tag
@@ -204,3 +205,17 @@ class ToolCallFields(WireModel):
     raw_input: Any = None
     raw_output: Any = None
     capabilities: ToolCallCapabilities | None = None
+
+
+def raw_input_command(raw_input: Any) -> str | None:
+    """A tool call's ``rawInput.command`` as one shell string: a string as it is, a list of
+    strings joined as a shell would read them (``["bash", "-lc", "ls"]``, as codex sends);
+    None for anything else (no command, or one of another shape)."""
+    if not isinstance(raw_input, dict):
+        return None
+    command = raw_input.get("command")
+    if isinstance(command, str):
+        return command
+    if isinstance(command, list) and command and all(isinstance(c, str) for c in command):
+        return shlex.join(command)
+    return None

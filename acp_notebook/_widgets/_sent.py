@@ -25,10 +25,36 @@ __all__ = ["MAX_SENT_CARDS", "SentCard", "SentMore"]
 MAX_SENT_CARDS = 20
 
 
-class SentCard(ipywidgets.HTML):  # type: ignore[misc]
-    """One kernel tool answer that went to the agent (built from a ``ToolEvent``)."""
+class _Sent(ipywidgets.HTML):  # type: ignore[misc]
+    """What both kinds of card share: arrival order, the saved bundle, closing."""
 
     tool_call_id: str | None = None  # shown in arrival order, not in a tool call's box
+
+    def transcript_html(self, call: Any = None) -> str:
+        raise NotImplementedError
+
+    def transcript_text(self, call: Any = None) -> list[str]:
+        raise NotImplementedError
+
+    def static_bundle(self) -> dict[str, str]:
+        return {
+            "text/plain": "\n".join(self.transcript_text()),
+            "text/html": STYLE + self.transcript_html(),
+        }
+
+    def close_quietly(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for name in ("layout", "style"):
+            model = getattr(self, name, None)
+            if isinstance(model, ipywidgets.Widget):
+                close_deep(model)
+        super().close()
+
+
+class SentCard(_Sent):
+    """One kernel tool answer that went to the agent (built from a ``ToolEvent``)."""
 
     def __init__(self, tool: str, about: str, text: str, *, error: bool = False) -> None:
         self.tool = tool
@@ -53,30 +79,12 @@ class SentCard(ipywidgets.HTML):  # type: ignore[misc]
     def transcript_text(self, call: Any = None) -> list[str]:
         return [visible(self._head())]
 
-    def static_bundle(self) -> dict[str, str]:
-        return {
-            "text/plain": "\n".join(self.transcript_text()),
-            "text/html": STYLE + self.transcript_html(),
-        }
-
-    def close_quietly(self) -> None:
-        self.close()
-
-    def close(self) -> None:
-        for name in ("layout", "style"):
-            model = getattr(self, name, None)
-            if isinstance(model, ipywidgets.Widget):
-                close_deep(model)
-        super().close()
-
     def __repr__(self) -> str:
         return f"SentCard({self._head()!r})"
 
 
-class SentMore(ipywidgets.HTML):  # type: ignore[misc]
+class SentMore(_Sent):
     """The answers past `MAX_SENT_CARDS` in a cell: counted, not shown one by one."""
-
-    tool_call_id: str | None = None
 
     def __init__(self) -> None:
         self.count = 0
@@ -102,15 +110,6 @@ class SentMore(ipywidgets.HTML):  # type: ignore[misc]
 
     def transcript_text(self, call: Any = None) -> list[str]:
         return [self._head()]
-
-    def static_bundle(self) -> dict[str, str]:
-        return {
-            "text/plain": "\n".join(self.transcript_text()),
-            "text/html": STYLE + self.transcript_html(),
-        }
-
-    def close_quietly(self) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"SentMore({self.count}, {self.chars})"

@@ -27,7 +27,6 @@ from __future__ import annotations
 import base64
 import difflib
 import re
-import shlex
 from typing import Any
 
 from pydantic import ConfigDict, TypeAdapter
@@ -36,7 +35,7 @@ from .._base import UnknownVariant, WireModel, is_set
 from .._config import SessionConfigOption, UnknownSessionConfigOption
 from .._permission import RequestPermissionRequest
 from .._terminal import TerminalExitStatus
-from .._tool_calls import ToolCallContent, ToolCallFields
+from .._tool_calls import ToolCallContent, ToolCallFields, raw_input_command
 from .._updates import (
     IdleStateUpdate,
     SessionUpdate,
@@ -153,18 +152,6 @@ def tool_call_fields(call: V1ToolCallFields | V1ToolCall, *, create: bool) -> di
     return wire
 
 
-def _raw_command(raw_input: Any) -> str | None:
-    """An execute tool call's ``rawInput.command`` (a list is joined as a shell reads it)."""
-    if not isinstance(raw_input, dict):
-        return None
-    command = raw_input.get("command")
-    if isinstance(command, str):
-        return command
-    if isinstance(command, list) and command and all(isinstance(c, str) for c in command):
-        return shlex.join(command)
-    return None
-
-
 def _terminal_id(value: Any) -> str | None:
     """The terminal id of a ``_meta`` terminal entry (``terminal_id`` or ``terminalId``)."""
     if not isinstance(value, dict):
@@ -240,7 +227,7 @@ class V1Translator:
         if isinstance(update, V1ToolCall | V1ToolCallUpdate):
             create = isinstance(update, V1ToolCall)
             wire = {"sessionUpdate": "tool_call_update", **tool_call_fields(update, create=create)}
-            line = _raw_command(update.raw_input)
+            line = raw_input_command(update.raw_input)
             if line is not None:
                 self._commands[update.tool_call_id] = line
             translated = [session_update_adapter.validate_python(wire)]
