@@ -513,8 +513,15 @@ def recent_cells(shell: object, n: int, *, cap: int = CELL_CAP) -> list[CellText
     current = getattr(shell, "execution_count", None)
     if history is None or not isinstance(current, int):
         return []
+    stop = current
+    # The running cell, when it is stored, is the last input (IPython 8 numbers it
+    # execution_count, IPython 9 one less: it counts up before running the cell).
+    info = getattr(getattr(getattr(shell, "displayhook", None), "exec_result", None), "info", None)
+    inputs = getattr(history, "input_hist_raw", None)
+    if getattr(info, "store_history", True) and isinstance(inputs, list) and inputs:
+        stop = min(current, len(inputs) - 1)
     found: list[CellText] = []
-    entries = list(history.get_range(session=0, start=1, stop=current, raw=True, output=True))
+    entries = list(history.get_range(session=0, start=1, stop=stop, raw=True, output=True))
     for _session, number, (source, output) in reversed(entries):
         if not isinstance(source, str) or not source.strip():
             continue

@@ -436,3 +436,27 @@ def test_joiners_that_scripts_need_are_kept() -> None:
     assert "hidden characters" not in s.text
     override = summarize("x", pd.DataFrame({"w": ["a\u202eb"]})).text
     assert "a⟨U+202E RLO⟩b" in override  # an override still is
+
+
+def test_recent_cells_leave_out_the_running_cell_under_ipython_8_and_9() -> None:
+    # IPython 9 counts execution_count up before it runs a cell, IPython 8 after: the running
+    # cell (the %%acp --cells cell itself) must not be sent as one of the "recent" cells
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    try:
+        shell.run_cell("first = 1", store_history=True)
+        shell.run_cell("second = 2\nsecond", store_history=True)
+        got: dict[str, Any] = {}
+        code = "from acp_notebook._context import recent_cells\ngot['c'] = recent_cells(get_ipython(), 5)"
+        shell.user_ns["got"] = got
+        shell.run_cell(code, store_history=True)
+        sources = [c.source for c in got["c"]]
+        assert sources[-2:] == ["first = 1", "second = 2\nsecond"], sources
+        assert not any("recent_cells" in s for s in sources)
+        assert got["c"][-1].output == "2"
+        # a cell not stored in the history (nbval runs so): the last stored one still counts
+        shell.run_cell(code, store_history=False)
+        assert [c.source for c in got["c"]][-1].startswith("from acp_notebook._context")
+    finally:
+        InteractiveShell.clear_instance()
