@@ -448,7 +448,10 @@ def test_recent_cells_leave_out_the_running_cell_under_ipython_8_and_9() -> None
         shell.run_cell("first = 1", store_history=True)
         shell.run_cell("second = 2\nsecond", store_history=True)
         got: dict[str, Any] = {}
-        code = "from acp_notebook._context import recent_cells\ngot['c'] = recent_cells(get_ipython(), 5)"
+        code = (
+            "from acp_notebook._context import recent_cells\n"
+            "got['c'] = recent_cells(get_ipython(), 5)"
+        )
         shell.user_ns["got"] = got
         shell.run_cell(code, store_history=True)
         sources = [c.source for c in got["c"]]
