@@ -76,6 +76,11 @@ __all__ = [
 logger = logging.getLogger("acp_notebook.jsonrpc")
 
 CANCEL_REQUEST_METHOD: Final = "$/cancel_request"
+#: Set by the notebook layer: True while the user's own code runs in the kernel; the read loops
+#: then rest `REST_SECONDS` before each batch of lines (back-pressure: the agent's pipe fills and
+#: it waits), so a flood in the background does not take the interpreter from a cell.
+YIELD_TO_CODE: Callable[[], bool] | None = None
+REST_SECONDS: Final = 0.004
 MAX_DEPTH: Final = 256
 """Deepest nesting of arrays and objects accepted in a message (the message object is level 1).
 
@@ -506,6 +511,9 @@ class Connection:
                 items = await reader.receive_lines()
                 if items is None:
                     break
+                rest = YIELD_TO_CODE
+                if rest is not None and rest():
+                    await anyio.sleep(REST_SECONDS)  # a cell runs: leave it the interpreter
                 fast_decode, fast_handle = self._fast or _NO_FAST
                 whole = LOG_WHOLE_BYTES
                 for item in items:

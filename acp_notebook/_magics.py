@@ -1423,6 +1423,18 @@ def load_ipython_extension(ipython: Any, notebook: Notebook | None = None) -> No
         cleanup.append(transform_cell)
     if _pre_run_cell not in ipython.events.callbacks["pre_run_cell"]:
         ipython.events.register("pre_run_cell", _pre_run_cell)
+    if _post_run_cell not in ipython.events.callbacks["post_run_cell"]:
+        ipython.events.register("post_run_cell", _post_run_cell)
+    from . import _jsonrpc
+
+    _jsonrpc.YIELD_TO_CODE = lambda: _USER_CODE[0]
+
+
+_USER_CODE = [False]  # a cell of the user's own code is running (not a %%acp cell)
+
+
+def _post_run_cell(result: Any) -> None:
+    _USER_CODE[0] = False
 
 
 def _pre_run_cell(info: Any) -> None:
@@ -1432,6 +1444,8 @@ def _pre_run_cell(info: Any) -> None:
 
     nb = _notebook_of(get_ipython())
     nb.cell_id = getattr(info, "cell_id", None)
+    source = getattr(info, "raw_cell", "") or ""
+    _USER_CODE[0] = not source.lstrip().startswith("%%acp")
     shown = nb.cells.get(f"cell:{nb.cell_id}") if nb.cell_id else None
     if shown is not None:
         shown.close_view()
@@ -1443,6 +1457,12 @@ def unload_ipython_extension(ipython: Any) -> None:
         cleanup.remove(transform_cell)
     with contextlib.suppress(ValueError):
         ipython.events.unregister("pre_run_cell", _pre_run_cell)
+    with contextlib.suppress(ValueError):
+        ipython.events.unregister("post_run_cell", _post_run_cell)
+    from . import _jsonrpc
+
+    _jsonrpc.YIELD_TO_CODE = None
+    _USER_CODE[0] = False
 
 
 __all__ = ["AcpMagics", "load_ipython_extension", "run_cell_async", "unload_ipython_extension"]

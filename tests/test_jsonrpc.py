@@ -854,3 +854,35 @@ async def test_every_problem_is_a_typed_value_with_a_one_line_message() -> None:
     assert problems[2].preview == "42"
     (failed,) = [p for p in problems if p.kind == "handler_failed"]
     assert "kaput" in failed.detail
+
+
+@pytest.mark.parametrize("user_code", [True, False])
+async def test_the_read_loop_rests_while_the_users_code_runs(
+    monkeypatch: pytest.MonkeyPatch, user_code: bool
+) -> None:
+    # back-pressure for a cell beside a flood: while YIELD_TO_CODE says the user's code runs,
+    # each batch of lines waits REST_SECONDS first; nothing is lost or reordered
+    import acp_notebook._jsonrpc as jsonrpc
+
+    rests: list[float] = []
+    real_sleep = anyio.sleep
+
+    async def sleep(seconds: float) -> None:
+        rests.append(seconds)
+        await real_sleep(0)
+
+    monkeypatch.setattr(jsonrpc, "YIELD_TO_CODE", lambda: user_code)
+    monkeypatch.setattr(jsonrpc.anyio, "sleep", sleep)
+    got: list[Any] = []
+
+    async def note(method: str, params: Any) -> None:
+        got.append(params["n"])
+
+    async with raw_peer(notification_handler=note) as (_conn, peer):
+        for n in range(3):
+            await peer.send({"jsonrpc": "2.0", "method": "m", "params": {"n": n}})
+            with anyio.fail_after(5):
+                while len(got) <= n:
+                    await real_sleep(0.001)
+    assert got == [0, 1, 2]
+    assert (jsonrpc.REST_SECONDS in rests) is user_code

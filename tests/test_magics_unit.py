@@ -73,3 +73,30 @@ def test_help_is_plain_text(kind: str) -> None:
         "%%acp [--agent NAME] [--session" if kind == "cell" else "%acp {connect,"
     ), first
     assert "--allow GLOB" in doc if kind == "cell" else "connect" in doc
+
+
+def test_the_users_own_cells_make_the_read_loops_rest() -> None:
+    # %load_ext tells the connections when a cell of the user's own code runs (not a %%acp
+    # cell, whose loop waits for the turn): a background flood then leaves it the interpreter
+    from IPython.core.interactiveshell import InteractiveShell
+
+    import acp_notebook._jsonrpc as jsonrpc
+
+    shell = InteractiveShell.instance()
+    try:
+        shell.run_line_magic("load_ext", "acp_notebook")
+        assert jsonrpc.YIELD_TO_CODE is not None
+        shell.run_cell("import acp_notebook._jsonrpc as j\nseen = j.YIELD_TO_CODE()")
+        assert shell.user_ns["seen"] is True
+        assert jsonrpc.YIELD_TO_CODE() is False  # after the cell
+        from acp_notebook._magics import _pre_run_cell
+
+        class Info:
+            raw_cell = "%%acp\nhello"
+            cell_id = None
+
+        _pre_run_cell(Info())
+        assert jsonrpc.YIELD_TO_CODE() is False  # a %%acp cell: the turn's loop, no rest
+    finally:
+        shell.run_line_magic("unload_ext", "acp_notebook")
+        InteractiveShell.clear_instance()
