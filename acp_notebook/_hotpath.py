@@ -9,7 +9,7 @@ Command output reaches the client as ``session/update`` notifications that each 
 
 with nothing else in it: strings only, no number, no ``_meta``. `decode_hot_line` decodes a
 line of that shape with orjson (when it is installed) and returns the message; for any other
-line, any line orjson refuses, and any line over ``_lines.WIDE_CHECK_BYTES``, it returns None
+line, any line orjson refuses, and any line over ``_jsonrpc.WIDE_CHECK_BYTES``, it returns None
 and the connection takes its usual path (the stdlib decoder and every check). For a line of
 that shape both decoders give the same dict (strings are decoded the same way; orjson refuses
 what the stdlib would read differently, such as lone surrogates), so the shortcut changes
@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+
+from ._jsonrpc import WIDE_CHECK_BYTES
 
 _loads: Callable[[bytes], Any] | None
 try:
@@ -34,7 +36,7 @@ HOT_TAG = "terminal_output_chunk"
 _TAG = HOT_TAG.encode()
 _WHOLE = 4096  # a line up to this long is decoded; a longer one only with the tag at its ends
 _ENDS = 256
-_MAX = 1 << 20  # _jsonrpc.WIDE_CHECK_BYTES: longer lines get the connection's width check
+_MAX = WIDE_CHECK_BYTES  # longer lines get the connection's width check
 
 
 def is_hot_message(message: Any) -> bool:
