@@ -29,6 +29,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from ._client import Agent, connect
 from ._exit import exit_label
 from ._failures import ConnectFailed
+from ._pacing import CellPacing
 
 log = logging.getLogger("acp_notebook.bridge")
 
@@ -38,7 +39,9 @@ T = TypeVar("T")
 class IOThread:
     """An event loop in a daemon thread, with a portal to reach it from any other thread."""
 
-    def __init__(self) -> None:
+    def __init__(self, pacing: CellPacing | None = None) -> None:
+        #: the kernel's pacing: told when the main thread waits here (agents then read freely)
+        self.pacing = pacing
         self._cm: AbstractContextManager[BlockingPortal] = start_blocking_portal("asyncio")
         self.portal = self._cm.__enter__()
         self.loop: asyncio.AbstractEventLoop = self.portal.call(_running_loop)
@@ -55,7 +58,10 @@ class IOThread:
 
     def call(self, fn: Callable[..., Any], *args: Any) -> Any:
         """Run ``fn`` (sync or async) in the I/O thread and wait for its result."""
-        return self.portal.call(fn, *args)
+        if self.pacing is None:
+            return self.portal.call(fn, *args)
+        with self.pacing.main_waits():  # the agents are read without pacing meanwhile
+            return self.portal.call(fn, *args)
 
     def submit(self, fn: Callable[..., Awaitable[T]], *args: Any) -> concurrent.futures.Future[T]:
         """Start ``fn`` in the I/O thread; return a future for its result."""

@@ -76,11 +76,11 @@ __all__ = [
 logger = logging.getLogger("acp_notebook.jsonrpc")
 
 CANCEL_REQUEST_METHOD: Final = "$/cancel_request"
-#: Set by the notebook layer: True while the user's own code runs in the kernel; the read loops
-#: then rest `REST_SECONDS` before each batch of lines (back-pressure: the agent's pipe fills and
-#: it waits), so a flood in the background does not take the interpreter from a cell.
-YIELD_TO_CODE: Callable[[], bool] | None = None
-REST_SECONDS: Final = 0.004
+#: Set by the notebook layer (``_pacing``): called before each batch of lines with the size of
+#: the chunk it came from and the seconds already waited for it; the read loop sleeps for what it
+#: returns, and asks again, until it returns 0. Back-pressure: while the loop waits, the agent's
+#: pipe fills and the agent waits, so a flood in the background leaves a cell the interpreter.
+PACE: Callable[[int, float], float] | None = None
 MAX_DEPTH: Final = 256
 """Deepest nesting of arrays and objects accepted in a message (the message object is level 1).
 
@@ -511,9 +511,12 @@ class Connection:
                 items = await reader.receive_lines()
                 if items is None:
                     break
-                rest = YIELD_TO_CODE
-                if rest is not None and rest():
-                    await anyio.sleep(REST_SECONDS)  # a cell runs: leave it the interpreter
+                pace = PACE
+                if pace is not None:
+                    waited = 0.0
+                    while (delay := pace(reader.last_chunk, waited)) > 0:
+                        await anyio.sleep(delay)  # a cell runs: leave it the interpreter
+                        waited += delay
                 fast_decode, fast_handle = self._fast or _NO_FAST
                 whole = LOG_WHOLE_BYTES
                 for item in items:

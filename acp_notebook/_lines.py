@@ -72,6 +72,8 @@ class LineReader:
         self._eof = False
         self.max_buffered = 0
         """Largest number of bytes held at once (pending line part plus the chunk just read)."""
+        self.last_chunk = 0
+        """Size in bytes of the chunk the last ``receive_lines`` read."""
 
     async def receive_lines(self) -> list[bytes | LineTooLong] | None:
         """The complete lines of the next chunk (possibly none); ``None`` at end of stream.
@@ -86,6 +88,7 @@ class LineReader:
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._eof = True
             return self.finish()
+        self.last_chunk = len(chunk)
         return self.feed(chunk)
 
     def feed(self, chunk: bytes) -> list[bytes | LineTooLong]:

@@ -61,6 +61,7 @@ from ._notebook import (
     SignInRequired,
     redact,
 )
+from ._pacing import CellPacing
 from ._policy import Policy
 from ._record import Record
 from ._visible import visible_text
@@ -1427,14 +1428,16 @@ def load_ipython_extension(ipython: Any, notebook: Notebook | None = None) -> No
         ipython.events.register("post_run_cell", _post_run_cell)
     from . import _jsonrpc
 
-    _jsonrpc.YIELD_TO_CODE = lambda: _USER_CODE[0]
-
-
-_USER_CODE = [False]  # a cell of the user's own code is running (not a %%acp cell)
+    _jsonrpc.PACE = nb.pacing  # a cell of the user's own code goes before a background flood
 
 
 def _post_run_cell(result: Any) -> None:
-    _USER_CODE[0] = False
+    from IPython.core.getipython import get_ipython
+
+    _notebook_of(get_ipython()).pacing.cell_ended()
+
+
+_OWN_MAGIC = re.compile(r"\s*%%?acp(?![\w.])")
 
 
 def _pre_run_cell(info: Any) -> None:
@@ -1445,7 +1448,8 @@ def _pre_run_cell(info: Any) -> None:
     nb = _notebook_of(get_ipython())
     nb.cell_id = getattr(info, "cell_id", None)
     source = getattr(info, "raw_cell", "") or ""
-    _USER_CODE[0] = not source.lstrip().startswith("%%acp")
+    # %%acp waits for its own turn, %acp for the agent: their output is read at full speed
+    nb.pacing.cell_started(magic=_OWN_MAGIC.match(source) is not None)
     shown = nb.cells.get(f"cell:{nb.cell_id}") if nb.cell_id else None
     if shown is not None:
         shown.close_view()
@@ -1461,8 +1465,9 @@ def unload_ipython_extension(ipython: Any) -> None:
         ipython.events.unregister("post_run_cell", _post_run_cell)
     from . import _jsonrpc
 
-    _jsonrpc.YIELD_TO_CODE = None
-    _USER_CODE[0] = False
+    if isinstance(_jsonrpc.PACE, CellPacing):
+        _jsonrpc.PACE.cell_ended()
+    _jsonrpc.PACE = None
 
 
 __all__ = ["AcpMagics", "load_ipython_extension", "run_cell_async", "unload_ipython_extension"]

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ._bridge import CONNECT_TIMEOUT, AgentHandle, Connector, IOThread, open_agent
 from ._client import AuthenticationRequired, Session
 from ._events import Events
+from ._pacing import CellPacing
 
 if TYPE_CHECKING:
     from ._cells import Asked, CellRun
@@ -212,13 +213,15 @@ class Notebook:
         #: runner, run_code)`` (``_magics`` sets it: ``run_code`` is ``_kernel_code``'s)
         self.kernel_tools_source: tuple[Callable[[], Any], Any, Any, Any] | None = None
         self._tooled: set[str] = set()  # agents connected with --kernel-tools
+        #: back-pressure on background floods while the user's cells run (``_pacing``)
+        self.pacing = CellPacing()
 
     # -- the I/O thread -------------------------------------------------------------------
     @property
     def io(self) -> IOThread:
         with self._lock:
             if self._io is None or self._io.stopped:
-                self._io = IOThread()
+                self._io = IOThread(self.pacing)
             return self._io
 
     # -- agents ---------------------------------------------------------------------------

@@ -16,8 +16,11 @@ Measured side by side in one run, in one kernel:
    default ``iopub_msg_rate_limit`` of 1000 msg/s;
 3. latency of a trivial cell (``1+1``: execute_request sent -> status idle received), median of
    ``SAMPLES`` runs, with no flood and while a ``%%acp --bg`` flood streams in the background.
-   The background turn floods 2 x MIB (its own agent) so that every sample falls inside it;
-   only samples that ended between its first and last terminal message count;
+   Samples are spaced ``SPACING`` apart (random), as a person's cells are, so a request never
+   falls in the pause the notebook's pacing keeps after the previous cell. The background turn
+   floods 4 x MIB (its own agent) so that every sample falls inside it; only samples that
+   ended between its first and last terminal message count. The flood's rate meanwhile is
+   printed too: what the pacing costs it;
 4. terminal comm messages per second (kernel send times), for the one terminal of the
    foreground flood and for ``TERMINALS`` terminals flooding at once (the scripted agent
    ``tests/adversarial/agents/flood.py``): the peak over any 1 s window per terminal and in
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import random
 import statistics
 import sys
 import tempfile
@@ -41,6 +45,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from kernel_driver import Kernel, kernel
 
 SAMPLES = 20
+# a pause before each trivial cell, as between a person's cells: longer than the 50 ms for which
+# the notebook's pacing (acp_notebook/_pacing.py) still holds a flood back after a cell ends
+SPACING = (0.1, 0.15)
 TERMINALS = 10  # terminals flooding at once (section 4)
 FLOOD_AGENT = (
     Path(__file__).resolve().parent.parent / "tests" / "adversarial" / "agents" / "flood.py"
@@ -148,7 +155,9 @@ def value(kern: Kernel, expr: str) -> str:
 
 
 def time_cell(kern: Kernel, code: str = "1+1") -> tuple[float, float]:
-    """Seconds from execute_request to idle, and when (monotonic) the idle was received."""
+    """Seconds from execute_request to idle, and when (monotonic) the idle was received; the
+    request is sent after a pause of ``SPACING`` (see the module's docstring)."""
+    time.sleep(random.uniform(*SPACING))
     start = time.monotonic()
     kern.run(code)
     end = time.monotonic()
@@ -198,7 +207,7 @@ def main(mib: float) -> None:
         idle_cpu = cpu_seconds(pid) - cpu0
 
         # 3b. The trivial cell while a --bg flood streams.
-        kern.run(f"%acp connect --name bg -- {agent} --data-dir {tmp}/b --flood-output {2 * mib}")
+        kern.run(f"%acp connect --name bg -- {agent} --data-dir {tmp}/b --flood-output {4 * mib}")
         rec.drain()
         first = len(rec.log)
         bg_start = time.monotonic()
@@ -284,7 +293,8 @@ def main(mib: float) -> None:
         print(
             f"  with flood : {1000 * busy:.1f} ms (min {1000 * min(under):.1f}; "
             f"{len(under)}/{SAMPLES} samples ended while the bg flood "
-            f"({2 * mib:g} MiB) streamed; bg turn {bg_wall:.2f} s)"
+            f"({4 * mib:g} MiB) streamed; bg turn {bg_wall:.2f} s, "
+            f"{4 * mib / bg_wall:.1f} MiB/s)"
         )
         print(f"  trivial cell ratio flood/no flood: {busy / base:.2f}")
     else:

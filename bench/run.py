@@ -180,6 +180,9 @@ def _notebook(out: str) -> list[Headline]:
                 "<= 1.30",
             )
         )
+    rate = re.search(r"bg turn [\d.]+ s, ([\d.]+) MiB/s", out)
+    if rate:  # what the pacing costs the flood: a figure, no target
+        found.append(("--bg flood read while cells run", f"{rate.group(1)} MiB/s", "", "", ""))
     return found
 
 

@@ -856,22 +856,27 @@ async def test_every_problem_is_a_typed_value_with_a_one_line_message() -> None:
     assert "kaput" in failed.detail
 
 
-@pytest.mark.parametrize("user_code", [True, False])
-async def test_the_read_loop_rests_while_the_users_code_runs(
-    monkeypatch: pytest.MonkeyPatch, user_code: bool
+async def test_the_read_loop_waits_as_long_as_the_pace_hook_says(
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # back-pressure for a cell beside a flood: while YIELD_TO_CODE says the user's code runs,
-    # each batch of lines waits REST_SECONDS first; nothing is lost or reordered
+    # back-pressure (the notebook's pacing): before each batch of lines the loop asks PACE with
+    # the size of the chunk read and the seconds already waited, sleeps what it answers, and
+    # asks again until it answers 0; nothing is lost or reordered
     import acp_notebook._jsonrpc as jsonrpc
 
     rests: list[float] = []
+    asked: list[tuple[int, float]] = []
     real_sleep = anyio.sleep
 
     async def sleep(seconds: float) -> None:
         rests.append(seconds)
         await real_sleep(0)
 
-    monkeypatch.setattr(jsonrpc, "YIELD_TO_CODE", lambda: user_code)
+    def pace(chunk: int, waited: float) -> float:
+        asked.append((chunk, waited))
+        return 0.003 if waited < 0.005 else 0.0
+
+    monkeypatch.setattr(jsonrpc, "PACE", pace)
     monkeypatch.setattr(jsonrpc.anyio, "sleep", sleep)
     got: list[Any] = []
 
@@ -885,4 +890,6 @@ async def test_the_read_loop_rests_while_the_users_code_runs(
                 while len(got) <= n:
                     await real_sleep(0.001)
     assert got == [0, 1, 2]
-    assert (jsonrpc.REST_SECONDS in rests) is user_code
+    assert rests.count(0.003) >= 2 * 3  # twice per batch: waited 0, then 0.003
+    line = len(json.dumps({"jsonrpc": "2.0", "method": "m", "params": {"n": 0}})) + 1
+    assert asked[:3] == [(line, 0.0), (line, 0.003), (line, 0.006)]

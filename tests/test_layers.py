@@ -365,6 +365,7 @@ NOTEBOOK_LAYER = [
     f"{PKG}._attach",
     f"{PKG}._cells",
     f"{PKG}._bridge",
+    f"{PKG}._pacing",
     f"{PKG}._events",
     f"{PKG}._failures",
     f"{PKG}._notebook",

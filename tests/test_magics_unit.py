@@ -7,7 +7,11 @@ import json
 import pytest
 
 from acp_notebook._cells import PromptTemplateError, interpolate
-from acp_notebook._magics import transform_cell
+from acp_notebook._magics import (
+    load_ipython_extension,
+    transform_cell,
+    unload_ipython_extension,
+)
 from acp_notebook._notebook import shorten_base64
 
 
@@ -75,28 +79,46 @@ def test_help_is_plain_text(kind: str) -> None:
     assert "--allow GLOB" in doc if kind == "cell" else "connect" in doc
 
 
-def test_the_users_own_cells_make_the_read_loops_rest() -> None:
-    # %load_ext tells the connections when a cell of the user's own code runs (not a %%acp
-    # cell, whose loop waits for the turn): a background flood then leaves it the interpreter
+def test_the_users_own_cells_start_and_end_the_pacing() -> None:
+    # %load_ext installs the kernel's pacing as the connections' hook and tells it when a cell
+    # of the user's own code runs: a background flood then waits, while a magic cell (%%acp
+    # waits for its own turn) is read at full speed
     from IPython.core.interactiveshell import InteractiveShell
 
     import acp_notebook._jsonrpc as jsonrpc
+    from acp_notebook._notebook import Notebook
 
     shell = InteractiveShell.instance()
+    nb = Notebook()
+    pacing = nb.pacing
     try:
-        shell.run_line_magic("load_ext", "acp_notebook")
-        assert jsonrpc.YIELD_TO_CODE is not None
-        shell.run_cell("import acp_notebook._jsonrpc as j\nseen = j.YIELD_TO_CODE()")
+        load_ipython_extension(shell, notebook=nb)
+        assert jsonrpc.PACE is pacing
+        assert nb.io.pacing is pacing  # IOThread.call tells it when the main thread waits
+        shell.user_ns["pacing"] = pacing
+        shell.run_cell("seen = pacing.cell_running")
         assert shell.user_ns["seen"] is True
-        assert jsonrpc.YIELD_TO_CODE() is False  # after the cell
+        assert pacing.cell_running is False  # after the cell
+        shell.run_cell("%time seen = pacing.cell_running")
+        assert shell.user_ns["seen"] is True  # another magic runs the user's code
         from acp_notebook._magics import _pre_run_cell
 
         class Info:
-            raw_cell = "%%acp\nhello"
-            cell_id = None
+            def __init__(self, raw_cell: str) -> None:
+                self.raw_cell = raw_cell
+                self.cell_id = None
 
-        _pre_run_cell(Info())
-        assert jsonrpc.YIELD_TO_CODE() is False  # a %%acp cell: the turn's loop, no rest
+        for ours in ("%%acp\nhello", "  %acp status", "%acp", "%%acp --bg\nhi"):
+            _pre_run_cell(Info(ours))
+            assert pacing.cell_running is False, ours
+            pacing.cell_ended()
+        for theirs in ("%acpx", "x = 1  # %%acp", "%timeit 1", "!ls"):
+            _pre_run_cell(Info(theirs))
+            assert pacing.cell_running is True, theirs
+            pacing.cell_ended()
+        assert pacing(1 << 20, 0.0) == 0.0  # (from the main thread: never a wait anyway)
     finally:
-        shell.run_line_magic("unload_ext", "acp_notebook")
+        unload_ipython_extension(shell)
         InteractiveShell.clear_instance()
+        nb.shutdown()
+    assert jsonrpc.PACE is None

@@ -1,0 +1,171 @@
+"""The notebook's pacing of background floods (acp_notebook/_pacing.py), on a fake clock.
+
+The hook runs in the I/O thread; from the kernel's main thread it never waits (a client the
+cell drives itself must not wait for that cell), so every call here is made from a thread.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from acp_notebook._pacing import (
+    FLOOD_BYTES,
+    GRACE,
+    RATIO,
+    SLICE,
+    STEP,
+    TAIL,
+    CellPacing,
+)
+from tests.kernel_driver import acp_kernel
+
+BIG = 256 * 1024  # a full read: the agent writes faster than the kernel reads
+_POOL = concurrent.futures.ThreadPoolExecutor(1)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def ask(pacing: CellPacing, chunk: int = BIG, waited: float = 0.0) -> float:
+    """The hook's answer, as the I/O thread gets it."""
+    return _POOL.submit(pacing, chunk, waited).result()
+
+
+def rest_of_batch(pacing: CellPacing, clock: Clock, chunk: int = BIG) -> float:
+    """What the read loop waits before one batch: ask, sleep (the clock moves), ask again."""
+    waited = 0.0
+    while (delay := ask(pacing, chunk, waited)) > 0:
+        clock.now += delay
+        waited += delay
+    return waited
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+def test_a_flood_is_read_in_slices_while_the_kernel_is_idle(clock: Clock) -> None:
+    pacing = CellPacing(clock)
+    assert rest_of_batch(pacing, clock) == pytest.approx(SLICE * RATIO)  # the first flood chunk
+    # after a rest, a new slice: read until SLICE has passed, then rest SLICE * RATIO
+    assert ask(pacing) == 0.0
+    clock.now += SLICE * 0.5005
+    assert ask(pacing) == 0.0
+    clock.now += SLICE * 0.5005
+    assert rest_of_batch(pacing, clock) == pytest.approx(SLICE * RATIO)
+    # over a long flood the reading gets about 1 / (1 + RATIO) of the time
+    start, reading = clock.now, 0.0
+    for _ in range(400):
+        rest_of_batch(pacing, clock)
+        clock.now += 0.001  # each batch takes 1 ms to read
+        reading += 0.001
+    assert reading / (clock.now - start) == pytest.approx(1 / (1 + RATIO), rel=0.25)
+
+
+def test_small_chunks_never_wait_and_start_a_new_slice(clock: Clock) -> None:
+    pacing = CellPacing(clock)
+    pacing.cell_started()
+    assert ask(pacing, FLOOD_BYTES - 1) == 0.0  # a reply or a trickle, even during a cell
+    pacing.cell_ended()
+    clock.now += 1.0
+    assert ask(pacing, FLOOD_BYTES - 1) == 0.0
+    assert ask(pacing) == 0.0  # the slice began with the small chunk: no rest yet
+    clock.now += SLICE * 1.001
+    assert ask(pacing) == pytest.approx(SLICE * RATIO)
+
+
+def test_a_users_cell_stops_the_flood_for_its_grace_then_slices(clock: Clock) -> None:
+    pacing = CellPacing(clock)
+    pacing.cell_started()
+    assert pacing.cell_running
+    assert ask(pacing) == STEP  # it looks again every STEP
+    assert rest_of_batch(pacing, clock) == pytest.approx(GRACE)  # nothing read in the grace
+    clock.now += SLICE * 1.001
+    assert rest_of_batch(pacing, clock) == pytest.approx(SLICE * RATIO)  # a long cell: slices
+
+
+def test_a_cell_that_ends_in_its_grace_lets_the_flood_go_after_the_tail(clock: Clock) -> None:
+    pacing = CellPacing(clock)
+    pacing.cell_started()
+    clock.now += 0.004  # a trivial cell
+    pacing.cell_ended()
+    assert not pacing.cell_running
+    # its reply and idle status still go out: the flood waits TAIL more, then a slice starts
+    assert rest_of_batch(pacing, clock) == pytest.approx(TAIL)
+    assert ask(pacing) == 0.0
+
+
+def test_magic_cells_and_the_main_thread_waiting_never_pace(clock: Clock) -> None:
+    pacing = CellPacing(clock)
+    pacing.cell_started(magic=True)  # %%acp waits for its own turn: its output, at full speed
+    assert not pacing.cell_running
+    for _ in range(5):
+        assert ask(pacing) == 0.0
+        clock.now += SLICE * 1.001
+    pacing.cell_ended()
+    assert ask(pacing) == pytest.approx(SLICE * RATIO)  # no tail after a magic cell: slices
+    pacing.cell_started()
+    with pacing.main_waits():  # e.g. IOThread.call: the cell needs an agent's answer
+        assert ask(pacing) == 0.0
+    assert ask(pacing) == STEP
+    # main_waits from another thread counts nothing (only the main thread can wait that way)
+    done = threading.Event()
+
+    def elsewhere() -> None:
+        with pacing.main_waits():
+            done.set()
+
+    _POOL.submit(elsewhere).result()
+    assert done.is_set()
+    assert ask(pacing) == STEP
+
+
+def test_the_kernels_main_thread_never_waits(clock: Clock) -> None:
+    pacing = CellPacing(clock)
+    pacing.cell_started()
+    assert pacing(BIG, 0.0) == 0.0  # a client the cell drives, read on the cell's own loop
+
+
+def test_a_background_flood_waits_while_a_cell_of_the_users_code_runs(tmp_path: Path) -> None:
+    # a real kernel and a real agent: during a cell's grace the flood's bytes stop arriving
+    # (only the batch under way may land); past it they arrive again, in slices; in the end
+    # every byte is there
+    with acp_kernel(tmp_path) as kern:
+        kern.run(
+            f"%acp connect -- {sys.executable} -m acp_notebook.agent --data-dir {tmp_path}/d "
+            "--flood-output 48"
+        )
+        kern.run("%%acp --bg --allow '*' -o b\nflood\n")
+        kern.run("got = lambda: sum(x.total_bytes for x in b.terminals.values())")
+
+        def received() -> int:
+            return int(kern.run("print(got())").text())
+
+        kern.wait_for(lambda: received() > 2**20, "the flood to stream")
+        assert GRACE > 0.15
+        out = kern.run(
+            "import time\n"
+            "before = got(); time.sleep(0.15); during = got() - before\n"
+            "time.sleep(0.35); after = got() - before\n"
+            "print(during, after)"
+        ).text()
+        during, after = map(int, out.split())
+        assert during <= 2**20, out  # without the pacing: several MiB in 150 ms
+        assert after - during >= 256 * 1024, out
+        kern.wait_for(
+            lambda: kern.run("print(b.stop_reason)").text().strip() != "None",
+            "the flood to end",
+            guard=120,
+        )
+        assert received() >= 48 * 2**20
