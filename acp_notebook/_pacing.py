@@ -34,8 +34,8 @@ from typing import Final
 GRACE: Final = 0.2
 TAIL: Final = 0.05
 STEP: Final = 0.002
-SLICE: Final = 0.005
-RATIO: Final = 4.0
+SLICE: Final = 0.003
+RATIO: Final = 6.0
 FLOOD_BYTES: Final = 16 * 1024
 _NEGLIGIBLE: Final = 1e-4  # a wait shorter than this is not worth a sleep
 

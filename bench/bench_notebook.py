@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from kernel_driver import Kernel, kernel
 
-SAMPLES = 20
+SAMPLES = 40
 # a pause before each trivial cell, as between a person's cells: longer than the 50 ms for which
 # the notebook's pacing (acp_notebook/_pacing.py) still holds a flood back after a cell ends
 SPACING = (0.1, 0.15)
