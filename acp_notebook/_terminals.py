@@ -395,6 +395,9 @@ class ClientTerminals:
         self.cols, self.rows = cols, rows
         self._terminals: dict[str, _Terminal] = {}
         self._pending: set[str] = set()
+        #: how many times each session's commands were killed (an Interrupt of its turn): a
+        #: command asked for before a kill is not started after it, or is stopped once started
+        self._kills: dict[str, int] = {}
         self._tg: TaskGroup | None = None
         self._closed = False
 
@@ -443,10 +446,17 @@ class ClientTerminals:
                 {"reason": "too_many_terminals", "limit": self.max_terminals},
             )
         self._pending.add(request.terminal_id)
+        kills = self._kills.get(request.session_id, 0)
         try:
             verdict = await ask(self._approve, request, timeout=self.approve_timeout)
             if not verdict.allowed:
                 raise refusal(f"running {request.command_line()!r}", verdict)
+            if self._kills.get(request.session_id, 0) != kills:
+                raise RpcError(
+                    INVALID_REQUEST,
+                    "the turn was cancelled: the command was not started",
+                    {"reason": "cancelled"},
+                )
             if self._closed:
                 raise RpcError(INVALID_REQUEST, "client terminals are closed", {"reason": "closed"})
             limit = self.max_output_bytes
@@ -471,6 +481,10 @@ class ClientTerminals:
                     raise RpcError(
                         INVALID_REQUEST, "client terminals are closed", {"reason": "closed"}
                     )
+                if self._kills.get(request.session_id, 0) != kills:
+                    # kill_session ran while it started (it could not see it yet): stop it as
+                    # that would have; it stays known, its output and exit status readable
+                    await self._stop(terminal)
         finally:
             self._pending.discard(request.terminal_id)
         return {"terminalId": request.terminal_id}
@@ -610,6 +624,7 @@ class ClientTerminals:
         """Stop every running command of one session (an Interrupt of its turn: SIGTERM, then
         SIGKILL after the grace period) and wait until each is gone; its terminals stay known,
         so the agent can still read their output and exit status."""
+        self._kills[session_id] = self._kills.get(session_id, 0) + 1
         terminals = [t for t in self._terminals.values() if t.request.session_id == session_id]
         with anyio.CancelScope(shield=True):
             async with anyio.create_task_group() as tg:
