@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
 import logging
 import threading
@@ -58,9 +59,8 @@ class IOThread:
 
     def call(self, fn: Callable[..., Any], *args: Any) -> Any:
         """Run ``fn`` (sync or async) in the I/O thread and wait for its result."""
-        if self.pacing is None:
-            return self.portal.call(fn, *args)
-        with self.pacing.main_waits():  # the agents are read without pacing meanwhile
+        # the agents are read without pacing meanwhile
+        with self.pacing.main_waits() if self.pacing else contextlib.nullcontext():
             return self.portal.call(fn, *args)
 
     def submit(self, fn: Callable[..., Awaitable[T]], *args: Any) -> concurrent.futures.Future[T]:
