@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from itertools import pairwise
 from typing import TYPE_CHECKING, NamedTuple
 
+from ._shell_model import NODES, SET_NAMES, SHELL_FLAGS, TOKENS
 from ._shell_names import (
+    IDENTIFIER,
     RISKY_NAME,
-    SET_NAMES,
     SETTERS,
     assignment_problem,
     set_problems,
@@ -75,6 +77,8 @@ _RESERVED = frozenset(
     | {"case", "esac", "in", "select", "function", "[[", "]]", "(", ")"}
 )
 _GLOB_CHARS = frozenset("*?")
+# Wrappers that take any leading `NAME=value` operand as an assignment, whatever NAME is.
+_ANY_NAME_ASSIGNS = frozenset({"env", "sudo"})
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # Word nodes the reader reads as words; any other node in a word's place is visited as code.
 _WORD_NODES = frozenset(
@@ -180,10 +184,21 @@ class _Reader:
         for piece in re.split(r"\n|;|&&|\|\||\||&|\$\(|\(|\)|`|\{|\}", command):
             _Reader(self.reading, self.depth + 1, fallback=True).script(piece)
 
+    def admit(self, node: Node, *, children: bool = False) -> None:
+        """The positive model: a node type (or token) the model does not list is not static.
+        ``children``: the unnamed tokens directly under ``node`` too."""
+        for part in (node, *(c for c in node.children if not c.is_named)) if children else (node,):
+            kind = part.type
+            if part.is_named and kind not in NODES and kind not in _DYNAMIC_NODES:
+                self.reading.dynamic(f"a {kind.replace('_', ' ')}")
+            elif not part.is_named and kind not in TOKENS:
+                self.reading.dynamic(f"the token {kind!r}")
+
     def visit(self, node: Node, env: dict[str, str]) -> None:
         kind = node.type
         if node.is_missing or kind == "ERROR":
             self.reading.dynamic("it does not parse")
+        self.admit(node)
         if kind == "command":
             self.command(node, [], env)
             return
@@ -192,15 +207,19 @@ class _Reader:
             redirects = [c for c in node.named_children if c != body]
             if body is not None and body.type == "command":
                 self.command(body, redirects, env)
-            elif body is not None:
-                self.visit(body, env)
+            else:
+                start = len(self.reading.commands)
+                if body is not None:
+                    self.visit(body, env)
+                self.redirected(start, [r for r in redirects if r.type in _REDIRECTS], env)
             for redirect in redirects:
                 self.redirect(redirect, env)
             return
         if kind == "for_statement":
             self.for_loop(node, env)
             return
-        if kind in _REDIRECTS:  # one tree-sitter left outside a command
+        if kind in _REDIRECTS:  # one tree-sitter left outside a command: a command of its own
+            self.redirected(len(self.reading.commands), [node], env)
             self.redirect(node, env)
             return
         if kind == "heredoc_body":  # a body outside its redirection: tree-sitter lost track
@@ -222,13 +241,29 @@ class _Reader:
             _Reader(self.reading, self.depth + 1).script(node_text(node, self.source)[1:-1])
         if kind in _DYNAMIC_NODES:
             self.reading.dynamic(_DYNAMIC_NODES[kind])
-        elif kind not in _STRUCTURAL_NODES and node.is_named:
-            self.reading.dynamic(f"a {kind.replace('_', ' ')}")
         for child in node.children:
             self.visit(child, env)
 
+    def redirected(self, start: int, redirects: list[Node], env: dict[str, str]) -> None:
+        """Make ``redirects`` part of what a rule must match: each command found since
+        ``start`` (inside a group, subshell, loop or ``if``) is matched with them after its own
+        words (``{ ls; } > f`` is ``ls > f``; as it was written, for deny only), and when there
+        is none, the redirections alone are a command (``> f``, which truncates ``f``)."""
+        words = tuple(w for r in redirects for w in self.redirect_words(r, env))
+        if not words:
+            return
+        found = self.reading.commands[start:]
+        if not found:
+            self.reading.commands.append([Layer(words)])
+            return
+        for layers in found:
+            layers[:] = [replace(layer, words=layer.words + words) for layer in layers] + [
+                replace(layer, deny_only=True) for layer in layers
+            ]
+
     def test_words(self, node: Node, env: dict[str, str]) -> list[Word]:
         """``[ ... ]`` as the words of the ``[`` builtin (tree-sitter reads it as an expression)."""
+        self.admit(node)
         if not node.is_named or node.type == "test_operator":
             return [Word(node_text(node, self.source), True)]
         if node.type in ("unary_expression", "binary_expression", "parenthesized_expression"):
@@ -259,7 +294,9 @@ class _Reader:
         all_redirects = inline_redirects + redirects
         for child in inline_redirects:
             self.redirect(child, env)
-        if not words:
+        if not words or (len(words) == 1 and not words[0].text and words[0].literal):
+            # `> f`, `x=1 > f`: the redirection alone is a command a rule must match
+            self.redirected(len(self.reading.commands), all_redirects, env)
             return
         redirect_words = tuple(w for r in all_redirects for w in self.redirect_words(r, env))
         stdin_is_code = any(
@@ -280,6 +317,8 @@ class _Reader:
             self.reading.dynamic("a {name} word (bash's {name}> redirection assigns name)")
         for sub in substitutions(node):
             self.visit(sub, env)
+        if self.history_bang(node):
+            self.reading.dynamic("a `!` bash may read as history")
         parts = list(self.pieces(node, env, quoted=False))
         text = "".join(p.text for p in parts)
         literal = all(p.literal for p in parts)
@@ -293,6 +332,21 @@ class _Reader:
             self.reading.dynamic("an expansion")
             text = node_text(node, self.source)
         return [Word(text, literal)]
+
+    def history_bang(self, node: Node) -> bool:
+        """Whether a ``!`` outside single quotes could start a history expansion (when bash has
+        it on: ``set -H`` is asked, but a person may have allowed it in a shell that lives on)."""
+        for part in (node, *descendants(node)):
+            if part.type not in ("word", "string_content") or part.child_count:
+                continue
+            text = self.source[part.start_byte : part.end_byte]
+            for match in re.finditer(rb"(?<!\\)!", text):
+                after = self.source[
+                    part.start_byte + match.end() : part.start_byte + match.end() + 1
+                ]
+                if after not in (b"", b" ", b"\t", b"\n", b"\r", b"=", b"(", b'"'):
+                    return True
+        return False
 
     def pieces(self, node: Node, env: dict[str, str], *, quoted: bool) -> Iterator[_Piece]:
         kind = node.type
@@ -338,7 +392,9 @@ class _Reader:
             yield _Piece(raw, False, quoted)
 
     def redirect(self, node: Node, env: dict[str, str]) -> None:
+        self.admit(node, children=True)
         for child in node.named_children:
+            self.admit(child)
             if child.type in ("file_descriptor", "heredoc_start", "heredoc_end", "heredoc_content"):
                 continue
             if child.type == "heredoc_body":
@@ -405,6 +461,7 @@ class _Reader:
             self.reading.dynamic(problem)
 
     def assignment(self, node: Node, env: dict[str, str], *, exported: bool = False) -> None:
+        self.admit(node, children=True)
         if node.type == "variable_assignments":
             for child in node.named_children:
                 self.assignment(child, env, exported=exported)
@@ -427,6 +484,7 @@ class _Reader:
                 self.words(value, env)
 
     def declaration(self, node: Node, env: dict[str, str]) -> None:
+        self.admit(node, children=True)
         keyword = node_text(node.children[0], self.source)
         words: list[Word] = [Word(keyword, True)]
         exported = keyword == "export" or any(
@@ -449,7 +507,10 @@ class _Reader:
                 self.sets(name_text, f"`{keyword}` of", exported=exported)
                 words.append(Word(name_text, True))
             else:
-                words.extend(self.words(child, env))
+                for word in self.words(child, env):
+                    words.append(word)
+                    if word.literal and not word.text.startswith(("-", "+")):
+                        self.sets(word.text, f"`{keyword}` of", exported=exported)
         for word in words[1:]:
             if word.text.startswith(("-", "+")) and not set(word.text[1:]) <= set("xrgp"):
                 self.reading.dynamic(f"`{keyword} {word.text}`")
@@ -532,6 +593,13 @@ class _Reader:
                 name == "exec" and len(rest) > 1 and rest[1].text.startswith("-")
             ):
                 self.reading.dynamic(f"`{name}`")
+            if name in ("test", "[") and any(
+                before.text in ("-v", "-R") and not IDENTIFIER.fullmatch(after.text)
+                for before, after in pairwise(rest)
+            ):
+                self.reading.dynamic(f"`{name} -v` of a name that is not a plain identifier")
+            if program.text.startswith("^"):  # `^old^new`: bash's quick substitution
+                self.reading.dynamic("a word bash may read as history (`^`)")
             if name in _NAME_BUILTINS and any(
                 "[" in w.text and re.search(r"[$`]", w.text) for w in rest
             ):
@@ -576,8 +644,19 @@ class _Reader:
 
     def past_assignments(self, rest: list[Word], name: str) -> list[Word]:
         """The words after ``NAME=value`` words a wrapper (``env``, ``sudo``) exports."""
-        while rest and rest[0].literal and re.fullmatch(r"[A-Za-z_]\w*=.*", rest[0].text, re.S):
-            self.sets(rest[0].text.split("=", 1)[0], f"`{name}` setting", exported=True)
+        # GNU env (and sudo) take every leading operand with a `=` as an assignment, whatever
+        # its name: `env 1=1 rm x` and `env 'X%=1' rm x` run `rm`.
+        pattern = r"[^=-][^=]*=.*" if name in _ANY_NAME_ASSIGNS else r"[A-Za-z_]\w*=.*"
+        while rest and re.fullmatch(pattern, rest[0].text, re.S):
+            variable, value = rest[0].text.split("=", 1)
+            if not rest[0].literal:
+                self.reading.dynamic(f"`{name}` setting a variable that is not literal")
+            elif not IDENTIFIER.fullmatch(variable):
+                self.reading.dynamic(f"`{name}` setting {variable!r}, not an identifier")
+            if variable.startswith("BASH_FUNC_") and value.startswith("()"):
+                # bash reads it as a function definition: deny sees the commands in it
+                _Reader(self.reading, self.depth + 1).script(value[2:])
+            self.sets(variable, f"`{name}` setting", exported=True)
             rest = rest[1:]
         return rest
 
@@ -606,7 +685,7 @@ class _Reader:
                     i += 2
                     continue
                 command_flag = command_flag or (word[0] == "-" and "c" in word)
-                if not set(word[1:]) <= set("ceuxvfnCbhmBEHPT"):  # no -a (allexport), no -k
+                if not set(word[1:]) <= SHELL_FLAGS:  # the model: no -a (allexport), -k, -H, -i
                     self.reading.dynamic(f"{name} {word}")
                 i += 1
             else:
@@ -642,15 +721,6 @@ class _Piece(NamedTuple):
     quoted: bool
 
 
-# Nodes that only hold others, or whose words are judged by the code that visits their parent.
-_STRUCTURAL_NODES = frozenset(
-    {"program", "list", "pipeline", "subshell", "compound_statement", "negated_command"}
-    | {"if_statement", "elif_clause", "else_clause", "while_statement", "do_group"}
-    | {"case_statement", "case_item", "comment", "word", "string", "raw_string", "number"}
-    | {"concatenation", "string_content", "heredoc_body", "heredoc_start", "heredoc_end"}
-    | {"heredoc_content", "file_redirect", "heredoc_redirect", "herestring_redirect"}
-    | {"file_descriptor", "command_name", "variable_name", "extglob_pattern"}
-)
 _DYNAMIC_NODES = {
     "command_substitution": "a command substitution",
     "process_substitution": "a process substitution",

@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import re
 
+from ._shell_model import SET_FLAGS, SET_NAMES
+
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Variables that change which program runs, or make a shell or the loader run other code.
 RISKY_NAME = re.compile(
     r"PATH|IFS|ENV|BASH_ENV|SHELLOPTS|BASHOPTS|PS\d|PROMPT_COMMAND|CDPATH|GLOBIGNORE|HOME"
@@ -28,13 +31,6 @@ HARMLESS_NAME = re.compile(
     r"LANG|LANGUAGE|LC_[A-Z]+|TZ|TERM|COLUMNS|LINES|NO_COLOR|FORCE_COLOR|CLICOLOR|CLICOLOR_FORCE"
     r"|CI|PYTHONUNBUFFERED|PYTHONDONTWRITEBYTECODE|PYTHONHASHSEED|SOURCE_DATE_EPOCH"
 )
-# `set` (and `sh -o`) options that change neither what runs nor what an assignment exports.
-SET_FLAGS = frozenset("euxvfCnbhmBHTEP")
-SET_NAMES = frozenset(
-    {"errexit", "nounset", "xtrace", "verbose", "noglob", "noclobber", "noexec", "pipefail"}
-    | {"errtrace", "functrace", "hashall", "monitor", "notify", "physical", "histexpand"}
-    | {"braceexpand", "ignoreeof", "emacs", "vi", "history", "nolog"}
-)
 # Builtins that set the variables named by their arguments (`printf` only with -v; `wait -p`).
 SETTERS = frozenset(
     {"read", "printf", "wait", "export", "declare", "typeset", "local", "readonly", "unset"}
@@ -48,8 +44,10 @@ _TARGET_OPTIONS["wait"] = ("p", "", False)
 def assignment_problem(name: str, how: str, *, exported: bool) -> str | None:
     """Why ``how`` setting ``name`` (``exported``: into a program's environment) is not static,
     or None. ``name`` may carry a subscript or ``=value``: the name is what comes first."""
-    head = re.match(r"[A-Za-z_]\w*", name)
-    name = head.group(0) if head else name
+    name = name.split("=", 1)[0]
+    name = name.removesuffix("+")  # `x+=1`
+    if not IDENTIFIER.fullmatch(name):  # `b[x]` (bash evaluates the subscript), `X%`, `1`
+        return f"{how} {name!r}, not a plain identifier"
     if HARMLESS_NAME.fullmatch(name):
         return None
     if RISKY_NAME.fullmatch(name):

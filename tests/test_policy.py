@@ -394,7 +394,7 @@ SPLIT_CASES = [
     ("a >f 2>&1 <in", ["a > f 2>&1 < in"]),
     ("a &>>log && b", ["a &>> log", "b"]),
     ("if a; then b; elif c; then d; else e; fi", ["a", "b", "c", "d", "e"]),
-    ("while ! a; do b; done > out", ["a", "b"]),
+    ("while ! a; do b; done > out", ["a > out", "b > out"]),  # a loop's redirection joins each
     ("for x in 1 2; do a $x; done", ["a 1", "a 2"]),  # a loop over literal words, unrolled
     ("for = in 1; do a; done", None),  # not a NAME: it does not parse
     ("{ a; } ; ( b )", ["a", "b"]),

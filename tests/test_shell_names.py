@@ -26,10 +26,14 @@ def test_exported_and_upper_case_names() -> None:
     assert assignment_problem("my_Var", "x", exported=False) is None
 
 
-def test_the_name_is_what_comes_before_a_value_or_subscript() -> None:
+def test_the_name_is_what_comes_before_a_value_and_must_be_a_plain_identifier() -> None:
     assert assignment_problem("PATH=/tmp", "x", exported=False) == "x PATH"
-    assert assignment_problem("LD_LIBRARY_PATH[0]", "x", exported=False) == "x LD_LIBRARY_PATH"
-    assert assignment_problem("arr[1]=v", "x", exported=False) is None
+    assert assignment_problem("x+=1", "x", exported=False) is None
+    # bash evaluates a subscript as arithmetic (`b[$(rm c)]`, or `b[x]` with x holding that)
+    for name in ("LD_LIBRARY_PATH[0]", "arr[1]=v", "b[x]", "1", "X%", "BASH_FUNC_f%%", "é"):
+        assert assignment_problem(name, "x", exported=False) == (
+            f"x {name.split('=')[0]!r}, not a plain identifier"
+        )
     # no prefix match: PATHS is not PATH (but is upper case)
     assert assignment_problem("PATHS", "x", exported=False) == (
         "x PATHS (upper case: it may be exported already)"
