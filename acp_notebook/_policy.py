@@ -251,6 +251,8 @@ def _allow_text(layer: Layer) -> str:
 
 
 def _allows(glob: str, layer: Layer) -> bool:
+    if layer.writes and ">" not in glob and glob != "*":  # `echo *`: not `echo x > ~/.bashrc`
+        return False
     text = _allow_text(layer)
     if layer.bare and not fnmatch.fnmatchcase(text, glob):
         return False

@@ -77,6 +77,8 @@ _RESERVED = frozenset(
     | {"case", "esac", "in", "select", "function", "[[", "]]", "(", ")"}
 )
 _GLOB_CHARS = frozenset("*?")
+# Files a redirection may write without a rule that says so: they are no files.
+_HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 # Wrappers that take any leading `NAME=value` operand as an assignment, whatever NAME is.
 _ANY_NAME_ASSIGNS = frozenset({"env", "sudo"})
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -113,6 +115,7 @@ class Layer:
     extra_args: bool = False  # xargs: the program also gets arguments read from stdin
     deny_only: bool = False  # a guess at the wrapped program, for deny only
     bare: bool = True  # xargs without -r also runs the program once with no added arguments
+    writes: bool = False  # a redirection writes a file: only a rule with a `>` approves it
 
     def text(self, *, basename: bool) -> str:
         words = [w.text for w in self.words]
@@ -254,12 +257,37 @@ class _Reader:
             return
         found = self.reading.commands[start:]
         if not found:
-            self.reading.commands.append([Layer(words)])
+            self.reading.commands.append([Layer(words, writes=self.writes(redirects))])
             return
         for layers in found:
-            layers[:] = [replace(layer, words=layer.words + words) for layer in layers] + [
-                replace(layer, deny_only=True) for layer in layers
+            writes = self.writes(redirects)
+            layers[:] = [
+                replace(layer, words=layer.words + words, writes=layer.writes or writes)
+                for layer in layers
+            ] + [replace(layer, deny_only=True) for layer in layers]
+
+    def writes(self, redirects: list[Node]) -> bool:
+        """Whether a redirection opens a file for writing: ``>``, ``>>``, ``>|``, ``&>``,
+        ``&>>``, ``<>``, ``>&FILE``, to anything but ``/dev/null``, ``/dev/stdout`` and
+        ``/dev/stderr`` (``2>&1`` and ``>&-`` only copy or close a descriptor)."""
+        for redirect in redirects:
+            if redirect.type != "file_redirect":
+                continue
+            operator = "".join(
+                node_text(c, self.source) for c in redirect.children if not c.is_named
+            )
+            target = [
+                c for c in redirect.named_children if c.type not in ("file_descriptor", "comment")
             ]
+            text = node_text(target[0], self.source) if target else ""
+            if ">" not in operator or operator.endswith("-"):
+                continue
+            if operator.endswith("&") and re.fullmatch(r"\d+|-", text):
+                continue  # `2>&1`, `>&2`, `>&-`
+            if text in _HARMLESS_TARGETS and operator in (">", ">>", "&>", "&>>", ">|"):
+                continue
+            return True
+        return False
 
     def test_words(self, node: Node, env: dict[str, str]) -> list[Word]:
         """``[ ... ]`` as the words of the ``[`` builtin (tree-sitter reads it as an expression)."""
@@ -303,6 +331,8 @@ class _Reader:
             r.type in ("heredoc_redirect", "herestring_redirect") for r in all_redirects
         )
         layers = self.unwrap(words, redirect_words, stdin_is_code, all_redirects)
+        if self.writes(all_redirects):
+            layers = [replace(layer, writes=True) for layer in layers]
         self.reading.commands.append(layers)
 
     # -- words -----------------------------------------------------------------------------------

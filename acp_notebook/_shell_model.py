@@ -39,7 +39,9 @@ MODEL: tuple[Construct, ...] = (
         "make > log 2>&1; { ls; } > f; > g",
         "always part of the text a rule must match: on a command (`make > log 2>&1`), on a "
         "group, subshell, loop or `if` (added to each command inside: `{ ls; } > f` is matched "
-        "as `ls > f`), or alone (`> f` is a command of its own)",
+        "as `ls > f`), or alone (`> f` is a command of its own). One that writes a file (`>`, "
+        "`>>`, `>|`, `&>`, `<>`, `>&f`; not `/dev/null`, `2>&1`) only by a rule with a `>` in "
+        "it (`make > *`) or by `*` alone: `echo *` does not approve `echo x > ~/.bashrc`",
         frozenset({"redirected_statement", "file_redirect", "file_descriptor"}),
         _REDIRECT_TOKENS,
     ),

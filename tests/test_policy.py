@@ -184,8 +184,9 @@ ECHO_CASES = [
     (";", ASK),
     # allowed
     ("echo hi", allowed("echo *")),
-    ("echo hi > out.txt", allowed("echo *")),  # redirections are part of the command
-    ("echo hi 2>&1 >>log &>/dev/null", allowed("echo *")),
+    ("echo hi > out.txt", None),  # a redirection that writes a file needs a rule with `>`
+    ("echo hi 2>&1 >>log &>/dev/null", None),
+    ("echo hi 2>&1 >&2 &>/dev/null 2>/dev/stderr", allowed("echo *")),  # no file written
     ("echo 'a;b'", allowed("echo *")),  # a quoted operator is one word
     ('echo "a && b | c & d"', allowed("echo *")),
     ("echo 'a\ntouch b'", allowed("echo *")),  # a quoted newline too

@@ -213,8 +213,9 @@ CORPUS: list[Case] = [
     *cases(
         ECHO,
         ("echo hi", A),
-        ("echo hi > out.txt", A),
-        ("echo hi 2>&1 >>log.txt", A),
+        ("echo hi > out.txt", ASK),  # a write needs a rule with a `>` (issue 22)
+        ("echo hi 2>&1 >>log.txt", ASK),
+        ("echo hi 2>&1 >/dev/null", A),
         ("echo 'a;b'", A),
         ('echo "a && b | c & d"', A),
         ("echo 'a\ntouch PWNED'", A),
@@ -370,7 +371,7 @@ CORPUS: list[Case] = [
     Case("t{ouch,} PWNED", expect=ASK, **STAR_NO_TOUCH),
     Case("trap 'touch PWNED' EXIT", expect=ASK, **STAR_NO_TOUCH),
     Case("echo ok; touch PWNED # ; echo", expect=D, **STAR_NO_TOUCH),
-    Case("ls > listing.txt", expect=A, allow=("ls *",)),  # an allowed redirection's file
+    Case("ls > listing.txt", expect=ASK, allow=("ls *",)),  # a write: a rule with a `>` only
     Case("touch ok.txt", expect=A, allow=("touch ok.txt",)),
     # -- found while fuzzing: tree-sitter reads these differently from the shells
     *cases(

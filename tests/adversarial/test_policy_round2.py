@@ -123,9 +123,28 @@ def test_deny_sees_the_program_after_env_operands_of_any_name(command: str) -> N
 
 
 @pytest.mark.parametrize(
+    "command",
+    [
+        "echo x > ~/.bashrc",
+        "echo x >> f",
+        "echo x &> f",
+        "echo x >| f",
+        "echo x >& f",
+        "{ echo x; } > f",
+        "echo x 2> f",
+    ],
+)
+def test_a_rule_without_a_redirection_does_not_approve_a_write(command: str) -> None:
+    decision = ECHO.decide(request(command))
+    assert decision is None, command
+    assert Policy(("echo *>*",)).decide(request(command)) is not None, command
+
+
+@pytest.mark.parametrize(
     ("policy", "command"),
     [
-        (ECHO, "echo ok > out.txt"),  # a redirection on the command is in its text
+        (Policy(("echo * > *",)), "echo ok > out.txt"),  # a write: a rule with a `>` approves
+        (STAR_NO_RM, "make > log 2>&1"),  # and so does `*` alone
         (Policy(("echo *", "> log")), "echo ok; > log"),  # a redirection alone needs its rule
         (Policy(("git status > f",)), "{ git status; } > f"),  # the compound's joins its commands
         (STAR_NO_RM, "x=1; printf -v out %s x; read -r line <<< 1; test -v x; declare y=2"),
