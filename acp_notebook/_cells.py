@@ -320,6 +320,8 @@ class CellRun:
             self.io.soon(resolve, answer)
 
         decided = self.policy.decide(decision.request)
+        if decided is not None and decided.allow and not decision.rules_may_allow:
+            decided = None  # a person decides it (a client command outside its folder ...)
         asked = Asked(self, decision.request, choose, decision.asked_at)
         self.asked.append(asked)
         if not self.view_gone:

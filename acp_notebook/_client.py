@@ -1078,7 +1078,11 @@ class Agent:
         return decision.response()
 
     async def _client_permission(
-        self, request: p.RequestPermissionRequest, earlier: PermissionDecision | None = None
+        self,
+        request: p.RequestPermissionRequest,
+        earlier: PermissionDecision | None = None,
+        *,
+        rules_may_allow: bool = True,
     ) -> PermissionDecision:
         """Decide ``request``, the agent's or one the client services make (a command, a
         write): a decision of the session's current turn, asked of its asker, failing closed
@@ -1086,9 +1090,10 @@ class Agent:
 
         ``earlier``: the agent's own request, allowed in this same turn, for exactly the command
         ``request`` runs (`AgentServices` matched them): it answers allow without asking again,
-        once every check above has passed."""
+        once every check above has passed. ``rules_may_allow`` False: only a person may allow
+        it (`PermissionDecision.rules_may_allow`), so ``earlier`` does not count."""
         session = self.sessions.get(request.session_id)
-        decision = PermissionDecision(request)
+        decision = PermissionDecision(request, rules_may_allow=rules_may_allow)
         if session is None:
             self._problem(
                 f"permission request for unknown session {request.session_id!r}",
@@ -1113,7 +1118,12 @@ class Agent:
             # Ambiguous options: whatever we answered, the agent might read it as an allow.
             decision.settle(None, "invalid", reason)
             session._problem(f"permission request {request.title!r} is invalid: {reason}")
-        elif earlier is not None and earlier.allowed and earlier.turn is session.turn:
+        elif (
+            earlier is not None
+            and earlier.allowed
+            and earlier.turn is session.turn
+            and decision.rules_may_allow
+        ):
             once = [o.option_id for o in request.options if str(o.kind) == "allow_once"]
             if once:
                 decision.settle(once[0], "earlier", earlier.request.title)

@@ -70,6 +70,9 @@ class PermissionDecision:
     done: anyio.Event = field(default_factory=anyio.Event, repr=False, compare=False)
     #: when the request arrived (``time.time()``)
     asked_at: float = field(default_factory=time.time, repr=False, compare=False)
+    #: False: a person decides it; a ``--allow`` rule or an earlier allow never approves it (a
+    #: ``--deny`` rule still rejects). A client command outside its folder, for one.
+    rules_may_allow: bool = field(default=True, repr=False, compare=False)
     _on_settled: list[SettledCallback] = field(default_factory=list, repr=False, compare=False)
 
     @property

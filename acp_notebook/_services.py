@@ -14,8 +14,14 @@ terminals (`_terminals.ClientTerminals`) and the client file system (`_files.Cli
   ``rawInput.command`` is exactly the command a ``terminal/create`` of the same turn runs (its
   argv as a shell reads it, or the script of ``sh -c SCRIPT`` / ``bash -lc SCRIPT``, in the
   session's folder, with no variables of the agent's) was allowed, that allow answers the
-  command, once: it is not asked again. Anything else (another command, another folder, added
-  variables, a later turn, a second run) asks.
+  command, once: it is not asked again. The script is read so only for a real shell: a bare
+  ``sh``, ``bash`` ... that the command's ``PATH`` finds in one of `SYSTEM_FOLDERS`, or a path
+  into one (a file named ``bash`` elsewhere may do anything). Anything else (another command,
+  another folder, added variables, a later turn, a second run) asks.
+* A command that runs outside the session's folder, or with a variable no shell can name
+  (`TerminalRequest.person_reasons`), is decided by a person: neither a ``--allow`` rule nor an
+  earlier allow answers it (its decision's ``rules_may_allow`` is False); a ``--deny`` rule
+  still does.
 * A client terminal is shown as the agent-owned terminals of v2 are: a ``terminal_update`` when
   it starts (the command line, the cwd, the size), a ``terminal_output_chunk`` per read of its
   PTY, a ``terminal_update`` with ``exitStatus`` when it ends, each applied to its session's
@@ -64,15 +70,22 @@ class _Agent(Protocol):
     @property
     def sessions(self) -> Mapping[str, _Session]: ...
     async def _client_permission(
-        self, request: RequestPermissionRequest, earlier: PermissionDecision | None = None
+        self,
+        request: RequestPermissionRequest,
+        earlier: PermissionDecision | None = None,
+        *,
+        rules_may_allow: bool = True,
     ) -> PermissionDecision: ...
 
 
-__all__ = ["METHODS", "AgentServices", "file_permission"]
+__all__ = ["METHODS", "SYSTEM_FOLDERS", "AgentServices", "file_permission"]
 
 METHODS = _terminals.METHODS | _files.METHODS
 
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
+#: Folders only an administrator can write to: a shell there is the system's own, so the
+#: script of ``bash -c SCRIPT`` is what it runs (one allow may answer it)
+SYSTEM_FOLDERS = frozenset({"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin"})
 _SCRIPT_FLAGS = frozenset({"-c", "-lc", "-cl"})
 
 _OPTIONS = [
@@ -186,9 +199,9 @@ class AgentServices:
             return None
         runs = {request.command_line()}
         if (
-            os.path.basename(request.command) in _SHELLS
-            and len(request.args) == 2
+            len(request.args) == 2
             and request.args[0] in _SCRIPT_FLAGS
+            and self._real_shell(request)
         ):
             runs.add(request.args[1])
         for decision in self._earlier:
@@ -200,9 +213,23 @@ class AgentServices:
                 return decision
         return None
 
+    def _real_shell(self, request: TerminalRequest) -> bool:
+        """Whether ``request``'s program is a shell of the system: a bare shell name that its
+        ``PATH`` finds in `SYSTEM_FOLDERS` first, or an absolute path into one of them."""
+        command = request.command
+        if os.path.basename(command) not in _SHELLS:
+            return False
+        if "/" in command and not os.path.isabs(command):
+            return False  # relative to the cwd: whatever the agent put there
+        found = self.terminals.program_file(request)
+        return found is not None and os.path.dirname(found) in SYSTEM_FOLDERS
+
     async def _approve_command(self, request: TerminalRequest) -> bool:
-        earlier = self._take_earlier(request)
-        decision = await self._agent._client_permission(request.permission_request(), earlier)
+        person = bool(request.person_reasons())
+        earlier = None if person else self._take_earlier(request)
+        decision = await self._agent._client_permission(
+            request.permission_request(), earlier, rules_may_allow=not person
+        )
         if decision.allowed:
             self.allowed[request.terminal_id] = request
         return decision.allowed

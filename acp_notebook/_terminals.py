@@ -11,6 +11,11 @@
   shell, with the approved cwd and the approved variables on top of ``base_env``.
   `TerminalRequest.command_line` is how a shell would read that argv (``shlex`` quoting), which
   is what a ``--allow``/``--deny`` policy judges (`TerminalRequest.permission_request`).
+* Some requests a person decides, whatever the rules (`TerminalRequest.person_reasons`): a cwd
+  outside the session's folder (symlinks resolved: a rule names a command, not where it runs,
+  and a program reads its folder's configuration, a repository's hooks ...), and a variable no
+  shell can name (`unnameable`). The permission request says why in its description and judges
+  the command without such variables, so a ``--deny`` rule still sees the program.
 * Each command runs in a PTY, in its own session and process group, launched through
   `acp_notebook._supervisor`: a watchdog in the group kills it when this process goes away,
   ``kill -9`` included. When the command exits, whatever it left in its group is killed too.
@@ -67,6 +72,7 @@ __all__ = [
     "ClientTerminals",
     "TerminalExit",
     "TerminalRequest",
+    "unnameable",
 ]
 
 logger = logging.getLogger(__name__)
@@ -92,6 +98,8 @@ _RESERVED: Final = frozenset(
     | {"for", "function", "if", "in", "select", "then", "time", "until", "while"}
 )
 _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# bash imports a function from a variable named so (``BASH_FUNC_echo%%='() { ...; }'``).
+_FUNCTION_PREFIX: Final = "BASH_FUNC_"
 
 OnOutput = Callable[[str, bytes], None]
 
@@ -141,6 +149,23 @@ def _first_word(word: str) -> str:
     return quoted
 
 
+def unnameable(name: str) -> bool:
+    """Whether a variable named ``name`` is one no shell can name: not an identifier (``X%``,
+    ``1``: only ``env`` passes it, and GNU ``env`` reads ``env 'X%=1' rm x`` otherwise than a
+    policy might), or one bash reads a function from (``BASH_FUNC_*``). No rule approves it."""
+    return _NAME.fullmatch(name) is None or name.startswith(_FUNCTION_PREFIX)
+
+
+def _assignments(env: tuple[tuple[str, str], ...]) -> list[str]:
+    """The words that give a program ``env``: ``NAME=value`` prefixes, or ``env`` and its
+    operands when some name is not an identifier."""
+    if not env:
+        return []
+    if all(_NAME.fullmatch(name) for name, _ in env):
+        return [f"{name}={shlex.quote(value)}" for name, value in env]
+    return ["env", *(shlex.quote(f"{name}={value}") for name, value in env)]
+
+
 @dataclass(frozen=True)
 class TerminalRequest:
     """A command an agent asks to run: what ``approve`` is shown, exactly what then runs."""
@@ -152,44 +177,78 @@ class TerminalRequest:
     cwd: str  # absolute, symlinks resolved: where it will run
     env: tuple[tuple[str, str], ...]  # the agent's variables, on top of the base environment
     output_byte_limit: int | None
+    #: the session's folder, absolute, symlinks resolved (None: not known, so not inside it)
+    folder: str | None = None
 
     @property
     def argv(self) -> tuple[str, ...]:
         return (self.command, *self.args)
 
+    @property
+    def outside(self) -> bool:
+        """Whether it runs anywhere but in the session's folder or a folder below it."""
+        folder = self.folder
+        return folder is None or os.path.commonpath([folder, self.cwd]) != folder
+
+    @property
+    def unnameable_env(self) -> tuple[tuple[str, str], ...]:
+        """The agent's variables that no shell can name (`unnameable`)."""
+        return tuple((name, value) for name, value in self.env if unnameable(name))
+
+    def person_reasons(self) -> tuple[str, ...]:
+        """Why a person must decide this request, whatever ``--allow`` rules say (empty: a
+        rule may approve it)."""
+        reasons = []
+        if self.outside:
+            where = f" {self.folder}" if self.folder is not None else ""
+            reasons.append(f"it runs outside the session's folder{where}")
+        risky = self.unnameable_env
+        if risky:
+            words = " ".join(shlex.quote(f"{name}={value}") for name, value in risky)
+            reasons.append(f"it sets variables no shell can name: {words}")
+        return tuple(reasons)
+
+    def _words(self) -> str:
+        return " ".join([_first_word(self.command), *map(shlex.quote, self.args)])
+
     def command_line(self) -> str:
         """The argv (and the agent's variables) as a shell would have to be given them:
         ``LANG=C ls -l 'a b'``. Variables whose names a shell cannot assign go through
         ``env``."""
-        words = " ".join([_first_word(self.command), *map(shlex.quote, self.args)])
-        if not self.env:
-            return words
-        if all(_NAME.fullmatch(name) for name, _ in self.env):
-            assigns = [f"{name}={shlex.quote(value)}" for name, value in self.env]
-        else:
-            assigns = ["env", *(shlex.quote(f"{name}={value}") for name, value in self.env)]
-        return " ".join([*assigns, words])
+        return " ".join([*_assignments(self.env), self._words()])
+
+    def judged_line(self) -> str:
+        """What a policy judges: `command_line` without the variables no shell can name (they
+        are in the request's description, and they make a person decide), so that a
+        ``--deny`` rule sees the program whatever a reader makes of ``env``'s operands."""
+        nameable = tuple((n, v) for n, v in self.env if not unnameable(n))
+        return " ".join([*_assignments(nameable), self._words()])
 
     def permission_request(self) -> RequestPermissionRequest:
         """The request as a v2 command permission (options ``allow`` and ``reject``), the shape
-        `acp_notebook._policy.Policy.decide` judges."""
-        line = self.command_line()
-        return RequestPermissionRequest.model_validate(
-            {
-                "sessionId": self.session_id,
-                "title": f"Run {line}",
-                "options": [
-                    {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
-                    {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
-                ],
-                "subject": {
-                    "type": "command",
-                    "command": line,
-                    "cwd": self.cwd,
-                    "terminalId": self.terminal_id,
-                },
-            }
-        )
+        `acp_notebook._policy.Policy.decide` judges; `person_reasons`, when there are any, in
+        its description."""
+        line = self.judged_line()
+        wire: dict[str, Any] = {
+            "sessionId": self.session_id,
+            "title": f"Run {line}",
+            "options": [
+                {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+                {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+            ],
+            "subject": {
+                "type": "command",
+                "command": line,
+                "cwd": self.cwd,
+                "terminalId": self.terminal_id,
+            },
+        }
+        reasons = self.person_reasons()
+        if reasons:
+            wire["description"] = "\n".join(
+                ["A person decides (no --allow rule approves it):", *(f"- {r}" for r in reasons)]
+            )
+        return RequestPermissionRequest.model_validate(wire)
 
 
 @dataclass(frozen=True)
@@ -509,36 +568,52 @@ class ClientTerminals:
             _no_nul(var.name, f"env.{i}.name")
             _no_nul(var.value, f"env.{i}.value")
             env.append((var.name, var.value))
+        cwd, folder = self._cwd(parsed.session_id, parsed.cwd)
         return TerminalRequest(
             session_id=parsed.session_id,
             terminal_id=f"term-{secrets.token_hex(6)}",
             command=parsed.command,
             args=args,
-            cwd=self._cwd(parsed.session_id, parsed.cwd),
+            cwd=cwd,
             env=tuple(env),
             output_byte_limit=parsed.output_byte_limit,
+            folder=folder,
         )
 
-    def _cwd(self, session_id: str, cwd: str | None) -> str:
-        if cwd is None:
-            session_cwd = self._cwd_of(session_id)
-            if session_cwd is None:
-                raise RpcError(
-                    RESOURCE_NOT_FOUND, f"unknown session {session_id!r}", {"sessionId": session_id}
-                )
-            cwd = os.fspath(session_cwd)
-        else:
+    def _cwd(self, session_id: str, cwd: str | None) -> tuple[str, str]:
+        """Where the command runs and the session's folder, both absolute, symlinks resolved."""
+        if cwd is not None:
             _no_nul(cwd, "cwd")
             if not os.path.isabs(cwd):
                 raise RpcError(INVALID_PARAMS, "invalid params: cwd is not absolute", {"at": "cwd"})
-            if self._cwd_of(session_id) is None:
-                raise RpcError(
-                    RESOURCE_NOT_FOUND, f"unknown session {session_id!r}", {"sessionId": session_id}
-                )
+        session_cwd = self._cwd_of(session_id)
+        if session_cwd is None:
+            raise RpcError(
+                RESOURCE_NOT_FOUND, f"unknown session {session_id!r}", {"sessionId": session_id}
+            )
+        folder = os.path.realpath(os.fspath(session_cwd))
+        if cwd is None:
+            cwd = os.fspath(session_cwd)
         resolved = os.path.realpath(cwd)
         if not os.path.isdir(resolved):
             raise RpcError(RESOURCE_NOT_FOUND, f"no such folder: {cwd}", {"cwd": cwd})
-        return resolved
+        return resolved, folder
+
+    def program_file(self, request: TerminalRequest) -> str | None:
+        """The file ``exec`` would run for ``request``'s program, found as the launcher's
+        ``os.execvp`` finds it (in the command's environment, relative names from its cwd):
+        the first executable file. None when there is none. As found, not normalized: a
+        caller that trusts some folders compares the path's folder as written."""
+        command = request.command
+        if "/" in command:
+            found = [command]
+        else:
+            found = [os.path.join(d, command) for d in os.get_exec_path(self._environment(request))]
+        for path in found:
+            full = os.path.join(request.cwd, path)  # an absolute path stays as it is
+            if os.path.isfile(full) and os.access(full, os.X_OK):
+                return full
+        return None
 
     def _environment(self, request: TerminalRequest) -> dict[str, str]:
         env = dict(os.environ if self._base_env is None else self._base_env)

@@ -5,8 +5,12 @@ shutdown kill the commands. The agent is a scripted v1 peer in memory (tests/_me
 
 from __future__ import annotations
 
+import shlex
+import shutil
+import subprocess
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
+from html import escape as html_escape
 from pathlib import Path
 from typing import Any
 
@@ -252,3 +256,117 @@ def test_kernel_shutdown_kills_every_client_terminal(v1: V1Notebook) -> None:
     assert pgid is not None and live_members(pgid)
     v1.nb.shutdown()
     assert wait_gone(pgid) == []
+
+
+# -- issue 22, findings 8 and 10: what a rule never approves alone ---------------------------
+
+
+@pytest.fixture
+def other_repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
+    """A git repository outside the session's folder whose ``core.fsmonitor`` hook touches a
+    canary (``git status`` runs the hook); its name has characters HTML must escape."""
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("git is not on PATH")
+    base = tmp_path_factory.mktemp("elsewhere")
+    repo = base / "repo <i>&amp;"
+    repo.mkdir()
+    canary = base / "canary"
+    subprocess.run([git, "init", "-q", str(repo)], check=True)
+    hook = f"touch {shlex.quote(str(canary))}"
+    subprocess.run([git, "-C", str(repo), "config", "core.fsmonitor", hook], check=True)
+    yield repo, canary
+
+
+@pytest.mark.parametrize("click", ["reject", "allow"])
+def test_a_rule_never_approves_a_command_outside_the_sessions_folder(
+    v1: V1Notebook, other_repo: tuple[Path, Path], click: str
+) -> None:
+    repo, canary = other_repo
+
+    async def script(conn: Any) -> None:
+        created = await v1.ask(conn, "create", "terminal/create", command="git",
+                               args=["status"], cwd=str(repo))  # fmt: skip
+        if isinstance(created, dict):
+            await v1.ask(conn, "exit", "terminal/wait_for_exit", terminalId=created["terminalId"])
+
+    v1.script = script
+    run = start_run(v1.nb, policy=Policy.from_globs(["git status*"], []))
+    card = shown(run)  # asked: `git status` matches the rule, but not where it runs
+    card.buttons[0 if click == "allow" else 1].click()
+    assert ended(run) == "end_turn"
+    if click == "reject":
+        assert not canary.exists()  # the other repository's hook never ran
+        assert isinstance(v1.got["create"], acp.RpcError)
+        assert v1.got["create"].code == NOT_ALLOWED
+    else:  # a person allows it: it runs there, hook and all (the hook is real)
+        assert v1.got["exit"]["exitCode"] == 0
+        assert canary.exists()
+    [decision] = run.turn.permissions
+    assert decision.decided_by == "click"
+    html = card.request_html()
+    assert "repo &lt;i&gt;&amp;amp;" in html and "<i>" not in html  # the cwd, escaped
+    assert "outside the session" in html
+
+
+def test_a_rule_still_approves_the_same_command_in_the_sessions_folder(v1: V1Notebook) -> None:
+    sub = v1.cwd / "sub"
+    sub.mkdir()
+
+    async def script(conn: Any) -> None:
+        for key, cwd in (("here", v1.cwd), ("below", sub)):
+            created = await v1.ask(conn, key, "terminal/create", command="echo", args=["ok"],
+                                   cwd=str(cwd))  # fmt: skip
+            await v1.ask(conn, f"{key}-exit", "terminal/wait_for_exit",
+                         terminalId=created["terminalId"])  # fmt: skip
+
+    v1.script = script
+    run = start_run(v1.nb, policy=Policy.from_globs(["echo ok"], []))
+    assert ended(run) == "end_turn"
+    assert v1.got["here-exit"] == v1.got["below-exit"] == {"exitCode": 0, "signal": None}
+    assert [(d.decided_by, d.allowed) for d in run.turn.permissions] == [("policy", True)] * 2
+
+
+RISKY_NAMES = ["X%", "1", "BASH_FUNC_echo%%", "BASH_FUNC_echo", "a<b>&c"]
+
+
+@pytest.mark.parametrize("name", RISKY_NAMES)
+def test_a_variable_no_shell_can_name_is_never_approved_by_a_rule(
+    v1: V1Notebook, name: str
+) -> None:
+    made = v1.cwd / "made"
+
+    async def script(conn: Any) -> None:
+        await v1.ask(conn, "create", "terminal/create", command="touch", args=[str(made)],
+                     env=[{"name": name, "value": "() { rm x; }"}])  # fmt: skip
+
+    v1.script = script
+    run = start_run(v1.nb, policy=Policy.from_globs(["*"], ["rm *"]))
+    card = shown(run)  # asked, though `--allow '*'` matches anything
+    html = card.request_html()
+    assert html_escape(name, quote=False) in html  # the card names the variable, escaped
+    assert "a<b>" not in html
+    card.buttons[1].click()
+    assert ended(run) == "end_turn"
+    [decision] = run.turn.permissions
+    assert decision.decided_by == "click" and not decision.allowed
+    assert isinstance(v1.got["create"], acp.RpcError) and v1.got["create"].code == NOT_ALLOWED
+    assert not made.exists()
+
+
+@pytest.mark.parametrize("name", RISKY_NAMES)
+def test_deny_still_sees_the_program_past_such_a_variable(v1: V1Notebook, name: str) -> None:
+    victim = v1.cwd / "victim"
+    victim.write_text("keep\n")
+
+    async def script(conn: Any) -> None:
+        await v1.ask(conn, "create", "terminal/create", command="rm", args=[str(victim)],
+                     env=[{"name": name, "value": "1"}])  # fmt: skip
+
+    v1.script = script
+    run = start_run(v1.nb, policy=Policy.from_globs(["*"], ["rm *"]))
+    assert ended(run) == "end_turn"  # no card waits: the deny rule answered
+    [decision] = run.turn.permissions
+    assert decision.decided_by == "policy" and not decision.allowed
+    assert isinstance(v1.got["create"], acp.RpcError) and v1.got["create"].code == NOT_ALLOWED
+    assert victim.read_text() == "keep\n"

@@ -5,6 +5,7 @@ the session's turn, played by a scripted v1 agent in memory (tests/_memory.py)."
 from __future__ import annotations
 
 import base64
+import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -512,3 +513,70 @@ async def test_an_earlier_allow_covers_nothing_else(tmp_path: Path, how: str) ->
     assert isinstance(got["created"], acp.RpcError), got["created"]
     assert seen[-1].request.subject.type == "command"  # type: ignore[union-attr]
     assert not (tmp_path / "ran").exists() and not (tmp_path / "sub" / "ran").exists()
+
+
+# -- issue 22, finding 9: one allow unwraps only a real shell's script ------------------------
+
+
+def _fake_shell(folder: Path, canary: Path) -> Path:
+    """A program named ``bash`` that is no shell: it touches ``canary``, whatever it is given."""
+    folder.mkdir(parents=True, exist_ok=True)
+    fake = folder / "bash"
+    fake.write_text(f"#!/bin/sh\ntouch '{canary}'\n")
+    fake.chmod(0o755)
+    return fake
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("how", ["absolute", "relative", "dotted", "first on PATH"])
+async def test_an_earlier_allow_never_unwraps_a_fake_shell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    canary = tmp_path / "canary"
+    tools = tmp_path / "tools"
+    fake = _fake_shell(tools, canary)
+    command = {
+        "absolute": str(fake),
+        "relative": "tools/bash",  # exec'd from the session's folder
+        "dotted": f"/usr/bin/../..{fake}",  # not in /usr/bin once read
+        "first on PATH": "bash",
+    }[how]
+    if how == "first on PATH":
+        monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
+    seen: list[PermissionDecision] = []
+    got: dict[str, Any] = {}
+
+    async def turn(conn: Any) -> None:
+        got["own"] = await _agent_asks(conn, "ls")
+        got["created"] = await ask(conn, "terminal/create", command=command, args=["-c", "ls"])
+        if isinstance(got["created"], dict):  # it ran: let it finish before looking
+            await ask(conn, "terminal/wait_for_exit", terminalId=got["created"]["terminalId"])
+
+    async def asker(decision: PermissionDecision) -> Answer:
+        seen.append(decision)
+        own = decision.request.subject.type == "tool_call"  # type: ignore[union-attr]
+        return Answer("yes" if own else "reject", "click")
+
+    await run_turn(Peer(), tmp_path, turn, asker)
+    assert got["own"] == {"outcome": {"outcome": "selected", "optionId": "yes"}}
+    assert not canary.exists()  # the fake shell never ran
+    assert isinstance(got["created"], acp.RpcError) and got["created"].code == NOT_ALLOWED
+    # the command was asked for itself (and the click rejected it)
+    assert [d.request.subject.type for d in seen] == ["tool_call", "command"]  # type: ignore[union-attr]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("shell", ["bash", "sh", "/bin/sh", "/usr/bin/bash"])
+async def test_an_earlier_allow_still_unwraps_a_real_shell(tmp_path: Path, shell: str) -> None:
+    if not os.path.isfile(shell if "/" in shell else f"/usr/bin/{shell}"):
+        pytest.skip(f"no {shell} here")
+    got: dict[str, Any] = {}
+
+    async def turn(conn: Any) -> None:
+        got["own"] = await _agent_asks(conn, "touch ran")
+        created = await ask(conn, "terminal/create", command=shell, args=["-c", "touch ran"])
+        got["exit"] = await ask(conn, "terminal/wait_for_exit", terminalId=created["terminalId"])
+
+    _session, done = await run_turn(Peer(), tmp_path, turn, answering("yes", []))
+    assert got["exit"]["exitCode"] == 0 and (tmp_path / "ran").exists()
+    assert [d.decided_by for d in done.permissions] == ["click", "earlier"]

@@ -26,6 +26,7 @@ from acp_notebook._terminals import (
     TerminalExit,
     TerminalRequest,
     _Output,
+    unnameable,
 )
 
 pytestmark = pytest.mark.anyio
@@ -561,3 +562,105 @@ async def test_release_session_stops_only_that_sessions_terminals(work: Path) ->
         assert svc.terminal_ids == [other["terminalId"]]
         still = svc.process_group(other["terminalId"])
         assert still is not None and live_members(still)
+
+
+# -- issue 22, findings 8 to 10: what a person decides, whatever the rules ---------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "risky"),
+    [
+        ("LANG", False),
+        ("_x1", False),
+        ("X%", True),
+        ("1", True),
+        ("A-B", True),
+        ("", True),
+        ("é", True),
+        ("BASH_FUNC_echo%%", True),
+        ("BASH_FUNC_echo", True),
+        ("BASH_FUNCecho", False),
+    ],
+)
+def test_a_name_no_shell_can_name_is_risky(name: str, risky: bool) -> None:
+    assert unnameable(name) is risky
+
+
+def test_such_variables_make_a_person_decide_and_deny_still_sees_the_program() -> None:
+    req = TerminalRequest(
+        "s1", "t1", "rm", ("x",), "/w", (("LANG", "C"), ("X%", "1")), None, folder="/w"
+    )
+    assert req.command_line() == "env LANG=C X%=1 rm x"  # what runs, as a shell is given it
+    assert req.judged_line() == "LANG=C rm x"  # what a rule judges
+    assert req.person_reasons() == ("it sets variables no shell can name: X%=1",)
+    asked = req.permission_request()
+    assert asked.description is not None and "X%=1" in asked.description
+    decision = Policy(("*",), ("rm *",)).decide(asked)
+    assert decision is not None and not decision.allow  # the deny rule sees `rm x`
+    plain = TerminalRequest("s1", "t1", "rm", ("x",), "/w", (("LANG", "C"),), None, folder="/w")
+    assert plain.person_reasons() == () and plain.permission_request().description is None
+
+
+@pytest.mark.parametrize(
+    ("cwd", "outside"),
+    [
+        ("/w", False),
+        ("/w/sub/deeper", False),
+        ("/w2", True),  # a common prefix is not a folder below
+        ("/", True),
+        ("/elsewhere", True),
+    ],
+)
+def test_a_cwd_outside_the_sessions_folder_makes_a_person_decide(cwd: str, outside: bool) -> None:
+    req = TerminalRequest("s1", "t1", "ls", (), cwd, (), None, folder="/w")
+    assert req.outside is outside
+    assert bool(req.person_reasons()) is outside
+    if outside:
+        assert req.person_reasons() == ("it runs outside the session's folder /w",)
+    unknown = TerminalRequest("s1", "t1", "ls", (), cwd, (), None)  # no folder: not inside one
+    assert unknown.outside
+
+
+async def test_the_request_knows_the_sessions_folder_symlinks_resolved(tmp_path: Path) -> None:
+    folder, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
+    folder.mkdir()
+    elsewhere.mkdir()
+    (folder / "sub").mkdir()
+    (folder / "link").symlink_to(elsewhere)  # inside by name, outside in fact
+    approve = Recorder(answer=False)
+    async with ClientTerminals(approve, cwd_of=lambda sid: str(folder)) as service:
+        for cwd in (None, str(folder / "sub"), str(folder / "link")):
+            extra = {} if cwd is None else {"cwd": cwd}
+            with pytest.raises(RpcError):
+                await service.create(create_params("true", **extra))
+    assert [(r.folder, r.outside) for r in approve.seen] == [
+        (str(folder.resolve()), False),
+        (str(folder.resolve()), False),
+        (str(folder.resolve()), True),
+    ]
+    assert approve.seen[2].cwd == str(elsewhere.resolve())
+
+
+async def test_program_file_finds_what_exec_would_run(tmp_path: Path) -> None:
+    work, first, second = tmp_path / "work", tmp_path / "first", tmp_path / "second"
+    for folder in (work, first, second, work / "rel"):
+        folder.mkdir()
+    for program in (second / "tool", work / "rel" / "tool", work / "local"):
+        program.write_text("#!/bin/sh\n")
+        program.chmod(0o755)
+    (first / "tool").write_text("not executable\n")  # exec passes it by
+    path = os.pathsep.join([str(first), "rel", str(second)])
+    async with ClientTerminals(
+        Recorder(False), cwd_of=lambda sid: str(work), base_env={"PATH": path}
+    ) as service:
+
+        def found(command: str) -> str | None:
+            return service.program_file(
+                TerminalRequest("s1", "t", command, (), str(work), (), None)
+            )
+
+        assert found("tool") == str(work / "rel" / "tool")  # a relative PATH entry: from the cwd
+        assert found("./local") == f"{work}/./local"  # as written, not normalized
+        assert found(str(second / "tool")) == str(second / "tool")
+        assert found("missing") is None
+        assert found(str(first / "tool")) is None
