@@ -44,6 +44,10 @@ CLIENT_NAME = "acp_notebook"
 # Updates for a session id we do not know yet, held while a session/new is in flight: the
 # agent may send them right behind its answer, before the caller has registered the session.
 EARLY_UPDATE_LIMIT = 200
+# A permission request that names a known tool call gets that call's content (where Kimi puts
+# its command) only up to this many items: each request would copy and validate it all again,
+# and a real call has a few. The call's own box shows the rest.
+MERGED_CONTENT_LIMIT = 64
 
 UpdateListener = Callable[["Session", p.SessionUpdate], None]
 
@@ -1065,9 +1069,13 @@ class Agent:
                 v1_request, notes = v1.parse_v1_permission_request(params)
                 for note in notes:
                     self._problem(f"v1 permission request's toolCall: {note}")
-                request = v1.V1Translator().permission(v1_request)
+                call = v1_request.tool_call
+                known = self._known_tool_call(v1_request.session_id, call.tool_call_id)
+                request = v1.V1Translator().permission(v1_request, known)
             else:
-                request = p.RequestPermissionRequest.model_validate(params)
+                request = self._with_known_tool_call(
+                    p.RequestPermissionRequest.model_validate(params)
+                )
         except ValidationError as exc:
             # Malformed: we cannot show it, so we cannot allow it.
             self._problem(f"malformed permission request answered cancelled: {_first_error(exc)}")
@@ -1076,6 +1084,46 @@ class Agent:
         if self.services is not None:
             self.services.note_agent_decision(decision)
         return decision.response()
+
+    def _known_tool_call(self, session_id: str, tool_call_id: str) -> dict[str, Any] | None:
+        """The v2 wire fields the session's updates reported for tool call ``tool_call_id``
+        (title, name, kind, rawInput, locations, content), or None when it knows no such call.
+
+        A permission request's tool call is a patch of the call of that id (Mistral Vibe names
+        it by id only): merged with this before any card, log or policy reads it."""
+        session = self.sessions.get(session_id)
+        call = session.state.tool_calls.get(tool_call_id) if session is not None else None
+        if call is None:
+            return None
+        wire: dict[str, Any] = {"toolCallId": tool_call_id}
+        for key, value in (
+            ("title", call.title),
+            ("name", call.name),
+            ("kind", call.kind),
+            ("rawInput", call.raw_input),
+        ):
+            if value is not None:
+                wire[key] = value
+        if call.locations:
+            wire["locations"] = [item.to_wire() for item in call.locations]
+        if call.content and len(call.content) <= MERGED_CONTENT_LIMIT:
+            wire["content"] = [item.to_wire() for item in call.content]
+        return wire
+
+    def _with_known_tool_call(
+        self, request: p.RequestPermissionRequest
+    ) -> p.RequestPermissionRequest:
+        """``request`` with its tool call merged over what the session knows of that id (see
+        `_known_tool_call`): what the request sends wins field by field (a v2 null clears)."""
+        subject = request.subject
+        if not isinstance(subject, p.ToolCallPermissionSubject):
+            return request
+        known = self._known_tool_call(request.session_id, subject.tool_call.tool_call_id)
+        if known is None:
+            return request
+        wire = request.to_wire()
+        wire["subject"]["toolCall"] = {**known, **wire["subject"]["toolCall"]}
+        return p.RequestPermissionRequest.model_validate(wire)
 
     async def _client_permission(
         self,

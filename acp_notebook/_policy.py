@@ -1,10 +1,16 @@
 """``--allow`` / ``--deny`` glob policies for permission requests.
 
 A tool-call subject is judged by its title: the first ``--deny`` glob matching the whole title
-rejects, else the first ``--allow`` glob matching it approves. When the tool call carries a
-command (a ``rawInput.command``, as v1 agents send: a string, or a list of strings joined as a
-shell would read them), a deny glob matching the title still rejects, and otherwise the command
-is judged as a command subject is: then the title alone never approves.
+rejects, else the first ``--allow`` glob matching it approves. When the tool call carries
+commands (in ``rawInput`` under ``command``, ``commands``, ``cmd``, ``script`` or ``argv``,
+each a string or an argv list joined as a shell would read it; see
+``_tool_calls.raw_input_commands``), a deny glob matching the title still rejects, and otherwise
+each command is judged as a command subject is: any denied rejects, and only all allowed
+approve; the title alone never approves. Deny also reads, as commands, the title, the command
+of a ``Name: command`` title (Cline's ``run_commands: rm -f x``, Kimi's ``Shell: rm -f x``) and
+the text content of a call that may run something (Kimi puts its command there). An
+``execute`` call whose command cannot be read is never approved by a rule while any deny rule
+is set: a person is asked (and its card says the command is not known).
 
 A command subject is a shell string. It is parsed with tree-sitter's bash grammar
 (:mod:`acp_notebook._shell`) into the simple commands it can run, nested ones included, and each
@@ -65,11 +71,16 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ._protocol import RequestPermissionRequest
-from ._protocol._tool_calls import raw_input_command
+from ._protocol._tool_calls import (
+    ToolCallFields,
+    content_texts,
+    raw_input_commands,
+    title_command,
+)
 
 if TYPE_CHECKING:
     from ._shell import Layer, Reading
@@ -133,14 +144,34 @@ class Policy:
         if getattr(subject, "type", None) == "command":
             return self._decide_command(request, str(getattr(subject, "command", "")))
         target = subject_target(request)
-        if target is None:
+        call = getattr(subject, "tool_call", None)
+        if not isinstance(call, ToolCallFields):
             return None
         for pattern in self.deny:
-            if fnmatch.fnmatchcase(target, pattern):
+            if target is not None and fnmatch.fnmatchcase(target, pattern):
                 return _deny(request, pattern)
-        command = tool_call_command(request)
-        if command is not None:
-            return self._decide_command(request, command)
+        if self.deny:  # the title's command and the call's text, read as commands, for deny
+            texts = _deny_texts(call)
+            if texts is None:  # too many to read: a person
+                return None
+            guard = replace(self, allow=())
+            for text in texts:
+                denied = guard._decide_command(request, text)
+                if denied is not None:
+                    return denied
+        reading = raw_input_commands(call.raw_input)
+        decisions = [self._decide_command(request, c) for c in reading.commands]
+        for decided in decisions:
+            if decided is not None and not decided.allow:
+                return decided
+        if reading.unreadable and call.kind == "execute":
+            return None  # what it runs is not known: a person
+        if reading.commands:  # then only the commands can approve: each one of them
+            return _all_allowed(decisions)
+        if call.kind == "execute" and self.deny:
+            return None  # no deny rule could see its command: never approved by a rule
+        if target is None:
+            return None
         for pattern in self.allow:
             if fnmatch.fnmatchcase(target, pattern):
                 return _pick(request, _POLICY_ALLOWS, _rule("--allow", [pattern]), allow=True)
@@ -188,27 +219,71 @@ def subject_target(request: RequestPermissionRequest) -> str | None:
     return None
 
 
+def tool_call_commands(request: RequestPermissionRequest) -> tuple[str, ...]:
+    """The commands a tool-call subject's ``rawInput`` names (whatever the tool call's
+    ``kind``), each as a shell string: under ``command``, ``commands``, ``cmd``, ``script`` or
+    ``argv``, a string or an argv list (``["bash", "-lc", "ls"]``, as codex sends), or the
+    whole input as an argv list (``_tool_calls.raw_input_commands``, the one reading). Each is
+    judged on its own, as a command subject is; empty for any other subject."""
+    call = getattr(request.subject, "tool_call", None)
+    if getattr(request.subject, "type", None) != "tool_call" or call is None:
+        return ()
+    return raw_input_commands(getattr(call, "raw_input", None)).commands
+
+
 def tool_call_command(request: RequestPermissionRequest) -> str | None:
-    """The command a tool-call subject runs, as a shell string: its ``rawInput.command``
-    (whatever the tool call's ``kind``) when that is a string, or a list of strings joined as a
-    shell would read them (``["bash", "-lc", "ls"]``, as codex sends); else None.
+    """The commands of :func:`tool_call_commands` as one text, one a line; None when none."""
+    commands = tool_call_commands(request)
+    return "\n".join(commands) if commands else None
 
-    An ``execute`` tool call whose ``rawInput.command`` is there but neither is judged as a
-    lone NUL character, a command no allow glob approves: a person decides."""
-    subject = request.subject
-    if getattr(subject, "type", None) != "tool_call":
+
+def tool_call_command_unknown(request: RequestPermissionRequest) -> bool:
+    """An ``execute`` tool call whose command cannot be read: none under a key this client
+    reads, or one of another shape. While a deny rule is set no rule approves it (no deny rule
+    could see what it runs), and its card says the command is not known."""
+    call = getattr(request.subject, "tool_call", None)
+    if getattr(request.subject, "type", None) != "tool_call" or call is None:
+        return False
+    if getattr(call, "kind", None) != "execute":
+        return False
+    reading = raw_input_commands(getattr(call, "raw_input", None))
+    return reading.unreadable or not reading.commands
+
+
+#: How many text blocks of one tool call's content deny reads as commands (where Kimi puts an
+#: execute call's command). Each is parsed on the I/O thread; a real call has one or two. A call
+#: with more is never approved by a rule while a deny rule is set: a person is asked.
+MAX_DENY_TEXTS = 16
+# Tool kinds whose text content is not a command (a file read, a search's results ...).
+_NOT_COMMAND_KINDS = frozenset({"read", "edit", "delete", "move", "search", "think", "fetch"})
+
+
+def _deny_texts(call: ToolCallFields) -> list[str] | None:
+    """What deny reads as commands besides ``rawInput``: the title (as a shell reads it), its
+    command when it is ``Name: command`` (Cline, Kimi), and the text content of a call that may
+    run something; None when the content has more than :data:`MAX_DENY_TEXTS` text blocks."""
+    texts: list[str] = []
+    if isinstance(call.title, str):
+        texts.append(call.title)
+        named = title_command(call.title)
+        if named is not None:
+            texts.append(named)
+    if call.kind not in _NOT_COMMAND_KINDS:
+        content = content_texts(call)
+        if len(content) > MAX_DENY_TEXTS:
+            return None
+        texts += content
+    return texts
+
+
+def _all_allowed(decisions: Sequence[PolicyDecision | None]) -> PolicyDecision | None:
+    """One allow for several commands when each was allowed (naming every rule used), else
+    None."""
+    allowed = [d for d in decisions if d is not None and d.allow]
+    if not allowed or len(allowed) != len(decisions):
         return None
-    call = getattr(subject, "tool_call", None)
-    raw = getattr(call, "raw_input", None)
-    if not isinstance(raw, dict) or "command" not in raw:
-        return None
-    command = raw_input_command(raw)
-    if command is not None:
-        return command
-    return _UNREADABLE if getattr(call, "kind", None) == "execute" else None
-
-
-_UNREADABLE = "\x00"
+    rule = ", ".join(dict.fromkeys(d.rule for d in allowed))
+    return PolicyDecision(allowed[0].option_id, rule, True)
 
 
 def simple_commands(command: str) -> list[str] | None:

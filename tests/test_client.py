@@ -535,3 +535,66 @@ async def test_an_unknown_request_from_the_agent_is_answered_method_not_found() 
         with pytest.raises(acp.RpcError) as caught:
             await peer.request("fs/read_text_file", {"path": "/etc/passwd"})
     assert caught.value.code == acp_protocol.ErrorCode.METHOD_NOT_FOUND
+
+
+@pytest.mark.anyio
+async def test_finding_7_a_v2_request_naming_its_tool_call_by_id_is_merged_too(
+    tmp_path: Path,
+) -> None:
+    asked: list[acp.RequestPermissionRequest] = []
+
+    async def ask(request: acp.RequestPermissionRequest) -> str | None:
+        asked.append(request)
+        return None
+
+    async with scripted_agent(permission=ask) as (agent, peer):
+        session = await agent.new_session(tmp_path)
+        await session.prompt("go")
+        text = {"type": "content", "content": {"type": "text", "text": "hi"}}
+        body = {"sessionUpdate": "tool_call_update", "toolCallId": "effect-1", "title": "bash",
+                "kind": "execute", "rawInput": {"commands": ["rm -f x"]},
+                "content": [text]}  # fmt: skip
+        await peer.notify("session/update", {"sessionId": session.id, "update": body})
+        subject = {"type": "tool_call", "toolCall": {"toolCallId": "effect-1", "status": "pending"}}
+        await peer.request("session/request_permission", {
+            "sessionId": session.id, "title": "Allow?", "subject": subject,
+            "options": [{"optionId": "ok", "name": "OK", "kind": "allow_once"}]})  # fmt: skip
+        await peer.request("session/request_permission", {
+            "sessionId": session.id, "title": "Allow?",
+            "subject": {"type": "tool_call", "toolCall": {"toolCallId": "unknown"}},
+            "options": [{"optionId": "ok", "name": "OK", "kind": "allow_once"}]})  # fmt: skip
+    merged, alone = asked
+    assert merged.title == "Allow?"  # the agent's own words stay
+    call = merged.subject.tool_call  # type: ignore[union-attr]
+    assert (call.title, call.kind, call.status) == ("bash", "execute", "pending")
+    assert call.raw_input == {"commands": ["rm -f x"]}
+    assert [c.to_wire() for c in call.content or []] == [text]
+    assert alone.subject.tool_call.to_wire() == {"toolCallId": "unknown"}  # type: ignore[union-attr]
+    assert session.permissions[0].request is merged  # what the log, the card and a policy read
+
+
+@pytest.mark.anyio
+async def test_the_merged_content_of_a_known_tool_call_is_capped(tmp_path: Path) -> None:
+    from acp_notebook._client import MERGED_CONTENT_LIMIT
+
+    asked: list[acp.RequestPermissionRequest] = []
+
+    async def ask(request: acp.RequestPermissionRequest) -> str | None:
+        asked.append(request)
+        return None
+
+    block = {"type": "content", "content": {"type": "text", "text": "ls"}}
+    async with scripted_agent(permission=ask) as (agent, peer):
+        session = await agent.new_session(tmp_path)
+        await session.prompt("go")
+        for call_id, size in (("fits", MERGED_CONTENT_LIMIT), ("over", MERGED_CONTENT_LIMIT + 1)):
+            body = {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "title": "Run",
+                    "content": [block] * size}  # fmt: skip
+            await peer.notify("session/update", {"sessionId": session.id, "update": body})
+            await peer.request("session/request_permission", {
+                "sessionId": session.id, "title": "Allow?",
+                "subject": {"type": "tool_call", "toolCall": {"toolCallId": call_id}},
+                "options": [{"optionId": "ok", "name": "OK", "kind": "allow_once"}]})  # fmt: skip
+    fits, over = (r.subject.tool_call for r in asked)  # type: ignore[union-attr]
+    assert len(fits.content or []) == MERGED_CONTENT_LIMIT
+    assert over.title == "Run" and over.content is None  # the title still, not the content

@@ -454,3 +454,52 @@ async def test_invalid_default_on_error_fields_of_answers_read_as_absent_and_are
     assert any("InitializeResponse: 1 invalid item(s) of 'authMethods'" in d for d in details)
     assert any("NewSessionResponse: invalid 'modes' left out" in d for d in details)
     assert any("NewSessionResponse: 1 invalid item(s) of 'configOptions'" in d for d in details)
+
+
+@pytest.mark.anyio
+async def test_finding_7_a_request_naming_its_tool_call_by_id_is_merged_with_what_came_before() -> (
+    None
+):
+    # Mistral Vibe: the tool_call update carries title, kind and rawInput; the permission
+    # request names the call by id only. The handler (a card, a policy) sees them all.
+    from acp_notebook._policy import Policy
+
+    peer = V1Peer()
+    asked: list[p.RequestPermissionRequest] = []
+    policy = Policy(allow=("*",), deny=("rm *",))
+
+    async def judge(request: p.RequestPermissionRequest) -> str | None:
+        asked.append(request)
+        decided = policy.decide(request)
+        return None if decided is None else decided.option_id
+
+    async def turn(conn: Any, params: Any) -> Any:
+        call = {"toolCallId": "effect-1", "title": "bash", "kind": "execute",
+                "rawInput": {"command": "rm -f x"}, "status": "pending"}  # fmt: skip
+        await update(conn, {"sessionUpdate": "tool_call", **call})
+        answer = await conn.request("session/request_permission", {
+            "sessionId": "s1", "toolCall": {"toolCallId": "effect-1"},
+            "options": [{"optionId": "yes", "name": "Yes", "kind": "allow_once"},
+                        {"optionId": "no", "name": "No", "kind": "reject_once"}]})  # fmt: skip
+        assert answer == {"outcome": {"outcome": "selected", "optionId": "no"}}
+        # a request that says more than the update: its own fields win (a patch)
+        answer = await conn.request("session/request_permission", {
+            "sessionId": "s1", "toolCall": {"toolCallId": "effect-1", "title": "list",
+                                            "rawInput": {"command": "ls"}},
+            "options": [{"optionId": "yes", "name": "Yes", "kind": "allow_once"}]})  # fmt: skip
+        assert answer == {"outcome": {"outcome": "selected", "optionId": "yes"}}
+        return {"stopReason": "end_turn"}
+
+    peer.turn = turn
+    async with connected(peer, permission=judge) as (agent, conn):
+        peer.conn = conn
+        session = await agent.new_session("/w")
+        turn_ = await session.prompt("go")
+        assert await turn_.wait() == "end_turn"
+    first, second = asked
+    assert first.title == "bash"
+    call = first.subject.tool_call  # type: ignore[union-attr]
+    assert (call.kind, call.raw_input) == ("execute", {"command": "rm -f x"})
+    assert second.title == "list"
+    assert second.subject.tool_call.raw_input == {"command": "ls"}  # type: ignore[union-attr]
+    assert second.subject.tool_call.kind == "execute"  # type: ignore[union-attr]

@@ -15,7 +15,13 @@ from typing import Any
 
 import pytest
 
-from acp_notebook._policy import Policy, PolicyDecision, simple_commands
+from acp_notebook._policy import (
+    MAX_DENY_TEXTS,
+    Policy,
+    PolicyDecision,
+    simple_commands,
+    tool_call_command_unknown,
+)
 from acp_notebook._protocol import RequestPermissionRequest
 
 ASK = None  # the policy does not decide: a person is asked
@@ -635,3 +641,118 @@ TIME_KEYWORD = [
 def test_deny_sees_a_compound_command_after_bash_time_keyword(text: str) -> None:
     assert outcome(NO_RM.decide(command(text))) == denied("rm *")
     assert Policy(allow=("*",)).decide(command(text)) is None  # never read statically
+
+
+# -- issue 22, findings 6 and 7: real agents' shapes ----------------------------------------------
+
+
+def execute_call(
+    title: str | None, raw: Any = None, text: str | None = None, kind: str | None = "execute"
+) -> RequestPermissionRequest:
+    """A tool-call subject as real agents send it: ``raw`` its rawInput, ``text`` a text
+    content block (where Kimi puts its command)."""
+    call: dict[str, Any] = {"toolCallId": "c1", "status": "pending"}
+    if kind is not None:
+        call["kind"] = kind
+    if title is not None:
+        call["title"] = title
+    if raw is not None:
+        call["rawInput"] = raw
+    if text is not None:
+        call["content"] = [{"type": "content", "content": {"type": "text", "text": text}}]
+    return request({"type": "tool_call", "toolCall": call})
+
+
+STAR_NO_RM = Policy(allow=("*",), deny=("rm *",))
+
+AGENT_SHAPES = [
+    # Cline: the command in rawInput.commands, the title `run_commands: <command>`
+    execute_call("run_commands: rm -f x", {"commands": ["rm -f x"]}),
+    execute_call("run_commands", {"commands": ["rm -f x"]}),  # the list alone
+    execute_call("run_commands", {"commands": ["ls", "rm -f x"]}),  # each one judged
+    execute_call("run_commands", {"commands": [["rm", "-f", "x"]]}),
+    execute_call("run_commands", {"commands": ["ls #", "rm -f x"]}),  # not one line
+    # Kimi: the title `Shell: <command>`, the command only as text content
+    execute_call("Shell: rm -f x", {}, "rm -f x"),
+    execute_call("Shell: rm -f x"),
+    execute_call("Shell", None, "rm -f x"),
+    execute_call("Shell", None, "rm -f x", kind=None),
+    execute_call("Shell: rm -f x", kind="other"),
+    execute_call("Shell: rm -f x", {"command": "ls"}),  # the command is ls; the title says more
+    # other agents: cmd, script, an argv list
+    execute_call("Run", {"cmd": "rm -f x"}),
+    execute_call("Run", {"script": "ls\nrm -f x"}),
+    execute_call("Run", {"argv": ["rm", "-f", "x"]}),
+    execute_call("Run", ["rm", "-f", "x"]),
+    execute_call("Run", {"command": "rm", "args": ["-f", "x"]}),
+    execute_call(None, {"command": "rm -f x"}),  # no title: the command is still judged
+]
+
+
+@pytest.mark.parametrize("req", AGENT_SHAPES)
+def test_finding_6_deny_sees_the_command_wherever_the_agent_puts_it(
+    req: RequestPermissionRequest,
+) -> None:
+    assert outcome(STAR_NO_RM.decide(req)) == denied("rm *")
+
+
+@pytest.mark.parametrize(
+    ("req", "expected"),
+    [
+        (execute_call("run_commands", {"commands": ["ls -l", "pwd"]}), allowed("ls *", "pwd")),
+        (execute_call("run_commands", {"commands": ["ls -l", "cat x"]}), ASK),  # not every one
+        (execute_call("Run", {"cmd": ["ls", "-l"]}), allowed("ls *")),
+        (execute_call("Run", {"script": "ls -l; pwd"}), allowed("ls *", "pwd")),
+        (execute_call("Run", {"cmd": "ls -l", "script": "cat x"}), ASK),  # every key is judged
+        (execute_call("Shell: ls -l", None, "ls -l"), ASK),  # a title or text never approves
+    ],
+)
+def test_finding_6_allow_needs_every_command_read(
+    req: RequestPermissionRequest, expected: tuple[str, str] | None
+) -> None:
+    policy = Policy(allow=("ls *", "pwd", "Shell*"), deny=("rm *",))
+    assert outcome(policy.decide(req)) == expected
+
+
+@pytest.mark.parametrize(
+    "req",
+    [
+        execute_call("Run"),  # no input at all
+        execute_call("Run", {"path": "x"}),  # no key that names a command
+        execute_call("Shell: ls -l", None, "ls -l"),  # only a title and text (Kimi)
+        execute_call("Run", {"command": 7}),  # a command of another shape
+        execute_call("Run", {"cmd": "ls", "command": {"x": 1}}),  # one of them unreadable
+    ],
+)
+def test_finding_6_an_execute_call_whose_command_is_unknown_is_asked_while_a_deny_is_set(
+    req: RequestPermissionRequest,
+) -> None:
+    assert STAR_NO_RM.decide(req) is None
+    assert tool_call_command_unknown(req)
+
+
+def test_finding_6_without_a_deny_rule_the_title_still_decides_a_call_without_a_command() -> None:
+    assert outcome(Policy(allow=("*",)).decide(execute_call("Run"))) == allowed("*")
+    assert not tool_call_command_unknown(execute_call("Run", {"command": "ls"}))
+    assert not tool_call_command_unknown(execute_call("Edit a.py", {}, kind="edit"))
+    # (a command of another shape is asked, deny or not)
+    assert Policy(allow=("*",)).decide(execute_call("Run", {"command": 7})) is None
+
+
+def test_finding_6_text_of_a_call_that_only_reads_is_not_judged_as_a_command() -> None:
+    read = execute_call("Read notes.md", {"path": "notes.md"}, "rm -f x", kind="read")
+    assert outcome(STAR_NO_RM.decide(read)) == allowed("*")
+
+
+def test_finding_6_a_call_with_more_text_blocks_than_are_judged_is_asked() -> None:
+    call = execute_call("Run", None, "ls", kind="other").subject.tool_call.to_wire()  # type: ignore[union-attr]
+    block = {"type": "content", "content": {"type": "text", "text": "ls"}}
+    call["content"] = [block] * MAX_DENY_TEXTS
+    fits = request({"type": "tool_call", "toolCall": call})
+    assert outcome(STAR_NO_RM.decide(fits)) == allowed("*")
+    call["content"] = [block] * MAX_DENY_TEXTS + [
+        {"type": "content", "content": {"type": "text", "text": "rm -f x"}}
+    ]
+    over = request({"type": "tool_call", "toolCall": call})
+    assert STAR_NO_RM.decide(over) is None
+    assert outcome(Policy(allow=("*",)).decide(over)) == allowed("*")  # no deny: nothing to see

@@ -20,6 +20,10 @@ from acp_notebook._protocol._tool_calls import (
     ToolCallLocation,
     UnknownDiffChange,
     UnknownToolCallContent,
+    content_texts,
+    raw_input_command,
+    raw_input_commands,
+    title_command,
 )
 
 contents: TypeAdapter[object] = TypeAdapter(ToolCallContent)
@@ -97,3 +101,85 @@ def test_a_location_line_starts_at_one() -> None:
     assert ToolCallLocation(path="p", line=1).line == 1
     with pytest.raises(ValidationError):
         ToolCallLocation(path="p", line=0)
+
+
+# -- issue 22, finding 6: where agents put an execute call's command ---------------------------
+
+COMMAND_SHAPES = [
+    ({"command": "rm -f x"}, ("rm -f x",)),
+    ({"command": ["bash", "-lc", "rm -f x"]}, ("bash -lc 'rm -f x'",)),  # codex
+    ({"commands": ["rm -f x"]}, ("rm -f x",)),  # Cline's run_commands
+    ({"commands": ["ls", ["rm", "-f", "my file"]]}, ("ls", "rm -f 'my file'")),
+    ({"commands": "rm -f x"}, ("rm -f x",)),
+    ({"cmd": "rm -f x"}, ("rm -f x",)),
+    ({"cmd": ["rm", "-f", "x"]}, ("rm -f x",)),
+    ({"script": "ls\nrm -f x"}, ("ls\nrm -f x",)),
+    ({"argv": ["rm", "-f", "x"]}, ("rm -f x",)),
+    (["rm", "-f", "x"], ("rm -f x",)),  # the whole input an argv list
+    ({"command": "rm", "args": ["-f", "x"]}, ("rm -f x",)),  # program and arguments apart
+    ({"command": "ls", "cmd": "rm -f x"}, ("ls", "rm -f x")),  # several keys: each one judged
+    ({"path": "a.py"}, ()),
+    ("rm -f x", ()),  # not an object: no key names a command
+    (None, ()),
+]
+
+
+@pytest.mark.parametrize(("raw", "expected"), COMMAND_SHAPES)
+def test_every_shape_of_command_is_read(raw: object, expected: tuple[str, ...]) -> None:
+    reading = raw_input_commands(raw)
+    assert reading.commands == expected
+    assert not reading.unreadable
+    assert raw_input_command(raw) == ("\n".join(expected) if expected else None)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"command": 7},
+        {"command": []},
+        {"command": ["ls", 3]},
+        {"commands": []},
+        {"commands": ["ls", 3]},
+        {"commands": ["ls", []]},
+        {"cmd": {"argv": ["ls"]}},
+        {"script": None},
+        {"command": "rm", "args": "-f x"},
+        {"command": "ls", "cmd": 7},  # one readable key does not hide an unreadable one
+        ["rm", 3],
+        [],
+    ],
+)
+def test_a_command_of_another_shape_is_unreadable(raw: object) -> None:
+    assert raw_input_commands(raw).unreadable
+
+
+@pytest.mark.parametrize(
+    ("title", "expected"),
+    [
+        ("run_commands: rm -f x", "rm -f x"),  # Cline
+        ("Shell: rm -f x", "rm -f x"),  # Kimi
+        ("Run command:   rm -f x", "rm -f x"),
+        ("Shell:rm -f x", "rm -f x"),
+        ("Shell", None),
+        ("rm -f x", None),
+        (": rm -f x", None),
+        ("Shell: ", None),
+    ],
+)
+def test_a_title_of_the_form_name_colon_command(title: str, expected: str | None) -> None:
+    assert title_command(title) == expected
+
+
+def test_the_text_content_of_a_tool_call() -> None:
+    call = ToolCallFields.from_wire(
+        {
+            "toolCallId": "c",
+            "content": [
+                {"type": "content", "content": {"type": "text", "text": "rm -f x"}},
+                {"type": "terminal", "terminalId": "t"},
+                {"type": "content", "content": {"type": "text", "text": "ls"}},
+            ],
+        }
+    )
+    assert content_texts(call) == ["rm -f x", "ls"]
+    assert content_texts(ToolCallFields.from_wire({"toolCallId": "c"})) == []

@@ -441,3 +441,32 @@ def test_meta_terminal_gets_its_command_when_the_input_comes_later() -> None:
     term = state.terminals["toolu_2"]
     assert term.command == "printf 'one\\ntwo\\n'"
     assert term.data == b"one\r\ntwo\r\nthree"  # lone line feeds as a terminal expects them
+
+
+def test_finding_7_a_permission_is_merged_with_the_tool_call_the_session_knows() -> None:
+    raw = {
+        "sessionId": "s1",
+        "toolCall": {"toolCallId": "effect-1"},  # Mistral Vibe: the id only
+        "options": [{"optionId": "yes", "name": "Yes", "kind": "allow_once"}],
+    }
+    asked = v1.V1RequestPermissionRequest.model_validate(raw)
+    assert v1.V1Translator().permission(asked).title == "tool call effect-1"  # nothing known
+    known = {"toolCallId": "effect-1", "title": "bash", "kind": "execute",
+             "rawInput": {"command": "rm -f x"}}  # fmt: skip
+    request = v1.V1Translator().permission(asked, known)
+    assert_valid("RequestPermissionRequest", request.to_wire())
+    assert request.title == "bash"
+    assert request.subject.tool_call.raw_input == {"command": "rm -f x"}  # type: ignore[union-attr]
+    decided = Policy.from_globs(["*"], ["rm *"]).decide(request)
+    assert decided is not None and not decided.allow
+    # what the request says itself wins, field by field (v1 reads a null as unchanged)
+    raw["toolCall"] = {"toolCallId": "effect-1", "title": "list", "rawInput": None}
+    asked = v1.V1RequestPermissionRequest.model_validate(raw)
+    request = v1.V1Translator().permission(asked, known)
+    assert request.title == "list"
+    assert request.subject.tool_call.raw_input == {"command": "rm -f x"}  # type: ignore[union-attr]
+    # only a name known: the name is the title
+    raw["toolCall"] = {"toolCallId": "effect-1"}
+    asked = v1.V1RequestPermissionRequest.model_validate(raw)
+    named = {"toolCallId": "effect-1", "name": "shell"}
+    assert v1.V1Translator().permission(asked, named).title == "shell"

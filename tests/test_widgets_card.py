@@ -490,7 +490,37 @@ def test_a_tool_calls_command_is_on_the_card_as_the_policy_judges_it(
     call["rawInput"] = {"command": ["bash", "-lc", "ls -la"]}
     card, _ = make_card(request({"type": "tool_call", "toolCall": call}))
     assert "  command: bash -lc 'ls -la'\n" in card.static_bundle()["text/plain"]
-    # no command: no command line
+    # no command: the card says it is not known (issue 22, finding 6)
     call["rawInput"] = {"path": "a.py"}
     card, _ = make_card(request({"type": "tool_call", "toolCall": call}))
-    assert "command:" not in card.static_bundle()["text/plain"]
+    assert "  command: not known: " in card.static_bundle()["text/plain"]
+
+
+def test_finding_6_an_execute_call_whose_command_is_not_known_says_so(
+    make_card: Callable[..., Any],
+) -> None:
+    # Kimi: the title names a command, the input does not; whatever the title says, the card
+    # says the command that runs is not known (the title is the agent's words, escaped)
+    call = {
+        "toolCallId": "c4",
+        "title": "Shell: <b>ls</b>\u202e",
+        "kind": "execute",
+        "content": [{"type": "content", "content": {"type": "text", "text": "ls"}}],
+    }
+    card, _ = make_card(request({"type": "tool_call", "toolCall": call}))
+    html = card._info.value
+    assert "⚠ command not known: the agent did not send it" in html
+    assert "<b>ls</b>" not in html and "\u202e" not in html
+    text = card.static_bundle()["text/plain"]
+    assert "  command: not known: " in text
+    # several commands (Cline's rawInput.commands): each on its own line
+    call["rawInput"] = {"commands": ["ls", "rm -f <x>"]}
+    card, _ = make_card(request({"type": "tool_call", "toolCall": call}))
+    html = card._info.value
+    assert "$ ls</div>" in html and "$ rm -f &lt;x&gt;</div>" in html
+    assert "not known" not in html
+    assert "  command: ls\n  command: rm -f <x>\n" in card.static_bundle()["text/plain"]
+    # a call that is not an execute one and names no command: nothing about a command
+    call = {"toolCallId": "c5", "title": "Edit a.py", "kind": "edit", "rawInput": {"path": "a"}}
+    card, _ = make_card(request({"type": "tool_call", "toolCall": call}))
+    assert "not known" not in card._info.value

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
 import shlex
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, Tag
 
 from ._base import UNKNOWN_TAG, UnknownVariant, WireModel, open_union_discriminator
-from ._content import ContentBlock
+from ._content import ContentBlock, TextContent
 
 __all__ = [
     "DIFF_CHANGE_OPERATIONS",
@@ -207,15 +209,103 @@ class ToolCallFields(WireModel):
     capabilities: ToolCallCapabilities | None = None
 
 
-def raw_input_command(raw_input: Any) -> str | None:
-    """A tool call's ``rawInput.command`` as one shell string: a string as it is, a list of
-    strings joined as a shell would read them (``["bash", "-lc", "ls"]``, as codex sends);
-    None for anything else (no command, or one of another shape)."""
-    if not isinstance(raw_input, dict):
-        return None
-    command = raw_input.get("command")
-    if isinstance(command, str):
-        return command
-    if isinstance(command, list) and command and all(isinstance(c, str) for c in command):
-        return shlex.join(command)
+#: The ``rawInput`` keys agents put an execute call's command under, in the order they are read:
+#: ``command`` (most agents; codex an argv list), ``commands`` (Cline's ``run_commands``: a list
+#: of commands), ``cmd`` and ``script`` (others), ``argv`` (an argv list under its own name).
+COMMAND_KEYS = ("command", "commands", "cmd", "script", "argv")
+
+
+@dataclass(frozen=True)
+class RawInputCommands:
+    """What a tool call's ``rawInput`` says it runs: each command as one shell string, in the
+    order given (a policy judges each one apart: joined into one text, a comment or an open
+    quote at the end of one would hide the next), and whether a command key held a value of
+    another shape (then what it runs is not known)."""
+
+    commands: tuple[str, ...] = ()
+    unreadable: bool = False
+
+
+def _argv(value: Any) -> str | None:
+    """A non-empty list of strings joined as a shell would read it back; else None."""
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return shlex.join(value)
     return None
+
+
+def _one_command(value: Any) -> str | None:
+    """A string as it is, an argv list joined (``["bash", "-lc", "ls"]``); else None."""
+    return value if isinstance(value, str) else _argv(value)
+
+
+def _read_key(raw: dict[str, Any], key: str) -> list[str] | None:
+    """The commands under ``key`` (None when its value is of another shape)."""
+    value = raw[key]
+    if key == "commands" and isinstance(value, list):
+        found = [_one_command(item) for item in value]
+        if not found or any(c is None for c in found):
+            return None
+        return [c for c in found if c is not None]
+    command = _one_command(value)
+    if command is None:
+        return None
+    if key in ("command", "cmd") and "args" in raw:
+        # a program and its arguments apart, as ``terminal/create`` takes them
+        args = raw["args"]
+        if args == []:
+            return [command]
+        joined = _argv(args)
+        return None if joined is None else [f"{command} {joined}"]
+    return [command]
+
+
+def raw_input_commands(raw_input: Any) -> RawInputCommands:
+    """Every command a tool call's ``rawInput`` names, under any of :data:`COMMAND_KEYS` (a
+    key present with a value of another shape marks the reading ``unreadable``), or the whole
+    input when it is itself an argv list. This is the one reading of a tool call's command:
+    the policy, the card and the v1 translator all use it."""
+    if isinstance(raw_input, list):
+        command = _argv(raw_input)
+        return (
+            RawInputCommands(unreadable=True) if command is None else RawInputCommands((command,))
+        )
+    if not isinstance(raw_input, dict):
+        return RawInputCommands()
+    commands: list[str] = []
+    unreadable = False
+    for key in COMMAND_KEYS:
+        if key in raw_input:
+            found = _read_key(raw_input, key)
+            if found is None:
+                unreadable = True
+            else:
+                commands += found
+    return RawInputCommands(tuple(commands), unreadable)
+
+
+def raw_input_command(raw_input: Any) -> str | None:
+    """The commands of :func:`raw_input_commands` as one text to show (one a line), or None
+    when it names none."""
+    commands = raw_input_commands(raw_input).commands
+    return "\n".join(commands) if commands else None
+
+
+# ``Name: command``, as Cline (``run_commands: rm -f x``) and Kimi (``Shell: rm -f x``) title an
+# execute call: a short name of word characters (spaces, dots and dashes inside), a colon.
+_NAMED_TITLE = re.compile(r"\s*[A-Za-z_][\w .-]{0,63}:\s*(\S.*)", re.DOTALL)
+
+
+def title_command(title: str) -> str | None:
+    """The command part of a title of the form ``Name: command``, else None. What a title says
+    is the agent's words: only a deny rule reads it, it never approves."""
+    found = _NAMED_TITLE.fullmatch(title)
+    return found.group(1).rstrip() if found else None
+
+
+def content_texts(call: ToolCallFields) -> list[str]:
+    """The text blocks of a tool call's content (where Kimi puts an execute call's command)."""
+    texts: list[str] = []
+    for item in call.content or []:
+        if isinstance(item, ContentToolCallContent) and isinstance(item.content, TextContent):
+            texts.append(item.content.text)
+    return texts

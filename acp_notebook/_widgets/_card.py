@@ -30,7 +30,7 @@ from typing import Any
 import ipywidgets  # type: ignore[import-untyped]
 
 from .._permission import invalid_options
-from .._policy import tool_call_command
+from .._policy import tool_call_command_unknown, tool_call_commands
 from .._protocol import (
     CommandPermissionSubject,
     PermissionOption,
@@ -65,6 +65,13 @@ __all__ = [
 ]
 
 log = logging.getLogger("acp_notebook.widgets")
+
+# An execute tool call whose command cannot be read (none under a key this client reads, or one
+# of another shape): whatever its title or text says, that is not what a rule judged.
+_UNKNOWN_COMMAND = (
+    "not known: the agent did not send it in a form this client reads (a title or text is "
+    "only the agent's description of it)"
+)
 
 ChooseCallback = Callable[[str | None, str], None]
 """``on_choose(option_id, decided_by)``: ``click``, ``timeout``, ``closed`` or ``invalid``."""
@@ -567,14 +574,16 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
             if not same_content:
                 for item in asked.content or []:
                     parts.append(content_html(item))
-            command = tool_call_command(request)
-            if command is not None:  # what --allow/--deny judge: always on the card
+            commands = tool_call_commands(request)
+            for command in commands:  # what --allow/--deny judge: always on the card
                 parts.append(
                     f'<div class="acp-card-command">$ {e(make_visible(command).text)}</div>'
                 )
-                warning = _hidden_warning(command)
-                if warning:
-                    parts.append(f'<div class="acp-card-warning">⚠ {e(warning)}</div>')
+            warning = _hidden_warning(*commands) if commands else None
+            if warning:
+                parts.append(f'<div class="acp-card-warning">⚠ {e(warning)}</div>')
+            if tool_call_command_unknown(request):
+                parts.append(f'<div class="acp-card-warning">⚠ command {e(_UNKNOWN_COMMAND)}</div>')
         elif subject is not None:
             parts.append(generic_html(wire(subject), "subject (unknown type)"))
         return '<div class="acp-card-request">' + "".join(parts) + "</div>"
@@ -614,12 +623,14 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
             if not same_content:
                 for item in asked.content or []:
                     lines += [f"    {line}" for line in content_text(item)]
-            command = tool_call_command(request)
-            if command is not None:
+            commands = tool_call_commands(request)
+            for command in commands:
                 lines.append(f"  command: {make_visible(command).text}")
-                warning = _hidden_warning(command)
-                if warning:
-                    lines.append(f"  warning: {warning}")
+            warning = _hidden_warning(*commands) if commands else None
+            if warning:
+                lines.append(f"  warning: {warning}")
+            if tool_call_command_unknown(request):
+                lines.append(f"  command: {_UNKNOWN_COMMAND}")
         elif subject is not None:
             lines.append("  subject: " + generic_text(wire(subject)).replace("\n", "\n  "))
         if self.invalid is not None:

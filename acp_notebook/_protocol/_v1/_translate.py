@@ -27,6 +27,7 @@ from __future__ import annotations
 import base64
 import difflib
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ConfigDict, TypeAdapter
@@ -362,12 +363,19 @@ class V1Translator:
         return _config_adapter.validate_python(wire)
 
     # -- permission requests ----------------------------------------------------------------
-    def permission(self, request: V1RequestPermissionRequest) -> RequestPermissionRequest:
+    def permission(
+        self, request: V1RequestPermissionRequest, known: Mapping[str, Any] | None = None
+    ) -> RequestPermissionRequest:
         """The v2 request for a v1 one: its tool call as the ``tool_call`` subject, the title
-        the tool call's (or its name, or its id), the same options."""
+        the tool call's (or its name, or its id), the same options.
+
+        ``known``: the v2 wire fields of the tool call of that id that the session's updates
+        reported already. The request's ``toolCall`` is a ``ToolCallUpdate`` (Mistral Vibe
+        sends the id alone): what it sends wins field by field, the rest comes from ``known``,
+        so the card and the policy see the title, kind and ``rawInput`` of the call."""
         call = request.tool_call
-        fields = tool_call_fields(call, create=False)
-        title = call.title or call.name or f"tool call {call.tool_call_id}"
+        fields = {**(known or {}), **tool_call_fields(call, create=False)}
+        title = fields.get("title") or fields.get("name") or f"tool call {call.tool_call_id}"
         wire: dict[str, Any] = {
             "sessionId": request.session_id,
             "title": title,
