@@ -78,7 +78,7 @@ _RESERVED = frozenset(
 )
 _GLOB_CHARS = frozenset("*?")
 # Files a redirection may write without a rule that says so: they are no files.
-_HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+_HARMLESS_TARGETS = frozenset({"/dev/null"})  # not /dev/stdout: stdout may be a file
 # Wrappers that take any leading `NAME=value` operand as an assignment, whatever NAME is.
 _ANY_NAME_ASSIGNS = frozenset({"env", "sudo"})
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -172,6 +172,16 @@ class _Reader:
         if not posix:
             self.reading.dynamic("a script for a non-POSIX shell")
         source, root = parse(command.encode("utf-8", "surrogateescape"))
+        if re.search(rb"[\r\v\f]", source) and not self.fallback:
+            # no blank to the shells (`echo hi\r# ; rm x` runs rm), whitespace to tree-sitter
+            _Reader(self.reading, self.depth + 1, fallback=True).script(
+                re.sub(r"[\r\v\f]", "_", command)
+            )
+        if b"&>" in source and not self.fallback:
+            # dash reads `a &>f b` as `a &` and `>f b`: deny reads that too (and `&>` is asked)
+            _Reader(self.reading, self.depth + 1, fallback=True).script(
+                command.replace("&>", "& >")
+            )
         self.source = source
         if root.has_error:
             self.reading.dynamic("it does not parse")
@@ -268,9 +278,15 @@ class _Reader:
 
     def writes(self, redirects: list[Node]) -> bool:
         """Whether a redirection opens a file for writing: ``>``, ``>>``, ``>|``, ``&>``,
-        ``&>>``, ``<>``, ``>&FILE``, to anything but ``/dev/null``, ``/dev/stdout`` and
-        ``/dev/stderr`` (``2>&1`` and ``>&-`` only copy or close a descriptor)."""
+        ``&>>``, ``<>``, ``>&FILE``, to anything but ``/dev/null`` (``2>&1`` and ``>&-`` only
+        copy or close a descriptor). tree-sitter puts a redirection written after a
+        here-document's ``<<E`` inside it (``cat <<E >x``): those count too."""
         for redirect in redirects:
+            if redirect.type == "heredoc_redirect":
+                nested = [c for c in redirect.named_children if c.type in _REDIRECTS]
+                if self.writes(nested):
+                    return True
+                continue
             if redirect.type != "file_redirect":
                 continue
             operator = "".join(
@@ -343,6 +359,12 @@ class _Reader:
             self.visit(node, env)
             self.reading.dynamic(f"a {node.type.replace('_', ' ')} in a command's words")
             return [Word(node_text(node, self.source), False)]
+        if node.type in ("number", "word") and re.fullmatch(
+            rb"\d+[<>]", self.source[node.start_byte : node.end_byte + 1]
+        ):
+            # the shells read `sh 0<<<'rm x'` as sh fed a here-string: the number is no word
+            self.reading.dynamic("a descriptor number read as a word (`sh 0<&0`)")
+            return []
         if re.fullmatch(r"\{[A-Za-z_]\w*\}", node_text(node, self.source)):
             self.reading.dynamic("a {name} word (bash's {name}> redirection assigns name)")
         for sub in substitutions(node):
@@ -511,7 +533,10 @@ class _Reader:
                 self.reading.dynamic("an array")
                 self.visit(value, env)
             else:
-                self.words(value, env)
+                for word in self.words(value, env):
+                    if word.literal and re.search(r"[$`]", word.text):
+                        # `x='a[$(rm c)]'`: bash runs it if anything evaluates $x as arithmetic
+                        self.reading.dynamic("a value with `$` or a backquote in it")
 
     def declaration(self, node: Node, env: dict[str, str]) -> None:
         self.admit(node, children=True)
@@ -647,6 +672,13 @@ class _Reader:
             if step is None:
                 break
             skip, transparent, static = step
+            if extra and skip >= len(rest):  # `xargs env`: the program comes from the input
+                self.reading.dynamic(f"xargs giving `{name}` its program")
+            if name == "env":
+                for word in rest[1:skip]:  # `env -S'rm x'`, `env --sp='rm x'` (getopt's prefixes)
+                    script = _split_string(word.text)
+                    if script is not None and word.literal:
+                        _Reader(self.reading, self.depth + 1).script(script)
             if name == "env":  # `env -u PATH ls`: unsetting is setting too
                 for j, word in enumerate(rest[1:skip], 1):
                     if m := re.fullmatch(r"(?:-u|--unset=?)(.*)", word.text, re.S):
@@ -743,6 +775,16 @@ class _Reader:
                     yield node_text(child, self.source)
                 elif redirect.type == "herestring_redirect":
                     yield "".join(w.text for w in self.words(child, {}))
+
+
+def _split_string(option: str) -> str | None:
+    """The script of GNU env's ``-S``/``--split-string`` option (any prefix getopt accepts)."""
+    if option.startswith("-S") and len(option) > 2:
+        return option[2:]
+    name, equals, value = option.partition("=")
+    if equals and len(name) > 2 and "--split-string".startswith(name):
+        return value
+    return None
 
 
 class _Piece(NamedTuple):

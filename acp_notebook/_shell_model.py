@@ -22,7 +22,9 @@ class Construct:
 
 
 _WORD_NODES = frozenset({"word", "number", "string", "raw_string", "string_content"})
-_REDIRECT_TOKENS = frozenset({">", ">>", "<", "&>", "&>>", ">&", "<&", ">|", ">&-", "<&-"})
+# Not `&>`, `&>>`, `|&`, `;&`, `;;&`: bash's alone. dash reads `echo hi &>f rm x` as `echo hi &`
+# and `>f rm x`, so the reading (bash's grammar) and the run would differ.
+_REDIRECT_TOKENS = frozenset({">", ">>", "<", ">&", "<&", ">|", ">&-", "<&-"})
 
 MODEL: tuple[Construct, ...] = (
     Construct(
@@ -40,8 +42,9 @@ MODEL: tuple[Construct, ...] = (
         "always part of the text a rule must match: on a command (`make > log 2>&1`), on a "
         "group, subshell, loop or `if` (added to each command inside: `{ ls; } > f` is matched "
         "as `ls > f`), or alone (`> f` is a command of its own). One that writes a file (`>`, "
-        "`>>`, `>|`, `&>`, `<>`, `>&f`; not `/dev/null`, `2>&1`) only by a rule with a `>` in "
-        "it (`make > *`) or by `*` alone: `echo *` does not approve `echo x > ~/.bashrc`",
+        "`>>`, `>|`, `>&f`, also after a here-document; not `/dev/null`, `2>&1`) only by a "
+        "rule with a `>` in it (`make > *`) or by `*` alone: `echo *` does not approve "
+        "`echo x > ~/.bashrc`",
         frozenset({"redirected_statement", "file_redirect", "file_descriptor"}),
         _REDIRECT_TOKENS,
     ),
@@ -49,7 +52,8 @@ MODEL: tuple[Construct, ...] = (
         "here-document, here-string",
         "cat <<'EOF'\nhi\nEOF",
         "fed to a program that is not a shell or an interpreter; an unquoted body with `$` or "
-        "a backquote is asked",
+        "a backquote is asked; a descriptor number must touch its operator (`0<<<`): bash's "
+        "grammar in tree-sitter reads `sh 0<&0` as `sh 0`, so such a number is asked",
         frozenset({"heredoc_redirect", "herestring_redirect", "heredoc_start", "heredoc_body"})
         | {"heredoc_content", "heredoc_end"},
         frozenset({"<<", "<<-", "<<<"}),
@@ -57,9 +61,10 @@ MODEL: tuple[Construct, ...] = (
     Construct(
         "pipeline, list",
         "ls | head -3 && echo ok || true; sleep 1 &",
-        "each command matches: `|`, `|&`, `;`, `&&`, `||`, `&`, newlines",
+        "each command matches: `|`, `;`, `&&`, `||`, `&`, newlines (not bash's `|&`, `&>`: "
+        "dash reads them otherwise)",
         frozenset({"program", "pipeline", "list", "negated_command"}),
-        frozenset({"|", "|&", ";", "&&", "||", "&", "!"}),
+        frozenset({"|", ";", "&&", "||", "&", "!"}),
     ),
     Construct(
         "group, subshell",
@@ -75,7 +80,7 @@ MODEL: tuple[Construct, ...] = (
         frozenset({"if_statement", "elif_clause", "else_clause", "while_statement", "do_group"})
         | {"case_statement", "case_item"},
         frozenset({"if", "then", "elif", "else", "fi", "while", "until", "do", "done"})
-        | {"case", "in", "esac", ";;", ";&", ";;&", "|", "(", ")"},
+        | {"case", "in", "esac", ";;", "|", "(", ")"},
     ),
     Construct(
         "`for` over literal words",

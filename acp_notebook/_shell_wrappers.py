@@ -68,7 +68,7 @@ def wrapped(name: str, words: list[Word]) -> tuple[int, bool, bool] | None:
         if name == "env" and (word == "-S" or word.startswith(("-S", "--split-string"))):
             static = False
         if (name == "nice" and re.fullmatch(r"-\d+", word)) or (
-            word.startswith("--") and "=" in word
+            word.startswith("--") and word.split("=", 1)[0] in _LONG_WITH_VALUE and "=" in word
         ):
             i += 1
         elif word in takes_value or word in _LONG_WITH_VALUE:

@@ -192,7 +192,9 @@ ECHO_CASES = [
     ("echo hi", allowed("echo *")),
     ("echo hi > out.txt", None),  # a redirection that writes a file needs a rule with `>`
     ("echo hi 2>&1 >>log &>/dev/null", None),
-    ("echo hi 2>&1 >&2 &>/dev/null 2>/dev/stderr", allowed("echo *")),  # no file written
+    ("echo hi 2>&1 >&2 >/dev/null 2>/dev/null", allowed("echo *")),  # no file written
+    ("echo hi 2>/dev/stderr", None),  # stderr may be a file
+    ("echo hi &>/dev/null rm x", None),  # bash's &>: dash reads `echo hi &` and `>/dev/null rm x`
     ("echo 'a;b'", allowed("echo *")),  # a quoted operator is one word
     ('echo "a && b | c & d"', allowed("echo *")),
     ("echo 'a\ntouch b'", allowed("echo *")),  # a quoted newline too
@@ -399,7 +401,7 @@ SPLIT_CASES = [
     ("a 'b c' \"d e\"", ["a b c d e"]),
     ("a;(b)|c", ["a", "b", "c"]),  # shlex groups `;(` and `)|`; they are cut apart
     ("a >f 2>&1 <in", ["a > f 2>&1 < in"]),
-    ("a &>>log && b", ["a &>> log", "b"]),
+    ("a &>>log && b", None),  # bash's &>> (dash: `a &` then `>>log`)
     ("if a; then b; elif c; then d; else e; fi", ["a", "b", "c", "d", "e"]),
     ("while ! a; do b; done > out", ["a > out", "b > out"]),  # a loop's redirection joins each
     ("for x in 1 2; do a $x; done", ["a 1", "a 2"]),  # a loop over literal words, unrolled

@@ -297,8 +297,8 @@ CORPUS: list[Case] = [
         ("cat canary | grep -c can", A),
         ("ls -a | cat -n", A),
         ("ls", A),
-        ("cat <<'EOF' > made.py\nprint(1)\nEOF", A),
-        ("cat <<EOF > made.txt\nplain\nEOF", A),
+        ("cat <<'EOF' > made.py\nprint(1)\nEOF", ASK),  # a write needs a rule with `>`
+        ("cat <<EOF > made.txt\nplain\nEOF", ASK),
         ("cat <<EOF > made.txt\n$HOME\nEOF", ASK),
         ("cat <<EOF\n`touch PWNED`\nEOF", ASK),
         ("cat <<EOF | sh\ntouch PWNED\nEOF", ASK),
