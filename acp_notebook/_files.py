@@ -7,7 +7,10 @@
   and the file that is then opened is checked again to be that one (``/proc/self/fd``), so a
   symlink swapped in between cannot lead elsewhere.
 * A read inside the session's folder just happens. A read outside it happens only when the
-  injected ``approve`` callback returns ``True`` for a `ReadRequest`. ``line`` is 1-based
+  injected ``approve`` callback returns ``True`` for a `ReadRequest`. So does a read of a
+  regular file inside it that may be a file outside under another name (finding 17 of issue
+  22): one with more than one hard link, or on another device than the folder (a mount). It is
+  checked on the opened file, and the very file checked is the one read. ``line`` is 1-based
   (0 reads as 1), ``limit`` counts lines; lines keep their line endings.
 * A write always goes through ``approve(WriteRequest(...))``, which carries the old and the new
   text for a diff card, and happens only after ``True``: atomically (a temporary file in the
@@ -30,8 +33,8 @@ import os
 import secrets
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Final
+from dataclasses import dataclass, replace
+from typing import Any, Final, Literal
 
 import anyio
 from pydantic import Field, ValidationError
@@ -62,9 +65,16 @@ class _WriteParams(WireModel):
     content: str
 
 
+#: Why a file inside the session's folder is read only after an allow: it has more than one
+#: hard link (another name may lie outside the folder), or it is on another device than the
+#: folder (a mount: its inode lies outside the folder's file system).
+InsideBut = Literal["hard_link", "other_device"]
+
+
 @dataclass(frozen=True)
 class ReadRequest:
-    """A read outside the session's folder, which ``approve`` must allow."""
+    """A read which ``approve`` must allow: outside the session's folder, or of a file inside
+    it that may be one outside (``inside_but`` says why)."""
 
     session_id: str
     path: str  # as the agent wrote it
@@ -72,6 +82,20 @@ class ReadRequest:
     cwd: str  # the session's folder, resolved
     line: int | None
     limit: int | None
+    inside_but: InsideBut | None = None  # None: the file is outside the folder
+    links: int = 1  # its number of hard links
+
+    @property
+    def why(self) -> str:
+        """Why it is asked, as the card and the refusal say it."""
+        if self.inside_but == "hard_link":
+            return (
+                f"a hard link ({self.links} names): the same file may lie outside the "
+                f"session's folder {self.cwd}"
+            )
+        if self.inside_but == "other_device":
+            return f"on another device than the session's folder {self.cwd} (a mount)"
+        return f"outside the session's folder {self.cwd}"
 
 
 @dataclass(frozen=True)
@@ -127,6 +151,19 @@ def _check_regular(fd: int, path: str) -> None:
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise _not_regular(path)
+
+
+def _inside_but(fd: int, cwd: str) -> tuple[InsideBut, int] | None:
+    """Why the open file ``fd``, inside ``cwd``, may be a file outside it (and its number of
+    links), or None. Not a regular file: None (`_read_lines` refuses it)."""
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    if info.st_nlink > 1:
+        return "hard_link", info.st_nlink
+    if info.st_dev != os.stat(cwd).st_dev:
+        return "other_device", info.st_nlink
+    return None
 
 
 def _too_large(path: str, limit: int) -> RpcError:
@@ -245,17 +282,34 @@ class ClientFiles:
         except ValidationError as exc:
             raise _invalid(exc) from None
         cwd, resolved = self._where(parsed.session_id, parsed.path)
-        if not _inside(resolved, cwd):
-            request = ReadRequest(
-                parsed.session_id, parsed.path, resolved, cwd, parsed.line, parsed.limit
-            )
-            verdict = await ask(self._approve, request, timeout=self.approve_timeout)
-            if not verdict.allowed:
-                raise refusal(f"reading {resolved} (outside {cwd})", verdict)
-        content = await anyio.to_thread.run_sync(self._read, resolved, parsed.line, parsed.limit)
+        request = ReadRequest(
+            parsed.session_id, parsed.path, resolved, cwd, parsed.line, parsed.limit
+        )
+        if not _inside(resolved, cwd):  # asked before it is even looked for
+            await self._ask_read(request)
+        fd = await anyio.to_thread.run_sync(self._open, resolved)
+        try:
+            suspect = None
+            if _inside(resolved, cwd):
+                suspect = await anyio.to_thread.run_sync(_inside_but, fd, cwd)
+            if suspect is not None:
+                inside_but, links = suspect
+                await self._ask_read(replace(request, inside_but=inside_but, links=links))
+        except BaseException:
+            os.close(fd)
+            raise
+        # the file checked is the one read (`_read_lines` closes it)
+        content = await anyio.to_thread.run_sync(
+            _read_lines, fd, resolved, parsed.line, parsed.limit, self.max_bytes
+        )
         return {"content": content}
 
-    def _read(self, resolved: str, line: int | None, limit: int | None) -> str:
+    async def _ask_read(self, request: ReadRequest) -> None:
+        verdict = await ask(self._approve, request, timeout=self.approve_timeout)
+        if not verdict.allowed:
+            raise refusal(f"reading {request.resolved} ({request.why})", verdict)
+
+    def _open(self, resolved: str) -> int:
         try:
             fd = _open_checked(resolved, os.O_RDONLY | os.O_NONBLOCK, expect=resolved)
         except FileNotFoundError:
@@ -270,7 +324,7 @@ class ClientFiles:
                     {"reason": "path_changed"},
                 ) from None
             raise RpcError(INVALID_PARAMS, f"cannot read {resolved}: {exc.strerror}") from None
-        return _read_lines(fd, resolved, line, limit, self.max_bytes)
+        return fd
 
     # -- fs/write_text_file --------------------------------------------------------------
 

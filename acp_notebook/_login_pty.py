@@ -5,10 +5,10 @@ types into.
 * :class:`LoginPty` is the process: ``argv`` (a list, never a shell string) on the slave side
   of a PTY that is its controlling terminal (so Ctrl+C, ``getpass`` and window-size changes
   behave as in a terminal emulator), in a new session, launched through
-  ``_supervisor.py``: its watchdog ends the process group when this kernel closes the pipe or
-  dies, ``kill -9`` included. A reader thread feeds the output to ``on_output``; what the user
-  types is written with :meth:`LoginPty.write`. When the command exits, whatever it left in
-  its group is killed, and ``on_exit(code, signal)`` runs once.
+  ``_supervisor.py``: its watchdog (its parent) ends it and everything it started when this
+  kernel closes the pipe or dies, ``kill -9`` included. A reader thread feeds the output to
+  ``on_output``; what the user types is written with :meth:`LoginPty.write`. When the
+  command exits, whatever it left is killed, and ``on_exit(code, signal)`` runs once.
 * :class:`LoginTerminal` joins one to a TerminalWidget that ``accepts_input``: bytes go to the
   widget (its backlog cap bounds the memory), the views' ``input`` and ``resize`` messages go
   to the PTY, the exit becomes the widget's ``exit_status`` (the one exit label). Closing the
@@ -31,7 +31,6 @@ import os
 import select
 import signal
 import subprocess
-import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -46,13 +45,6 @@ __all__ = ["LoginPty", "LoginTerminal", "sign_in_terminal"]
 
 log = logging.getLogger("acp_notebook.login")
 
-#: Run first in the new session: make the PTY (fd 0) the controlling terminal, then exec the
-#: supervisor. A fixed program: no agent or user string is ever part of it.
-_CTTY = (
-    "import fcntl,os,sys,termios;"
-    "fcntl.ioctl(0,termios.TIOCSCTTY,0);"
-    "os.execv(sys.argv[1],sys.argv[1:])"
-)
 READ_BYTES = 64 * 1024
 DRAIN_SECONDS = 0.2  # after the command exited, read on until the PTY is quiet this long
 POLL_MS = 50
@@ -88,7 +80,8 @@ class LoginPty:
         self._lock = threading.Lock()
         self._master: int | None = None
         self._watch: int | None = None  # our end of the watchdog's pipe
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._proc: subprocess.Popen[bytes] | None = None  # the watchdog, the command's parent
+        self._pid: int | None = None  # the command's (it leads its session and group)
         self._thread: threading.Thread | None = None
         self._done = threading.Event()
         self.returncode: int | None = None
@@ -96,7 +89,7 @@ class LoginPty:
 
     @property
     def pid(self) -> int | None:
-        return None if self._proc is None else self._proc.pid
+        return self._pid
 
     @property
     def running(self) -> bool:
@@ -117,11 +110,11 @@ class LoginPty:
             raise RuntimeError("a LoginPty starts once")
         env = {**os.environ, **self.env}
         env.update(TERM="xterm-256color", COLUMNS=str(self.cols), LINES=str(self.rows))
-        launcher = [sys.executable, "-I", "-S", "-c", _CTTY]  # the PTY becomes its ctty
         child = spawn_in_pty(
-            self.argv, cwd=self.cwd, env=env, cols=self.cols, rows=self.rows, prefix=launcher
+            self.argv, cwd=self.cwd, env=env, cols=self.cols, rows=self.rows, ctty=True
         )
         self._proc, self._master, self._watch = child.process, child.master, child.watch
+        self._pid = child.pid
         self._thread = threading.Thread(target=self._read, name="acp-login-pty", daemon=True)
         self._thread.start()
 
@@ -161,11 +154,11 @@ class LoginPty:
     # -- the reader thread -------------------------------------------------------------------
 
     def _kill_group(self) -> None:
-        # The watchdog keeps the group (and so its id) alive until it is killed here or the
-        # watch pipe closes: the id is never someone else's.
-        if self._proc is not None:
+        # The watchdog keeps the command unreaped (so its group id taken) until it exits
+        # itself, once the command and what it left are gone: no signal after that.
+        if self._proc is not None and self._pid is not None and self._proc.poll() is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self._proc.pid, signal.SIGKILL)
+                os.killpg(self._pid, signal.SIGKILL)
 
     def _close_fds(self) -> None:
         with self._lock:

@@ -5,10 +5,12 @@
 * stderr goes to a pipe that a daemon thread drains into a bounded ring buffer. The thread
   does not depend on the event loop, so an agent flooding stderr never stalls, even while the
   loop is busy.
-* Orphans: the agent is launched through `acp_notebook._supervisor`, which leaves a watchdog
-  in the agent's process group before it execs the agent. The watchdog holds the read end of
-  a pipe whose write end only this process holds; when this process closes it or dies, even
-  by ``kill -9``, the watchdog SIGTERMs the group and SIGKILLs it a second later.
+* Orphans: the agent is launched through `acp_notebook._supervisor`, a watchdog (our child,
+  a child subreaper on Linux) whose child is the agent, so every process of the agent's tree
+  stays below it. The watchdog holds the read end of a pipe whose write end only this process
+  holds; when this process closes it or dies, even by ``kill -9``, the watchdog SIGTERMs the
+  agent's group and tree and SIGKILLs them a second later. When the agent exits, what it left
+  goes the same way, and the watchdog exits as the agent did.
   Every live group is also kept in a module registry (plain pids); an ``atexit`` hook SIGKILLs
   whatever is left when the interpreter exits. ``PR_SET_PDEATHSIG`` is *not* used: it fires
   when the spawning *thread* exits, and some anyio backends (trio) spawn from a worker thread.
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import fcntl
 import os
 import signal
@@ -36,14 +39,16 @@ from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 from ._errors import AgentExited, ConnectionClosed
 from ._exit import signal_of
 from ._jsonrpc import Connection, NotificationHandler, ProblemCallback, RequestHandler
-from ._supervisor import others_alive
 
 __all__ = ["AgentLink", "AgentProcess", "open_agent_connection"]
 
 DEFAULT_STDERR_LIMIT = 64 * 1024
+# Seconds aclose waits for the watchdog to end what the agent left (its grace is 1 s, then
+# SIGKILLs) before it kills the watchdog itself: a process stuck in the kernel never dies.
+WATCHDOG_WAIT = 10.0
 
-_live_groups: dict[int, int] = {}  # pid -> process group id, for the atexit sweep
-_watch_fds: dict[int, int] = {}  # pid -> our end of its watchdog's pipe (close it: group dies)
+_live_groups: dict[int, int] = {}  # watchdog pid -> the agent's process group, for atexit
+_watch_fds: dict[int, int] = {}  # watchdog pid -> our end of its pipe (close it: all ends)
 _registry_lock = threading.Lock()
 SUPERVISOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_supervisor.py")
 
@@ -54,13 +59,15 @@ def set_pty_size(fd: int, cols: int, rows: int) -> None:
 
 
 class PtyChild(NamedTuple):
-    """A program `spawn_in_pty` started: its process (the launcher became it), the PTY's
-    master end (non-blocking) and the kernel's end of the watchdog's pipe (close it, and the
-    watchdog ends the group)."""
+    """A program `spawn_in_pty` started: its watchdog (our child, which exits as the program
+    did once the program and what it left are gone), the PTY's master end (non-blocking), the
+    kernel's end of the watchdog's pipe (close it, and the watchdog ends everything) and the
+    program's pid (it leads its own session and process group)."""
 
     process: subprocess.Popen[bytes]
     master: int
     watch: int
+    pid: int
 
 
 def spawn_in_pty(
@@ -70,20 +77,20 @@ def spawn_in_pty(
     env: Mapping[str, str],
     cols: int,
     rows: int,
-    prefix: Sequence[str] = (),
+    ctty: bool = False,
 ) -> PtyChild:
     """Start ``argv`` (a list, never a shell) through the supervisor, in a new session whose
-    stdio is a fresh PTY of ``cols`` x ``rows``. ``prefix`` runs before the supervisor (a
-    launcher that makes the PTY the controlling terminal). When the exec fails, the group is
-    killed, nothing is left open and the ``OSError`` Popen would give is raised. Blocking."""
+    stdio is a fresh PTY of ``cols`` x ``rows`` (with ``ctty``, its controlling terminal).
+    When the exec fails, nothing is left running or open and the ``OSError`` Popen would
+    give is raised. Blocking."""
     master, slave = os.openpty()
     set_pty_size(slave, cols, rows)
     watch_r, watch_w = os.pipe()  # close-on-exec: no other child inherits them
     status_r, status_w = os.pipe()
-    launcher = [*prefix, sys.executable, "-I", "-S", SUPERVISOR, str(watch_r), str(status_w)]
+    launcher = [sys.executable, "-I", "-S", SUPERVISOR, str(watch_r), str(status_w)]
     try:
         process = subprocess.Popen(
-            [*launcher, "--", *argv],
+            [*launcher, *(["--ctty"] if ctty else []), "--", *argv],
             stdin=slave,
             stdout=slave,
             stderr=slave,
@@ -99,16 +106,16 @@ def spawn_in_pty(
     finally:
         for fd in (slave, watch_r, status_w):
             os.close(fd)
-    failure = _exec_failure(_read_report(status_r))
-    if failure is not None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)
+    report = _read_report(status_r)
+    failure, pid = _exec_failure(report), _agent_pid(report)
+    if failure is not None or pid is None:
+        os.close(watch_w)  # the watchdog ends whatever started, then exits
         process.wait()
-        for fd in (master, watch_w):
-            os.close(fd)
-        raise OSError(failure, os.strerror(failure), argv[0])
+        os.close(master)
+        code = errno.ECHILD if failure is None else failure
+        raise OSError(code, os.strerror(code), argv[0])
     os.set_blocking(master, False)
-    return PtyChild(process, master, watch_w)
+    return PtyChild(process, master, watch_w, pid)
 
 
 def _read_report(fd: int) -> str:
@@ -120,6 +127,15 @@ def _read_report(fd: int) -> str:
     finally:
         os.close(fd)
     return data.decode("ascii", "replace")
+
+
+def _agent_pid(report: str) -> int | None:
+    """The agent's pid in the launcher's report (``A <pid>``), else None (the fork failed)."""
+    for line in report.splitlines():
+        word, _, value = line.partition(" ")
+        if word == "A" and value.isdigit():
+            return int(value)
+    return None
 
 
 def _exec_failure(report: str) -> int | None:
@@ -230,8 +246,8 @@ class AgentProcess:
         self._process = process
         self._stderr = stderr
         self.argv = argv
-        self.pid: int = process.pid
-        self.supervisor_pid: int | None = None  # the watchdog in the agent's group
+        self.pid: int = process.pid  # the agent's own pid once the launcher reported it
+        self.supervisor_pid: int | None = process.pid  # the watchdog: our child, the agent's parent
         self._closed = False
         stdin, stdout = process.stdin, process.stdout
         assert stdin is not None and stdout is not None
@@ -293,20 +309,21 @@ class AgentProcess:
             for fd in (write_fd, watch_r, status_w):
                 os.close(fd)
         with _registry_lock:
-            _live_groups[process.pid] = process.pid
             _watch_fds[process.pid] = watch_w
         proc = cls(process, _StderrRing(read_fd, stderr_limit), args)
         try:
-            # The launcher reports its watchdog, then execs the agent (which ends the report)
-            # or reports why the exec failed, the way Popen reports it.
+            # The launcher (the watchdog) reports the agent's pid; the agent's exec ends the
+            # report, or the agent reports why it failed, the way Popen reports it.
             report = await _read_to_end(status_r)
-            for line in report.splitlines():
-                word, _, value = line.partition(" ")
-                if word == "W":
-                    proc.supervisor_pid = int(value)
-            code = _exec_failure(report)
+            code, pid = _exec_failure(report), _agent_pid(report)
+            if code is None and pid is None:  # no agent was forked
+                code = errno.ECHILD
             if code is not None:
                 raise OSError(code, os.strerror(code), args[0])
+            assert pid is not None
+            proc.pid = pid
+            with _registry_lock:
+                _live_groups[process.pid] = pid
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await proc.aclose(grace=0, term_grace=0)
@@ -371,11 +388,16 @@ class AgentProcess:
     # -- shutdown ------------------------------------------------------------------------
 
     def send_signal_to_group(self, sig: int) -> bool:
+        """Signal the agent's process group, only while its watchdog has not been reaped: the
+        watchdog keeps the agent unreaped (so the group id taken) until it exits itself."""
+        if self.returncode is not None or self.pid == self.supervisor_pid:
+            return False
         return _kill_group(self.pid, sig)
 
     async def aclose(self, grace: float = 3.0, term_grace: float = 2.0) -> None:
         """Bounded shutdown: close stdin, wait ``grace`` s, SIGTERM the group, wait
-        ``term_grace`` s, SIGKILL the group. Leftover group members are killed too."""
+        ``term_grace`` s, SIGKILL the group. The watchdog then ends what the agent left
+        (anywhere below it: other sessions, double-forked daemons) and exits."""
         if self._closed:
             return
         self._closed = True
@@ -391,22 +413,20 @@ class AgentProcess:
                     await self.wait()
             if self.returncode is None:
                 self.send_signal_to_group(signal.SIGKILL)
-                with anyio.move_on_after(10):
-                    await self.wait()
-            # Whatever the agent left behind in its group goes too (the watchdog included):
-            # SIGTERM first, with up to ``term_grace`` for it to stop its own children (a CLI
-            # stops the background commands it started in sessions of their own), then SIGKILL.
-            if others_alive(self.pid, exclude=(self.supervisor_pid,)):
-                self.send_signal_to_group(signal.SIGTERM)
-                with anyio.move_on_after(term_grace):
-                    while others_alive(self.pid, exclude=(self.supervisor_pid,)):
-                        await anyio.sleep(0.05)
-            self.send_signal_to_group(signal.SIGKILL)
+            # The watchdog exits once the agent and everything it left are gone (it SIGTERMs
+            # them, SIGKILLs them a second later); closing its pipe also tells it to end all.
             with _registry_lock:
-                _live_groups.pop(self.pid, None)
-                watch_fd = _watch_fds.pop(self.pid, None)
+                _live_groups.pop(self._process.pid, None)
+                watch_fd = _watch_fds.pop(self._process.pid, None)
             if watch_fd is not None:
                 os.close(watch_fd)
+            if self.returncode is None:
+                with anyio.move_on_after(WATCHDOG_WAIT):
+                    await self.wait()
+            if self.returncode is None:  # a stuck watchdog: what it could not end stays
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self._process.pid, signal.SIGKILL)
+                await self.wait()
             with contextlib.suppress(Exception):
                 await self.stdout.aclose()
             if self.returncode is not None:

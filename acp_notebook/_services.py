@@ -95,9 +95,10 @@ _OPTIONS = [
 
 
 def file_permission(request: ReadRequest | WriteRequest) -> RequestPermissionRequest:
-    """A read outside the session's folder or a write, as a tool-call permission request
-    (options ``allow`` and ``reject``): a write carries its diff (old text against new), which
-    the card renders as it renders an agent's edit."""
+    """A read outside the session's folder (or of a file that may be one: `ReadRequest.why`)
+    or a write, as a tool-call permission request (options ``allow`` and ``reject``): a write
+    carries its diff (old text against new), which the card renders as it renders an agent's
+    edit."""
     call_id = f"fs-{secrets.token_hex(6)}"
     notes: list[str] = []
     if isinstance(request, WriteRequest):
@@ -135,7 +136,7 @@ def file_permission(request: ReadRequest | WriteRequest) -> RequestPermissionReq
             "status": "pending",
             "locations": [{"path": request.resolved}],
         }
-        notes.append(f"outside the session's folder {request.cwd}")
+        notes.append(request.why)
     wire: dict[str, Any] = {
         "sessionId": request.session_id,
         "title": title,

@@ -17,12 +17,13 @@
   shell can name (`unnameable`). The permission request says why in its description and judges
   the command without such variables, so a ``--deny`` rule still sees the program.
 * Each command runs in a PTY, in its own session and process group, launched through
-  `acp_notebook._supervisor`: a watchdog in the group kills it when this process goes away,
-  ``kill -9`` included. When the command exits, whatever it left in its group is killed too.
+  `acp_notebook._supervisor`: its watchdog (its parent, a child subreaper on Linux) kills it
+  and everything it started when this process goes away, ``kill -9`` included. When the
+  command exits, the watchdog kills whatever it left (in its group or not), then exits.
   The PTY is its stdin, stdout and stderr (``isatty`` is true, ``TERM=xterm-256color``; the
   output keeps the terminal's ``\r\n`` and escape sequences) but not its controlling terminal:
   nobody types into it, so a program that opens ``/dev/tty`` to prompt fails at once instead of
-  waiting forever. (A process that leaves the group with ``setsid`` escapes the group kill.)
+  waiting forever.
 * Output kept for ``terminal/output`` is bounded: ``outputByteLimit`` and `MAX_OUTPUT_BYTES`,
   whichever is smaller, dropping the oldest output at a UTF-8 character boundary. The
   ``on_output(terminal_id, data)`` hook gets every byte as it comes (for a terminal widget, which
@@ -325,18 +326,19 @@ class _Terminal:
         self.done = anyio.Event()
         self.pid = 0
         self.master = -1
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._proc: subprocess.Popen[bytes] | None = None  # the watchdog, the command's parent
         self._watch_w = -1
+        self._watchdog_exited = False  # then the command's pid (its group id) may be reused
 
     def spawn(self, env: dict[str, str], cols: int, rows: int) -> None:
         """Start the command (blocking: run in a thread). Raises OSError if it cannot run."""
         # An argv, never a shell: the approved one, exec'd as is.
         child = spawn_in_pty(self.request.argv, cwd=self.request.cwd, env=env, cols=cols, rows=rows)
-        self._proc, self.pid = child.process, child.process.pid
+        self._proc, self.pid = child.process, child.pid
         self._watch_w, self.master = child.watch, child.master
 
     def signal_group(self, sig: int) -> None:
-        if self.pid and self.exit is None:
+        if self.pid and self.exit is None and not self._watchdog_exited:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.pid, sig)
 
@@ -369,14 +371,16 @@ class _Terminal:
                 self.done.set()
 
     async def _wait_exit(self, exited: anyio.Event) -> None:
-        # Without reaping, so the group id stays ours until what the command left is killed.
-        # A pidfd is readable once the process has exited: no worker thread is held for the
-        # command's whole life (anyio lends 40; 40 long commands would starve every other use).
+        # The watchdog exits once the command and what it left are gone. A pidfd is readable
+        # once the process has exited: no worker thread is held for the command's whole life
+        # (anyio lends 40; 40 long commands would starve every other use).
+        assert self._proc is not None
+        watchdog = self._proc.pid
         try:
-            pidfd = os.pidfd_open(self.pid)
+            pidfd = os.pidfd_open(watchdog)
         except (AttributeError, OSError):  # no pidfd (not Linux 5.3+): a thread of our own
             await anyio.to_thread.run_sync(
-                lambda: os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT),
+                lambda: os.waitid(os.P_PID, watchdog, os.WEXITED | os.WNOWAIT),
                 abandon_on_cancel=True,
                 limiter=anyio.CapacityLimiter(1),
             )
@@ -385,7 +389,7 @@ class _Terminal:
                 await anyio.wait_readable(pidfd)
             finally:
                 os.close(pidfd)
-        self.signal_group(signal.SIGKILL)  # its leftovers and the watchdog
+        self._watchdog_exited = True  # it reaped the command: no group signal from here on
         exited.set()
 
     async def _pump(self, on_output: OnOutput | None, exited: anyio.Event) -> None:

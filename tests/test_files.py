@@ -327,3 +327,66 @@ async def test_every_answer_is_a_valid_v1_response(work: Path) -> None:
     result = await service.read_text_file(read_params)
     assert result == {"content": "b\n"}
     assert v1_errors("ReadTextFileResponse", result) == []
+
+
+# -- hard links and mounts (finding 17 of issue 22) --------------------------------------------
+
+
+async def test_a_hard_link_inside_to_a_file_outside_is_read_only_after_an_allow(
+    work: Path, outside: Path
+) -> None:
+    os.link(outside / "secret.txt", work / "notes.txt")  # same inode, a name inside the folder
+    service, approve = files(work, answer=False)
+    with pytest.raises(RpcError) as info:
+        await read(service, work / "notes.txt")
+    assert info.value.code == NOT_ALLOWED
+    assert "secret" not in str(info.value) and "secret" not in repr(info.value.data)
+    [request] = approve.seen
+    assert isinstance(request, ReadRequest)
+    assert request.inside_but == "hard_link" and request.links == 2
+    assert request.resolved == str(work / "notes.txt")
+    assert "a hard link (2 names)" in request.why and str(work) in request.why
+    assert "a hard link (2 names)" in str(info.value)  # the refusal says why too
+    service, approve = files(work, answer=True)
+    assert await read(service, work / "notes.txt") == "secret\n"
+    assert len(approve.seen) == 1
+
+
+async def test_a_file_on_another_device_than_the_folder_is_asked(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A mount inside the folder (faked: the folder's device number is made to differ)."""
+    from acp_notebook import _files
+
+    (work / "mounted.txt").write_text("from elsewhere\n")
+    real_stat = os.stat
+
+    def stat(path: Any, *args: Any, **kwargs: Any) -> Any:
+        info = real_stat(path, *args, **kwargs)
+        if os.fspath(path) == str(work):
+            fields = list(info)
+            fields[2] = info.st_dev + 1  # st_dev
+            return os.stat_result(fields)
+        return info
+
+    monkeypatch.setattr(_files.os, "stat", stat)
+    service, approve = files(work, answer=False)
+    with pytest.raises(RpcError) as info:
+        await read(service, work / "mounted.txt")
+    assert info.value.code == NOT_ALLOWED
+    [request] = approve.seen
+    assert isinstance(request, ReadRequest) and request.inside_but == "other_device"
+    assert "on another device" in request.why
+
+
+async def test_a_file_with_one_link_or_a_fifo_inside_is_not_asked_about(
+    work: Path,
+) -> None:
+    (work / "plain.txt").write_text("x")
+    os.mkfifo(work / "fifo")
+    service, approve = files(work, answer=False)
+    assert await read(service, work / "plain.txt") == "x"  # one link, same device: no ask
+    with pytest.raises(RpcError) as info:
+        await read(service, work / "fifo")
+    assert info.value.data == {"reason": "not_a_file"}
+    assert approve.seen == []

@@ -145,7 +145,6 @@ RULES = [
             f"{PKG}._exit",
             f"{PKG}._lines",
             f"{PKG}._jsonrpc",
-            f"{PKG}._supervisor",  # stdlib only: its group reader
         ),
         frozenset({"anyio"}),
     ),

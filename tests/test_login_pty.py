@@ -144,7 +144,7 @@ def test_kill_ends_the_command_and_everything_it_started() -> None:
     pid = run.pty.pid
     assert pid is not None and not gone(child)
     members = group_members(pid)
-    assert pid in members and child in members and len(members) == 3  # and the watchdog
+    assert pid in members and child in members and len(members) == 2  # not the watchdog
     run.pty.kill()
     assert run.ended() == (None, "SIGKILL")
     assert run.pty.killed

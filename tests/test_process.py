@@ -210,6 +210,11 @@ anyio.run(main)
 """
 
 
+def _parent_of(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+
+
 def _fd_targets(pid: int) -> dict[int, str]:
     """What each open descriptor of a process points to (one closed meanwhile is skipped)."""
     targets = {}
@@ -232,10 +237,12 @@ def test_watchdog_kills_the_group_when_its_parent_is_killed(fork: bool) -> None:
             pgid, supervisor = report["pgid"], report["supervisor"]
             assert report["grandchild"]["pgid"] == pgid
             members = set(_live_members(pgid))
-            assert members == {pgid, report["grandchild"]["pid"], supervisor}
+            assert members == {pgid, report["grandchild"]["pid"]}  # the watchdog is not in it
+            assert _parent_of(pgid) == supervisor
             parent.kill()  # SIGKILL: no atexit, no aclose
             parent.wait()
             assert _wait_until_gone(pgid) == []
+            assert _wait_until_gone(supervisor) == []
             if fork:  # it still holds the parent's descriptors, but not the watchdog's pipe
                 assert _live_members(parent.pid) == [report["forked"]]
         finally:
@@ -247,25 +254,27 @@ async def test_watchdog_holds_only_its_pipe_and_the_agent_not_even_that() -> Non
     async with AgentProcess.spawn(AGENT) as first, AgentProcess.spawn(AGENT) as second:
         for proc in (first, second):
             assert proc.supervisor_pid is not None
-            assert set(_live_members(proc.pid)) == {proc.pid, proc.supervisor_pid}
+            assert set(_live_members(proc.pid)) == {proc.pid}  # it leads a group of its own
             watchdog = _fd_targets(proc.supervisor_pid)
             assert {watchdog[fd] for fd in (0, 1, 2)} == {os.devnull}  # not the agent's stdio
             (pipe,) = [t for fd, t in watchdog.items() if fd > 2]
-            ours = _watch_fds[proc.pid]
+            ours = _watch_fds[proc.supervisor_pid]
             assert pipe == f"pipe:[{os.fstat(ours).st_ino}]"  # our end is the other end
             assert os.get_inheritable(ours) is False
             assert Path(f"/proc/{proc.supervisor_pid}/cwd").resolve() == Path("/")
-            # the agent is our own child and holds no watchdog pipe, its own nor the other's
-            with open(f"/proc/{proc.pid}/stat") as f:
-                assert int(f.read().rsplit(")", 1)[1].split()[1]) == os.getpid()
+            # the watchdog is our child, the agent is the watchdog's, and the agent holds no
+            # watchdog pipe, its own nor the other's
+            assert _parent_of(proc.supervisor_pid) == os.getpid()
+            assert _parent_of(proc.pid) == proc.supervisor_pid
             for other in (first, second):
                 assert other.supervisor_pid is not None
                 pipes = [t for fd, t in _fd_targets(other.supervisor_pid).items() if fd > 2]
                 assert not set(pipes) & set(_fd_targets(proc.pid).values())
     for proc in (first, second):
         assert proc.returncode == 0  # closing stdin was enough, as before
-        assert _wait_until_gone(proc.pid) == []  # the watchdog went with the group
-        assert proc.pid not in _watch_fds
+        assert _wait_until_gone(proc.pid) == []
+        assert proc.supervisor_pid is not None and not Path(f"/proc/{proc.supervisor_pid}").exists()
+        assert proc.supervisor_pid not in _watch_fds
 
 
 async def test_failed_exec_leaves_no_watchdog(tmp_path: Path) -> None:
@@ -313,7 +322,8 @@ def test_launcher_imports_nothing_but_the_signal_module() -> None:
         for alias in node.names
     }
     imported |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-    assert imported <= {"__future__", "os", "signal", "_signal", "sys", "time"}
+    lazy = {"ctypes", "_thread", "fcntl", "termios"}  # imported in the functions that use them
+    assert imported <= {"__future__", "os", "signal", "_signal", "sys", "time", *lazy}
     # what running it adds to a bare interpreter's startup (usage error: it exits at once)
     bare = _imported_at_startup("-c", "import __future__, os, sys, time")
     launcher = _imported_at_startup(SUPERVISOR)
@@ -348,3 +358,17 @@ def test_spawn_in_pty_runs_the_argv_on_a_pty_and_a_failed_exec_leaves_nothing(
         os.close(child.watch)
     with pytest.raises(FileNotFoundError):
         spawn_in_pty([str(tmp_path / "nope")], cwd=None, env=dict(os.environ), cols=80, rows=24)
+
+
+async def test_a_stuck_watchdog_is_killed_after_watchdog_wait(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from acp_notebook import _process
+
+    monkeypatch.setattr(_process, "WATCHDOG_WAIT", 0.2)
+    proc = await AgentProcess.start(AGENT)
+    assert proc.supervisor_pid is not None
+    os.kill(proc.supervisor_pid, signal.SIGSTOP)  # it can neither see the agent go nor exit
+    await proc.aclose(grace=0, term_grace=0)
+    assert proc.returncode == -signal.SIGKILL  # the watchdog's own end, not the agent's
+    assert _wait_until_gone(proc.pid) == []

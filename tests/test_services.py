@@ -307,6 +307,34 @@ async def test_a_read_outside_the_cwd_is_asked(tmp_path: Path, option: str) -> N
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("option", ["allow", "reject"])
+async def test_a_hard_link_inside_the_cwd_is_asked_and_the_card_says_why(
+    tmp_path: Path, option: str
+) -> None:
+    """Finding 17 of issue 22: it used to be read with no ask, as any file inside."""
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    secret = tmp_path / "secret.txt"
+    secret.write_text("s3cret\n")
+    os.link(secret, cwd / "notes.txt")
+    seen: list[PermissionDecision] = []
+    got: list[Any] = []
+
+    async def turn(conn: Any) -> None:
+        got.append(await ask(conn, "fs/read_text_file", path=str(cwd / "notes.txt")))
+
+    await run_turn(Peer(), cwd, turn, answering(option, seen))
+    (decision,) = seen
+    assert decision.request.title == f"Read {(cwd / 'notes.txt').resolve()}"
+    assert "a hard link (2 names)" in (decision.request.description or "")
+    if option == "allow":
+        assert got == [{"content": "s3cret\n"}]
+    else:
+        assert isinstance(got[0], acp.RpcError) and got[0].code == NOT_ALLOWED
+        assert "s3cret" not in repr(got[0].data) and "s3cret" not in str(got[0])
+
+
+@pytest.mark.anyio
 async def test_a_v2_agent_gets_no_client_services(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     async with scripted_agent(None, client_services=True) as (agent, conn):

@@ -1,5 +1,6 @@
-"""acp_notebook._supervisor: the launcher execs the agent (same pid) and leaves a watchdog that
-ends the agent's whole process group when the kernel's end of the watch pipe closes.
+"""acp_notebook._supervisor: the launcher is a watchdog (a child subreaper on Linux) whose child
+is the agent; it ends the agent's whole process tree when the kernel's end of the watch pipe
+closes or the agent exits, and then exits as the agent did.
 
 The processes are the point here, so these tests start the launcher for real, the way
 ``_process`` does (``python -I -S _supervisor.py WATCH_FD STATUS_FD -- ARGV``)."""
@@ -49,6 +50,12 @@ class Launched:
     watch_w: int
     status: str  # what the launcher reported on STATUS_FD
 
+    @property
+    def agent(self) -> int:
+        """The agent's pid (``A <pid>`` in the report)."""
+        (pid,) = [int(line[2:]) for line in self.status.splitlines() if line.startswith("A ")]
+        return pid
+
 
 Launch = Callable[..., Launched]
 
@@ -88,35 +95,97 @@ def launch() -> Iterator[Launch]:
             launched.process.stdout.close()
 
 
-def _watchdog_pid(status: str) -> int:
-    word, _, pid = status.strip().partition(" ")
-    assert word == "W", status
-    return int(pid)
+def _parent_of(pid: int) -> int:
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        stat = f.read()
+    return int(stat[stat.rindex(b")") + 2 :].split()[1])
 
 
-def test_the_agent_is_the_launchers_pid_and_leads_its_group(launch: Launch) -> None:
-    code = "import os; print(os.getpid(), os.getpgid(0), os.getsid(0))"
+def test_the_agent_is_the_watchdogs_child_and_leads_its_own_session(launch: Launch) -> None:
+    code = "import os; print(os.getpid(), os.getpgid(0), os.getsid(0), os.getppid())"
     launched = launch(sys.executable, "-c", code)
-    assert launched.status.startswith("W ")
     out, _ = launched.process.communicate(timeout=30)
-    assert out.decode().split() == [str(launched.process.pid)] * 3
+    agent = launched.agent
+    assert out.decode().split() == [str(agent)] * 3 + [str(launched.process.pid)]
     assert launched.process.returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [("raise SystemExit(3)", 3), ("import os; os.kill(os.getpid(), 9)", -signal.SIGKILL)],
+    ids=["exit-code", "signal"],
+)
+def test_the_watchdog_exits_as_the_agent_did(launch: Launch, code: str, expected: int) -> None:
+    launched = launch(sys.executable, "-c", code)
+    assert launched.process.wait(timeout=30) == expected
 
 
 def test_closing_the_watch_pipe_ends_the_agent_its_children_and_the_watchdog(
     launch: Launch,
 ) -> None:
     launched = launch("sh", "-c", "sleep 60 & echo $!; wait")
-    watchdog = _watchdog_pid(launched.status)
+    watchdog = launched.process.pid
     assert launched.process.stdout is not None
     grandchild = int(launched.process.stdout.readline())
     assert _alive(watchdog)
     assert _alive(grandchild)
-    assert os.getpgid(watchdog) == launched.process.pid  # it stays in the agent's group
+    assert os.getpgid(launched.agent) == launched.agent != os.getpgid(watchdog)
     os.close(launched.watch_w)
     assert launched.process.wait(timeout=30) == -signal.SIGTERM
     assert _wait_gone(grandchild)
-    assert _wait_gone(watchdog)
+
+
+# An agent that starts a command in a session of its own (as a PTY does) and a daemon that
+# double-forks out of its session; it prints both pids, then waits (or exits with "exit").
+ESCAPER = r"""
+import os, subprocess, sys, time
+command = subprocess.Popen(["sleep", "300"], start_new_session=True)
+r, w = os.pipe()
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.write(w, b"%d\n" % os.getpid())
+        time.sleep(300)
+    os._exit(0)
+os.wait()
+daemon = int(os.read(r, 64))
+print(command.pid, daemon, flush=True)
+if sys.argv[1] == "exit":
+    sys.exit(5)
+time.sleep(300)
+"""
+
+
+def _escaped(launched: Launched) -> list[int]:
+    """The command's and the daemon's pids, once both run outside the agent's group."""
+    assert launched.process.stdout is not None
+    pids = [int(p) for p in launched.process.stdout.readline().split()]
+    for pid in pids:
+        assert _alive(pid)
+        assert os.getpgid(pid) != launched.agent  # outside the agent's group
+    return pids
+
+
+def test_an_agents_daemon_and_its_command_in_another_session_go_when_the_pipe_closes(
+    launch: Launch,
+) -> None:
+    launched = launch(sys.executable, "-c", ESCAPER, "wait")
+    command, daemon = _escaped(launched)
+    assert _parent_of(daemon) == launched.process.pid  # reparented to the subreaper
+    os.close(launched.watch_w)
+    assert launched.process.wait(timeout=30) == -signal.SIGTERM
+    assert _wait_gone(command)
+    assert _wait_gone(daemon)
+
+
+def test_what_an_exiting_agent_left_anywhere_goes_before_the_watchdog_exits(
+    launch: Launch,
+) -> None:
+    launched = launch(sys.executable, "-c", ESCAPER, "exit")
+    command, daemon = _escaped(launched)
+    assert launched.process.wait(timeout=30) == 5  # the agent's code, once all is gone
+    assert not _alive(command)
+    assert not _alive(daemon)
 
 
 def test_an_agent_that_ignores_sigterm_is_killed(launch: Launch) -> None:
@@ -131,44 +200,52 @@ def test_an_agent_that_ignores_sigterm_is_killed(launch: Launch) -> None:
     assert launched.process.wait(timeout=30) == -signal.SIGKILL
 
 
-def test_the_watchdog_ignores_signals_sent_to_the_group(launch: Launch) -> None:
+def test_the_watchdog_ignores_the_signals_an_agent_or_terminal_sends(launch: Launch) -> None:
     launched = launch("sleep", "60")
-    watchdog = _watchdog_pid(launched.status)
-    os.killpg(launched.process.pid, signal.SIGTERM)  # what an agent or terminal might do
+    watchdog = launched.process.pid
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        os.kill(watchdog, sig)
+    assert _alive(watchdog) and _alive(launched.agent)
+    os.killpg(launched.agent, signal.SIGTERM)  # the agent's group: the watchdog is not in it
     assert launched.process.wait(timeout=30) == -signal.SIGTERM
-    assert _alive(watchdog)  # still watching: the group id stays taken
-    os.close(launched.watch_w)
-    assert _wait_gone(watchdog)
 
 
 def test_an_exec_failure_is_reported_with_its_errno(launch: Launch) -> None:
     launched = launch("/nonexistent/agent-binary")
-    lines = launched.status.splitlines()
-    assert lines[0].startswith("W ")
-    assert lines[1] == f"E {errno.ENOENT}"
+    assert f"E {errno.ENOENT}" in launched.status.splitlines()
+    assert launched.agent > 0
     assert launched.process.wait(timeout=30) == 127
 
 
 @pytest.mark.parametrize(
     "args",
-    [[], ["3", "4", "--"], ["3", "4", "x", "true"], ["a", "4", "--", "true"]],
-    ids=["none", "no argv", "no --", "not a number"],
+    [
+        [],
+        ["3", "4", "--"],
+        ["3", "4", "x", "true"],
+        ["a", "4", "--", "true"],
+        ["3", "4", "--ctty", "true"],
+    ],
+    ids=["none", "no argv", "no --", "not a number", "--ctty but no --"],
 )
 def test_bad_arguments_print_the_usage(args: list[str]) -> None:
     done = subprocess.run(
         [sys.executable, "-I", "-S", SUPERVISOR, *args], capture_output=True, timeout=30
     )
     assert done.returncode == 1
-    assert b"usage: _supervisor.py WATCH_FD STATUS_FD -- ARGV..." in done.stderr
+    assert _supervisor.USAGE.encode() in done.stderr
 
 
-def test_others_alive_sees_a_live_member_but_not_a_zombie() -> None:
+def test_remaining_sees_descendants_and_group_members_but_not_zombies() -> None:
+    member = subprocess.Popen(["sleep", "60"], start_new_session=True)
     child = subprocess.Popen(["sleep", "60"], start_new_session=True)
     try:
-        assert _supervisor.others_alive(child.pid)
-        os.kill(child.pid, signal.SIGKILL)
-        assert _wait_gone(child.pid)  # a zombie until it is waited for
-        assert not _supervisor.others_alive(child.pid)
+        assert _supervisor.remaining(os.getpid(), member.pid) >= {member.pid, child.pid}
+        assert child.pid not in (_supervisor.remaining(member.pid, member.pid) or set())
+        os.kill(member.pid, signal.SIGKILL)
+        assert _wait_gone(member.pid)  # a zombie until it is waited for
+        assert member.pid not in (_supervisor.remaining(os.getpid(), member.pid) or set())
     finally:
-        child.kill()
-        child.wait()
+        for process in (member, child):
+            process.kill()
+            process.wait()

@@ -177,6 +177,15 @@ async def test_an_unallowed_read_outside_returns_nothing(world: World, way: Way)
     assert await agent_asks(world, way, "fs/read_text_file", params) == way.code
 
 
+async def test_an_unallowed_read_of_a_hard_link_inside_returns_nothing(
+    world: World, way: Way
+) -> None:
+    """A name inside the folder for a file outside (finding 17 of issue 22)."""
+    os.link(world.outside / "secret.txt", world.work / "notes.txt")
+    params = {"sessionId": "s1", "path": str(world.work / "notes.txt")}
+    assert await agent_asks(world, way, "fs/read_text_file", params) == way.code
+
+
 async def test_the_matrix_can_fail_an_allow_runs_and_writes(tmp_path: Path) -> None:
     """The same checks with an explicit True: the command runs and the file is written."""
     work = tmp_path / "work"
