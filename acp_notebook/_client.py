@@ -1078,7 +1078,11 @@ class Agent:
         return decision.response()
 
     async def _client_permission(
-        self, request: p.RequestPermissionRequest, earlier: PermissionDecision | None = None
+        self,
+        request: p.RequestPermissionRequest,
+        earlier: PermissionDecision | None = None,
+        *,
+        asked_at: float | None = None,
     ) -> PermissionDecision:
         """Decide ``request``, the agent's or one the client services make (a command, a
         write): a decision of the session's current turn, asked of its asker, failing closed
@@ -1086,9 +1090,12 @@ class Agent:
 
         ``earlier``: the agent's own request, allowed in this same turn, for exactly the command
         ``request`` runs (`AgentServices` matched them): it answers allow without asking again,
-        once every check above has passed."""
+        once every check above has passed. ``asked_at`` (a ``time.time()``): when the request
+        came, if before now (a write's diff was made first); a card's countdown counts from it."""
         session = self.sessions.get(request.session_id)
         decision = PermissionDecision(request)
+        if asked_at is not None:
+            decision.asked_at = asked_at
         if session is None:
             self._problem(
                 f"permission request for unknown session {request.session_id!r}",
