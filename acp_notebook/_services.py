@@ -31,9 +31,9 @@ import time
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from . import _files, _terminals
 import anyio
 
+from . import _files, _terminals
 from ._files import ClientFiles, ReadRequest, WriteRequest
 from ._permission import PermissionDecision
 from ._policy import tool_call_command

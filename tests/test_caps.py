@@ -68,11 +68,12 @@ def test_permission_requests_past_the_open_cap_are_cancelled_and_counted_on_one_
     is answered cancelled without a card, even one an ``--allow`` rule would allow."""
     run = start_run(scripted.nb, policy=Policy.from_globs(["make *"], []))
     held = [scripted.ask("session/request_permission", _command(f"rm x{i}")) for i in range(16)]
-    assert MAX_OPEN_PERMISSIONS == len(held)
+    assert len(held) == MAX_OPEN_PERMISSIONS
     _wait(run, lambda: len(run.cards) == MAX_OPEN_PERMISSIONS)
     extra = 200
     # past the cap: `make watch` is allowed by the rule, and still not allowed
-    answers = [scripted.ask("session/request_permission", _command("make watch")) for _ in range(extra)]
+    make = _command("make watch")
+    answers = [scripted.ask("session/request_permission", make) for _ in range(extra)]
     assert all(a.result(30) == CANCELLED for a in answers)
     assert len(run.cards) == MAX_OPEN_PERMISSIONS  # no card past the cap
     overflow = run.overflow
@@ -138,7 +139,8 @@ def test_the_card_countdown_counts_from_the_requests_arrival(scripted: Scripted)
 
 def _diff(lines: int, *, width: int = 10) -> DiffToolCallContent:
     body = "".join(f"+{'x' * width}{i}\n" for i in range(lines))
-    patch = f"diff --git a/f b/f\nnew file mode 100644\n--- /dev/null\n+++ b/f\n@@ -0,0 +1,{lines} @@\n"
+    head = "diff --git a/f b/f\nnew file mode 100644\n--- /dev/null\n+++ b/f\n"
+    patch = f"{head}@@ -0,0 +1,{lines} @@\n"
     return DiffToolCallContent.model_validate(
         {
             "type": "diff",

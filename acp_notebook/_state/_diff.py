@@ -349,6 +349,7 @@ class DiffBudget:
     def skip(self, count: int) -> None:
         self.left_out += count
 
+
 _KIND_CLASS = {
     "add": "acp-diff-add",
     "del": "acp-diff-del",
@@ -414,7 +415,7 @@ def _patch_text(text: str, budget: DiffBudget | None) -> str:
     if budget is None:
         return text
     lines = text.split("\n")
-    kept = []
+    kept: list[str] = []
     for line in lines:
         shown = budget.take(line)
         if shown is None:
