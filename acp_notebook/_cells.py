@@ -16,6 +16,7 @@ import os
 import signal
 import string
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +25,7 @@ import anyio
 
 from ._bridge import AgentHandle, IOThread
 from ._client import Session, Turn
-from ._elicitation import ElicitationAnswer, ElicitationDecision
+from ._elicitation import ElicitationAnswer, ElicitationDecision, too_many_fields
 from ._events import Events
 from ._permission import Answer, PermissionDecision
 from ._policy import Policy
@@ -44,6 +45,15 @@ CANCEL_WAIT = 10.0
 #: environment variable change it; 0 waits forever.
 NONINTERACTIVE_TIMEOUT = 60.0
 TIMEOUT_ENV = "ACP_NOTEBOOK_PERMISSION_TIMEOUT"
+
+#: Permission cards of one cell open (undecided) at once. A request past that is answered
+#: cancelled without a card, before any ``--allow`` rule is read (so never allowed), and counted
+#: on one line (``_widgets._overflow``): a person answers cards one at a time, and an agent that
+#: sends 2,000 requests at once must not build 2,000 cards. Parallel tool calls stay well below.
+MAX_OPEN_PERMISSIONS = 16
+#: Questions (``elicitation/create`` forms) of one cell open at once; past that, as above,
+#: answered ``cancel`` without a form. A person fills in one form at a time.
+MAX_OPEN_QUESTIONS = 8
 
 
 def front_end_seen() -> bool:
@@ -227,6 +237,11 @@ class CellRun:
     _jobs_open: bool = True  # until the cell stops waiting (or never waits: --bg)
     _wake: Callable[[], object] | None = None  # while a cell waits: wakes its loop
     _jobs_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    #: permission requests and questions of this cell not settled yet (I/O thread)
+    _open_asks: int = 0
+    _open_questions: int = 0
+    #: the one line that counts requests refused past the caps (made on the first one)
+    overflow: Any = None
 
     # -- I/O thread -------------------------------------------------------------------
     def attach(self) -> None:
@@ -307,6 +322,10 @@ class CellRun:
 
         if decision.turn is not self.turn:  # not this cell's turn: nobody here can answer
             return Answer(None, "no-handler", "no cell shows this turn")
+        if self._open_asks >= MAX_OPEN_PERMISSIONS:  # before the policy: never allowed
+            self._count_overflow("permission")
+            why = f"{MAX_OPEN_PERMISSIONS} permission requests of this cell are still open"
+            return Answer(None, "overflow", why)
         loop = asyncio.get_running_loop()
         answered: asyncio.Future[Answer] = loop.create_future()
 
@@ -324,10 +343,11 @@ class CellRun:
             decided = None  # a person decides it (a client command outside its folder ...)
         asked = Asked(self, decision.request, choose, decision.asked_at)
         self.asked.append(asked)
+        self._open_asks += 1
         if not self.view_gone:
-            card = PermissionCard(
-                decision.request, choose, timeout=None if decided else self.card_timeout()
-            )
+            # --timeout counts from the request's arrival (a write's diff is made before)
+            timeout = None if decided else self.card_timeout(since=decision.asked_at)
+            card = PermissionCard(decision.request, choose, timeout=timeout)
             asked.cards.append(card)
             self.cards.append(card)
             self.view.add_card(card)
@@ -344,6 +364,7 @@ class CellRun:
     def _settled(self, asked: Asked, decision: PermissionDecision) -> None:
         """Push a settled decision to every card of it (I/O thread, as it settles)."""
         asked.outcome = (decision.option_id, decision.decided_by, decision.detail)
+        self._open_asks -= 1
         for card in list(asked.cards):
             try:
                 card.mark_decided(*asked.outcome)
@@ -363,6 +384,13 @@ class CellRun:
 
         if decision.turn is not self.turn:
             return ElicitationAnswer("cancel", None, "no-handler", "no cell shows this turn")
+        if self._open_questions >= MAX_OPEN_QUESTIONS:
+            self._count_overflow("question")
+            why = f"{MAX_OPEN_QUESTIONS} questions of this cell are still open"
+            return ElicitationAnswer("cancel", None, "overflow", why)
+        too_big = too_many_fields(decision.request)
+        if too_big is not None:  # its card says so, and builds no field
+            return self._refuse_form(decision, too_big)
         loop = asyncio.get_running_loop()
         answered: asyncio.Future[ElicitationAnswer] = loop.create_future()
 
@@ -376,6 +404,7 @@ class CellRun:
 
         question = Question(self, decision.request, on_answer)
         self.questions.append(question)
+        self._open_questions += 1
         if not self.view_gone:
             card = ElicitationCard(decision.request, on_answer, timeout=self.card_timeout())
             question.cards.append(card)
@@ -397,6 +426,7 @@ class CellRun:
             decision.detail,
             decision.content,
         )
+        self._open_questions -= 1
         for card in list(question.cards):
             try:
                 card.mark_decided(*question.outcome)
@@ -408,6 +438,36 @@ class CellRun:
         if decision.decided_by == "timeout":  # as for a permission: `cancel`, then session/cancel
             self._cancel_after_timeout()
 
+    def _refuse_form(self, decision: ElicitationDecision, why: str) -> ElicitationAnswer:
+        """A form too large to build: its card (no fields) shows why; answered cancel."""
+        from ._widgets import ElicitationCard
+
+        answer = ElicitationAnswer("cancel", None, "invalid", why)
+        if not self.view_gone:
+            outcome = (answer.action, answer.by, why, None)
+            card = ElicitationCard(decision.request, lambda *_: None, outcome=outcome)
+            self.forms.append(card)
+            self.view.add_card(card)
+            self._refresh_after_idle()
+        self.changes += 1
+        return answer
+
+    def _count_overflow(self, kind: str) -> None:
+        """One more request refused past a cap: counted on the cell's one overflow line."""
+        from ._widgets._overflow import OverflowCard
+
+        self.changes += 1
+        if self.view_gone:
+            return
+        if self.overflow is None:
+            self.overflow = OverflowCard(MAX_OPEN_PERMISSIONS, MAX_OPEN_QUESTIONS)
+            self.overflow.add(kind)
+            self.view.add_card(self.overflow)
+            self._refresh_after_idle()
+        else:
+            self.overflow.add(kind)
+        self._dirty = True
+
     def _refresh_after_idle(self) -> None:
         """A card added after the turn's idle (background work) shows without waiting for
         the next update."""
@@ -415,13 +475,18 @@ class CellRun:
             self._dirty = True
             self._refresh_soon()
 
-    def card_timeout(self) -> float | None:
-        """``--timeout``; else, without a front end to answer, the non-interactive one."""
+    def card_timeout(self, since: float | None = None) -> float | None:
+        """``--timeout``; else, without a front end to answer, the non-interactive one.
+        ``since`` (a ``time.time()``): what is left of it from then (at least 0)."""
         if self.timeout is not None:
-            return self.timeout
-        if self.unattended_timeout is None or front_end_seen():
+            timeout = self.timeout
+        elif self.unattended_timeout is None or front_end_seen():
             return None
-        return self.unattended_timeout
+        else:
+            timeout = self.unattended_timeout
+        if since is None:
+            return timeout
+        return max(0.0, timeout - max(0.0, time.time() - since))
 
     # -- code cards (``_kernel_code``) -------------------------------------------------------
     def show_card(self, card: Any) -> None:

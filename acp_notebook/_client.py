@@ -1131,6 +1131,7 @@ class Agent:
         earlier: PermissionDecision | None = None,
         *,
         rules_may_allow: bool = True,
+        asked_at: float | None = None,
     ) -> PermissionDecision:
         """Decide ``request``, the agent's or one the client services make (a command, a
         write): a decision of the session's current turn, asked of its asker, failing closed
@@ -1139,9 +1140,13 @@ class Agent:
         ``earlier``: the agent's own request, allowed in this same turn, for exactly the command
         ``request`` runs (`AgentServices` matched them): it answers allow without asking again,
         once every check above has passed. ``rules_may_allow`` False: only a person may allow
-        it (`PermissionDecision.rules_may_allow`), so ``earlier`` does not count."""
+        it (`PermissionDecision.rules_may_allow`), so ``earlier`` does not count. ``asked_at``
+        (a ``time.time()``): when the request came, if before now (a write's diff was made
+        first); a card's countdown counts from it."""
         session = self.sessions.get(request.session_id)
         decision = PermissionDecision(request, rules_may_allow=rules_may_allow)
+        if asked_at is not None:
+            decision.asked_at = asked_at
         if session is None:
             self._problem(
                 f"permission request for unknown session {request.session_id!r}",

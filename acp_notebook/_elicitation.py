@@ -41,9 +41,15 @@ DecidedBy = Literal[
     "invalid",  # the answer does not match the requested schema, or the request is unusable
     "no-handler",  # nothing could answer
     "withdrawn",  # the agent withdrew the request
+    "overflow",  # not asked: too many questions of the cell were open
 ]
 
 Action = Literal["accept", "decline", "cancel"]
+
+#: A form with more fields than this is refused (answered ``cancel``) and never built: the
+#: protocol's forms are a few flat fields a person fills in at once, and each field costs the
+#: cell four to six widget models (one form of 3,000 fields made 66,000 widgets).
+MAX_FORM_FIELDS = 50
 
 
 @dataclass(frozen=True)
@@ -169,6 +175,15 @@ def schema_of(request: Any) -> p.ElicitationSchema | None:
     if isinstance(request, p.FormElicitationRequest):
         return request.requested_schema
     return None
+
+
+def too_many_fields(request: Any) -> str | None:
+    """Why a form is refused for its size (more than `MAX_FORM_FIELDS` fields), or None."""
+    schema = schema_of(request)
+    count = len(schema.properties) if schema is not None else 0
+    if count <= MAX_FORM_FIELDS:
+        return None
+    return f"the form has {count:,} fields (at most {MAX_FORM_FIELDS} are shown): not asked"
 
 
 def _split(answer: Any) -> tuple[str, Any]:

@@ -764,6 +764,20 @@ def _close(nb: Notebook, argv: list[str]) -> None:
     _say(f"acp: closed {handle.name!r}{after}")
 
 
+#: `%acp sessions` prints at most this many sessions (the newest), then "N more": the output
+#: is saved in the notebook, and an agent listing 100,000 sessions put 4.8 MB into one cell.
+MAX_SESSIONS_SHOWN = 100
+#: Each session's line (time, id, directory, title: the agent's text) is cut to this many
+#: characters, so the rows shown are bounded too.
+SESSION_LINE_CHARS = 300
+
+
+def _session_line(info: Any) -> str:
+    title = f"  {info.title}" if info.title else ""
+    line = f"  {_local_time(info.updated_at)}  {info.session_id}  {info.cwd}{title}"
+    return line if len(line) <= SESSION_LINE_CHARS else line[:SESSION_LINE_CHARS] + "…"
+
+
 def _sessions(nb: Notebook, argv: list[str]) -> None:
     parser = _sub_parser(
         "sessions",
@@ -783,10 +797,11 @@ def _sessions(nb: Notebook, argv: list[str]) -> None:
     infos.sort(key=lambda info: _utc(info.updated_at) or _EPOCH, reverse=True)
     more = "" if args.all else " (--all: every directory)"
     _say(f"acp: {len(infos)} session(s) of {handle.name!r} {where}, newest first{more}")
-    for info in infos:
-        title = f"  {info.title}" if info.title else ""
-        # the agent wrote all of it (_say makes hidden characters visible)
-        _say(f"  {_local_time(info.updated_at)}  {info.session_id}  {info.cwd}{title}")
+    for info in infos[:MAX_SESSIONS_SHOWN]:
+        _say(_session_line(info))  # the agent wrote all of it (_say makes it visible)
+    if len(infos) > MAX_SESSIONS_SHOWN:
+        left = len(infos) - MAX_SESSIONS_SHOWN
+        _say(f"  … {left:,} more (older) sessions not shown (at most {MAX_SESSIONS_SHOWN})")
 
 
 _EPOCH = datetime.datetime.fromtimestamp(0, datetime.UTC)

@@ -40,6 +40,7 @@ DecidedBy = Literal[
     "no-handler",  # nothing could answer
     "withdrawn",  # the agent withdrew the request
     "earlier",  # a client command the agent's own request, allowed this turn, named exactly
+    "overflow",  # not asked: too many requests of the cell were open (answered cancelled)
 ]
 
 CANCELLED: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}

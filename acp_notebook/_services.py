@@ -33,8 +33,11 @@ from __future__ import annotations
 import base64
 import os
 import secrets
+import time
 from collections.abc import Mapping
 from typing import Any, Protocol
+
+import anyio
 
 from . import _files, _terminals
 from ._files import ClientFiles, ReadRequest, WriteRequest
@@ -75,10 +78,28 @@ class _Agent(Protocol):
         earlier: PermissionDecision | None = None,
         *,
         rules_may_allow: bool = True,
+        asked_at: float | None = None,
     ) -> PermissionDecision: ...
 
 
-__all__ = ["METHODS", "SYSTEM_FOLDERS", "AgentServices", "file_permission"]
+__all__ = [
+    "METHODS",
+    "SYSTEM_FOLDERS",
+    "WRITE_DIFF_CHARS",
+    "WRITE_DIFF_SECONDS",
+    "AgentServices",
+    "file_permission",
+]
+
+#: A write's card gets a diff only when the old and the new text together have at most this
+#: many characters; a larger write shows "old X bytes, new Y bytes" instead. difflib's time
+#: grows with the product of the line counts: one 59 MB write held the notebook for 73 s and
+#: put 243 MB into widget state. The card shows a few hundred lines of a diff at most anyway.
+WRITE_DIFF_CHARS = 500_000
+#: ... and only when it is made within this many seconds (in a worker thread, never on the
+#: I/O thread); else the summary again. ``--timeout`` counts from the write's arrival, so the
+#: time spent here is part of it.
+WRITE_DIFF_SECONDS = 2.0
 
 METHODS = _terminals.METHODS | _files.METHODS
 
@@ -94,34 +115,70 @@ _OPTIONS = [
 ]
 
 
-def file_permission(request: ReadRequest | WriteRequest) -> RequestPermissionRequest:
+def write_patch(request: WriteRequest) -> str | None:
+    """The write's ``git_patch`` (old text against new), or None when the texts are too large
+    for one (more than `WRITE_DIFF_CHARS` characters together). Slow: not on the I/O thread."""
+    old = request.old_text or ""
+    if len(old) + len(request.new_text) > WRITE_DIFF_CHARS:
+        return None
+    return diff_patch(request.resolved, request.old_text, request.new_text)
+
+
+def _size(text: str) -> str:
+    size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+    return f"{size:,} byte{'' if size == 1 else 's'}"
+
+
+def write_summary(request: WriteRequest) -> str:
+    """What a write's card says instead of a diff: the sizes of the old and the new text."""
+    old = "no file yet" if request.old_text is None else f"old {_size(request.old_text)}"
+    return (
+        f"{old}, new {_size(request.new_text)}: too large to show a diff (a diff is made for"
+        f" at most {WRITE_DIFF_CHARS:,} characters within {WRITE_DIFF_SECONDS:g} s)"
+    )
+
+
+def _summary_content(summary: str) -> dict[str, Any]:
+    return {"type": "content", "content": {"type": "text", "text": summary}}
+
+
+async def write_content(request: WriteRequest) -> dict[str, Any]:
+    """The content a write's card shows: its diff, made in a worker thread within
+    `WRITE_DIFF_SECONDS`, else the summary of `write_summary` (a text block)."""
+    patch: str | None = None
+    with anyio.move_on_after(WRITE_DIFF_SECONDS):
+        patch = await anyio.to_thread.run_sync(write_patch, request, abandon_on_cancel=True)
+    if patch is None:
+        return _summary_content(await anyio.to_thread.run_sync(write_summary, request))
+    operation = "add" if request.old_text is None else "modify"
+    return {
+        "type": "diff",
+        "changes": [{"operation": operation, "path": request.resolved, "fileType": "text"}],
+        "patch": {"format": "git_patch", "text": patch},
+    }
+
+
+def file_permission(
+    request: ReadRequest | WriteRequest, content: dict[str, Any] | None = None
+) -> RequestPermissionRequest:
     """A read outside the session's folder (or of a file that may be one: `ReadRequest.why`)
-    or a write, as a tool-call permission request (options ``allow`` and ``reject``): a write
-    carries its diff (old text against new), which the card renders as it renders an agent's
-    edit."""
+    or a write, as a tool-call permission request
+    (options ``allow`` and ``reject``): a write carries ``content`` (`write_content`: its diff,
+    old text against new, or its sizes), which the card renders as it renders an agent's
+    edit. Without ``content``, a write shows its sizes only."""
     call_id = f"fs-{secrets.token_hex(6)}"
     notes: list[str] = []
     if isinstance(request, WriteRequest):
         title = f"Write {request.resolved}"
-        operation = "add" if request.old_text is None else "modify"
+        if content is None:
+            content = _summary_content(write_summary(request))
         call: dict[str, Any] = {
             "toolCallId": call_id,
             "title": title,
             "kind": "edit",
             "status": "pending",
             "locations": [{"path": request.resolved}],
-            "content": [
-                {
-                    "type": "diff",
-                    "changes": [
-                        {"operation": operation, "path": request.resolved, "fileType": "text"}
-                    ],
-                    "patch": {
-                        "format": "git_patch",
-                        "text": diff_patch(request.resolved, request.old_text, request.new_text),
-                    },
-                }
-            ],
+            "content": [content],
         }
         if not request.inside_cwd:
             notes.append(f"outside the session's folder {request.cwd}")
@@ -236,7 +293,10 @@ class AgentServices:
         return decision.allowed
 
     async def _approve_file(self, request: ReadRequest | WriteRequest) -> bool:
-        decision = await self._agent._client_permission(file_permission(request))
+        arrived = time.time()  # --timeout counts from here, the diff's time included
+        content = await write_content(request) if isinstance(request, WriteRequest) else None
+        permission = file_permission(request, content)
+        decision = await self._agent._client_permission(permission, asked_at=arrived)
         return decision.allowed
 
     # -- output: the session's state -------------------------------------------------------

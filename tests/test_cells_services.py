@@ -370,3 +370,128 @@ def test_deny_still_sees_the_program_past_such_a_variable(v1: V1Notebook, name: 
     assert decision.decided_by == "policy" and not decision.allowed
     assert isinstance(v1.got["create"], acp.RpcError) and v1.got["create"].code == NOT_ALLOWED
     assert victim.read_text() == "keep\n"
+
+
+def _state_chars(widget: Any) -> int:
+    """Characters of widget state a widget tree sends to the front end (and the notebook
+    saves): every model's state as JSON."""
+    import json
+
+    total, seen, stack = 0, set(), [widget]
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        total += len(json.dumps(item.get_state(), default=str))
+        stack += list(getattr(item, "children", ()))
+    return total
+
+
+def test_a_59_mb_write_is_shown_by_its_sizes_without_a_diff(
+    v1: V1Notebook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Finding 15: a 59 MB fs/write_text_file blocked the notebook for 73 s (its diff was made
+    on the I/O thread) and added 243 MB of widget state. Its card now says how large the old
+    and the new text are; the diff function never gets the text."""
+    import acp_notebook._services as services
+
+    given: list[int] = []
+    real = services.diff_patch
+
+    def spy(path: str, old: str | None, new: str) -> str:
+        given.append(len(new))
+        return real(path, old, new)
+
+    monkeypatch.setattr(services, "diff_patch", spy)
+    target = v1.cwd / "big.txt"
+    target.write_text("old\n")
+    content = ("y" * 99 + "\n") * 590_000  # 59,000,000 bytes
+
+    async def script(conn: Any) -> None:
+        await v1.ask(conn, "write", "fs/write_text_file", path=str(target), content=content)
+
+    v1.script = script
+    run = start_run(v1.nb)
+    card = shown(run)
+    html = card.request_html()
+    assert "old 4 bytes, new 59,000,000 bytes: too large to show a diff" in html
+    assert given == []
+    assert _state_chars(card) < 1_000_000
+    assert len(str(card.static_bundle())) < 1_000_000
+    card.buttons[1].click()  # Reject
+    assert ended(run) == "end_turn"
+    assert target.read_text() == "old\n"
+
+
+def test_a_small_write_still_shows_its_diff_made_off_the_io_thread(
+    v1: V1Notebook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    import acp_notebook._services as services
+
+    threads: list[str] = []
+    real = services.diff_patch
+
+    def spy(path: str, old: str | None, new: str) -> str:
+        threads.append(threading.current_thread().name)
+        return real(path, old, new)
+
+    monkeypatch.setattr(services, "diff_patch", spy)
+    target = v1.cwd / "small.txt"
+    target.write_text("before\n")
+
+    async def script(conn: Any) -> None:
+        await v1.ask(conn, "write", "fs/write_text_file", path=str(target), content="after\n")
+
+    v1.script = script
+    run = start_run(v1.nb)
+    card = shown(run)
+    html = card.request_html()
+    assert "-before" in html and "+after" in html
+    io_thread = run.io.call(lambda: threading.current_thread().name)
+    assert len(threads) == 1 and threads[0] != io_thread
+    card.buttons[0].click()
+    assert ended(run) == "end_turn"
+    assert target.read_text() == "after\n"
+
+
+def test_timeout_holds_while_a_writes_diff_is_made(
+    v1: V1Notebook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--timeout`` was not kept while a large write's diff was made: the request is answered
+    at its deadline (``timeout``) although the diff is still being made, and nothing is
+    written."""
+    import threading
+
+    import acp_notebook._services as services
+
+    entered, release = threading.Event(), threading.Event()
+
+    def stuck(path: str, old: str | None, new: str) -> str:
+        entered.set()
+        release.wait(120)
+        return ""
+
+    monkeypatch.setattr(services, "diff_patch", stuck)
+    target = v1.cwd / "slow.txt"
+    target.write_text("before\n")
+
+    async def script(conn: Any) -> None:
+        await v1.ask(conn, "write", "fs/write_text_file", path=str(target), content="after\n")
+
+    v1.script = script
+    try:
+        run = start_run(v1.nb, timeout=0.5)
+        ended(run)
+        [decision] = run.turn.permissions
+        assert entered.is_set() and not release.is_set()  # the diff is still being made
+        assert decision.decided_by == "timeout" and not decision.allowed
+        error = v1.got["write"]
+        assert isinstance(error, acp.RpcError) and error.code == NOT_ALLOWED
+        [card] = run.cards
+        assert "too large to show a diff" in card.request_html()
+        assert target.read_text() == "before\n"
+    finally:
+        release.set()

@@ -257,3 +257,48 @@ def test_turn_view_transcript_shows_question_and_answer() -> None:
     assert "answer: cancelled by timeout (no answer before the timeout)" in text
     assert "cancelled by timeout" in view.static_html()
     view.close_all()
+
+
+def _form(fields: int) -> dict[str, Any]:
+    properties = {f"f{i}": {"type": "string", "title": f"field {i}"} for i in range(fields)}
+    return {
+        "mode": "form",
+        "message": "fill in everything",
+        "requestedSchema": {"type": "object", "properties": properties},
+    }
+
+
+def _models() -> int:
+    from ipywidgets.widgets.widget import _instances
+
+    return len(_instances)
+
+
+def test_a_form_over_the_field_cap_is_refused_and_not_built() -> None:
+    """Finding 15: one form of 3,000 fields made 66,000 widgets. Past `MAX_FORM_FIELDS` the
+    card builds no field, says why, and answers cancel at once (never accept)."""
+    from acp_notebook._elicitation import MAX_FORM_FIELDS
+
+    answers = Answers()
+    before = _models()
+    card = ElicitationCard(question(_form(3_000)), answers)
+    made = _models() - before
+    assert card.fields == {}
+    assert made < 40  # the card's own few models, none per field
+    assert answers.calls == [("cancel", None, "invalid")]
+    assert card.buttons == {}
+    html = card.static_bundle()["text/html"]
+    assert f"3,000 fields (at most {MAX_FORM_FIELDS} are shown)" in html
+    assert len(html) < 20_000
+    card.close_quietly()
+
+
+def test_a_form_at_the_field_cap_is_built() -> None:
+    from acp_notebook._elicitation import MAX_FORM_FIELDS
+
+    answers = Answers()
+    card = ElicitationCard(question(_form(MAX_FORM_FIELDS)), answers)
+    assert len(card.fields) == MAX_FORM_FIELDS
+    assert card.refused is None and answers.calls == []
+    assert set(card.buttons) == {"accept", "decline", "cancel"}
+    card.close_quietly()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ._ansi import AnsiHtml, AnsiTranscript, ansi_to_html, ansi_to_text
 from ._diff import (
+    DiffBudget,
     DiffEntry,
     DiffFile,
     DiffHunk,
@@ -29,6 +30,7 @@ __all__ = [
     "AnsiHtml",
     "AnsiTranscript",
     "CompactionState",
+    "DiffBudget",
     "DiffEntry",
     "DiffFile",
     "DiffHunk",

@@ -16,6 +16,7 @@ from html import escape
 from typing import Any, Literal
 
 __all__ = [
+    "DiffBudget",
     "DiffEntry",
     "DiffFile",
     "DiffHunk",
@@ -321,6 +322,34 @@ def build_diff(changes: Sequence[Mapping[str, Any]], patch: Mapping[str, Any] | 
 
 # -- HTML ----------------------------------------------------------------------
 
+
+class DiffBudget:
+    """How much of a diff is still rendered: ``lines`` lines (hunk headers and notes included)
+    and ``chars`` characters of their text; what is past it is only counted (``left_out``).
+    One budget may be shared by several calls of :func:`diff_html` (the files of one diff)."""
+
+    def __init__(self, lines: int, chars: int) -> None:
+        self.lines = lines
+        self.chars = chars
+        self.left_out = 0  # lines not rendered
+
+    def take(self, text: str) -> str | None:
+        """``text`` (one line), cut to what is left of the budget; None once it is spent."""
+        if self.lines <= 0 or self.chars <= 0:
+            self.left_out += 1
+            return None
+        self.lines -= 1
+        if len(text) > self.chars:
+            text = text[: self.chars] + "…"
+            self.chars = 0
+        else:
+            self.chars -= len(text)
+        return text
+
+    def skip(self, count: int) -> None:
+        self.left_out += count
+
+
 _KIND_CLASS = {
     "add": "acp-diff-add",
     "del": "acp-diff-del",
@@ -334,14 +363,23 @@ def _e(text: str) -> str:
     return escape(text, quote=True)
 
 
-def _file_body(f: DiffFile) -> str:
+def _row(cls: str, text: str, budget: DiffBudget | None) -> str | None:
+    shown = text if budget is None else budget.take(text)
+    return None if shown is None else f'<span class="{cls}">{_e(shown)}</span>'
+
+
+def _file_body(f: DiffFile, budget: DiffBudget | None = None) -> str:
     parts: list[str] = []
     for hunk in f.hunks:
-        rows = [f'<span class="acp-diff-hunk">{_e(hunk.header)}</span>']
+        if budget is not None and (budget.lines <= 0 or budget.chars <= 0):
+            budget.skip(1 + len(hunk.lines))  # spent: count the rest without rendering it
+            continue
+        rows = [_row("acp-diff-hunk", hunk.header, budget)]
         for line in hunk.lines:
-            cls = _KIND_CLASS[line.kind]
-            rows.append(f'<span class="{cls}">{_e(_MARK[line.kind] + line.text)}</span>')
-        parts.append("\n".join(rows))
+            rows.append(_row(_KIND_CLASS[line.kind], _MARK[line.kind] + line.text, budget))
+        kept = [row for row in rows if row is not None]
+        if kept:
+            parts.append("\n".join(kept))
     if f.binary and not f.hunks:
         parts.append('<span class="acp-diff-note">Binary file changed</span>')
     if (f.old_mode or f.new_mode) and not f.hunks:
@@ -372,14 +410,30 @@ def _css(value: str) -> str:
     return re.sub(r"[^a-z0-9_-]", "-", value.lower())
 
 
-def diff_html(view: DiffView) -> str:
-    """Render a diff; every string from the agent is HTML-escaped."""
+def _patch_text(text: str, budget: DiffBudget | None) -> str:
+    """A patch in a format this library does not read, within ``budget`` (its lines)."""
+    if budget is None:
+        return text
+    lines = text.split("\n")
+    kept: list[str] = []
+    for line in lines:
+        shown = budget.take(line)
+        if shown is None:
+            budget.skip(len(lines) - len(kept) - 1)
+            break
+        kept.append(shown)
+    return "\n".join(kept)
+
+
+def diff_html(view: DiffView, budget: DiffBudget | None = None) -> str:
+    """Render a diff; every string from the agent is HTML-escaped. With ``budget``, only the
+    lines it allows (the caller says how many were left out: ``budget.left_out``)."""
     out = ['<div class="acp-diff">']
     for entry in view.entries:
         out.append('<div class="acp-diff-file">')
         out.append(_entry_title(entry))
         if entry.file is not None:
-            out.append(_file_body(entry.file))
+            out.append(_file_body(entry.file, budget))
         elif not entry.known:
             generic = json.dumps(dict(entry.raw), indent=2, sort_keys=True, default=str)
             out.append(f'<pre class="acp-diff-generic">{_e(generic)}</pre>')
@@ -391,14 +445,15 @@ def diff_html(view: DiffView) -> str:
     for f in view.extra_files:
         out.append('<div class="acp-diff-file">')
         out.append(
-            f'<div class="acp-diff-file-header"><code>{_e(f.path)}</code></div>' + _file_body(f)
+            f'<div class="acp-diff-file-header"><code>{_e(f.path)}</code></div>'
+            + _file_body(f, budget)
         )
         out.append("</div>")
     if view.patch_text is not None:
         fmt = _e(view.patch_format or "?")
         out.append(
             f'<div class="acp-diff-generic-header">patch ({fmt})</div>'
-            f'<pre class="acp-diff-generic">{_e(view.patch_text)}</pre>'
+            f'<pre class="acp-diff-generic">{_e(_patch_text(view.patch_text, budget))}</pre>'
         )
     out.append("</div>")
     return "".join(out)

@@ -216,6 +216,7 @@ _BY = {
     "no-handler": "nothing could answer",
     "withdrawn": "withdrawn by the agent",
     "earlier": "by the allow of the agent's own request",
+    "overflow": "not asked: too many requests of the cell were open",
 }
 
 

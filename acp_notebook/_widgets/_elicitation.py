@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 import ipywidgets  # type: ignore[import-untyped]
 
 from .. import _protocol as p
-from .._elicitation import message_of, schema_of
+from .._elicitation import message_of, schema_of, too_many_fields
 from ._acks import acknowledge_running_kernel
 from ._card import close_deep
 from ._parts import NO_MATH, STYLE, e, start_countdown, visible, visible_lines
@@ -231,15 +231,18 @@ class ElicitationCard(ipywidgets.VBox):  # type: ignore[misc]
         self._stop = threading.Event()
         self._timer: threading.Thread | None = None
         self.fields: dict[str, _Field] = {}
+        #: why the form is not built (too many fields), or None
+        self.refused = too_many_fields(request)
         self._info = ipywidgets.HTML(value=STYLE + _FORM_STYLE + self.request_html())
         self._status = ipywidgets.HTML(value="")
         schema = self.schema
-        if schema is not None:
+        if schema is not None and self.refused is None:
             required = set(schema.required or [])
             for name, prop in schema.properties.items():
                 self.fields[name] = _Field(name, prop, name in required)
         self._buttons: dict[str, ipywidgets.Button] = {}
         known = schema is not None or isinstance(request, p.UrlElicitationRequest)
+        known = known and self.refused is None
         labels = [("accept", "Submit" if schema is not None else "Accept", "success")]
         labels += [("decline", "Decline", "danger"), ("cancel", "Cancel", "")]
         for action, label, style in labels if known else []:
@@ -426,6 +429,9 @@ class ElicitationCard(ipywidgets.VBox):  # type: ignore[misc]
             )
         elif isinstance(request, p.UnknownElicitationRequest):
             html += f"<div>unknown question mode {e(visible(str(request.tag)))!s}</div>"
+        refused = too_many_fields(request)
+        if refused is not None:
+            html += f'<div class="acp-card-warning">{e(refused)}</div>'
         return html
 
     def transcript_text(self, call: Any = None) -> list[str]:

@@ -25,7 +25,7 @@ from .._protocol import (
     TerminalToolCallContent,
     TextContent,
 )
-from .._state import DiffView, PlanState, build_diff, diff_html
+from .._state import DiffBudget, DiffView, PlanState, build_diff, diff_html
 from .._visible import visible_text
 from ._markdown import render_markdown, safe_link
 
@@ -114,6 +114,16 @@ line-height:1.4}
         "</style>"
     )
 )
+#: A diff shows at most this many lines (hunk headers included), on a card, in the turn view
+#: and in the saved notebook; the rest is counted ("N more lines"). One 60 MB diff put 86 MB of
+#: HTML into a saved notebook; a person reviews a few hundred lines, the file holds the rest.
+DIFF_SHOWN_LINES = 500
+#: ... and at most this many characters of them (a line past it is cut with "…").
+DIFF_SHOWN_CHARS = 60_000
+#: Only this many characters of a patch's text are parsed; the lines of the rest are counted
+#: (at C speed) for the "N more lines" note. Far more than `DIFF_SHOWN_CHARS` can show.
+DIFF_PARSED_CHARS = 1_000_000
+
 #: Classes that keep MathJax (JupyterLab: v3, nbconvert/classic: v2) from typesetting ``$...$``.
 NO_MATH = "mathjax_ignore tex2jax_ignore"
 
@@ -260,7 +270,7 @@ def tool_call_header_text(
     return lines
 
 
-def _diff_stats(view: DiffView, index: int) -> str:
+def _diff_stats(view: DiffView, index: int, cut: bool = False) -> str:
     entry = view.entries[index]
     if entry.file is None:
         return ""
@@ -268,10 +278,10 @@ def _diff_stats(view: DiffView, index: int) -> str:
     removed = sum(1 for h in entry.file.hunks for ln in h.lines if ln.kind == "del")
     if entry.file.binary and not (added or removed):
         return " (binary)"
-    return f" (+{added} -{removed})"
+    return f" (+{added} -{removed}{' in the part read' if cut else ''})"
 
 
-def _entry_label(view: DiffView, index: int) -> str:
+def _entry_label(view: DiffView, index: int, cut: bool = False) -> str:
     entry = view.entries[index]
     target = entry.path or entry.old_path or "?"
     if entry.operation in ("move", "copy") and entry.old_path:
@@ -279,43 +289,74 @@ def _entry_label(view: DiffView, index: int) -> str:
     label = f"{entry.operation} {target}"
     if entry.file_type and entry.file_type != "text":
         label += f" [{entry.file_type}]"
-    return visible(label) + _diff_stats(view, index)
+    return visible(label) + _diff_stats(view, index, cut)
 
 
-def _diff_view(item: Any) -> DiffView:
+def _cut_patch(text: str) -> tuple[str, int]:
+    """At most `DIFF_PARSED_CHARS` of a patch's text (up to a line's end), and how many lines
+    of it are left out."""
+    if len(text) <= DIFF_PARSED_CHARS:
+        return text, 0
+    end = text.rfind("\n", 0, DIFF_PARSED_CHARS) + 1  # 0: one long first line, cut in it
+    head = text[:end] if end else text[:DIFF_PARSED_CHARS]
+    rest = len(text) - len(head)
+    left_out = text.count("\n", len(head)) + (0 if text.endswith("\n") else 1)
+    return head, left_out if rest else 0
+
+
+def _diff_view(item: Any) -> tuple[DiffView, int]:
+    """The diff of a content item, and how many lines of its patch were not read."""
     payload = wire(item)
     changes = payload.get("changes") if isinstance(payload, dict) else None
     patch = payload.get("patch") if isinstance(payload, dict) else None
     safe_changes = [c for c in changes if isinstance(c, dict)] if isinstance(changes, list) else []
-    return build_diff(safe_changes, patch if isinstance(patch, dict) else None)
+    unread = 0
+    if isinstance(patch, dict) and isinstance(patch.get("text"), str):
+        text, unread = _cut_patch(patch["text"])
+        patch = {**patch, "text": text}
+    return build_diff(safe_changes, patch if isinstance(patch, dict) else None), unread
+
+
+def _more_lines(count: int) -> str:
+    word = "line" if count == 1 else "lines"
+    return (
+        f"… {count:,} more {word} of the diff not shown (a diff shows at most"
+        f" {DIFF_SHOWN_LINES} lines, {DIFF_SHOWN_CHARS:,} characters)"
+    )
 
 
 def diff_item_html(item: Any) -> str:
-    """One diff content item: each file in its own open ``<details>``, coloured lines."""
-    view = _diff_view(item)
+    """One diff content item: each file in its own open ``<details>``, coloured lines; at
+    most `DIFF_SHOWN_LINES` lines / `DIFF_SHOWN_CHARS` characters of it, then "N more lines"."""
+    view, unread = _diff_view(item)
+    budget = DiffBudget(DIFF_SHOWN_LINES, DIFF_SHOWN_CHARS)
     out = ['<div class="acp-diff-files">']
     for index, entry in enumerate(view.entries):
         # The state layer escapes the diff but leaves hidden characters as they are: mark them
         # in the finished markup (its tags are plain ASCII, so only the text can hold any).
-        body = visible_lines(diff_html(DiffView((entry,), view.patch_format)))
+        body = visible_lines(diff_html(DiffView((entry,), view.patch_format), budget))
+        label = _entry_label(view, index, bool(unread))
         out.append(
-            f'<details open class="acp-diff-fold"><summary><code>{e(_entry_label(view, index))}'
+            f'<details open class="acp-diff-fold"><summary><code>{e(label)}'
             f"</code></summary>{body}</details>"
         )
     if view.extra_files or view.patch_text is not None:
         rest = visible_lines(
-            diff_html(DiffView((), view.patch_format, view.patch_text, view.extra_files))
+            diff_html(DiffView((), view.patch_format, view.patch_text, view.extra_files), budget)
         )
         out.append(f"<details open><summary>more of the patch</summary>{rest}</details>")
     if not view.entries and not view.extra_files and view.patch_text is None:
         out.append('<div class="acp-diff-note">empty diff</div>')
+    more = budget.left_out + unread
+    if more:
+        out.append(f'<div class="acp-diff-note acp-diff-more">{e(_more_lines(more))}</div>')
     out.append("</div>")
     return "".join(out)
 
 
 def diff_item_text(item: Any) -> list[str]:
-    view = _diff_view(item)
-    lines = [f"diff: {_entry_label(view, i)}" for i in range(len(view.entries))]
+    view, unread = _diff_view(item)
+    lines = [f"diff: {_entry_label(view, i, bool(unread))}" for i in range(len(view.entries))]
     lines += [f"diff: {visible(f.path)}" for f in view.extra_files]
     if view.patch_text is not None:
         lines.append(f"diff: patch ({visible(view.patch_format or '?')})")

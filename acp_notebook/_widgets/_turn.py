@@ -57,7 +57,7 @@ from ._static import STATIC_TERMINAL_BYTES, cap_tail, render_tail
 from ._static import terminal_transcript as static_terminal_transcript
 from ._terminal import TerminalWidget
 
-__all__ = ["LIVE_TEXT", "MAX_LIVE_TERMINALS", "TurnView"]
+__all__ = ["LIVE_TEXT", "MAX_LISTED_TOOL_CALLS", "MAX_LIVE_TERMINALS", "TurnView"]
 
 #: The widget output's ``text/plain``: empty. A front end that cannot draw the widget (nbconvert,
 #: a notebook viewer) shows it, and the static transcript right after it says everything.
@@ -77,6 +77,11 @@ MAX_LIVE_TERMINALS = 32
 #: Static transcripts name (command, exit status) at most this many terminals past the ones
 #: whose output they keep, then count the rest.
 STATIC_LISTED_TERMINALS = 200
+#: A turn lists at most this many tool calls (the first ones, in arrival order), live and in the
+#: saved notebook; the others are counted on one line ("N more tool calls"), updated in place.
+#: Each listed call costs a few widget models and its HTML: 10,000 calls in one turn must not
+#: make 30,000 models. The turn's state keeps every call either way (``-o``).
+MAX_LISTED_TOOL_CALLS = 300
 #: A listed terminal's command is cut to this many characters in a label.
 LABEL_COMMAND_CHARS = 200
 #: A live terminal's header is one line (a long command ends in "…" there): a tool call's header
@@ -136,6 +141,14 @@ def _extras_html(turn: TurnState) -> str:
         tag = payload.get("sessionUpdate", "?") if isinstance(payload, dict) else "?"
         parts.append(generic_html(payload, f"update: {tag}"))
     return "".join(parts)
+
+
+def _more_calls_text(count: int) -> str:
+    word = "tool call" if count == 1 else "tool calls"
+    return (
+        f"… {count:,} more {word} not listed (a turn lists the first {MAX_LISTED_TOOL_CALLS};"
+        " `-o` keeps them all)"
+    )
 
 
 def _not_started(_terminal_id: str) -> str:
@@ -387,6 +400,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         self._timeline = ipywidgets.VBox()
         self._terminals = ipywidgets.VBox()
         self._extras = ipywidgets.HTML()
+        self._more_calls = ipywidgets.HTML()  # "N more tool calls" past the cap
         self._footer = ipywidgets.HTML()
         self._background: BackgroundSection | None = None  # made on the first snapshot
         super().__init__(children=(self._style, self._prompt))
@@ -434,8 +448,9 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             for msg in messages:
                 if self._shows(msg):
                     shown[("message", msg.message_id)] = self._sync_message(msg)
-            for call in calls.values():
-                shown[("call", call.tool_call_id)] = self._sync_call(call).box
+            listed = self._listed_calls(calls)
+            for call_id in listed:
+                shown[("call", call_id)] = self._sync_call(calls[call_id]).box
             for key, card in self._loose_cards.items():
                 shown[("card", key)] = card
             set_children(self._timeline, (shown[k] for k in self._order if k in shown))
@@ -446,7 +461,15 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             if self._sync_plan(turn):
                 sections.append(self._plan)
             sections.append(self._timeline)
-            anchored = {tid for call in calls.values() for tid in call.terminal_ids}
+            more = len(calls) - len(listed)
+            set_if_changed(
+                self._more_calls,
+                "value",
+                f'<div class="acp-omitted">{e(_more_calls_text(more))}</div>' if more else "",
+            )
+            if more:
+                sections.append(self._more_calls)
+            anchored = {tid for cid in listed for tid in calls[cid].terminal_ids}
             loose = [self._terms[t].widget for t in terms if t not in anchored and t in self._terms]
             set_children(self._terminals, loose)
             if loose:
@@ -470,6 +493,17 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         for call_id in calls:
             self._order.setdefault(("call", call_id), None)
         return messages, calls
+
+    def _listed_calls(self, calls: dict[str, ToolCallState]) -> list[str]:
+        """The ids of the tool calls this view lists: the first `MAX_LISTED_TOOL_CALLS` in
+        arrival order (the same ones live and in the static transcripts)."""
+        listed: list[str] = []
+        for kind, key in self._order:
+            if kind == "call" and key in calls:
+                listed.append(key)
+                if len(listed) >= MAX_LISTED_TOOL_CALLS:
+                    break
+        return listed
 
     def _shows(self, msg: MessageState) -> bool:
         """Messages with content, except the agent's echo of this turn's prompt."""
@@ -815,11 +849,12 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         turn = self.turn
         message_list, calls = self._note_state(turn)
         messages = {m.message_id: m for m in message_list}
+        listed = set(self._listed_calls(calls))
         items: list[tuple[str, Any]] = []
         for kind, key in self._order:
             if kind == "message" and key in messages and self._shows(messages[key]):
                 items.append(("message", messages[key]))
-            elif kind == "call" and key in calls:
+            elif kind == "call" and key in listed:
                 items.append(("call", calls[key]))
             elif kind == "card" and key in self._loose_cards:
                 items.append(("card", self._loose_cards[key]))
@@ -854,6 +889,9 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                     transcript = shown.next(term)
                     if transcript is not None:
                         lines += ["", transcript[0]]
+            more = len(turn.tool_calls) - len(self._listed_calls(turn.tool_calls))
+            if more:
+                lines += ["", _more_calls_text(more)]
             for note in shown.notes():
                 lines += ["", note]
             for notice in turn.notices:
@@ -920,6 +958,9 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                     transcript = shown.next(term)
                     if transcript is not None:
                         out.append(transcript[1])
+            more = len(turn.tool_calls) - len(self._listed_calls(turn.tool_calls))
+            if more:
+                out.append(f'<div class="acp-omitted">{e(_more_calls_text(more))}</div>')
             for note in shown.notes():
                 out.append(f'<div class="acp-omitted">{e(note)}</div>')
             out.append(_extras_html(turn))
@@ -990,6 +1031,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                 self._timeline,
                 self._terminals,
                 self._extras,
+                self._more_calls,
                 self._footer,
             ]
             owned += [w for w, _ in self._messages.values()]
