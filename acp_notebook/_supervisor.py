@@ -182,12 +182,12 @@ def _detach(watch_fd: int) -> None:
     """In the watchdog: no stdio, no descriptor but ``watch_fd``, no cwd, no stray signals."""
     for name in IGNORED:
         signal.signal(getattr(signal, name), signal.SIG_IGN)
+    os.chdir("/")
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
-    os.closerange(3, watch_fd)
+    os.closerange(3, watch_fd)  # last: the report's end tells the kernel all this is done
     os.closerange(watch_fd + 1, 1 << 16)
-    os.chdir("/")
 
 
 def _watch_pipe(watch_fd: int, agent: int) -> None:
@@ -257,7 +257,8 @@ def main(argv: list[str]) -> None:
     if agent == 0:
         _exec_agent(watch_fd, status_fd, ctty, command)
     _report(status_fd, f"A {agent}")
-    os.close(status_fd)
+    # _detach closes status_fd too: the kernel reads to its end, so when the spawn returns
+    # the watchdog holds /dev/null and the watch pipe only (closing it first was a race)
     _detach(watch_fd)
     import _thread
 
