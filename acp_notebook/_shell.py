@@ -54,6 +54,9 @@ SHELLS = frozenset({"sh", "bash", "dash", "ash", "ksh", "mksh", "zsh", "yash", "
 # Shells whose `-c` literal is read with the bash grammar for allow; the others only for deny.
 _POSIX_SHELLS = frozenset({"sh", "bash", "dash", "ash", "posh"})
 _OTHER_SHELLS = frozenset({"fish", "csh", "tcsh", "rc", "es", "nu", "pwsh", "elvish"})
+# Any other name that reads as a shell's (rbash, ksh93, lksh, oksh, pdksh, rzsh, hush, bash5.2):
+# read as a shell that is not POSIX, so it is always asked (not `ssh`: a program that runs others)
+_SHELL_LIKE = re.compile(r"(?!ssh$)[a-z]{0,3}sh[\d.]*")
 INTERPRETERS = frozenset(
     {"python", "python2", "python3", "perl", "ruby", "node", "nodejs", "php", "lua", "tclsh"}
     | {"wish", "Rscript", "R", "julia", "deno", "bun", "awk", "gawk", "mawk", "nawk", "irb"}
@@ -88,6 +91,8 @@ _WORD_NODES = frozenset(
     | {"ansi_c_string", "simple_expansion", "expansion", "translated_string", "brace_expression"}
     | {"command_substitution", "process_substitution", "arithmetic_expansion", "extglob_pattern"}
 )
+# Nodes the shells glue into one word when nothing stands between them.
+_GLUABLE = _WORD_NODES | {"test_operator", "regex", "variable_name"}
 MAX_CHARS = 100_000
 _MAX_DEPTH = 8
 _MAX_LOOP_VALUES = 32
@@ -207,11 +212,26 @@ class _Reader:
             elif not part.is_named and kind not in TOKENS:
                 self.reading.dynamic(f"the token {kind!r}")
 
+    def split_words(self, node: Node) -> None:
+        """Two word nodes side by side with nothing between them are one word to the shells
+        (``''\\rm``); tree-sitter, outside a command's own words, may keep them apart."""
+        if node.type in _WORD_NODES or node.type == "command":  # `command` glues them itself
+            return
+        named = [c for c in node.children if c.is_named]
+        for before, after in pairwise(named):
+            if (
+                before.end_byte == after.start_byte
+                and before.type in _GLUABLE
+                and after.type in _GLUABLE
+            ):
+                self.reading.dynamic("a word tree-sitter read as two")
+
     def visit(self, node: Node, env: dict[str, str]) -> None:
         kind = node.type
         if node.is_missing or kind == "ERROR":
             self.reading.dynamic("it does not parse")
         self.admit(node)
+        self.split_words(node)
         if kind == "command":
             self.command(node, [], env)
             return
@@ -245,6 +265,11 @@ class _Reader:
             self.declaration(node, env)
             return
         if kind == "test_command" and node.children and node.children[0].type == "[":
+            if any(not d.is_named and set(d.type) & {"<", ">"} for d in descendants(node)):
+                # `[ a > b ]`: tree-sitter reads a comparison, the shells a redirection
+                self.reading.dynamic("a `<` or `>` in `[ ]`")
+            for part in descendants(node):
+                self.split_words(part)
             words = [w for child in node.children for w in self.test_words(child, env)]
             self.reading.commands.append(self.unwrap(words, (), False, []))
             return
@@ -318,6 +343,7 @@ class _Reader:
         words: list[Word] = []
         assignments: list[Node] = []
         inline_redirects: list[Node] = []
+        last_end = -1
         for child in node.children:
             if not child.is_named:  # `$"..."` (translated) is read as `$` and a string
                 self.reading.dynamic(f"a {node_text(child, self.source)!r} token")
@@ -325,14 +351,21 @@ class _Reader:
                 assignments.append(child)
             elif child.type in _REDIRECTS:
                 inline_redirects.append(child)
-            elif child.type == "command_name":
-                words.extend(
-                    self.words(child.named_children[0], env) if child.named_children else []
-                )
             elif child.type == "comment":
                 continue
             else:
-                words.extend(self.words(child, env))
+                inner = child.named_children[0] if child.type == "command_name" else child
+                if child.type == "command_name" and not child.named_children:
+                    continue
+                new = self.words(inner, env)
+                if child.start_byte == last_end and words and new:
+                    # tree-sitter splits `''\rm` and `$f\m` in two; the shells read one word
+                    self.reading.dynamic("a word tree-sitter read as two")
+                    glued = Word(words[-1].text + new[0].text, words[-1].literal and new[0].literal)
+                    words[-1:] = [glued]
+                    new = new[1:]
+                words.extend(new)
+                last_end = child.end_byte
         for child in assignments:  # a prefix exports its name to the program
             self.assignment(child, env, exported=bool(words))
         all_redirects = inline_redirects + redirects
@@ -445,6 +478,7 @@ class _Reader:
 
     def redirect(self, node: Node, env: dict[str, str]) -> None:
         self.admit(node, children=True)
+        self.split_words(node)
         for child in node.named_children:
             self.admit(child)
             if child.type in ("file_descriptor", "heredoc_start", "heredoc_end", "heredoc_content"):
@@ -540,6 +574,7 @@ class _Reader:
 
     def declaration(self, node: Node, env: dict[str, str]) -> None:
         self.admit(node, children=True)
+        self.split_words(node)
         keyword = node_text(node.children[0], self.source)
         words: list[Word] = [Word(keyword, True)]
         exported = keyword == "export" or any(
@@ -659,7 +694,15 @@ class _Reader:
                 "[" in w.text and re.search(r"[$`]", w.text) for w in rest
             ):
                 self.reading.dynamic(f"a subscript `{name}` would evaluate")
-            if name in SHELLS or name in _OTHER_SHELLS:
+            if name == "jobs" and any(re.fullmatch(r"-\w*x\w*", w.text) for w in rest[1:]):
+                # bash's `jobs -x rm x` runs rm: deny tries each later word as the program
+                self.reading.dynamic("`jobs -x`")
+                layers.extend(
+                    Layer(tuple(rest[j:]) + redirect_words, True, True, deny_only=True)
+                    for j in range(2, len(rest))
+                    if rest[j].literal and not rest[j].text.startswith("-")
+                )
+            if name in SHELLS or name in _OTHER_SHELLS or _SHELL_LIKE.fullmatch(name):
                 self.shell(rest, stdin_is_code, redirects)
                 break
             if name in INTERPRETERS and stdin_is_code:

@@ -126,7 +126,8 @@ MODEL: tuple[Construct, ...] = (
     Construct(
         "`sh -c` with a literal script",
         "bash -c 'make test'",
-        "`sh`, `bash`, `dash`, `ash`, `posh`: the script is read the same way",
+        "`sh`, `bash`, `dash`, `ash`, `posh`: the script is read the same way; any other shell "
+        "(`zsh`, `rbash`, `ksh93`, a name ending in `sh`) is asked",
     ),
     Construct(
         "comment",
@@ -138,8 +139,9 @@ MODEL: tuple[Construct, ...] = (
         "anything else",
         "",
         "asked, even under `--allow '*'`: `$VAR`, `$(...)`, functions, `eval`, `source`, "
-        "`[[ ]]`, `(( ))`, `let`, `set -H`, a shell fed its input, an interpreter's code, "
-        "`a[...]` names, and any construct not in this table",
+        "`[[ ]]`, `(( ))`, `let`, `set -H`, `jobs -x`, a shell fed its input, an interpreter fed "
+        "its input, `a[...]` names, a word tree-sitter splits (`''\\rm`), `<` or `>` in "
+        "`[ ]`, and any construct not in this table",
     ),
 )
 

@@ -39,6 +39,7 @@ _WRAPPERS: dict[str, tuple[frozenset[str], frozenset[str], bool, int]] = {
     "setsid": (frozenset(), frozenset({"-f", "-w", "-c"}), False, 0),
     "coproc": (frozenset(), frozenset(), False, 0),
     "busybox": (frozenset(), frozenset(), False, 0),
+    "toybox": (frozenset(), frozenset(), False, 0),
 }
 _LONG_WITH_VALUE = frozenset(
     {"--signal", "--kill-after", "--adjustment", "--unset", "--chdir", "--user", "--group"}
