@@ -230,6 +230,8 @@ class ElicitationCard(ipywidgets.VBox):  # type: ignore[misc]
         self._outcome: QuestionOutcome | None = None
         self._stop = threading.Event()
         self._timer: threading.Thread | None = None
+        #: the last Submit's check, when it runs off the main thread (see _click_handler)
+        self._checker: threading.Thread | None = None
         self.fields: dict[str, _Field] = {}
         self._info = ipywidgets.HTML(value=STYLE + _FORM_STYLE + self.request_html())
         self._status = ipywidgets.HTML(value="")
@@ -286,12 +288,42 @@ class ElicitationCard(ipywidgets.VBox):  # type: ignore[misc]
     # -- answering -----------------------------------------------------------------------
     def _click_handler(self, action: str) -> Callable[[Any], None]:
         def click(_button: Any) -> None:
-            if action == "accept":
-                self.submit()
-            else:
+            if action != "accept":
                 self._report(action, None, "click")
+            elif self._has_pattern():
+                # A pattern is the agent's code (issue 22, finding 12): its check (bounded by
+                # PATTERN_BUDGET) runs in a thread of its own, never on the kernel's main one.
+                checker = threading.Thread(
+                    target=self._submit_logged, name="acp-question-check", daemon=True
+                )
+                self._checker = checker
+                checker.start()
+            else:
+                self.submit()
 
         return click
+
+    def _has_pattern(self) -> bool:
+        schema = self.schema
+        return schema is not None and any(
+            isinstance(prop, p.StringPropertySchema) and bool(prop.pattern)
+            for prop in schema.properties.values()
+        )
+
+    def _submit_logged(self) -> None:
+        try:
+            self.submit()
+        except Exception:  # a thread of its own: nothing above it would see this
+            log.exception("checking the question's answer failed")
+
+    def wait_checked(self, timeout: float | None = None) -> bool:
+        """Wait for the last Submit's check to end (one that runs in a thread of its own);
+        False if it still runs after ``timeout`` seconds."""
+        checker = self._checker
+        if checker is None:
+            return True
+        checker.join(timeout)
+        return not checker.is_alive()
 
     def _edited(self, _change: Any) -> None:
         """A field changed: "fix the marked fields" waits for the next Submit."""
