@@ -35,6 +35,8 @@ from collections.abc import MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from ._visible import source_lines
+
 if TYPE_CHECKING:
     from ._cells import CellRun
     from ._client import Session
@@ -142,7 +144,8 @@ def run_source(code: str, namespace: MutableMapping[str, Any], shell: Any = None
 
     capture_output: Any = vars(capture)["capture_output"]  # untyped under IPython 8
     filename = f"<agent code {next(_numbers)}>"
-    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    # numbered as Python numbers them (a lone CR ends a line; FF, U+2028 ... do not)
+    linecache.cache[filename] = (len(code), None, source_lines(code), filename)
     error: str | None = None
     interrupted: KeyboardInterrupt | None = None
     value_text = ""

@@ -26,6 +26,14 @@ agents' I/O thread is not slowed by a tool. Each session of an agent connected w
 * ``run_code`` hands the code to ``_kernel_code.request_code``: the code card of the cell
   that owns the session's turn; nothing runs without an allow there.
 * Every call is recorded (tool, session, the size of what went back to the agent).
+* The port takes connections from any local user (the token is checked per request), and each
+  connection is a file descriptor of the kernel's own process: at most ``MAX_CONNECTIONS`` are
+  held at once (more are closed as soon as they are accepted), one that has not delivered a
+  complete request ``REQUEST_DEADLINE`` seconds after it opened (or after its last answer) is
+  closed, and the listen queue is short (``ACCEPT_BACKLOG``), so thousands of idle connections
+  never use up the kernel's descriptors (issue 22, finding 11). An accept that fails (EMFILE:
+  the process is out of descriptors for another reason) only pauses the listener: asyncio's
+  server retries a second later.
 
 The tokens are secrets: they are in the agent's connection log (the ``session/new`` request),
 so :meth:`KernelTools.secrets` lists every token ever issued to an agent, for ``Notebook.log``
@@ -54,11 +62,14 @@ if TYPE_CHECKING:
     from ._client import Agent, Session
 
 __all__ = [
+    "ACCEPT_BACKLOG",
     "ANSWER_CAP",
     "BRIDGE_MODULE",
     "ENV_TOKEN",
     "ENV_URL",
     "MAIN_THREAD_WAIT",
+    "MAX_CONNECTIONS",
+    "REQUEST_DEADLINE",
     "SERVER_NAME",
     "TOOL_NAMES",
     "Grant",
@@ -87,6 +98,19 @@ TOOL_NAMES = ("list_variables", "inspect_variable", "notebook_history", "run_cod
 #: characters of one tool answer (24,000: the prompt cap of ``--with``/``--cells``, the same
 #: budget: 5,000 variables list in about 130,000 characters, 50 cells in up to 200,000)
 ANSWER_CAP = 24_000
+#: connections held open at once; more are closed as soon as they are accepted. Each is a file
+#: descriptor of the kernel's process, and about 1,000 idle ones used up the usual limit of
+#: 1,024: no cell ran any more (issue 22, finding 11). An agent's session uses one or two.
+MAX_CONNECTIONS = 64
+#: seconds a connection has to deliver a complete request (headers and body) after it opened,
+#: or after its previous answer went; an idle or dribbling one is closed then, so a slot held
+#: by nobody frees itself. A request received in full may wait longer (``run_code``'s card).
+REQUEST_DEADLINE = 5.0
+#: the listen queue (connections the OS completes before the server accepts them: they cost the
+#: kernel no descriptor). The event loop accepts up to this many at a time before any can be
+#: closed, so it also bounds the descriptors held beyond ``MAX_CONNECTIONS``; uvicorn's default
+#: (2,048) let one burst take more than the kernel had.
+ACCEPT_BACKLOG = 16
 
 _TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
     "list_variables": (
@@ -281,6 +305,8 @@ class KernelTools:
         on_main: Callable[[Callable[[], Any], float], Any] | None = None,
         on_event: Callable[[ToolEvent], None] | None = None,
         main_wait: float = MAIN_THREAD_WAIT,
+        max_connections: int = MAX_CONNECTIONS,
+        request_deadline: float = REQUEST_DEADLINE,
     ) -> None:
         self.namespace = namespace
         self.shell = shell
@@ -288,6 +314,10 @@ class KernelTools:
         self.on_main = on_main or _direct
         self.on_event = on_event
         self.main_wait = main_wait
+        self.max_connections = max_connections
+        self.request_deadline = request_deadline
+        #: the connections open now (uvicorn protocols), at most ``max_connections``
+        self._open: set[object] = set()
         self.events: collections.deque[ToolEvent] = collections.deque(maxlen=EVENTS_KEPT)
         self._lock = threading.Lock()
         self._grants: list[Grant] = []
@@ -300,6 +330,11 @@ class KernelTools:
     @property
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
+
+    @property
+    def open_connections(self) -> int:
+        """How many connections the server holds open now."""
+        return len(self._open)
 
     @property
     def url(self) -> str:
@@ -325,6 +360,8 @@ class KernelTools:
                 log_config=None,
                 log_level="warning",
                 access_log=False,
+                http=_guarded_protocol(self._open, self.max_connections, self.request_deadline),
+                backlog=ACCEPT_BACKLOG,
                 lifespan="on",
                 # stop() ends what is still open: a run_code call waiting on its card is
                 # cancelled (the card withdrawn), not left to outlive the server
@@ -618,6 +655,59 @@ class KernelTools:
             parts.append(f"not run: {outcome.reason}")
         text = "\n".join(parts) or "(no output)"
         return text, (not outcome.ran) or outcome.error is not None, None
+
+
+def _guarded_protocol(open_now: set[object], limit: int, deadline: float) -> type[asyncio.Protocol]:
+    """uvicorn's h11 protocol, with a cap on the connections open at once (``open_now``, at
+    most ``limit``: another is closed at once) and a deadline for each request to arrive in
+    full. Only ``asyncio.Protocol``'s own methods and h11's public state are relied on."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class Guarded(H11Protocol):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._refused = False
+            self._deadline: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            if len(open_now) >= limit:
+                self._refused = True
+                transport.abort()  # its descriptor is closed on the loop's next turn
+                return
+            open_now.add(self)
+            super().connection_made(transport)
+            self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._refused:
+                return
+            open_now.discard(self)
+            self._disarm()
+            super().connection_lost(exc)
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                self._arm()  # the next request on this connection gets a deadline too
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._deadline = self.loop.call_later(deadline, self._too_late)
+
+        def _disarm(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+        def _too_late(self) -> None:
+            self._deadline = None
+            if self.conn.their_state in (h11.DONE, h11.MUST_CLOSE):
+                return  # the request is all here; its answer may take long (a code card)
+            log.info("kernel tools: closed a connection with no complete request in time")
+            self.transport.close()
+
+    return Guarded
 
 
 def _same(token: str, given: str) -> bool:

@@ -13,7 +13,13 @@ Three strictnesses:
   ``\\r\\n``, shown as ``\\n``) and tab pass unmarked, everything else as in the default;
 * ``prose=True``, for Markdown an agent wrote: as ``multiline``, and the zero-width joiners and
   left/right marks that ordinary text in many scripts (and emoji sequences) need pass too. The
-  overrides, embeddings and isolates that reorder text are still marked.
+  overrides, embeddings and isolates that reorder text are still marked;
+* ``source=True``, for Python source the user is asked to run: as ``multiline``, and a lone CR
+  is shown as ``⟨CR⟩`` and a line break, for Python ends a line there too: ``# a comment\r
+  import os`` runs the import (issue 22, finding 14). Python's tokenizer breaks lines at
+  ``\n``, ``\r\n`` and ``\r`` only (:func:`source_lines`); FF, VT, ``\x1c``-``\x1e``, NEL,
+  U+2028 and U+2029, where ``str.splitlines`` breaks too, stay marked inside their line, as
+  Python reads them.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["Visible", "make_visible", "visible_text"]
+__all__ = ["Visible", "make_visible", "source_lines", "visible_text"]
 
 _C0_NAMES = {
     0x00: "NUL", 0x07: "BEL", 0x08: "BS", 0x09: "TAB", 0x0A: "LF", 0x0B: "VT", 0x0C: "FF",
@@ -51,6 +57,8 @@ _PROSE = _LAYOUT | frozenset("\u200c\u200d\u200e\u200f")  # ZWNJ, ZWJ, LRM, RLM
 _RUN = re.compile(r"[^\x20-\x7e]+")
 # The same when newline and tab are kept: they end a run, and CR LF is matched as one.
 _LAYOUT_RUN = re.compile(r"\r\n|[^\x20-\x7e\n\t\r]+|\r")
+#: where Python's tokenizer ends a line (not where ``str.splitlines`` does)
+_PYTHON_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
@@ -80,9 +88,11 @@ def _marker(ch: str) -> str | None:
     return None
 
 
-def make_visible(text: str, *, multiline: bool = False, prose: bool = False) -> Visible:
+def make_visible(
+    text: str, *, multiline: bool = False, prose: bool = False, source: bool = False
+) -> Visible:
     """``text`` with hidden characters replaced by markers (see the module docstring)."""
-    keep = _PROSE if prose else _LAYOUT if multiline else frozenset()
+    keep = _PROSE if prose else _LAYOUT if multiline or source else frozenset()
     hidden: dict[str, None] = {}
 
     def one(ch: str) -> str:
@@ -92,7 +102,8 @@ def make_visible(text: str, *, multiline: bool = False, prose: bool = False) -> 
         if name is None:
             return ch
         hidden.setdefault(name, None)
-        return f"⟨{name}⟩\n" if ch == "\n" else f"⟨{name}⟩"
+        breaks = ch == "\n" or (source and ch == "\r")  # a line ends there: so it shows
+        return f"⟨{name}⟩\n" if breaks else f"⟨{name}⟩"
 
     def replace(match: re.Match[str]) -> str:
         run = match.group()
@@ -106,6 +117,22 @@ def make_visible(text: str, *, multiline: bool = False, prose: bool = False) -> 
     return Visible(pattern.sub(replace, text), tuple(hidden))
 
 
-def visible_text(text: str, *, multiline: bool = False, prose: bool = False) -> str:
+def visible_text(
+    text: str, *, multiline: bool = False, prose: bool = False, source: bool = False
+) -> str:
     """Just the text of :func:`make_visible`."""
-    return make_visible(text, multiline=multiline, prose=prose).text
+    return make_visible(text, multiline=multiline, prose=prose, source=source).text
+
+
+def source_lines(code: str) -> list[str]:
+    """``code``'s lines as Python numbers them, each with its end (``\n``, ``\r\n`` or a
+    lone ``\r``): ``str.splitlines`` also breaks at FF, VT, NEL, U+2028 ..., which Python
+    keeps inside a line, so a traceback would show another line than the one that ran."""
+    lines: list[str] = []
+    start = 0
+    for end in _PYTHON_LINE_END.finditer(code):
+        lines.append(code[start : end.end()])
+        start = end.end()
+    if start < len(code):
+        lines.append(code[start:])
+    return lines

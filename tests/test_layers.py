@@ -126,8 +126,8 @@ class Rule:
 PURE_BANNED = frozenset({"subprocess", "socket", "asyncio", "threading", "pty", "selectors"})
 
 RULES = [
-    # 1 protocol: pydantic only, no I/O.
-    Rule(f"{PKG}._protocol", (), frozenset(THIRD_PARTY_OK), PURE_BANNED),
+    # 1 protocol: pydantic only, no I/O; regex checks a question's pattern with a timeout.
+    Rule(f"{PKG}._protocol", (), frozenset(THIRD_PARTY_OK | {"regex"}), PURE_BANNED),
     # 3 state: layer 1 only (and the stdlib-only exit label), pure.
     Rule(
         f"{PKG}._state",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from collections.abc import Mapping
 from datetime import date, datetime
 from typing import Annotated, Any, Literal
@@ -21,6 +22,8 @@ __all__ = [
     "ELICITATION_ACTIONS",
     "ELICITATION_MODES",
     "ELICITATION_PROPERTY_TYPES",
+    "PATTERN_BUDGET",
+    "PATTERN_TOO_COSTLY",
     "STRING_FORMATS",
     "BooleanPropertySchema",
     "CompleteElicitationNotification",
@@ -46,6 +49,14 @@ STRING_FORMATS = frozenset({"email", "uri", "date", "date-time"})
 """Formats checked by :func:`content_errors`; any other format is an annotation only."""
 
 ELICITATION_ACTIONS = frozenset({"accept", "decline", "cancel"})
+
+#: seconds that the ``pattern`` checks of one answer may take in all. A pattern is the agent's
+#: code: ``^([a-zA-Z0-9]+\s?)*$`` against 20 characters and a ``!`` held the kernel 17 s in
+#: ``re`` (twice as long with each character), and Interrupt did not stop it (issue 22,
+#: finding 12). The ``regex`` package stops a match at its ``timeout``; a field not checked
+#: in time fails (``PATTERN_TOO_COSTLY``), so such an answer is never sent.
+PATTERN_BUDGET = 1.0
+PATTERN_TOO_COSTLY = "could not be checked against the requested pattern in time (too costly)"
 
 
 def _or_none(value: Any, kind: type | tuple[type, ...]) -> Any:
@@ -314,7 +325,25 @@ def property_choices(prop: Any) -> list[tuple[str, str]] | None:
     return None
 
 
-def _string_error(prop: StringPropertySchema, value: Any) -> str | None:
+def _pattern_error(pattern: str, value: str, deadline: float) -> str | None:
+    """Why ``value`` fails ``pattern`` (searched, as JSON Schema does), with what is left of
+    the answer's ``PATTERN_BUDGET`` as the match's timeout (``regex`` releases the GIL while
+    it matches a ``str``); imported here, on the first pattern, not with the protocol."""
+    import regex  # type: ignore[import-untyped]
+
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return PATTERN_TOO_COSTLY
+    try:
+        found = regex.search(pattern, value, timeout=left)
+    except regex.error:
+        return None  # not a pattern Python can read: the agent checks it
+    except TimeoutError:
+        return PATTERN_TOO_COSTLY
+    return None if found else "does not match the requested pattern"
+
+
+def _string_error(prop: StringPropertySchema, value: Any, deadline: float) -> str | None:
     if not isinstance(value, str):
         return "must be text"
     choices = property_choices(prop)
@@ -327,12 +356,7 @@ def _string_error(prop: StringPropertySchema, value: Any) -> str | None:
     if prop.format in STRING_FORMATS and (error := _format_error(prop.format, value)):
         return error
     if prop.pattern:
-        try:
-            matcher = re.compile(prop.pattern)
-        except re.error:
-            return None  # not a pattern Python can read: the agent checks it
-        if not matcher.search(value):
-            return "does not match the requested pattern"
+        return _pattern_error(prop.pattern, value, deadline)
     return None
 
 
@@ -364,9 +388,9 @@ def _array_error(prop: MultiSelectPropertySchema, value: Any) -> str | None:
     return None
 
 
-def _value_error(prop: Any, value: Any) -> str | None:
+def _value_error(prop: Any, value: Any, deadline: float) -> str | None:
     if isinstance(prop, StringPropertySchema):
-        return _string_error(prop, value)
+        return _string_error(prop, value, deadline)
     if isinstance(prop, NumberPropertySchema | IntegerPropertySchema):
         return _number_error(prop, value)
     if isinstance(prop, BooleanPropertySchema):
@@ -376,23 +400,29 @@ def _value_error(prop: Any, value: Any) -> str | None:
     return None  # an unknown property type: any JSON value, the agent checks it
 
 
-def content_errors(schema: ElicitationSchema, content: Any) -> dict[str, str]:
+def content_errors(
+    schema: ElicitationSchema, content: Any, *, budget: float = PATTERN_BUDGET
+) -> dict[str, str]:
     """Why ``content`` does not answer ``schema``: field name -> reason (empty when it does).
 
     Required fields must be present; every value must have its property's type and respect
     its choices, lengths, format (email, uri, date, date-time), pattern, bounds and item
     counts. A field the schema did not ask for is an error too (key ``""`` for a content
-    that is not an object).
+    that is not an object). Pattern checks share ``budget`` seconds; a field whose pattern
+    was not decided in time fails (``PATTERN_TOO_COSTLY``).
     """
     if not isinstance(content, Mapping):
         return {"": "the answer must be an object of field values"}
     errors: dict[str, str] = {}
+    deadline = time.monotonic() + budget
     for name in schema.required or []:
         if name in schema.properties and content.get(name) is None:
             errors[name] = "is required"
     for name, value in content.items():
         if name not in schema.properties:
             errors[str(name)] = "was not asked for"
-        elif value is not None and (error := _value_error(schema.properties[name], value)):
+        elif value is None:
+            continue
+        elif error := _value_error(schema.properties[name], value, deadline):
             errors[name] = error
     return errors

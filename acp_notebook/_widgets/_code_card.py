@@ -6,7 +6,8 @@ Like the permission card it never decides anything itself: it reports a choice t
 while open). Its owner (``_kernel_code``) pushes what happened with :meth:`CodeCard.mark` (the
 decision line) and :meth:`CodeCard.show_result` (the code's output, shown in the card's own
 output area). The code is shown exactly as sent: control and bidi characters are made visible
-(``⟨ESC⟩``, ``⟨U+202E RLO⟩``) before it is highlighted, and everything is escaped.
+(``⟨ESC⟩``, ``⟨U+202E RLO⟩``) before it is highlighted, a lone CR (where Python ends a line)
+as ``⟨CR⟩`` and a line break, and everything is escaped.
 """
 
 from __future__ import annotations
@@ -101,7 +102,8 @@ class CodeCard(ipywidgets.VBox):  # type: ignore[misc]
         self._result: tuple[str, str | None] | None = None  # (output, error), once it ran
         self._stop = threading.Event()
         self._timer: threading.Thread | None = None
-        self.hidden = make_visible(code, multiline=True).hidden
+        # source=True: a lone CR shows as a line break, as Python reads it (issue 22, #14)
+        self.hidden = make_visible(code, source=True).hidden
         self.foreign = foreign_letters(code)
         self._info = ipywidgets.HTML(value=STYLE + CODE_STYLE + self.request_html())
         self._status = ipywidgets.HTML(value="")
@@ -207,7 +209,7 @@ class CodeCard(ipywidgets.VBox):  # type: ignore[misc]
 
     # -- rendering --------------------------------------------------------------------------
     def request_html(self) -> str:
-        shown = make_visible(self.code, multiline=True).text
+        shown = make_visible(self.code, source=True).text
         parts = [
             f'<div class="acp-card-title"><b>🐍 {e(visible(self.who))} asks to run code in'
             " the kernel</b></div>",
@@ -233,7 +235,8 @@ class CodeCard(ipywidgets.VBox):  # type: ignore[misc]
 
     def transcript_text(self, call: Any = None) -> list[str]:
         lines = [f"Code request: {visible(self.who)} asks to run code in the kernel"]
-        lines += [f"    {line}" for line in visible_lines(self.code).splitlines() or [""]]
+        shown = make_visible(self.code, source=True).text  # only \n and tab are left raw
+        lines += [f"    {line}" for line in shown.split("\n")]
         if self.hidden:
             lines.append(f"  warning: hidden characters made visible: {', '.join(self.hidden)}")
         if self.foreign:

@@ -9,9 +9,12 @@ Like the permission card it never settles the decision itself. It reports an ans
 * ``("cancel", None, "timeout")`` when ``timeout`` seconds pass without an answer;
 * ``("cancel", None, "closed")`` when the card is closed while the question is open.
 
-A URL is shown with its domain, escaped with its hidden characters visible, as a link
-(``target=_blank rel="noopener noreferrer"``, only for http and https); nothing opens it but a
-click. A field of a type this library does not know is a text field with its raw schema.
+A URL is shown with the domain a browser would open (``_url``: as the WHATWG parser reads it,
+in punycode), escaped with its hidden characters visible, as a link
+(``target=_blank rel="noopener noreferrer"``) only when a person reads it as a browser does
+(http or https; no backslash, user name, whitespace or hidden character), else as text with
+the reasons; nothing opens it but a click. A field of a type this library does not know is a
+text field with its raw schema.
 """
 
 from __future__ import annotations
@@ -21,7 +24,6 @@ import logging
 import threading
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlsplit
 
 import ipywidgets  # type: ignore[import-untyped]
 
@@ -30,6 +32,7 @@ from .._elicitation import message_of, schema_of, too_many_fields
 from ._acks import acknowledge_running_kernel
 from ._card import close_deep
 from ._parts import NO_MATH, STYLE, e, start_countdown, visible, visible_lines
+from ._url import read_url
 
 __all__ = ["AnswerCallback", "ElicitationCard", "url_domain"]
 
@@ -46,12 +49,9 @@ _FORMAT_HINT = {
 
 
 def url_domain(url: str) -> str:
-    """The host a URL points to (lower case, visible), or ``""`` when it has none."""
-    try:
-        host = urlsplit(url).hostname or ""
-    except ValueError:
-        return ""
-    return visible(host)
+    """The host a browser opens for ``url`` (lower case, punycode, visible; ``_url``), or
+    ``""`` when it finds none."""
+    return visible(read_url(url).host or "")
 
 
 #: the form's own layout: a checkbox sits left of its label, on one row
@@ -230,6 +230,8 @@ class ElicitationCard(ipywidgets.VBox):  # type: ignore[misc]
         self._outcome: QuestionOutcome | None = None
         self._stop = threading.Event()
         self._timer: threading.Thread | None = None
+        #: the last Submit's check, when it runs off the main thread (see _click_handler)
+        self._checker: threading.Thread | None = None
         self.fields: dict[str, _Field] = {}
         #: why the form is not built (too many fields), or None
         self.refused = too_many_fields(request)
@@ -289,12 +291,42 @@ class ElicitationCard(ipywidgets.VBox):  # type: ignore[misc]
     # -- answering -----------------------------------------------------------------------
     def _click_handler(self, action: str) -> Callable[[Any], None]:
         def click(_button: Any) -> None:
-            if action == "accept":
-                self.submit()
-            else:
+            if action != "accept":
                 self._report(action, None, "click")
+            elif self._has_pattern():
+                # A pattern is the agent's code (issue 22, finding 12): its check (bounded by
+                # PATTERN_BUDGET) runs in a thread of its own, never on the kernel's main one.
+                checker = threading.Thread(
+                    target=self._submit_logged, name="acp-question-check", daemon=True
+                )
+                self._checker = checker
+                checker.start()
+            else:
+                self.submit()
 
         return click
+
+    def _has_pattern(self) -> bool:
+        schema = self.schema
+        return schema is not None and any(
+            isinstance(prop, p.StringPropertySchema) and bool(prop.pattern)
+            for prop in schema.properties.values()
+        )
+
+    def _submit_logged(self) -> None:
+        try:
+            self.submit()
+        except Exception:  # a thread of its own: nothing above it would see this
+            log.exception("checking the question's answer failed")
+
+    def wait_checked(self, timeout: float | None = None) -> bool:
+        """Wait for the last Submit's check to end (one that runs in a thread of its own);
+        False if it still runs after ``timeout`` seconds."""
+        checker = self._checker
+        if checker is None:
+            return True
+        checker.join(timeout)
+        return not checker.is_alive()
 
     def _edited(self, _change: Any) -> None:
         """A field changed: "fix the marked fields" waits for the next Submit."""
@@ -414,18 +446,22 @@ class ElicitationCard(ipywidgets.VBox):  # type: ignore[misc]
         request = self.request
         if isinstance(request, p.UrlElicitationRequest):
             url = visible(request.url)
-            domain = url_domain(request.url)
-            scheme = urlsplit(request.url).scheme.lower() if domain else ""
-            if scheme in ("http", "https") and url == request.url:
+            read = read_url(request.url)
+            domain = visible(read.host or "")
+            if read.linkable:
                 link = (
                     f'<a href="{e(request.url)}" target="_blank" rel="noopener noreferrer">'
                     f"{e(url)}</a>"
                 )
-            else:  # no clickable link for other schemes or hidden characters
+                note = "<div><small>opens only when you click it</small></div>"
+            else:  # text only: a person could read it otherwise than a browser does
                 link = f"<code>{e(url)}</code>"
+                note = (
+                    '<div class="acp-card-warning">⚠ not a link: '
+                    f"{e('; '.join(read.refusals))}. Open it only if you trust it.</div>"
+                )
             html += (
-                f"<div>domain: <b>{e(domain or '(none)')}</b></div><div>open: {link}</div>"
-                "<div><small>opens only when you click it</small></div>"
+                f"<div>domain: <b>{e(domain or '(none)')}</b></div><div>open: {link}</div>{note}"
             )
         elif isinstance(request, p.UnknownElicitationRequest):
             html += f"<div>unknown question mode {e(visible(str(request.tag)))!s}</div>"
@@ -438,7 +474,10 @@ class ElicitationCard(ipywidgets.VBox):  # type: ignore[misc]
         lines = [f"Question: {visible_lines(self.message)}"]
         request = self.request
         if isinstance(request, p.UrlElicitationRequest):
-            lines.append(f"  url: {visible(request.url)} (domain {url_domain(request.url)})")
+            lines.append(f"  url: {visible(request.url)} (domain {url_domain(request.url) or '-'})")
+            refusals = read_url(request.url).refusals
+            if refusals:
+                lines.append(f"  not a link: {'; '.join(refusals)}")
         for name, item in self.fields.items():
             kind = str(getattr(item.prop, "type", None) or getattr(item.prop, "tag", "?"))
             mark = " (required)" if item.required else ""
