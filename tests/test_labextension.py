@@ -1,7 +1,9 @@
 """The labextension's own checks, run from the README's test command: its lint (ESLint with
-typescript-eslint, Prettier: `jlpm lint:check`) and its unit tests of the logic that needs no
-browser (vitest: `jlpm test`, labextension/test/*.test.ts). .ci/run installs
-labextension/node_modules; without node these are skipped, without the install they fail."""
+typescript-eslint, Prettier: `jlpm lint:check`), its type checks (`jlpm typecheck`: tsc over
+src/ with browser types only, and over test/ with node's types, tsconfig.test.json) and its unit
+tests of the logic that needs no browser (vitest: `jlpm test`, labextension/test/*.test.ts).
+.ci/run installs labextension/node_modules; without node these are skipped, without the install
+they fail."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ def _jlpm(*args: str) -> subprocess.CompletedProcess[str]:
     jlpm = shutil.which("jlpm")
     if jlpm is None:
         pytest.fail("jlpm is not on PATH: pip install -e '.[test]' (jupyterlab brings it)")
-    for tool in ("eslint", "prettier", "vitest"):
+    for tool in ("eslint", "prettier", "tsc", "vitest"):
         if not (LABEXTENSION / "node_modules" / ".bin" / tool).exists():
             pytest.fail(f"labextension/node_modules has no {tool}: run `jlpm install` there")
     env = {**os.environ, "FORCE_COLOR": "0", "NO_COLOR": "1", "CI": "1"}
@@ -39,6 +41,27 @@ def _jlpm(*args: str) -> subprocess.CompletedProcess[str]:
 def test_lint_check_passes() -> None:
     done = _jlpm("lint:check")
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_typecheck_passes() -> None:
+    done = _jlpm("typecheck")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _checked_files(tsconfig: str) -> set[Path]:
+    """The files tsc type-checks under `tsconfig` (vitest strips types without checking them,
+    so a test file that no tsconfig includes would never be type-checked)."""
+    done = _jlpm("tsc", "--project", tsconfig, "--listFilesOnly")
+    assert done.returncode == 0, done.stdout + done.stderr
+    return {Path(line).resolve() for line in done.stdout.splitlines() if line.strip()}
+
+
+def test_typecheck_covers_every_source_and_test_file() -> None:
+    sources = set((LABEXTENSION / "src").glob("*.ts"))
+    tests = set((LABEXTENSION / "test").glob("*.ts"))
+    assert sources and tests
+    assert sources <= _checked_files("tsconfig.json")
+    assert tests <= _checked_files("tsconfig.test.json")
 
 
 def test_unit_tests_pass() -> None:
