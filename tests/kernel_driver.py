@@ -162,6 +162,27 @@ class Kernel:
         ]
 
 
+def save_coverage(k: Kernel, guard: float = 10.0) -> None:
+    """Under `pytest --cov` a kernel measures itself too (coverage's subprocess patch starts it
+    from the environment, pyproject.toml [tool.coverage.run]), but a killed kernel writes
+    nothing: ask it to save what it measured before it is killed. Without --cov (no
+    COVERAGE_PROCESS_CONFIG) this does nothing; a kernel still busy after `guard` seconds is
+    killed unsaved, as before."""
+    if "COVERAGE_PROCESS_CONFIG" not in os.environ or not k.km.is_alive():
+        return
+    # one expression, so nothing is bound in the kernel's namespace
+    code = "(lambda cov: cov and cov.save())(__import__('coverage').Coverage.current())"
+    msg_id = k.kc.execute(code, silent=True, store_history=False)
+    deadline = time.monotonic() + guard
+    while time.monotonic() < deadline:
+        try:
+            reply = k.kc.get_shell_msg(timeout=0.5)
+        except queue.Empty:
+            continue
+        if reply["parent_header"].get("msg_id") == msg_id:
+            return
+
+
 @contextmanager
 def kernel(cwd: str) -> Iterator[Kernel]:
     km, kc = start_new_kernel(kernel_name="python3", cwd=cwd)
@@ -169,6 +190,7 @@ def kernel(cwd: str) -> Iterator[Kernel]:
     try:
         yield k
     finally:
+        save_coverage(k)
         kc.stop_channels()
         km.shutdown_kernel(now=True)
 

@@ -6,8 +6,16 @@
  * A code cell's editor takes its language from the cell model's `mimeType` (the notebook sets
  * it from the kernel's language_info; it is not saved in the file), so the simplest robust
  * hook is that attribute: no CodeMirror extension of our own, no dependency on
- * `@jupyterlab/notebook` (the notebooks are found in the shell, duck-typed, as in panel.ts).
+ * `@jupyterlab/notebook` (the notebooks are found in the shell, duck-typed: src/lab.ts).
  */
+import {
+  asDocumentHost,
+  ICellModelLike,
+  ICellWidgetLike,
+  IDocumentHostLike,
+  IEditorViewLike,
+  ISignalLike
+} from './lab';
 import { IShellLike } from './panel';
 
 /** What JupyterLab's Markdown cells use (GitHub-flavoured Markdown with math). */
@@ -19,12 +27,12 @@ export function isAcpCell(source: string): boolean {
 }
 
 /** The notebook's own mime type for a cell, remembered while the cell shows Markdown. */
-const ownMime = new WeakMap<any, string>();
-const watched = new WeakSet<any>();
-const watchedNotebooks = new WeakSet<any>();
-const seenHosts = new WeakSet<any>();
+const ownMime = new WeakMap<ICellModelLike, string>();
+const watched = new WeakSet<ICellModelLike>();
+const watchedNotebooks = new WeakSet<object>();
+const seenHosts = new WeakSet<IDocumentHostLike>();
 
-function sourceOf(cellModel: any): string {
+function sourceOf(cellModel: ICellModelLike): string {
   const shared = cellModel?.sharedModel;
   if (shared && typeof shared.getSource === 'function') {
     return String(shared.getSource());
@@ -33,7 +41,7 @@ function sourceOf(cellModel: any): string {
 }
 
 /** Give one cell model the language its first line asks for. */
-export function applyCellLanguage(cellModel: any): void {
+export function applyCellLanguage(cellModel: ICellModelLike | null | undefined): void {
   if (!cellModel || cellModel.type !== 'code') {
     return;
   }
@@ -43,12 +51,12 @@ export function applyCellLanguage(cellModel: any): void {
     ownMime.set(cellModel, mime);
     cellModel.mimeType = MARKDOWN_MIME;
   } else if (!acp && mime === MARKDOWN_MIME && ownMime.has(cellModel)) {
-    cellModel.mimeType = ownMime.get(cellModel);
+    cellModel.mimeType = ownMime.get(cellModel) ?? mime;
     ownMime.delete(cellModel);
   }
 }
 
-function watchCell(cellModel: any): void {
+function watchCell(cellModel: ICellModelLike | undefined): void {
   if (!cellModel || watched.has(cellModel)) {
     return;
   }
@@ -56,7 +64,7 @@ function watchCell(cellModel: any): void {
   applyCellLanguage(cellModel);
   cellModel.contentChanged?.connect(() => applyCellLanguage(cellModel));
   // The notebook sets every code cell's mime type again when the kernel's language arrives.
-  cellModel.mimeTypeChanged?.connect((_: any, change: any) => {
+  cellModel.mimeTypeChanged?.connect((_, change) => {
     if (change?.newValue !== MARKDOWN_MIME && isAcpCell(sourceOf(cellModel))) {
       ownMime.set(cellModel, String(change?.newValue ?? ''));
       queueMicrotask(() => applyCellLanguage(cellModel));
@@ -64,7 +72,7 @@ function watchCell(cellModel: any): void {
   });
 }
 
-function watchNotebook(host: any): void {
+function watchNotebook(host: IDocumentHostLike): void {
   const cells = host?.content?.model?.cells;
   if (!cells || watchedNotebooks.has(cells)) {
     return;
@@ -81,13 +89,18 @@ function watchNotebook(host: any): void {
 }
 
 /** Does this CodeMirror 6 view speak Markdown (its comment syntax is HTML's)? */
-function editorIsMarkdown(view: any): boolean | null {
+function editorIsMarkdown(view: IEditorViewLike | undefined): boolean | null {
   const state = view?.state;
   if (!state || typeof state.languageDataAt !== 'function') {
     return null;
   }
-  const tokens: any[] = state.languageDataAt('commentTokens', 0) ?? [];
-  return tokens.some(t => t?.block?.open === '<!--');
+  const tokens = state.languageDataAt('commentTokens', 0);
+  if (!Array.isArray(tokens)) {
+    return false;
+  }
+  return (tokens as readonly ({ block?: { open?: unknown } } | null)[]).some(
+    t => t?.block?.open === '<!--'
+  );
 }
 
 /**
@@ -95,8 +108,8 @@ function editorIsMarkdown(view: any): boolean | null {
  * in the order they load: when the notebook sets Python (not loaded yet) just before we set
  * Markdown (loaded), Python lands last. Ask such an editor to load its model's type again.
  */
-function fixEditors(host: any): void {
-  const cells: any[] = host?.content?.widgets ?? [];
+function fixEditors(host: IDocumentHostLike): void {
+  const cells: readonly ICellWidgetLike[] = host.content?.widgets ?? [];
   for (const cell of cells) {
     const model = cell?.model;
     if (model?.type !== 'code' || model.mimeType !== MARKDOWN_MIME) {
@@ -104,30 +117,33 @@ function fixEditors(host: any): void {
     }
     const editor = cell.editor;
     const stale = editorIsMarkdown(editor?.editor) === false;
-    if (stale && typeof editor._onMimeTypeChanged === 'function') {
+    if (stale && typeof editor?._onMimeTypeChanged === 'function') {
       editor._onMimeTypeChanged();
     }
   }
 }
 
 /** Watch every notebook of the shell's main area, now and as they open. */
-export function highlightAcpCells(shell: IShellLike & { layoutModified?: any }): void {
+export function highlightAcpCells(shell: IShellLike & { layoutModified?: ISignalLike }): void {
   const scan = () => {
     const hosts = shell.widgets ? Array.from(shell.widgets('main')) : [];
     if (shell.currentWidget && !hosts.includes(shell.currentWidget)) {
       hosts.push(shell.currentWidget);
     }
-    for (const host of hosts) {
-      const anyHost = host as any;
-      watchNotebook(anyHost);
-      fixEditors(anyHost);
-      if (seenHosts.has(anyHost)) {
+    for (const widget of hosts) {
+      const host = asDocumentHost(widget);
+      if (!host) {
         continue;
       }
-      seenHosts.add(anyHost);
+      watchNotebook(host);
+      fixEditors(host);
+      if (seenHosts.has(host)) {
+        continue;
+      }
+      seenHosts.add(host);
       // a notebook's model may arrive after its panel is added
-      anyHost.content?.modelChanged?.connect?.(() => watchNotebook(anyHost));
-      anyHost.context?.ready?.then?.(() => watchNotebook(anyHost));
+      host.content?.modelChanged?.connect?.(() => watchNotebook(host));
+      void host.context?.ready?.then?.(() => watchNotebook(host));
     }
   };
   shell.currentChanged?.connect(scan);

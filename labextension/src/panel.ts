@@ -6,6 +6,7 @@
 import {
   DOMWidgetModel,
   DOMWidgetView,
+  IBackboneModelOptions,
   ISerializers,
   WidgetModel,
   unpack_models
@@ -27,6 +28,14 @@ import {
   sectionState,
   widenedSizes
 } from './inbox';
+import {
+  asDocumentHost,
+  ICellWidgetLike,
+  IDocumentContextLike,
+  INotebookLike,
+  ISignalLike,
+  managerOf
+} from './lab';
 import { IPanelRendered, readPanelMessage } from './protocol';
 import { MODULE_NAME, MODULE_VERSION } from './version';
 
@@ -38,10 +47,10 @@ const WIDE = 380;
 
 /** What the side panel needs from the application shell (JupyterLab or Notebook 7). */
 export interface IShellLike {
-  add(widget: Widget, area?: string, options?: any): void;
+  add(widget: Widget, area?: string, options?: { rank?: number }): void;
   activateById(id: string): void;
   currentWidget?: Widget | null;
-  currentChanged?: { connect(fn: () => void, thisArg?: any): void };
+  currentChanged?: ISignalLike;
   widgets?(area?: string): Iterable<Widget>;
 }
 
@@ -50,19 +59,20 @@ const WIDGET_VIEW_MIME = 'application/vnd.jupyter.widget-view+json';
 /** A notebook cell found in the shell's main area (duck-typed: JupyterLab and Notebook 7). */
 interface IFoundCell {
   host: Widget;
-  notebook: any;
-  cell: any;
+  notebook: INotebookLike;
+  cell: ICellWidgetLike;
   index: number;
 }
 
-function outputShowsModel(cell: any, modelId: string): boolean {
+function outputShowsModel(cell: ICellWidgetLike | undefined, modelId: string): boolean {
   const outputs = cell?.model?.outputs;
   if (!modelId || !outputs || typeof outputs.length !== 'number') {
     return false;
   }
   for (let i = 0; i < outputs.length; i++) {
     const data = outputs.get(i)?.data ?? {};
-    if ((data[WIDGET_VIEW_MIME] as any)?.model_id === modelId) {
+    const view = data[WIDGET_VIEW_MIME] as { model_id?: unknown } | null | undefined;
+    if (view?.model_id === modelId) {
       return true;
     }
   }
@@ -77,9 +87,9 @@ export function findCell(shell: IShellLike, cellId: string, modelId: string): IF
   }
   let byOutput: IFoundCell | null = null;
   for (const host of hosts) {
-    const notebook = (host as any).content;
-    const cells: any[] | undefined = notebook?.widgets;
-    if (!Array.isArray(cells)) {
+    const notebook = asDocumentHost(host)?.content;
+    const cells = notebook?.widgets;
+    if (!notebook || !Array.isArray(cells)) {
       continue;
     }
     for (let index = 0; index < cells.length; index++) {
@@ -177,12 +187,12 @@ class ChildStack extends Panel {
 }
 
 /** The notebook (document context) a panel model's widget manager belongs to, if any. */
-function contextOf(model: AgentPanelModel): any {
-  return (model.widget_manager as any)?.context ?? null;
+function contextOf(model: AgentPanelModel): IDocumentContextLike | null {
+  return managerOf(model)?.context ?? null;
 }
 
 function kernelIdOf(model: AgentPanelModel): string {
-  const manager = model.widget_manager as any;
+  const manager = managerOf(model);
   return String(manager?.kernel?.id ?? manager?.context?.sessionContext?.session?.kernel?.id ?? '');
 }
 
@@ -359,12 +369,12 @@ export class AcpSidePanel extends Panel {
     model.on('change:_show_requests', () => this.reveal(model));
     // The widget manager marks every model not live when its kernel restarts.
     model.on('comm_live_update', () => {
-      if (!(model as any).comm_live) {
+      if (!model.comm_live) {
         this._gone(section, 'kernel restarted');
       }
     });
     const sessionContext = context?.sessionContext;
-    sessionContext?.statusChanged?.connect((_: any, status: string) => {
+    sessionContext?.statusChanged?.connect((_, status) => {
       if (status === 'restarting' || status === 'autorestarting') {
         this._gone(section, 'kernel restarted');
       } else if (status === 'dead') {
@@ -421,7 +431,7 @@ export class AcpSidePanel extends Panel {
     } catch (err) {
       console.warn('acp: scrolling the notebook failed', err);
     }
-    const node: HTMLElement | undefined = cell?.node;
+    const node: HTMLElement | undefined = cell.node;
     node?.scrollIntoView({ block: 'center' });
     node?.classList.add('acp-flash');
     setTimeout(() => node?.classList.remove('acp-flash'), 1500);
@@ -471,7 +481,7 @@ export class AcpSidePanel extends Panel {
 
   /** The section of the active notebook (by document context, else by kernel id). */
   private _activeSection(): KernelSection | null {
-    const current = this._shell?.currentWidget as any;
+    const current = asDocumentHost(this._shell?.currentWidget);
     const context = current?.context;
     const kernelId = current?.sessionContext?.session?.kernel?.id;
     const live = this._sections.filter(s => !s.gone);
@@ -529,8 +539,11 @@ export function getSidePanel(): AcpSidePanel {
   return sidePanel;
 }
 
+/** A widget model's attributes (Backbone's hash, as @jupyter-widgets/base declares it). */
+type ModelAttributes = ReturnType<DOMWidgetModel['defaults']>;
+
 export class AgentPanelModel extends DOMWidgetModel {
-  defaults(): any {
+  defaults(): ModelAttributes {
     return {
       ...super.defaults(),
       _model_name: 'AgentPanelModel',
@@ -546,7 +559,7 @@ export class AgentPanelModel extends DOMWidgetModel {
     };
   }
 
-  initialize(attributes: any, options: any): void {
+  initialize(attributes: ModelAttributes, options: IBackboneModelOptions): void {
     super.initialize(attributes, options);
     const panel = getSidePanel();
     panel.attach(this);
@@ -559,7 +572,7 @@ export class AgentPanelModel extends DOMWidgetModel {
 
   static serializers: ISerializers = {
     ...DOMWidgetModel.serializers,
-    children: { deserialize: unpack_models as any }
+    children: { deserialize: unpack_models }
   };
 }
 
@@ -571,7 +584,7 @@ export class AgentPanelView extends DOMWidgetView {
     Widget.attach(this._stack, this.el);
   }
 
-  remove(): any {
+  remove(): unknown {
     this._stack?.dispose();
     return super.remove();
   }

@@ -116,7 +116,7 @@ export async function copyText(text: string): Promise<boolean> {
 }
 
 export class TerminalModel extends DOMWidgetModel {
-  defaults(): any {
+  defaults(): ReturnType<DOMWidgetModel['defaults']> {
     return {
       ...super.defaults(),
       _model_name: 'TerminalModel',
@@ -249,7 +249,7 @@ export class TerminalView extends DOMWidgetView {
     this._requestBacklog();
   }
 
-  remove(): any {
+  remove(): unknown {
     for (const timer of [this._hookTimer, this._copiedTimer, this._themeTimer]) {
       if (timer !== null) {
         window.clearTimeout(timer);
