@@ -60,7 +60,9 @@ def test_timeout_fails_closed(k: Kernel, tmp_path: Path) -> None:
 
 
 def test_policy_allow_and_deny(k: Kernel, tmp_path: Path) -> None:
-    cell = k.run("%%acp --allow 'echo * > *' --deny 'touch *'\n$ echo hi > ok.txt\n$ touch no.txt\n")
+    cell = k.run(
+        "%%acp --allow 'echo * > *' --deny 'touch *'\n$ echo hi > ok.txt\n$ touch no.txt\n"
+    )
     assert (tmp_path / "work" / "ok.txt").read_text() == "hi\n"
     assert not (tmp_path / "work" / "no.txt").exists()
     text = cell.text()
