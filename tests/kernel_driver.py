@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import queue
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -14,6 +15,8 @@ from typing import Any
 
 from jupyter_client.blocking.client import BlockingKernelClient
 from jupyter_client.manager import KernelManager, start_new_kernel
+
+from acp_notebook._magics import default_agent_name
 
 GUARD = 120.0  # seconds; only a guard against hanging forever, never an assertion on speed
 
@@ -194,3 +197,8 @@ def process_gone(pid: int) -> bool:
     except ProcessLookupError:
         return True
     return False
+
+
+#: The name ``%acp connect -- {sys.executable} ...`` gives its agent (``python3`` under
+#: ``python3 -m pytest``, ``python`` under ``python -m pytest``): what the product would give.
+PYTHON_AGENT = default_agent_name([sys.executable])

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.kernel_driver import Kernel, acp_kernel
+from tests.kernel_driver import PYTHON_AGENT, Kernel, acp_kernel
 
 NB = "from acp_notebook._magics import _notebook_of; _nb = _notebook_of(get_ipython())\n"
 
@@ -176,7 +176,8 @@ def test_kernel_tools_for_an_agent_that_takes_no_mcp_server_is_refused(
         " flush=True)\n"
     )
     cell = k.run(f"%acp connect --kernel-tools -- {sys.executable} {script}")
-    assert "UsageError: %acp connect: agent 'python3' takes no MCP servers" in cell.text()
+    refused = f"UsageError: %acp connect: agent '{PYTHON_AGENT}' takes no MCP servers"
+    assert refused in cell.text()
     assert "no agents connected" in k.run("%acp status").text()
 
 
@@ -262,7 +263,7 @@ def test_an_agent_that_prints_its_token_to_stderr_does_not_show_it(
         r"SHA=([0-9a-f]{64})",
         k.run(
             NB + "import hashlib\n"
-            "print('SHA=' + hashlib.sha256(_nb.kernel_tools.secrets('python3')"
+            f"print('SHA=' + hashlib.sha256(_nb.kernel_tools.secrets({PYTHON_AGENT!r})"
             "['ACP_NOTEBOOK_MCP_TOKEN.0'].encode()).hexdigest())"
         ).text(),
     )
@@ -277,7 +278,7 @@ def test_an_agent_that_prints_its_token_to_stderr_does_not_show_it(
     # it exited by itself (not closed): what it leaked opens nothing any more
     status = k.run(
         NB + "import urllib.request as _rq\n"
-        "_tok = _nb.kernel_tools.secrets('python3')['ACP_NOTEBOOK_MCP_TOKEN.0']\n"
+        f"_tok = _nb.kernel_tools.secrets({PYTHON_AGENT!r})['ACP_NOTEBOOK_MCP_TOKEN.0']\n"
         "_req = _rq.Request(_nb.kernel_tools.url, b'{}', {'Authorization': 'Bearer ' + _tok,"
         " 'Content-Type': 'application/json', 'Accept': 'application/json, text/event-stream'})\n"
         "try:\n"
