@@ -137,6 +137,13 @@ class Kernel:
         content = {"comm_id": comm_id, "data": {"method": "custom", "content": {"event": "click"}}}
         self.kc.shell_channel.send(self.kc.session.msg("comm_msg", content))
 
+    def settle(self, agent: str | None = None) -> None:
+        """Return once the kernel has handled every message sent to it before (comm messages
+        such as clicks, in order) and the agent's I/O thread has run everything they queued:
+        a round trip through both, instead of a sleep."""
+        nb = "from acp_notebook._magics import _notebook_of as _nb_of\n"
+        self.run(nb + f"_nb_of(get_ipython()).agent({agent!r}).io.call(lambda: None)")
+
     def cell_waiting(self) -> bool:
         """A turn view says its cell is awaiting the turn (what a person sees as a busy cell)."""
         return any(

@@ -120,7 +120,8 @@ def turn(session_id: str) -> None:
             time.sleep(0.002)
             if _cancelled.is_set():
                 extra += 1
-        time.sleep(0.5)
+        for asked in range(1000, rid):  # every request answered before the turn ends
+            wait_answers(asked, 1, timeout=60)
         idle(session_id, "cancelled")
     elif MODE == "withdraw":
         ask(session_id, 500, "touch PWNED-first")
