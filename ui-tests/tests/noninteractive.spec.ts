@@ -4,7 +4,7 @@
  */
 import { expect, test } from '@jupyterlab/galata';
 
-import { cellOutput, openNotebook } from './notebook';
+import { LIVE_TURN, cellOutput, openNotebook } from './notebook';
 
 const CONNECT = [
   'import os, sys, tempfile',
@@ -24,7 +24,7 @@ test('a card in JupyterLab waits for a person, without the non-interactive timeo
   await page.notebook.runCell(0);
   await expect(cellOutput(page, 0)).toContainText("acp: connected 'embedded'");
   await page.notebook.runCell(1, { wait: false });
-  const card = cellOutput(page, 1).locator('.acp-turn:not(.acp-turn-static) .acp-card');
+  const card = cellOutput(page, 1).locator(`${LIVE_TURN} .acp-card`);
   const reject = card.getByRole('button', { name: 'Reject', exact: true });
   await expect(reject).toBeEnabled();
   await page.waitForTimeout(3000); // three times the 1 s a run without a front end would wait
