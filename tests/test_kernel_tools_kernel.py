@@ -232,10 +232,19 @@ def test_a_tool_call_waits_for_the_running_cell_instead_of_reading_beside_it(
     # --bg returns at once, so the next cell runs while the agent calls the tool: the tool
     # must wait for that cell, and then see what it made
     bg = k.submit("%%acp --bg\n@tool inspect_variable name=made_late\n")
+    # the busy cell holds the kernel until the agent has started its tool call (it waits
+    # for a condition, not a fixed time: under load the call may come late)
     busy = k.submit(
-        "import time, pathlib\n"
+        NB + "import time, pathlib\n"
         f"pathlib.Path({str(tmp_path / 'busy')!r}).touch()\n"
-        "time.sleep(3)\n"
+        "_named = _nb.named('default')\n"
+        "_io = _nb.agent(_named.agent).io\n"
+        "def _calling():\n"
+        "    calls = _named.session.state.tool_calls.values()\n"
+        "    return any(c.status == 'in_progress' for c in calls)\n"
+        "_deadline = time.monotonic() + 120\n"
+        "while not _io.call(_calling) and time.monotonic() < _deadline:\n"
+        "    time.sleep(0.01)\n"
         "made_late = 'assigned at the end of the busy cell'\n"
     )
     k.wait_for(lambda: bg.done and busy.done, "both cells")
