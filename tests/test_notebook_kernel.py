@@ -60,11 +60,14 @@ def test_timeout_fails_closed(k: Kernel, tmp_path: Path) -> None:
 
 
 def test_policy_allow_and_deny(k: Kernel, tmp_path: Path) -> None:
-    cell = k.run("%%acp --allow 'echo *' --deny 'touch *'\n$ echo hi > ok.txt\n$ touch no.txt\n")
+    # a redirection that writes a file is only approved by a rule with a `>` in it (README)
+    cell = k.run(
+        "%%acp --allow 'echo * > *' --deny 'touch *'\n$ echo hi > ok.txt\n$ touch no.txt\n"
+    )
     assert (tmp_path / "work" / "ok.txt").read_text() == "hi\n"
     assert not (tmp_path / "work" / "no.txt").exists()
     text = cell.text()
-    assert "--allow 'echo *'" in text and "--deny 'touch *'" in text
+    assert "--allow 'echo * > *'" in text and "--deny 'touch *'" in text
 
 
 def test_interrupt_cancels_turn(k: Kernel) -> None:
