@@ -104,6 +104,29 @@ def stop_load(load: list[subprocess.Popen[bytes]]) -> None:
             proc.wait()
 
 
+def stop_run(proc: subprocess.Popen[bytes]) -> None:
+    """Interrupt a pytest run (SIGINT, as Ctrl-C), then kill what is left of its session."""
+    for sig, grace in ((signal.SIGINT, 120.0), (signal.SIGKILL, 30.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM (``kill PID``) ends the hunt like Ctrl-C: the run and the load are stopped."""
+
+    def handler(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, handler)
+
+
 def read_junit(path: Path, run: Run) -> None:
     """Counts and failures from pytest's JUnit XML (absent when pytest could not start)."""
     if not path.is_file():
@@ -136,9 +159,16 @@ def one_run(number: int, selection: list[str], out: Path) -> Run:
     argv += [f"--junitxml={junit}", *selection]
     start = time.monotonic()
     with log.open("wb") as sink:
-        code = subprocess.run(
-            argv, cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT
-        ).returncode
+        # its own session, so that a stopped hunt can stop the run as a whole (SIGINT first:
+        # pytest then tears its fixtures down, kernels included)
+        proc = subprocess.Popen(
+            argv, cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        try:
+            code = proc.wait()
+        except BaseException:
+            stop_run(proc)
+            raise
     run = Run(number, code, round(time.monotonic() - start, 1))
     read_junit(junit, run)
     return run
@@ -187,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("selection", nargs="*", help="pytest arguments (default: see the module)")
     args = parser.parse_args(argv)
+    _stop_on_sigterm()
     selection = args.selection or DEFAULT_SELECTION
     out = args.out or ROOT / "bench" / "results" / time.strftime("hunt-%Y%m%d-%H%M%S")
     out.mkdir(parents=True, exist_ok=True)
@@ -204,9 +235,12 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
             write_summary(out, described, selection, runs, args.runs)
+    except KeyboardInterrupt:
+        print(f"stopped after {len(runs)} complete runs", flush=True)
+        return 130
     finally:
         stop_load(load)
-    print(f"summary: {out / 'summary.md'}")
+        print(f"summary: {out / 'summary.md'}")
     return 0 if runs and all(r.exit_code == 0 for r in runs) else 1
 
 
