@@ -27,7 +27,10 @@ test('a card in JupyterLab waits for a person, without the non-interactive timeo
   const card = cellOutput(page, 1).locator(`${LIVE_TURN} .acp-card`);
   const reject = card.getByRole('button', { name: 'Reject', exact: true });
   await expect(reject).toBeEnabled();
-  await page.waitForTimeout(3000); // three times the 1 s a run without a front end would wait
+  // Not a sync but what is tested: time passes and nothing decides the card. Three times the
+  // 1 s a run without a front end would wait; a card with that timeout would show a countdown
+  // at once and be cancelled within it.
+  await page.waitForTimeout(3000);
   await expect(reject).toBeEnabled();
   await expect(card.locator('.acp-card-countdown')).toHaveCount(0);
   await reject.click();
