@@ -78,6 +78,15 @@ def embedded_agent_argv() -> list[str]:
     return [sys.executable, "-m", "acp_notebook.agent"]
 
 
+def default_agent_name(agent_argv: Sequence[str]) -> str:
+    """The name ``%acp connect [-- ARGV]`` gives an agent when no ``--name`` is given: its
+    program's file name (``python3``, ``python``, ...), or ``embedded`` for the built-in one.
+    Tests derive the names they expect from here, whatever the interpreter is called."""
+    import os.path
+
+    return os.path.basename(agent_argv[0]) if agent_argv else "embedded"
+
+
 # -- %%acp --------------------------------------------------------------------------------------
 
 
@@ -549,7 +558,7 @@ def _connect(nb: Notebook, argv: list[str]) -> None:
         _say(f"acp: starting {launch.entry.name} {launch.entry.version}: {shlex.join(command)}")
     else:
         command = agent_argv or embedded_agent_argv()
-        name = args.name or ("embedded" if not agent_argv else os.path.basename(command[0]))
+        name = args.name or default_agent_name(agent_argv)
     if args.kernel_tools:
         _kernel_tools_source(nb)
     handle = _report_connect(

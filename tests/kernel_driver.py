@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import queue
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -14,6 +15,8 @@ from typing import Any
 
 from jupyter_client.blocking.client import BlockingKernelClient
 from jupyter_client.manager import KernelManager, start_new_kernel
+
+from acp_notebook._magics import default_agent_name
 
 GUARD = 120.0  # seconds; only a guard against hanging forever, never an assertion on speed
 
@@ -134,6 +137,13 @@ class Kernel:
         content = {"comm_id": comm_id, "data": {"method": "custom", "content": {"event": "click"}}}
         self.kc.shell_channel.send(self.kc.session.msg("comm_msg", content))
 
+    def settle(self, agent: str | None = None) -> None:
+        """Return once the kernel has handled every message sent to it before (comm messages
+        such as clicks, in order) and the agent's I/O thread has run everything they queued:
+        a round trip through both, instead of a sleep."""
+        nb = "from acp_notebook._magics import _notebook_of as _nb_of\n"
+        self.run(nb + f"_nb_of(get_ipython()).agent({agent!r}).io.call(lambda: None)")
+
     def cell_waiting(self) -> bool:
         """A turn view says its cell is awaiting the turn (what a person sees as a busy cell)."""
         return any(
@@ -216,3 +226,8 @@ def process_gone(pid: int) -> bool:
     except ProcessLookupError:
         return True
     return False
+
+
+#: The name ``%acp connect -- {sys.executable} ...`` gives its agent (``python3`` under
+#: ``python3 -m pytest``, ``python`` under ``python -m pytest``): what the product would give.
+PYTHON_AGENT = default_agent_name([sys.executable])

@@ -179,11 +179,12 @@ async def test_flood_output_is_replayed(tmp_path: Path) -> None:
             (term_id,) = [t for t, term in turn.terminals.items() if term.total_bytes]
             sent = turn.terminals[term_id].data
             again = await agent.resume_session(session.id, cwd=tmp_path, replay=True)
-            for _ in range(100):
-                replayed = again.state.terminals.get(term_id)
-                if replayed is not None and replayed.total_bytes >= len(sent):
-                    break
-                await anyio.sleep(0.02)
+            with anyio.fail_after(60):  # the replay streams in after resume_session returns
+                while True:
+                    replayed = again.state.terminals.get(term_id)
+                    if replayed is not None and replayed.total_bytes >= len(sent):
+                        break
+                    await anyio.sleep(0.02)
             term = again.state.terminals.get(term_id)
             return (term.data if term is not None else b""), hashlib.sha256(sent).hexdigest()
 

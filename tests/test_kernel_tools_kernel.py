@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.kernel_driver import Kernel, acp_kernel
+from tests.kernel_driver import PYTHON_AGENT, Kernel, acp_kernel
 
 NB = "from acp_notebook._magics import _notebook_of; _nb = _notebook_of(get_ipython())\n"
 
@@ -176,7 +176,8 @@ def test_kernel_tools_for_an_agent_that_takes_no_mcp_server_is_refused(
         " flush=True)\n"
     )
     cell = k.run(f"%acp connect --kernel-tools -- {sys.executable} {script}")
-    assert "UsageError: %acp connect: agent 'python3' takes no MCP servers" in cell.text()
+    refused = f"UsageError: %acp connect: agent '{PYTHON_AGENT}' takes no MCP servers"
+    assert refused in cell.text()
     assert "no agents connected" in k.run("%acp status").text()
 
 
@@ -231,10 +232,19 @@ def test_a_tool_call_waits_for_the_running_cell_instead_of_reading_beside_it(
     # --bg returns at once, so the next cell runs while the agent calls the tool: the tool
     # must wait for that cell, and then see what it made
     bg = k.submit("%%acp --bg\n@tool inspect_variable name=made_late\n")
+    # the busy cell holds the kernel until the agent has started its tool call (it waits
+    # for a condition, not a fixed time: under load the call may come late)
     busy = k.submit(
-        "import time, pathlib\n"
+        NB + "import time, pathlib\n"
         f"pathlib.Path({str(tmp_path / 'busy')!r}).touch()\n"
-        "time.sleep(3)\n"
+        "_named = _nb.named('default')\n"
+        "_io = _nb.agent(_named.agent).io\n"
+        "def _calling():\n"
+        "    calls = _named.session.state.tool_calls.values()\n"
+        "    return any(c.status == 'in_progress' for c in calls)\n"
+        "_deadline = time.monotonic() + 120\n"
+        "while not _io.call(_calling) and time.monotonic() < _deadline:\n"
+        "    time.sleep(0.01)\n"
         "made_late = 'assigned at the end of the busy cell'\n"
     )
     k.wait_for(lambda: bg.done and busy.done, "both cells")
@@ -262,7 +272,7 @@ def test_an_agent_that_prints_its_token_to_stderr_does_not_show_it(
         r"SHA=([0-9a-f]{64})",
         k.run(
             NB + "import hashlib\n"
-            "print('SHA=' + hashlib.sha256(_nb.kernel_tools.secrets('python3')"
+            f"print('SHA=' + hashlib.sha256(_nb.kernel_tools.secrets({PYTHON_AGENT!r})"
             "['ACP_NOTEBOOK_MCP_TOKEN.0'].encode()).hexdigest())"
         ).text(),
     )
@@ -277,7 +287,7 @@ def test_an_agent_that_prints_its_token_to_stderr_does_not_show_it(
     # it exited by itself (not closed): what it leaked opens nothing any more
     status = k.run(
         NB + "import urllib.request as _rq\n"
-        "_tok = _nb.kernel_tools.secrets('python3')['ACP_NOTEBOOK_MCP_TOKEN.0']\n"
+        f"_tok = _nb.kernel_tools.secrets({PYTHON_AGENT!r})['ACP_NOTEBOOK_MCP_TOKEN.0']\n"
         "_req = _rq.Request(_nb.kernel_tools.url, b'{}', {'Authorization': 'Bearer ' + _tok,"
         " 'Content-Type': 'application/json', 'Accept': 'application/json, text/event-stream'})\n"
         "try:\n"

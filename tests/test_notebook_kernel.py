@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.kernel_driver import Kernel, acp_kernel, new_cell_id, process_gone
+from tests.kernel_driver import PYTHON_AGENT, Kernel, acp_kernel, new_cell_id, process_gone
 
 
 @pytest.fixture
@@ -60,6 +60,7 @@ def test_timeout_fails_closed(k: Kernel, tmp_path: Path) -> None:
 
 
 def test_policy_allow_and_deny(k: Kernel, tmp_path: Path) -> None:
+    # a redirection that writes a file is only approved by a rule with a `>` in it (README)
     cell = k.run(
         "%%acp --allow 'echo * > *' --deny 'touch *'\n$ echo hi > ok.txt\n$ touch no.txt\n"
     )
@@ -360,13 +361,14 @@ def test_agent_option_picks_the_agent_and_names_its_session(k: Kernel, tmp_path:
     data = tmp_path / "second-agent-data"
     k.run(f"%acp connect --name second -- {sys.executable} -m acp_notebook.agent --data-dir {data}")
     k.run("%%acp -o first\nto the last connected\n")
-    k.run("%%acp --agent python3 -o picked\nto the first one\n")  # the fixture's agent
+    first_agent = PYTHON_AGENT  # the fixture's agent, named after the interpreter's file
+    k.run(f"%%acp --agent {first_agent} -o picked\nto the first one\n")
     status = k.run("%acp status").text()
     assert "session 'default' on 'second'" in status
-    assert "session 'python3' on 'python3'" in status
+    assert f"session '{first_agent}' on '{first_agent}'" in status
     out = k.run("print(first.session.agent is picked.session.agent)").text()
     assert out.strip() == "False"
-    clash = k.run("%%acp --agent second --session python3\nhi\n", ok=False).text()
-    assert "session 'python3' belongs to agent 'python3', not 'second'" in clash
+    clash = k.run(f"%%acp --agent second --session {first_agent}\nhi\n", ok=False).text()
+    assert f"session '{first_agent}' belongs to agent '{first_agent}', not 'second'" in clash
     unknown = k.run("%%acp --agent nobody\nhi\n", ok=False).text()
     assert "no agent named 'nobody'" in unknown

@@ -199,7 +199,9 @@ def test_a_cell_record_task_is_cancelled_by_close(nb: Notebook, sent: Sent) -> N
     async def main() -> asyncio.Task[Any]:
         record = Record(run)
         record.start()
-        await asyncio.sleep(0.05)
+        async with asyncio.timeout(30):  # its first snapshot is written: the task now waits
+            while record.updates < 1:
+                await asyncio.sleep(0.005)
         record.close()
         assert record._task is not None
         with pytest.raises(asyncio.CancelledError):

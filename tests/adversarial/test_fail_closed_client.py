@@ -59,7 +59,9 @@ async def _prompt_and_wait(session: acp.Session, work: Path) -> None:
 
 async def _cancel_then_wait(session: acp.Session, work: Path) -> None:
     turn = await session.prompt("go")
-    await anyio.sleep(0.2)
+    with anyio.fail_after(10):  # the agent has read the prompt: the cancel reaches its turn
+        while not any(m.get("method") == "session/prompt" for m in received(work)):
+            await anyio.sleep(0.02)
     await session.cancel()
     await wait_answered(work)
     with anyio.fail_after(10):

@@ -72,7 +72,7 @@ def click_a_card_whose_cell_has_ended(k: Kernel, work: Path) -> str:
     left = live_buttons(k)
     for button in left:
         k.click(button)
-    k.run("import time; time.sleep(0.5)")
+    k.settle()  # the clicks (if any) are handled, and whatever they queued has run
     assert left == [], "a card of an ended cell still has live buttons"
     return _decided_by(k)
 

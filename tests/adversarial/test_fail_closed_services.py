@@ -29,6 +29,7 @@ from acp_notebook._files import ClientFiles
 from acp_notebook._jsonrpc import Connection, connection_pair
 from acp_notebook._terminals import METHODS as TERMINAL_METHODS
 from acp_notebook._terminals import ClientTerminals
+from tests._procs import processes_naming
 
 pytestmark = pytest.mark.anyio
 
@@ -132,11 +133,25 @@ async def world(tmp_path: Path, way: Way) -> AsyncIterator[World]:
 async def agent_asks(world: World, way: Way, method: str, params: dict[str, Any]) -> int:
     """Send the request as the agent; return the error code it got (it must get one)."""
     if way.agent_cancels:
-        with anyio.move_on_after(0.2) as scope:
-            await world.agent.request(method, params)
-        assert scope.cancelled_caught
-        await anyio.sleep(0.2)  # the client has seen $/cancel_request and answered it
-        return REQUEST_CANCELLED
+        codes: list[int] = []
+        answered = anyio.Event()
+
+        def seen(direction: str, message: Any) -> None:
+            if direction == "recv" and isinstance(message, dict) and "method" not in message:
+                codes.append(message.get("error", {}).get("code"))
+                answered.set()
+
+        stop = world.agent.observe(seen)
+        try:
+            with anyio.move_on_after(0.2) as scope:  # the agent gives up: $/cancel_request
+                await world.agent.request(method, params)
+            assert scope.cancelled_caught
+            with anyio.fail_after(30):  # the client's handler is done and has answered
+                await answered.wait()
+        finally:
+            stop()
+        (code,) = codes
+        return code
     with pytest.raises(RpcError) as info:
         await world.agent.request(method, params)
     return info.value.code
@@ -158,7 +173,9 @@ async def test_an_unallowed_command_never_runs(world: World, way: Way) -> None:
     params = {"sessionId": "s1", "command": "touch", "args": [str(marker)]}
     before = snapshot(world.work.parent)
     assert await agent_asks(world, way, "terminal/create", params) == way.code
-    await anyio.sleep(0.3)  # had anything started, touch would be done by now
+    # The request is answered, so its handler is done: a command it had started would still
+    # run (named by its marker) or have touched the marker already.
+    assert processes_naming(str(marker)) == []
     assert not marker.exists()
     assert world.terminals.terminal_ids == []
     assert snapshot(world.work.parent) == before

@@ -225,7 +225,9 @@ def test_a_flood_racing_the_cancel_never_reaches_the_handler_after_it(tmp_path: 
         async with acp.connect(argv, cwd=tmp_path, permission=allow_anything) as agent:
             session = await agent.new_session(cwd=str(tmp_path))
             turn = await session.prompt("go")
-            await anyio.sleep(0.3)
+            with anyio.fail_after(60):  # the flood of requests is under way
+                while len(asked) < 3:
+                    await anyio.sleep(0.01)
             await session.cancel()
             with anyio.fail_after(60):
                 await turn.wait()
@@ -296,9 +298,16 @@ def test_interrupt_with_a_card_pending_then_clicking_its_allow_button(tmp_path: 
         k.wait_for(lambda: cell.done, "the cell to end after the interrupt")
         for button in buttons:
             k.click(button)
-        k.run("import time; time.sleep(1)")
+        k.settle()  # the clicks are handled, and whatever they queued has run
+
+        def answered() -> list[dict[str, Any]]:
+            got = _lines(work / "received.jsonl")
+            return [m for m in got if m.get("id") in (100, 101) and "method" not in m]
+
+        # the agent asks its second question only after the first answer: wait for both
+        k.wait_for(lambda: len(answered()) == 2, "our answers to both requests")
         logged = k.run("print([d.decided_by for d in t.permissions])").text().strip()
-    answered = [m for m in _lines(work / "received.jsonl") if m.get("id") in (100, 101)]
+    answered = answered()
     assert logged == "['cancel', 'cancel']"
     assert [m.get("result") for m in answered] == [{"outcome": {"outcome": "cancelled"}}] * 2
     assert sorted(p.name for p in work.glob("PWNED-*")) == []

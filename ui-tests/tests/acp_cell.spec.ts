@@ -6,7 +6,7 @@ import * as path from 'path';
 
 import { expect, test } from '@jupyterlab/galata';
 
-import { ARTIFACTS, cellOutput, openNotebook } from './notebook';
+import { ARTIFACTS, FINAL_RECORD, LIVE_TURN, cellOutput, openNotebook } from './notebook';
 
 /**
  * Connect the embedded agent with a fresh temporary cwd (also the kernel's cwd) and data dir,
@@ -55,7 +55,7 @@ test.describe('%%acp cell with the embedded agent', () => {
     // The cell awaits its turn, so do not wait for it: the click is what lets it finish.
     await page.notebook.runCell(1, { wait: false });
     const out = cellOutput(page, 1);
-    const live = out.locator('.acp-turn:not(.acp-turn-static)');
+    const live = out.locator(LIVE_TURN);
     await expect(live.locator('.acp-turn-prompt')).toContainText('$ printf');
     const card = live.locator('.acp-card');
     await expect(card).toHaveCount(1);
@@ -94,7 +94,7 @@ test.describe('%%acp cell with the embedded agent', () => {
 
     // the cell ends, keeping a static transcript next to the live view
     await page.notebook.waitForRun(1);
-    const transcript = out.locator('.acp-turn-static');
+    const transcript = out.locator(FINAL_RECORD);
     await expect(transcript).toContainText('progress 3/3');
     await expect(transcript).not.toContainText('progress 2/3');
     await expect(transcript).toContainText('Approved: Allow once - by a click');
@@ -135,9 +135,9 @@ test.describe('%%acp cell with the embedded agent', () => {
     // all outputs are still there (so hiding the dead widget output is really tested): the
     // live view, the record slot (emptied at the end of the turn) and the final transcript ...
     await expect(reopened.locator('.jp-OutputArea-child')).toHaveCount(3);
-    await expect(reopened.locator('.acp-turn-static')).toBeVisible();
-    await expect(reopened.locator('.acp-turn-static')).toContainText('progress 3/3');
-    await expect(reopened.locator('.acp-turn:not(.acp-turn-static)')).toHaveCount(0);
+    await expect(reopened.locator(FINAL_RECORD)).toBeVisible();
+    await expect(reopened.locator(FINAL_RECORD)).toContainText('progress 3/3');
+    await expect(reopened.locator(LIVE_TURN)).toHaveCount(0);
     await expect(reopened.getByText('Loading widget')).toBeHidden();
     await expect(reopened.getByText('Error displaying widget')).toBeHidden();
     await reopened.screenshot({ path: path.join(ARTIFACTS, 'reopened-turn.png') });
@@ -152,7 +152,7 @@ test.describe('%%acp cell with the embedded agent', () => {
     await expect(cellOutput(page, 0)).toContainText(CONNECTED);
 
     await page.notebook.runCell(1, { wait: false });
-    const live = cellOutput(page, 1).locator('.acp-turn:not(.acp-turn-static)');
+    const live = cellOutput(page, 1).locator(LIVE_TURN);
     const rejectedCall = live.locator('.acp-tool-call').filter({ hasText: 'touch rejected.txt' });
     const rejectedCard = rejectedCall.locator('.acp-card');
     await expect(rejectedCall.locator('.acp-tool-call-title')).toHaveText('touch rejected.txt');

@@ -8,7 +8,7 @@ import * as path from 'path';
 
 import { expect, test } from '@jupyterlab/galata';
 
-import { ARTIFACTS, cellOutput, openNotebook } from './notebook';
+import { ARTIFACTS, FINAL_RECORD, LIVE_TURN, cellOutput, openNotebook } from './notebook';
 
 const CODE = [
   'import statistics',
@@ -46,7 +46,7 @@ test.describe('the code card', () => {
     await expect(cellOutput(page, 0)).toContainText(CONNECTED);
 
     await page.notebook.runCell(1, { wait: false });
-    const live = cellOutput(page, 1).locator('.acp-turn:not(.acp-turn-static)');
+    const live = cellOutput(page, 1).locator(LIVE_TURN);
     const card = live.locator('.acp-code-card');
     await expect(card).toHaveCount(1);
     await expect(card.locator('.acp-card-title')).toContainText('asks to run code in the kernel');
@@ -67,7 +67,8 @@ test.describe('the code card', () => {
     await card.screenshot({ path: path.join(ARTIFACTS, 'code-card-ran.png') });
 
     // The agent got the output: its tool call shows it, and the turn ends.
-    const done = cellOutput(page, 1).locator('.acp-turn-static');
+    // the final transcript (while the turn runs, the record slot holds a running one too)
+    const done = cellOutput(page, 1).locator(FINAL_RECORD);
     await expect(done).toHaveCount(1);
     await expect(done).toContainText('mean of 8 values: 3.875');
     await cellOutput(page, 1).screenshot({ path: path.join(ARTIFACTS, 'code-card-turn.png') });

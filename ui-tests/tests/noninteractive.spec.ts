@@ -4,7 +4,7 @@
  */
 import { expect, test } from '@jupyterlab/galata';
 
-import { cellOutput, openNotebook } from './notebook';
+import { LIVE_TURN, cellOutput, openNotebook } from './notebook';
 
 const CONNECT = [
   'import os, sys, tempfile',
@@ -24,10 +24,13 @@ test('a card in JupyterLab waits for a person, without the non-interactive timeo
   await page.notebook.runCell(0);
   await expect(cellOutput(page, 0)).toContainText("acp: connected 'embedded'");
   await page.notebook.runCell(1, { wait: false });
-  const card = cellOutput(page, 1).locator('.acp-turn:not(.acp-turn-static) .acp-card');
+  const card = cellOutput(page, 1).locator(`${LIVE_TURN} .acp-card`);
   const reject = card.getByRole('button', { name: 'Reject', exact: true });
   await expect(reject).toBeEnabled();
-  await page.waitForTimeout(3000); // three times the 1 s a run without a front end would wait
+  // Not a sync but what is tested: time passes and nothing decides the card. Three times the
+  // 1 s a run without a front end would wait; a card with that timeout would show a countdown
+  // at once and be cancelled within it.
+  await page.waitForTimeout(3000);
   await expect(reject).toBeEnabled();
   await expect(card.locator('.acp-card-countdown')).toHaveCount(0);
   await reject.click();

@@ -45,3 +45,20 @@ export function cellOutput(page: IJupyterLabPageFixture, index: number): Locator
     .nth(index)
     .locator('.jp-OutputArea');
 }
+
+/**
+ * Inside a `%%acp` cell's output: its live turn view (the widgets). The cell's output also holds
+ * the turn's saved record (`.acp-turn-static`, hidden while the live view can render) with the
+ * same classes inside (`.acp-terminal`, `.acp-card`, ...), so a locator for a live element
+ * starts here or it may name two elements.
+ */
+export const LIVE_TURN = '.acp-turn:not(.acp-turn-static)';
+
+/**
+ * Inside a `%%acp` cell's output: the turn's final transcript. While the turn runs, the record
+ * slot (`.acp-static-running`) holds a transcript too; this names the final one only.
+ */
+export const FINAL_RECORD = '.acp-turn-static:not(.acp-static-running *)';
+
+/** Inside a `%%acp` cell's output: the transcript saved while the turn still ran. */
+export const RUNNING_RECORD = '.acp-static-running .acp-turn-static';

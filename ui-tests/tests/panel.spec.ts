@@ -10,7 +10,7 @@ import * as path from 'path';
 
 import { expect, galata, test } from '@jupyterlab/galata';
 
-import { ARTIFACTS, notebook, openNotebook } from './notebook';
+import { ARTIFACTS, LIVE_TURN, notebook, openNotebook } from './notebook';
 
 const UI_TESTS = path.resolve(__dirname, '..');
 
@@ -68,12 +68,15 @@ test.describe('agent side panel', () => {
     // 3: approve a from the panel: the cell's card says so; the output is in the cell and the panel
     await entryA.getByRole('button', { name: 'Allow once', exact: true }).click();
     const cellA = page.locator('.jp-Notebook .jp-Cell').nth(2);
-    await expect(cellA.locator('.jupyter-widgets.acp-card')).toContainText('from the side panel');
-    await expect(cellA.locator('.jupyter-widgets.acp-card')).toContainText('Approved');
-    await expect(cellA.locator('.acp-terminal')).toHaveAttribute(
-      'data-text',
-      /approved-42 from the panel/
-    );
+    const cardA = cellA.locator(`${LIVE_TURN} .jupyter-widgets.acp-card`);
+    await expect(cardA).toContainText('from the side panel');
+    await expect(cardA).toContainText('Approved');
+    const terminalA = cellA.locator(`${LIVE_TURN} .acp-terminal`);
+    await expect(terminalA).toHaveAttribute('data-text', /approved-42 from the panel/);
+    // once the --bg turn ends, its record (hidden, in the same output) holds the terminal
+    // too: an .acp-terminal not scoped to the live view names two elements
+    await expect(cellA.locator('.acp-terminal')).toHaveCount(2);
+    await expect(terminalA).toHaveCount(1);
     const panelTerminal = panel.locator('.acp-panel-terminal .acp-terminal');
     await expect(panelTerminal).toHaveAttribute('data-text', /approved-42 from the panel/);
     await expect(entries).toHaveCount(1);
@@ -97,10 +100,11 @@ test.describe('agent side panel', () => {
 
     // 4: reject b in its cell: the inbox empties, the badge goes away
     const cellB = page.locator('.jp-Notebook .jp-Cell').nth(3);
-    await cellB.locator('.jupyter-widgets.acp-card').getByRole('button', { name: 'Reject', exact: true }).click();
+    const cardB = cellB.locator(`${LIVE_TURN} .jupyter-widgets.acp-card`);
+    await cardB.getByRole('button', { name: 'Reject', exact: true }).click();
     await expect(entries).toHaveCount(0);
     await expect(page.locator('li.lm-TabBar-tab[data-acp-badge]')).toHaveCount(0);
-    await expect(cellB.locator('.jupyter-widgets.acp-card')).toContainText('Rejected');
+    await expect(cardB).toContainText('Rejected');
 
     // the protocol log can be saved for a bug report
     const log = panel.locator('.acp-panel-log');
@@ -279,7 +283,7 @@ test.describe('Notebook 7', () => {
         /notebook-7/
       );
       await expect(
-        page.locator('.jp-Cell .acp-turn:not(.acp-turn-static) .acp-card')
+        page.locator(`.jp-Cell ${LIVE_TURN} .acp-card`)
       ).toContainText('from the side panel');
       await expect(panel.locator('.acp-panel-session')).toHaveCount(1);
       // the %%acp cell's editor speaks Markdown here too

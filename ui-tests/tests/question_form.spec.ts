@@ -9,7 +9,7 @@ import * as path from 'path';
 import { expect, test } from '@jupyterlab/galata';
 import type { Locator } from '@playwright/test';
 
-import { ARTIFACTS, cellOutput, openNotebook } from './notebook';
+import { ARTIFACTS, LIVE_TURN, cellOutput, openNotebook } from './notebook';
 
 /** The scenario agent, found from the (editable) package, in a fresh temporary cwd. */
 const CONNECT = [
@@ -42,7 +42,7 @@ test.describe('a question form', () => {
 
     // The cell awaits its turn, so do not wait for it: the Submit click lets it finish.
     await page.notebook.runCell(1, { wait: false });
-    const live = cellOutput(page, 1).locator('.acp-turn:not(.acp-turn-static)');
+    const live = cellOutput(page, 1).locator(LIVE_TURN);
     const form = live.locator('.jupyter-widgets.acp-elicit');
     await expect(form).toHaveCount(1);
     await expect(form.locator('.acp-card-title')).toContainText('Fill in the deployment');

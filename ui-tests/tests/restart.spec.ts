@@ -8,7 +8,7 @@ import * as path from 'path';
 import { expect, test } from '@jupyterlab/galata';
 import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
 
-import { ARTIFACTS, cellOutput, openNotebook } from './notebook';
+import { ARTIFACTS, FINAL_RECORD, LIVE_TURN, RUNNING_RECORD, cellOutput, openNotebook } from './notebook';
 
 /** As in acp_cell.spec.ts: the embedded agent in a fresh temporary cwd and data dir. */
 const CONNECT = [
@@ -43,7 +43,7 @@ async function expectNothingLive(out: ReturnType<typeof cellOutput>): Promise<vo
   await expect(out.getByRole('button', { name: 'Allow once', exact: true })).toHaveCount(0);
   await expect(out.locator('button:enabled').filter({ visible: true })).toHaveCount(0);
   await expect(out.getByText('Error displaying widget')).toBeHidden();
-  await expect(out.locator('.acp-turn:not(.acp-turn-static)').filter({ visible: true }))
+  await expect(out.locator(LIVE_TURN).filter({ visible: true }))
     .toHaveCount(0);
 }
 
@@ -59,14 +59,14 @@ test.describe('kernel restarts and crashes', () => {
     await expect(cellOutput(page, 0)).toContainText(CONNECTED);
     await page.notebook.runCell(1);
     const done = cellOutput(page, 1);
-    await expect(done.locator('.acp-turn:not(.acp-turn-static) .acp-exit-badge')).toHaveText(
+    await expect(done.locator(`${LIVE_TURN} .acp-exit-badge`)).toHaveText(
       'exit 0'
     );
 
     // a turn waiting for a click: its Allow once button is live
     await page.notebook.runCell(2, { wait: false });
     const pending = cellOutput(page, 2);
-    const live = pending.locator('.acp-turn:not(.acp-turn-static)');
+    const live = pending.locator(LIVE_TURN);
     const allow = live.getByRole('button', { name: 'Allow once', exact: true });
     await expect(allow).toBeEnabled();
     // its record is written as the turn goes (at most every few seconds): let it hold the card
@@ -79,7 +79,7 @@ test.describe('kernel restarts and crashes', () => {
     // the finished turn: its final transcript, nothing else
     await expectNothingLive(done);
     await expect(done.locator('.acp-turn-static').filter({ visible: true })).toHaveCount(1);
-    await expect(done.locator('.acp-turn-static')).toContainText('finished-before-restart');
+    await expect(done.locator(FINAL_RECORD)).toContainText('finished-before-restart');
     await expect(done).not.toContainText('Still running when this was saved');
 
     // the turn cut short: what it had shown, marked as cut short, and no live button
@@ -111,12 +111,12 @@ test.describe('kernel restarts and crashes', () => {
     await expect(cellOutput(page, 0)).toContainText(CONNECTED);
     await page.notebook.runCell(1, { wait: false });
     const out = cellOutput(page, 1);
-    const live = out.locator('.acp-turn:not(.acp-turn-static)');
+    const live = out.locator(LIVE_TURN);
     await expect(live.locator('.acp-terminal[data-phase]')).toHaveCount(2);
     await expect(live.locator('.acp-exit-badge').first()).toHaveText('exit 0');
     // the transcript is written as the turn goes (at most every few seconds): wait for the
     // saved record to hold the first command's output (not its command line) before saving
-    await expect(out.locator('.acp-turn-static')).toContainText('out-first', {
+    await expect(out.locator(RUNNING_RECORD)).toContainText('out-first', {
       timeout: 20000
     });
 

@@ -8,7 +8,7 @@ import * as path from 'path';
 import { expect, test } from '@jupyterlab/galata';
 import type { Locator } from '@playwright/test';
 
-import { cellOutput, openNotebook } from './notebook';
+import { LIVE_TURN, cellOutput, openNotebook } from './notebook';
 
 const SHOTS = '/tmp';
 
@@ -144,7 +144,7 @@ test.describe('terminals render like a terminal', () => {
     await page.notebook.runCell(0);
     await expect(cellOutput(page, 0)).toContainText("acp: connected 'embedded'");
     await page.notebook.runCell(1);
-    const live = cellOutput(page, 1).locator('.acp-turn:not(.acp-turn-static)');
+    const live = cellOutput(page, 1).locator(LIVE_TURN);
     const terminal = (command: string): Locator =>
       live
         .locator('.acp-tool-call')

@@ -6,8 +6,9 @@ request it sends is appended to ``WORKDIR/sent.jsonl`` (with ``_t`` and ``_after
 it was written after this agent had read ``session/cancel``).
 
 Modes (what the agent does on ``session/prompt``):
-  race_cancel    asks every 2 ms (ids 1000, 1001, ...) until it has read session/cancel, then
-                 asks 20 more times, then goes idle ``cancelled``
+  race_cancel    asks every 2 ms (ids 1000, 1001, ...; at most IN_FLIGHT unanswered) until it
+                 has read session/cancel, then asks 20 more times, waits for every answer,
+                 then goes idle ``cancelled``
   withdraw       asks (id 500), withdraws it ($/cancel_request), at once asks again under id 500
                  (a different command), then waits for both answers and goes idle
   other_session  asks for the *other* session (the second session/new), then idles
@@ -34,6 +35,7 @@ MODE = sys.argv[1]
 WORK = Path(sys.argv[2])
 _lock = threading.Lock()
 _cancelled = threading.Event()
+IN_FLIGHT = 20  # race_cancel: requests unanswered at once, at most
 _answers: dict[Any, list[dict[str, Any]]] = {}
 _answered = threading.Condition()
 _sessions: list[str] = []
@@ -114,13 +116,20 @@ def turn(session_id: str) -> None:
     if MODE == "race_cancel":
         rid = 1000
         extra = 0
-        while extra < 20 and rid < 6000:
+        # Until 20 asks after reading the cancel, with at most IN_FLIGHT unanswered: requests
+        # are always in flight when the cancel comes, but the client never has a backlog of
+        # thousands (on a loaded machine that held its cancel back until the flood was over).
+        deadline = time.monotonic() + 120
+        while extra < 20 and time.monotonic() < deadline:
+            if rid - IN_FLIGHT >= 1000:
+                wait_answers(rid - IN_FLIGHT, 1, timeout=60)
             ask(session_id, rid, f"touch PWNED-{rid}")
             rid += 1
             time.sleep(0.002)
             if _cancelled.is_set():
                 extra += 1
-        time.sleep(0.5)
+        for asked in range(1000, rid):  # every request answered before the turn ends
+            wait_answers(asked, 1, timeout=60)
         idle(session_id, "cancelled")
     elif MODE == "withdraw":
         ask(session_id, 500, "touch PWNED-first")

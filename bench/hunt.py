@@ -1,0 +1,248 @@
+"""The flake hunt: run the kernel and browser tests N times in a row with the CPU loaded.
+
+A race that a quiet machine hides often shows when the scheduler is slow to come back to a
+process. So this keeps every core busy (``stress-ng --cpu N``, Debian's ``stress-ng``; a busy
+loop per core where it is missing) and runs the selected tests ``--runs`` times (default 5),
+one pytest run after another, recording each run's failures. The result is a summary in
+``bench/results/hunt-<time>/summary.md`` (and ``summary.json``), with every run's log and JUnit
+XML beside it, so a failure can be read later.
+
+Usage (from the repository root)::
+
+    python3 bench/hunt.py                       # the default selection, 5 loaded runs
+    python3 bench/hunt.py --runs 2 tests/test_browser.py
+    python3 bench/hunt.py -- -m "kernel or browser"   # once the tier markers exist
+    python3 bench/hunt.py --load none           # the same runs on a quiet machine
+
+Positional arguments (and everything after ``--``) go to pytest as the test selection; without
+any, :data:`DEFAULT_SELECTION` is used: every test module that starts a real kernel (found by
+what it imports), the example notebooks (re-run by nbval in a kernel) and
+``tests/test_browser.py``, which runs the Playwright suite. The exit code
+is 0 only when every run passed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: What starts a kernel in a test module: the driver's helpers or jupyter_client's.
+_STARTS_KERNEL = re.compile(r"\b(acp_kernel|start_new_kernel|KernelManager)\b|--nbval")
+
+
+def kernel_modules() -> list[str]:
+    """Every test module (real-agent tests aside: their own tier) that starts a kernel."""
+    found = []
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        rel = path.relative_to(ROOT)
+        if "real_agents" in rel.parts:
+            continue
+        if path.name.endswith("_kernel.py") or _STARTS_KERNEL.search(path.read_text()):
+            found.append(str(rel))
+    return found
+
+
+DEFAULT_SELECTION = [*kernel_modules(), "notebooks", "tests/test_browser.py"]
+
+
+@dataclass
+class Run:
+    number: int
+    exit_code: int
+    seconds: float
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    skipped: int = 0
+    failures: list[str] = field(default_factory=list)  # "test id: first line of the message"
+
+
+def start_load(kind: str, cpus: int) -> list[subprocess.Popen[bytes]]:
+    """Load every core: stress-ng where it is installed, else one busy loop per core."""
+    if kind == "none" or cpus <= 0:
+        return []
+    stress = shutil.which("stress-ng")
+    if kind in ("auto", "stress-ng") and stress is not None:
+        return [
+            subprocess.Popen(
+                [stress, "--cpu", str(cpus), "--quiet"],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        ]
+    if kind == "stress-ng":
+        raise SystemExit("stress-ng is not installed (apt-get install -y stress-ng)")
+    busy = [sys.executable, "-c", "while True: pass"]
+    return [subprocess.Popen(busy, start_new_session=True) for _ in range(cpus)]
+
+
+def stop_load(load: list[subprocess.Popen[bytes]]) -> None:
+    """End the load this script started (each by its own process group)."""
+    for proc in load:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            continue
+    for proc in load:
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def stop_run(proc: subprocess.Popen[bytes]) -> None:
+    """Interrupt a pytest run (SIGINT, as Ctrl-C), then kill what is left of its session."""
+    for sig, grace in ((signal.SIGINT, 120.0), (signal.SIGKILL, 30.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM (``kill PID``) ends the hunt like Ctrl-C: the run and the load are stopped."""
+
+    def handler(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, handler)
+
+
+def read_junit(path: Path, run: Run) -> None:
+    """Counts and failures from pytest's JUnit XML (absent when pytest could not start)."""
+    if not path.is_file():
+        run.failures.append(f"(no JUnit report: pytest exited {run.exit_code}, see the log)")
+        return
+    for case in ET.parse(path).getroot().iter("testcase"):
+        test_id = f"{case.get('classname', '')}::{case.get('name', '')}"
+        outcome = next(iter(case), None)
+        if outcome is None or outcome.tag in ("system-out", "system-err", "properties"):
+            run.passed += 1
+        elif outcome.tag == "skipped":
+            run.skipped += 1
+        elif outcome.tag in ("failure", "error"):
+            if outcome.tag == "failure":
+                run.failed += 1
+            else:
+                run.errors += 1
+            message = (outcome.get("message") or outcome.text or "").strip().splitlines()
+            run.failures.append(f"{test_id} [{outcome.tag}]: {message[0] if message else ''}")
+
+
+def one_run(number: int, selection: list[str], out: Path) -> Run:
+    log = out / f"run-{number}.log"
+    junit = out / f"run-{number}.xml"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
+    argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rfE"]
+    argv += [f"--junitxml={junit}", *selection]
+    start = time.monotonic()
+    with log.open("wb") as sink:
+        # its own session, so that a stopped hunt can stop the run as a whole (SIGINT first:
+        # pytest then tears its fixtures down, kernels included)
+        proc = subprocess.Popen(
+            argv, cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        try:
+            code = proc.wait()
+        except BaseException:
+            stop_run(proc)
+            raise
+    run = Run(number, code, round(time.monotonic() - start, 1))
+    read_junit(junit, run)
+    return run
+
+
+def write_summary(out: Path, load: str, selection: list[str], runs: list[Run], total: int) -> None:
+    (out / "summary.json").write_text(
+        json.dumps(
+            {"load": load, "selection": selection, "runs": [asdict(r) for r in runs]}, indent=1
+        )
+    )
+    lines = [
+        f"# Flake hunt: {len(runs)} of {total} runs, load: {load}",
+        "",
+        f"selection: {' '.join(selection)}",
+        "",
+        "| run | exit | seconds | passed | failed | errors | skipped |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in runs:
+        cells = (r.number, r.exit_code, r.seconds, r.passed, r.failed, r.errors, r.skipped)
+        lines.append("| " + " | ".join(map(str, cells)) + " |")
+    lines.append("")
+    for r in runs:
+        for failure in r.failures:
+            lines.append(f"- run {r.number}: {failure}")
+    if not any(r.failures for r in runs):
+        lines.append("no failures")
+    (out / "summary.md").write_text("\n".join(lines) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5, help="runs in a row (default: 5)")
+    parser.add_argument(
+        "--load",
+        choices=["auto", "stress-ng", "busy", "none"],
+        default="auto",
+        help="how to load the CPU (default: stress-ng if installed, else busy loops)",
+    )
+    parser.add_argument(
+        "--cpus", type=int, default=os.cpu_count() or 2, help="workers of load (default: cores)"
+    )
+    parser.add_argument(
+        "--out", type=Path, help="where to write (default: bench/results/hunt-TIME)"
+    )
+    parser.add_argument("selection", nargs="*", help="pytest arguments (default: see the module)")
+    args = parser.parse_args(argv)
+    _stop_on_sigterm()
+    selection = args.selection or DEFAULT_SELECTION
+    out = args.out or ROOT / "bench" / "results" / time.strftime("hunt-%Y%m%d-%H%M%S")
+    out.mkdir(parents=True, exist_ok=True)
+    load = start_load(args.load, args.cpus)
+    described = "none" if not load else f"{args.load} x{args.cpus}"
+    runs: list[Run] = []
+    try:
+        for number in range(1, args.runs + 1):
+            print(f"run {number}/{args.runs} ...", flush=True)
+            run = one_run(number, selection, out)
+            runs.append(run)
+            print(
+                f"run {number}: exit {run.exit_code}, {run.seconds} s,"
+                f" {run.failed} failed, {run.errors} errors",
+                flush=True,
+            )
+            write_summary(out, described, selection, runs, args.runs)
+    except KeyboardInterrupt:
+        print(f"stopped after {len(runs)} complete runs", flush=True)
+        return 130
+    finally:
+        stop_load(load)
+        print(f"summary: {out / 'summary.md'}")
+    return 0 if runs and all(r.exit_code == 0 for r in runs) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
