@@ -185,6 +185,25 @@ def _check_table() -> None:
         )
 
 
+UNIT_WORKERS = 2  # this machine class has two cores
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist turns -n into its workers
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """``-m unit`` alone runs on UNIT_WORKERS pytest-xdist workers unless ``-n`` says otherwise
+    (``-n 0``: in this process). Only the unit tier: its tests share nothing outside the
+    process, so they may run side by side; the other tiers run as they always did."""
+    option = config.option
+    if (
+        getattr(option, "markexpr", "").strip() == "unit"
+        and getattr(option, "numprocesses", 0) is None  # xdist is loaded, -n was not given
+        and not hasattr(config, "workerinput")  # not a worker itself
+        and not option.collectonly
+        and not option.usepdb
+    ):
+        option.numprocesses = UNIT_WORKERS
+
+
 def pytest_configure(config: pytest.Config) -> None:
     for name, meaning in TIERS.items():
         config.addinivalue_line("markers", f"{name}: tier: {meaning}")

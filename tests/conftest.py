@@ -10,6 +10,7 @@ from tests import _tiers
 # The test tiers (unit, process, kernel, agent, browser): each test gets exactly one, and a unit
 # test that starts a process fails. The table of tiers and the guard are in tests/_tiers.py.
 from tests._tiers import (  # noqa: F401  (hooks, found by name)
+    pytest_cmdline_main,
     pytest_collection_modifyitems,
     pytest_runtest_call,
     pytest_runtest_setup,
