@@ -17,6 +17,7 @@ import _posixsubprocess
 import functools
 import os
 import subprocess
+import threading
 from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
@@ -132,7 +133,8 @@ def _guarded(name: str, original: Callable[..., Any], argv_index: int | None) ->
     def guarded(*args: Any, **kwargs: Any) -> Any:
         nodeid = _GUARD.nodeid
         if nodeid is not None and os.getpid() == _GUARD.pid:
-            how = f"{name}({_argv_of(args, argv_index)})"
+            thread = threading.current_thread().name
+            how = f"{name}({_argv_of(args, argv_index)}) in thread {thread!r}"
             _GUARD.attempts.append(how)
             raise UnitTierSpawnError(nodeid, how)
         return original(*args, **kwargs)
