@@ -175,19 +175,27 @@ def _remove_guard() -> None:
 
 
 def _check_table() -> None:
-    problems = [
+    problems = [f"{path}: no such file" for path in LONGEST_FIRST if not (ROOT / path).is_file()]
+    problems += [
         f"{path}: {tier!r} is not a tier" for path, tier in NOT_UNIT.items() if tier not in TIERS
     ]
     problems += [
         f"{path}: no such file or directory" for path in NOT_UNIT if not (ROOT / path).exists()
     ]
     if problems:
-        raise pytest.UsageError(
-            "tests/_tiers.py NOT_UNIT is out of date:\n  " + "\n  ".join(problems)
-        )
+        raise pytest.UsageError("tests/_tiers.py is out of date:\n  " + "\n  ".join(problems))
 
 
 UNIT_WORKERS = 2  # this machine class has two cores
+
+# Under pytest-xdist these modules' tests are handed out first (in their own order), so that no
+# worker starts one of the unit tier's longest tests while the other has nothing left to do.
+# The 40-terminal flood alone is about a quarter of the tier's CPU time.
+LONGEST_FIRST = (
+    "tests/test_widgets_comm_rate.py",
+    "tests/test_hotpath.py",
+    "tests/adversarial/test_jsonrpc_fuzz.py",
+)
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist turns -n into its workers
@@ -204,6 +212,8 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         and not option.usepdb
     ):
         option.numprocesses = UNIT_WORKERS
+        if option.dist == "no":  # a worker that runs out takes half of what the other has left
+            option.dist = "worksteal"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -217,11 +227,18 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     _remove_guard()
 
 
+def _relative(path: Path) -> str | None:
+    """``path`` relative to the repository root, or None when it is outside."""
+    try:
+        return path.resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        return None
+
+
 def listed_tier(path: Path) -> str:
     """The tier NOT_UNIT gives the module at ``path`` (the longest matching entry), else unit."""
-    try:
-        relative = path.resolve().relative_to(ROOT).as_posix()
-    except ValueError:  # outside the repository: only ever unit
+    relative = _relative(path)
+    if relative is None:  # outside the repository: only ever unit
         return "unit"
     best = ""
     for entry in NOT_UNIT:
@@ -253,6 +270,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if not own_tiers(item):
             item.add_marker(listed_tier(item.path))
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker (all of them sort alike)
+        items.sort(key=lambda item: _relative(item.path) not in LONGEST_FIRST)
 
 
 def _violation(nodeid: str, attempts: list[str]) -> str:
