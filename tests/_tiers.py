@@ -274,6 +274,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items.sort(key=lambda item: _relative(item.path) not in LONGEST_FIRST)
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist sends the report to the controller
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Under pytest-xdist a report travels to the controller as UTF-8, and execnet refuses a
+    string with a lone surrogate, ending the whole run (INTERNALERROR). A test's captured output
+    can hold one: the JSON-RPC fuzz tests' logged peer text does. Escape them there."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        report.sections = [(title, _utf8(text)) for title, text in report.sections]
+
+
+def _utf8(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _violation(nodeid: str, attempts: list[str]) -> str:
     return (
         f"{nodeid} is in the unit tier (no subprocess, no kernel, no browser) but tried to start a "

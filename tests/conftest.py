@@ -13,6 +13,7 @@ from tests._tiers import (  # noqa: F401  (hooks, found by name)
     pytest_cmdline_main,
     pytest_collection_modifyitems,
     pytest_runtest_call,
+    pytest_runtest_logreport,
     pytest_runtest_setup,
     pytest_runtest_teardown,
     pytest_unconfigure,

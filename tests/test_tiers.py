@@ -180,6 +180,25 @@ def test_each_test_gets_exactly_one_tier_and_m_selects_by_it(tmp_path: Path) -> 
     assert "test_doubly.py::test_two_tiers: kernel, process" in done.stderr, done.stderr
 
 
+SURROGATE = """
+import logging
+
+def test_logs_a_lone_surrogate():
+    logging.getLogger("peer").warning("peer sent %s", "\\udf2c")
+"""
+
+
+@pytest.mark.process
+def test_a_lone_surrogate_in_captured_output_does_not_end_an_xdist_run(tmp_path: Path) -> None:
+    """execnet refuses to send such a string from a worker; the hooks escape it first."""
+    pytest.importorskip("xdist")
+    (tmp_path / "test_surrogate.py").write_text(SURROGATE)
+    done, report = run_pytest(tmp_path, "-p", "xdist", "-n", "2")
+    assert "INTERNALERROR" not in done.stdout + done.stderr, done.stdout + done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert outcomes(report) == {"test_logs_a_lone_surrogate": ("passed", "")}
+
+
 def test_the_table_names_existing_modules_and_real_tiers() -> None:
     assert _tiers.NOT_UNIT, "the table is empty"
     for path, tier in _tiers.NOT_UNIT.items():
