@@ -5,8 +5,23 @@ from typing import Any
 
 import pytest
 
+from tests import _tiers
+
+# The test tiers (unit, process, kernel, agent, browser): each test gets exactly one, and a unit
+# test that starts a process fails. The table of tiers and the guard are in tests/_tiers.py.
+from tests._tiers import (  # noqa: F401  (hooks, found by name)
+    pytest_cmdline_main,
+    pytest_collection_modifyitems,
+    pytest_runtest_call,
+    pytest_runtest_logreport,
+    pytest_runtest_setup,
+    pytest_runtest_teardown,
+    pytest_unconfigure,
+)
+
 
 def pytest_configure(config: pytest.Config) -> None:
+    _tiers.pytest_configure(config)
     config.addinivalue_line(
         "markers", "sends_invalid: the test sends deliberately invalid messages to an agent"
     )

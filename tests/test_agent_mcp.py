@@ -92,6 +92,7 @@ def test_mcp_entry_gives_the_embedded_agent_the_http_server(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize("shape", ["http", "stdio"])
+@pytest.mark.process
 def test_tool_lines_call_the_kernel_tools_and_report_the_results(
     tools: KernelTools, tmp_path: Path, shape: str
 ) -> None:

@@ -43,6 +43,7 @@ async def test_a_client_talks_to_the_embedded_agent_in_memory(tmp_path: Path) ->
     assert [r.session_id for r in Store(tmp_path).list()] == [session.id]
 
 
+@pytest.mark.process
 async def test_the_connector_runs_an_approved_command_in_memory(tmp_path: Path) -> None:
     connector = memory_connector(data_dir=tmp_path / "data")
     async with connector(permission=allow_once, initialize_timeout=10) as agent:

@@ -30,6 +30,7 @@ from acp_notebook.agent._store import FLUSH_SECONDS, Store
 pytestmark = pytest.mark.anyio
 
 
+@pytest.mark.process
 async def test_the_pty_is_read_ahead_of_a_slow_consumer(tmp_path: Path) -> None:
     # 600 kB is far more than a PTY holds: the command can only finish writing it (and leave
     # its mark) while the first batch is still being handed on if someone keeps reading.
@@ -53,6 +54,7 @@ async def test_the_pty_is_read_ahead_of_a_slow_consumer(tmp_path: Path) -> None:
     assert seen_marker_first == [True]
 
 
+@pytest.mark.process
 async def test_a_quiet_command_ends_after_its_output_is_drained(tmp_path: Path) -> None:
     got: list[bytes] = []
 

@@ -111,6 +111,7 @@ def test_the_notebook_offers_a_v1_agent_terminals_and_files(v1: V1Notebook) -> N
     ]
 
 
+@pytest.mark.process
 def test_a_command_allowed_by_a_click_runs_and_streams_into_the_cells_terminal(
     v1: V1Notebook,
 ) -> None:
@@ -165,6 +166,7 @@ def test_a_command_rejected_never_runs(v1: V1Notebook, how: str) -> None:
     assert decision.decided_by == how and not decision.allowed
 
 
+@pytest.mark.process
 def test_an_allow_policy_judges_the_command_line(v1: V1Notebook) -> None:
     async def script(conn: Any) -> None:
         created = await v1.ask(conn, "create", "terminal/create", command="echo", args=["ok"])
@@ -221,6 +223,7 @@ def test_an_allowed_write_is_written(v1: V1Notebook) -> None:
     assert target.read_text() == "hi\n"
 
 
+@pytest.mark.process
 def test_cancel_kills_the_running_command(v1: V1Notebook) -> None:
     running = anyio.Event()  # (set and awaited on the I/O thread's loop)
 
@@ -238,6 +241,7 @@ def test_cancel_kills_the_running_command(v1: V1Notebook) -> None:
     assert v1.got["exit"] == {"exitCode": None, "signal": "SIGTERM"}
 
 
+@pytest.mark.process
 def test_kernel_shutdown_kills_every_client_terminal(v1: V1Notebook) -> None:
     started = anyio.Event()
 
@@ -279,6 +283,7 @@ def other_repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path,
 
 
 @pytest.mark.parametrize("click", ["reject", "allow"])
+@pytest.mark.process
 def test_a_rule_never_approves_a_command_outside_the_sessions_folder(
     v1: V1Notebook, other_repo: tuple[Path, Path], click: str
 ) -> None:
@@ -309,6 +314,7 @@ def test_a_rule_never_approves_a_command_outside_the_sessions_folder(
     assert "outside the session" in html
 
 
+@pytest.mark.process
 def test_a_rule_still_approves_the_same_command_in_the_sessions_folder(v1: V1Notebook) -> None:
     sub = v1.cwd / "sub"
     sub.mkdir()

@@ -264,6 +264,7 @@ async def test_authentication_required_names_methods(tmp_path: Path) -> None:
 
 
 @pytest.mark.anyio
+@pytest.mark.process
 async def test_agent_crash_mid_turn_fails_turn_with_stderr_tail(tmp_path: Path) -> None:
     async with acp.connect([sys.executable, str(PEER)], cwd=tmp_path) as agent:
         session = await agent.new_session(cwd=tmp_path)

@@ -35,6 +35,7 @@ def test_sentence_names_its_subject() -> None:
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.process
 async def test_an_agent_killed_by_an_unnamed_signal_is_labelled_once(anyio_backend: str) -> None:
     # Signal 40 (a real-time signal) has no name in Python's signal module: the agent process
     # used to call it "signal 40", so every label said "signal signal 40".

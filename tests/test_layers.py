@@ -99,6 +99,7 @@ FORBIDDEN_AT_IMPORT = {
 
 
 @pytest.mark.parametrize("layer", sorted(FORBIDDEN_AT_IMPORT))
+@pytest.mark.process
 def test_importing_a_layer_pulls_in_nothing_forbidden(layer: str) -> None:
     # Every module of the layer (the embedded agent's entry point included), not just its
     # package: a submodule nobody imports from __init__ must obey the rules too.

@@ -60,6 +60,7 @@ def _sleeper(pid_file: Path, stderr: str = "") -> str:
 # -- 1. connect timeout and interrupt -----------------------------------------------------------
 
 
+@pytest.mark.process
 def test_connect_times_out_and_stops_the_agent(acp: SimpleNamespace, tmp_path: Path) -> None:
     pid_file = tmp_path / "pid"
     start = time.monotonic()
@@ -76,6 +77,7 @@ def test_connect_times_out_and_stops_the_agent(acp: SimpleNamespace, tmp_path: P
     assert not acp.nb.agents
 
 
+@pytest.mark.process
 def test_interrupted_connect_stops_the_agent(acp: SimpleNamespace, tmp_path: Path) -> None:
     pid_file = tmp_path / "pid"
 
@@ -97,6 +99,7 @@ def test_interrupted_connect_stops_the_agent(acp: SimpleNamespace, tmp_path: Pat
 # -- 2. a failed connect is an error, and says what the agent did ---------------------------------
 
 
+@pytest.mark.process
 def test_failed_connect_raises_and_names_what_the_agent_wrote(acp: SimpleNamespace) -> None:
     with pytest.raises(UsageError) as info:
         acp.run(f"""connect -- {PY} -c "print('not json')" """)
@@ -112,6 +115,7 @@ def test_failed_connect_raises_and_names_what_the_agent_wrote(acp: SimpleNamespa
 # -- 3. a failed reconnect keeps the agent that works ---------------------------------------------
 
 
+@pytest.mark.process
 def test_failed_reconnect_keeps_the_old_agent_and_a_good_one_replaces_it(
     acp: SimpleNamespace, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -129,6 +133,7 @@ def test_failed_reconnect_keeps_the_old_agent_and_a_good_one_replaces_it(
 # -- 4. one line, not a traceback -----------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_busy_session_refused_resume_and_dead_agent_are_one_line_errors(
     acp: SimpleNamespace,
 ) -> None:
@@ -223,6 +228,7 @@ def test_cell_help_names_the_cell_magic_and_says_what_timeout_does() -> None:
 # -- 10, 11. closed agents, one label -------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_closed_agent_is_gone_and_labels_agree(
     acp: SimpleNamespace, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -123,6 +123,7 @@ def test_sanitizers_mask_only_run_specific_text() -> None:
     assert clean("&lt;b&gt; &amp; &#x27;") == "&lt;b&gt; &amp; &#x27;"
 
 
+@pytest.mark.process
 def test_pytest_collects_the_notebook() -> None:
     # The README's command (`python3 -m pytest`, no arguments) reaches notebooks/ ...
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]

@@ -137,6 +137,7 @@ def test_the_kernels_main_thread_never_waits(clock: Clock) -> None:
     assert pacing(BIG, 0.0) == 0.0  # a client the cell drives, read on the cell's own loop
 
 
+@pytest.mark.kernel
 def test_a_background_flood_waits_while_a_cell_of_the_users_code_runs(tmp_path: Path) -> None:
     # a real kernel and a real agent: during a cell's grace the flood's bytes stop arriving
     # (only the batch under way may land); past it they arrive again, in slices; in the end

@@ -486,6 +486,7 @@ def test_deep_nesting_fails_closed() -> None:
     )
 
 
+@pytest.mark.process
 def test_the_parser_is_imported_on_first_use_only() -> None:
     """``%load_ext acp_notebook`` must not pay for tree-sitter."""
     code = (

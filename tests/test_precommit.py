@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,6 +29,7 @@ def _selects(hook: dict[str, Any], path: Path) -> bool:
     return re.search(hook.get("files", ""), path.relative_to(ROOT).as_posix()) is not None
 
 
+@pytest.mark.process
 def test_the_config_is_valid() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "pre_commit", "validate-config", str(CONFIG)],

@@ -114,6 +114,7 @@ def test_star_import_gives_exactly_all() -> None:
     assert sorted(set(namespace) - {"__builtins__"}) == sorted(PUBLIC_NAMES)
 
 
+@pytest.mark.process
 def test_import_package_is_light() -> None:
     loaded = modules_after_import("acp_notebook")
     assert offenders(loaded, NOTEBOOK_MODULES) == []
@@ -121,6 +122,7 @@ def test_import_package_is_light() -> None:
     assert sorted(n for n in loaded if n.startswith("acp_notebook.")) == []
 
 
+@pytest.mark.process
 def test_client_api_needs_no_notebook_layer() -> None:
     loaded = modules_after_import("acp_notebook:connect", "acp_notebook:Session")
     assert "acp_notebook._client" in loaded

@@ -95,6 +95,7 @@ async def test_the_services_are_advertised_only_when_enabled(enabled: bool) -> N
 
 
 @pytest.mark.anyio
+@pytest.mark.process
 async def test_an_allowed_command_runs_and_streams_into_the_sessions_state(tmp_path: Path) -> None:
     seen: list[PermissionDecision] = []
     got: dict[str, Any] = {}
@@ -193,6 +194,7 @@ async def test_a_command_after_the_turn_ended_is_refused(tmp_path: Path) -> None
 
 
 @pytest.mark.anyio
+@pytest.mark.process
 async def test_cancel_kills_the_sessions_running_commands(tmp_path: Path) -> None:
     got: dict[str, Any] = {}
     session_box: list[Any] = []
@@ -215,6 +217,7 @@ async def test_cancel_kills_the_sessions_running_commands(tmp_path: Path) -> Non
 
 
 @pytest.mark.anyio
+@pytest.mark.process
 async def test_leaving_the_connection_kills_every_client_terminal(tmp_path: Path) -> None:
     from test_terminals import live_members, wait_gone
 
@@ -378,6 +381,7 @@ def test_output_chunks_are_base64_of_the_bytes() -> None:
 
 
 @pytest.mark.anyio
+@pytest.mark.process
 async def test_the_views_stop_button_kills_a_client_terminal_here(tmp_path: Path) -> None:
     got: dict[str, Any] = {}
     session_box: list[Any] = []
@@ -404,6 +408,7 @@ async def test_the_views_stop_button_kills_a_client_terminal_here(tmp_path: Path
 
 
 @pytest.mark.anyio
+@pytest.mark.process
 async def test_stopping_a_released_client_terminal_does_nothing(tmp_path: Path) -> None:
     got: list[Any] = []
     session_box: list[Any] = []
@@ -462,6 +467,7 @@ def _agent_asks(conn: Any, command: Any, kind: str = "execute") -> Any:
         (["python3", "-c", "touch ran"], True),  # not a shell
     ],
 )
+@pytest.mark.process
 async def test_the_agents_allowed_request_for_exactly_this_command_is_enough(
     tmp_path: Path, argv: list[str], asked_again: bool
 ) -> None:
@@ -598,6 +604,7 @@ async def test_an_earlier_allow_never_unwraps_a_fake_shell(
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("shell", ["bash", "sh", "/bin/sh", "/usr/bin/bash"])
+@pytest.mark.process
 async def test_an_earlier_allow_still_unwraps_a_real_shell(tmp_path: Path, shell: str) -> None:
     if not os.path.isfile(shell if "/" in shell else f"/usr/bin/{shell}"):
         pytest.skip(f"no {shell} here")

@@ -72,6 +72,7 @@ def typescript_shapes(source: Path = PROTOCOL_TS) -> dict[str, Any]:
     return shapes
 
 
+@pytest.mark.process
 def test_both_sides_name_the_same_messages_and_fields() -> None:
     ts, py = typescript_shapes(), python_shapes()
     assert sorted(ts["interfaces"]) == sorted(py["interfaces"])
@@ -80,6 +81,7 @@ def test_both_sides_name_the_same_messages_and_fields() -> None:
     assert ts["aliases"] == py["aliases"]
 
 
+@pytest.mark.process
 def test_a_changed_field_on_the_typescript_side_is_seen(tmp_path: Path) -> None:
     text = PROTOCOL_TS.read_text("utf-8")
     changed = tmp_path / "protocol.ts"

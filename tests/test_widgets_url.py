@@ -151,6 +151,7 @@ CORPUS = [
 ]
 
 
+@pytest.mark.process
 def test_the_host_agrees_with_a_real_whatwg_parser() -> None:
     node = shutil.which("node")
     if node is None:

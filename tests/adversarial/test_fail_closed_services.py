@@ -203,6 +203,7 @@ async def test_an_unallowed_read_of_a_hard_link_inside_returns_nothing(
     assert await agent_asks(world, way, "fs/read_text_file", params) == way.code
 
 
+@pytest.mark.process
 async def test_the_matrix_can_fail_an_allow_runs_and_writes(tmp_path: Path) -> None:
     """The same checks with an explicit True: the command runs and the file is written."""
     work = tmp_path / "work"

@@ -190,6 +190,7 @@ sys.stdin.readline()
 """
 
 
+@pytest.mark.process
 def test_an_accept_that_fails_for_want_of_descriptors_only_pauses_the_listener(
     tmp_path: Path,
 ) -> None:

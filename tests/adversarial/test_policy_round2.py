@@ -74,6 +74,7 @@ IDS = [f"finding{f}-{i}" for i, (f, *_rest) in enumerate(CASES)]
 
 
 @pytest.mark.parametrize(("finding", "policy", "command", "shells", "harm"), CASES, ids=IDS)
+@pytest.mark.process
 def test_the_command_was_a_real_attack(
     tmp_path: Path, finding: int, policy: Policy, command: str, shells: tuple[str, ...], harm: str
 ) -> None:

@@ -67,6 +67,7 @@ def test_time_keyword_does_not_hide_a_denied_command(command: str) -> None:
     assert decide(Case(command, **STAR_NO_RM)) != "allow"
 
 
+@pytest.mark.process
 def test_the_time_keyword_hole_really_runs_rm_under_bash(tmp_path: Path) -> None:
     """What the xfail above protects against: bash runs the `rm` the policy did not see."""
     sandbox = Path(tempfile.mkdtemp(prefix="probe-"))
@@ -105,6 +106,7 @@ def test_a_risky_variable_set_without_an_assignment_is_left_to_a_person(
     assert decide(Case(command, allow=allow)) != "allow"
 
 
+@pytest.mark.process
 def test_a_for_loop_over_path_runs_a_program_from_the_directory(tmp_path: Path) -> None:
     """What the xfail above protects against, under dash and bash: ./ls runs, not ls."""
     where = Path(tempfile.mkdtemp(prefix="probe-"))
@@ -210,6 +212,7 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+@pytest.mark.process
 def test_a_flood_racing_the_cancel_never_reaches_the_handler_after_it(tmp_path: Path) -> None:
     """The agent asks without pause while we cancel. No request the agent wrote after it had
     read session/cancel (so after the client marked the turn cancelled) reaches the worst
@@ -252,6 +255,7 @@ def test_a_flood_racing_the_cancel_never_reaches_the_handler_after_it(tmp_path: 
 
 
 @pytest.mark.parametrize("mode", ["after_idle", "other_session"])
+@pytest.mark.process
 def test_a_request_outside_a_running_turn_is_cancelled_before_the_handler(
     mode: str, tmp_path: Path
 ) -> None:
@@ -283,6 +287,7 @@ def test_a_request_outside_a_running_turn_is_cancelled_before_the_handler(
 # -- the notebook: what held ----------------------------------------------------------------------
 
 
+@pytest.mark.kernel
 def test_interrupt_with_a_card_pending_then_clicking_its_allow_button(tmp_path: Path) -> None:
     from tests.kernel_driver import acp_kernel, new_cell_id
 

@@ -1,0 +1,328 @@
+"""Test tiers: every collected test gets exactly one tier marker, and the ``unit`` tier is
+enforced to start no process.
+
+``python3 -m pytest -m unit`` is the feedback loop of someone changing one module, so a test
+lands there only when it runs in this process alone. Rather than trusting each author to mark
+slow tests, the tier of a module is listed here (``NOT_UNIT``), anything unlisted is ``unit``,
+and a ``unit`` test that starts a process anyway (a kernel, an agent, a shell, a browser...) is
+failed by a guard on the few functions every way of starting a process goes through.
+
+tests/conftest.py wires these hooks into the suite; ``-p tests._tiers`` loads them into any
+other pytest run (tests/test_tiers.py does that to check the guard itself).
+"""
+
+from __future__ import annotations
+
+import _posixsubprocess
+import functools
+import os
+import subprocess
+import threading
+from collections.abc import Callable, Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+TIERS: dict[str, str] = {
+    "unit": "in-process only: no subprocess, no kernel, no browser (the default tier)",
+    "process": "starts processes that are not a kernel, a third-party agent or a browser: "
+    "our agent, PTY terminals, shells, the node oracle, mypy/ruff/npm",
+    "kernel": "drives a real Jupyter kernel (tests/kernel_driver.py, the nbval notebooks)",
+    "agent": "runs real third-party agents (tests/real_agents/)",
+    "browser": "JupyterLab in a real browser (Playwright/Galata: tests/test_browser.py)",
+}
+
+# The tier of every test module (or directory, ending in "/") that is not unit, relative to the
+# repository root. A test's own tier marker (``@pytest.mark.kernel``, or a module's
+# ``pytestmark``) takes precedence over its module's entry here; a module not listed is unit.
+NOT_UNIT: dict[str, str] = {
+    "notebooks/": "kernel",  # the example notebooks, run by nbval
+    "tests/real_agents/": "agent",
+    "tests/test_browser.py": "browser",
+    # a real kernel
+    "tests/adversarial/test_agent_shapes_kernel.py": "kernel",
+    "tests/adversarial/test_auth_kernel.py": "kernel",
+    "tests/adversarial/test_auth_terminal_kernel.py": "kernel",
+    "tests/adversarial/test_background_kernel.py": "kernel",
+    "tests/adversarial/test_context_kernel.py": "kernel",
+    "tests/adversarial/test_elicitation_kernel.py": "kernel",
+    "tests/adversarial/test_fail_closed_kernel.py": "kernel",
+    "tests/adversarial/test_hostile_json.py": "kernel",
+    "tests/adversarial/test_hostile_kernel.py": "kernel",
+    "tests/adversarial/test_kernel_tools_probe_kernel.py": "kernel",
+    "tests/adversarial/test_memory.py": "kernel",
+    "tests/adversarial/test_oracle_scenarios_kernel.py": "kernel",
+    "tests/adversarial/test_orphans.py": "kernel",
+    "tests/adversarial/test_policy_kernel.py": "kernel",
+    "tests/test_context_kernel.py": "kernel",
+    "tests/test_kernel_code_kernel.py": "kernel",
+    "tests/test_kernel_shutdown.py": "kernel",
+    "tests/test_kernel_tools_kernel.py": "kernel",
+    "tests/test_kernel_tools_starvation_kernel.py": "kernel",
+    "tests/test_notebook_kernel.py": "kernel",
+    "tests/test_sidepanel.py": "kernel",
+    "tests/test_static_live.py": "kernel",
+    "tests/test_widgets_acks.py": "kernel",
+    "tests/test_widgets_kernel.py": "kernel",
+    # other processes: our agent, commands in PTYs, shells, node, git, pip, mypy/ruff, jlpm
+    "tests/adversarial/test_elicitation_client.py": "process",
+    "tests/adversarial/test_elicitation_patterns.py": "process",
+    "tests/adversarial/test_fail_closed_client.py": "process",
+    "tests/adversarial/test_interrupt_races.py": "process",
+    "tests/adversarial/test_policy_corpus.py": "process",
+    "tests/adversarial/test_policy_corpus2.py": "process",
+    "tests/adversarial/test_policy_corpus3.py": "process",
+    "tests/adversarial/test_policy_terminals.py": "process",
+    "tests/test_agent_client_api.py": "process",
+    "tests/test_agent_e2e.py": "process",
+    "tests/test_agent_pty.py": "process",
+    "tests/test_client_faults.py": "process",
+    "tests/test_connect_env.py": "process",
+    "tests/test_demo.py": "process",
+    "tests/test_import_cost.py": "process",
+    "tests/test_install.py": "process",
+    "tests/test_labextension.py": "process",
+    "tests/test_login_pty.py": "process",
+    "tests/test_mcp_bridge.py": "process",
+    "tests/test_oracle.py": "process",
+    "tests/test_process.py": "process",
+    "tests/test_quality.py": "process",
+    "tests/test_supervisor.py": "process",
+    "tests/test_terminals.py": "process",
+}
+
+
+class UnitTierSpawnError(RuntimeError):
+    """A unit-tier test tried to start a process; the guard refused it."""
+
+    def __init__(self, nodeid: str, how: str) -> None:
+        super().__init__(f"{nodeid}: {how}")
+        self.nodeid = nodeid
+        self.how = how
+
+
+class _Guard:
+    """Which unit test is running now (None between tests and in other tiers), and the process
+    starts it attempted. The guard is per process (pytest-xdist workers each have one)."""
+
+    def __init__(self) -> None:
+        self.nodeid: str | None = None
+        self.pid = os.getpid()
+        self.attempts: list[str] = []
+        self.restore: list[tuple[Any, str, Any]] = []
+
+
+_GUARD = _Guard()
+
+
+def _argv_of(args: tuple[Any, ...], index: int | None) -> str:
+    if index is None or len(args) <= index:
+        return ""
+    argv = args[index]
+    if isinstance(argv, (str, bytes, os.PathLike)):
+        return repr(os.fsdecode(argv))
+    try:
+        return repr([os.fsdecode(part) for part in argv][:4])
+    except TypeError:
+        return repr(argv)[:200]
+
+
+def _guarded(name: str, original: Callable[..., Any], argv_index: int | None) -> Any:
+    @functools.wraps(original)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        nodeid = _GUARD.nodeid
+        if nodeid is not None and os.getpid() == _GUARD.pid:
+            thread = threading.current_thread().name
+            how = f"{name}({_argv_of(args, argv_index)}) in thread {thread!r}"
+            _GUARD.attempts.append(how)
+            raise UnitTierSpawnError(nodeid, how)
+        return original(*args, **kwargs)
+
+    return guarded
+
+
+# Every way Python starts a process ends in one of these: subprocess (and so asyncio, anyio,
+# trio, os.popen) in Popen._execute_child; multiprocessing in _posixsubprocess.fork_exec;
+# pty.fork, os.spawn* and forking servers in os.fork / os.forkpty; the rest below.
+_SPAWN_POINTS: list[tuple[Any, str, int | None]] = [
+    (subprocess.Popen, "_execute_child", 1),
+    (_posixsubprocess, "fork_exec", 0),
+    (os, "fork", None),
+    (os, "forkpty", None),
+    (os, "posix_spawn", 1),
+    (os, "posix_spawnp", 1),
+    (os, "system", 0),
+]
+
+
+def _install_guard() -> None:
+    if _GUARD.restore:  # already installed (the hooks are loaded once per process)
+        return
+    for owner, attr, argv_index in _SPAWN_POINTS:
+        original = getattr(owner, attr, None)
+        if original is None:
+            continue
+        label = f"{getattr(owner, '__name__', owner)}.{attr}"
+        _GUARD.restore.append((owner, attr, original))
+        setattr(owner, attr, _guarded(label, original, argv_index))
+
+
+def _remove_guard() -> None:
+    while _GUARD.restore:
+        owner, attr, original = _GUARD.restore.pop()
+        setattr(owner, attr, original)
+
+
+def _check_table() -> None:
+    problems = [f"{path}: no such file" for path in LONGEST_FIRST if not (ROOT / path).is_file()]
+    problems += [
+        f"{path}: {tier!r} is not a tier" for path, tier in NOT_UNIT.items() if tier not in TIERS
+    ]
+    problems += [
+        f"{path}: no such file or directory" for path in NOT_UNIT if not (ROOT / path).exists()
+    ]
+    if problems:
+        raise pytest.UsageError("tests/_tiers.py is out of date:\n  " + "\n  ".join(problems))
+
+
+UNIT_WORKERS = 2  # this machine class has two cores
+
+# Under pytest-xdist these modules' tests are handed out first (in their own order), so that no
+# worker starts one of the unit tier's longest tests while the other has nothing left to do.
+# The 40-terminal flood alone is about a quarter of the tier's CPU time.
+LONGEST_FIRST = (
+    "tests/test_widgets_comm_rate.py",
+    "tests/test_hotpath.py",
+    "tests/adversarial/test_jsonrpc_fuzz.py",
+)
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist turns -n into its workers
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """``-m unit`` alone runs on UNIT_WORKERS pytest-xdist workers unless ``-n`` says otherwise
+    (``-n 0``: in this process). Only the unit tier: its tests share nothing outside the
+    process, so they may run side by side; the other tiers run as they always did."""
+    option = config.option
+    if (
+        getattr(option, "markexpr", "").strip() == "unit"
+        and getattr(option, "numprocesses", 0) is None  # xdist is loaded, -n was not given
+        and not hasattr(config, "workerinput")  # not a worker itself
+        and not option.collectonly
+        and not option.usepdb
+    ):
+        option.numprocesses = UNIT_WORKERS
+        if option.dist == "no":  # a worker that runs out takes half of what the other has left
+            option.dist = "worksteal"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name, meaning in TIERS.items():
+        config.addinivalue_line("markers", f"{name}: tier: {meaning}")
+    _check_table()
+    _install_guard()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    _remove_guard()
+
+
+def _relative(path: Path) -> str | None:
+    """``path`` relative to the repository root, or None when it is outside."""
+    try:
+        return path.resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        return None
+
+
+def listed_tier(path: Path) -> str:
+    """The tier NOT_UNIT gives the module at ``path`` (the longest matching entry), else unit."""
+    relative = _relative(path)
+    if relative is None:  # outside the repository: only ever unit
+        return "unit"
+    best = ""
+    for entry in NOT_UNIT:
+        covers = relative == entry or (entry.endswith("/") and relative.startswith(entry))
+        if covers and len(entry) > len(best):
+            best = entry
+    return NOT_UNIT[best] if best else "unit"
+
+
+def own_tiers(item: pytest.Item) -> list[str]:
+    """The tier markers a test carries itself (decorators, class or module ``pytestmark``)."""
+    return sorted({mark.name for mark in item.iter_markers() if mark.name in TIERS})
+
+
+def tier_of(item: pytest.Item) -> str:
+    own = own_tiers(item)
+    return own[0] if own else listed_tier(item.path)
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    doubly = [
+        f"{item.nodeid}: {', '.join(own_tiers(item))}" for item in items if len(own_tiers(item)) > 1
+    ]
+    if doubly:
+        raise pytest.UsageError(
+            "every test has exactly one tier; these carry more than one:\n  " + "\n  ".join(doubly)
+        )
+    for item in items:
+        if not own_tiers(item):
+            item.add_marker(listed_tier(item.path))
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker (all of them sort alike)
+        items.sort(key=lambda item: _relative(item.path) not in LONGEST_FIRST)
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist sends the report to the controller
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Under pytest-xdist a report travels to the controller as UTF-8, and execnet refuses a
+    string with a lone surrogate, ending the whole run (INTERNALERROR). A test's captured output
+    can hold one: the JSON-RPC fuzz tests' logged peer text does. Escape them there."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        report.sections = [(title, _utf8(text)) for title, text in report.sections]
+
+
+def _utf8(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _violation(nodeid: str, attempts: list[str]) -> str:
+    return (
+        f"{nodeid} is in the unit tier (no subprocess, no kernel, no browser) but tried to start a "
+        f"process (refused): {'; '.join(attempts)}.\nGive it the tier it needs: list its module in "
+        "NOT_UNIT in tests/_tiers.py, or mark the test (@pytest.mark.process / kernel / agent / "
+        "browser)."
+    )
+
+
+def _guard_phase(item: pytest.Item) -> Generator[None, Any, Any]:
+    """Run one phase (setup, call or teardown) of ``item`` with the guard armed when it is a
+    unit test, and fail the phase when it tried to start a process, even if the code under test
+    caught the guard's exception."""
+    unit = tier_of(item) == "unit"
+    if unit:
+        _GUARD.nodeid, _GUARD.attempts = item.nodeid, []
+    try:
+        return (yield)
+    finally:
+        attempts, _GUARD.nodeid, _GUARD.attempts = _GUARD.attempts, None, []
+        if unit and attempts:
+            pytest.fail(_violation(item.nodeid, attempts), pytrace=False)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, Any, Any]:
+    return (yield from _guard_phase(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
+    return (yield from _guard_phase(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, Any, Any]:
+    return (yield from _guard_phase(item))

@@ -1,0 +1,222 @@
+"""The test tiers (tests/_tiers.py): the table is sound, and the unit tier's guard really fails a
+test that starts a process, however it starts it, and refuses to start it.
+
+The guard is checked the only honest way: a real pytest run, in a subprocess, of a small test
+file with the tier hooks loaded (``-p tests._tiers``), whose tests start processes in every way
+Python offers. Each would create a file if its process ran.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from tests import _tiers
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SPAWNING = """
+import asyncio, multiprocessing, os, pty, subprocess
+import pytest
+
+MARK = os.environ["TIERS_MARK"]  # each process below would create MARK.<its name>
+
+
+def test_subprocess_run():
+    subprocess.run(["touch", MARK + ".run"])
+
+
+def test_swallowed_by_the_code_under_test():
+    try:
+        subprocess.run(["touch", MARK + ".swallowed"])
+    except Exception:
+        pass
+
+
+def test_asyncio_subprocess():
+    async def main():
+        proc = await asyncio.create_subprocess_exec("touch", MARK + ".asyncio")
+        await proc.wait()
+
+    asyncio.run(main())
+
+
+def test_os_system():
+    os.system("touch " + MARK + ".system")
+
+
+def test_posix_spawn():
+    pid = os.posix_spawn("/usr/bin/touch", ["touch", MARK + ".spawn"], dict(os.environ))
+    os.waitpid(pid, 0)
+
+
+def test_fork():
+    pid = os.fork()
+    if pid == 0:
+        open(MARK + ".fork", "w").close()
+        os._exit(0)
+    os.waitpid(pid, 0)
+
+
+def test_pty_fork():
+    pid, fd = pty.fork()
+    if pid == 0:
+        open(MARK + ".pty", "w").close()
+        os._exit(0)
+    os.waitpid(pid, 0)
+
+
+def test_multiprocessing():
+    proc = multiprocessing.get_context("spawn").Process(target=print)
+    proc.start()
+    proc.join()
+
+
+@pytest.fixture(scope="module")
+def shared_process():
+    subprocess.run(["touch", MARK + ".fixture"])
+
+
+def test_through_a_module_fixture(shared_process):
+    pass
+
+
+def test_in_process_only():
+    assert sum([1, 2]) == 3
+
+
+@pytest.mark.process
+def test_marked_process():
+    subprocess.run(["touch", MARK + ".marked"], check=True)
+"""
+
+DOUBLY = """
+import pytest
+
+@pytest.mark.kernel
+@pytest.mark.process
+def test_two_tiers():
+    pass
+"""
+
+
+def run_pytest(where: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """pytest with only the tier hooks loaded, in ``where``; its JUnit report's path."""
+    (where / "pytest.ini").write_text("[pytest]\n")
+    report = where / "report.xml"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",  # no nbval, hypothesis...: the hooks alone
+        "TIERS_MARK": str(where / "ran"),
+    }
+    argv = [sys.executable, "-m", "pytest", "-p", "tests._tiers", "-p", "no:cacheprovider"]
+    done = subprocess.run(
+        [*argv, f"--junitxml={report}", "-q", *args],
+        cwd=where,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    return done, report
+
+
+def outcomes(report: Path) -> dict[str, tuple[str, str]]:
+    """Test name -> (passed / failure / error, the message) from a JUnit report."""
+    found: dict[str, tuple[str, str]] = {}
+    for case in ET.parse(report).getroot().iter("testcase"):
+        bad = [child for child in case if child.tag in ("failure", "error")]
+        if bad:
+            found[case.attrib["name"]] = (bad[0].tag, bad[0].attrib.get("message", ""))
+        else:
+            found[case.attrib["name"]] = ("passed", "")
+    return found
+
+
+@pytest.mark.process
+def test_a_unit_test_that_starts_a_process_fails_and_the_process_never_starts(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "test_spawning.py").write_text(SPAWNING)
+    done, report = run_pytest(tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    found = outcomes(report)
+    assert found.pop("test_in_process_only") == ("passed", ""), found
+    assert found.pop("test_marked_process") == ("passed", ""), found
+    assert len(found) == 9, found
+    for name, (outcome, message) in found.items():
+        assert outcome in ("failure", "error"), (name, outcome)
+        assert f"test_spawning.py::{name} is in the unit tier" in message, (name, message)
+        assert "NOT_UNIT in tests/_tiers.py" in message, message
+    assert "Popen._execute_child" in found["test_swallowed_by_the_code_under_test"][1]
+    assert "os.fork" in found["test_fork"][1]
+    assert "os.forkpty" in found["test_pty_fork"][1]
+    assert found["test_through_a_module_fixture"][0] == "error"  # refused in its setup
+    # The guard refuses, so none of the unit tests' processes ran; the marked one's did.
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("ran")) == ["ran.marked"]
+
+
+@pytest.mark.process
+def test_each_test_gets_exactly_one_tier_and_m_selects_by_it(tmp_path: Path) -> None:
+    (tmp_path / "test_spawning.py").write_text(SPAWNING)
+    done, report = run_pytest(tmp_path, "-m", "process")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert outcomes(report) == {"test_marked_process": ("passed", "")}
+    done, report = run_pytest(tmp_path, "-m", "unit", "-k", "in_process or marked")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert outcomes(report) == {"test_in_process_only": ("passed", "")}
+
+    (tmp_path / "test_spawning.py").unlink()
+    (tmp_path / "test_doubly.py").write_text(DOUBLY)
+    done, _ = run_pytest(tmp_path)
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
+    assert "test_doubly.py::test_two_tiers: kernel, process" in done.stderr, done.stderr
+
+
+SURROGATE = """
+import logging
+
+def test_logs_a_lone_surrogate():
+    logging.getLogger("peer").warning("peer sent %s", "\\udf2c")
+"""
+
+
+@pytest.mark.process
+def test_a_lone_surrogate_in_captured_output_does_not_end_an_xdist_run(tmp_path: Path) -> None:
+    """execnet refuses to send such a string from a worker; the hooks escape it first."""
+    pytest.importorskip("xdist")
+    (tmp_path / "test_surrogate.py").write_text(SURROGATE)
+    done, report = run_pytest(tmp_path, "-p", "xdist", "-n", "2")
+    assert "INTERNALERROR" not in done.stdout + done.stderr, done.stdout + done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert outcomes(report) == {"test_logs_a_lone_surrogate": ("passed", "")}
+
+
+def test_the_table_names_existing_modules_and_real_tiers() -> None:
+    assert _tiers.NOT_UNIT, "the table is empty"
+    for path, tier in _tiers.NOT_UNIT.items():
+        assert tier in _tiers.TIERS and tier != "unit", (path, tier)
+        assert (ROOT / path).exists(), path
+
+
+def test_a_module_gets_its_listed_tier_or_unit() -> None:
+    assert _tiers.listed_tier(ROOT / "tests" / "test_browser.py") == "browser"
+    assert _tiers.listed_tier(ROOT / "tests" / "real_agents" / "test_codex.py") == "agent"
+    assert _tiers.listed_tier(ROOT / "notebooks" / "quickstart.ipynb") == "kernel"
+    assert _tiers.listed_tier(ROOT / "tests" / "test_visible.py") == "unit"
+    assert _tiers.listed_tier(Path("/elsewhere/test_x.py")) == "unit"
+
+
+def test_this_module_is_unit_with_its_process_tests_marked(request: pytest.FixtureRequest) -> None:
+    """A test's own tier marker takes precedence over its module's: this module is unit, its
+    subprocess runs carry ``process``."""
+    assert _tiers.tier_of(request.node) == "unit"
+    marks = [m.name for m in request.node.iter_markers() if m.name in _tiers.TIERS]
+    assert marks == ["unit"]
