@@ -22,7 +22,7 @@ import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
@@ -66,6 +66,41 @@ class IOThread:
     def submit(self, fn: Callable[..., Awaitable[T]], *args: Any) -> concurrent.futures.Future[T]:
         """Start ``fn`` in the I/O thread; return a future for its result."""
         return self.portal.start_task_soon(fn, *args)
+
+    def await_withdrawable(self, fn: Callable[[], Awaitable[T]]) -> T:
+        """Await ``fn()`` in the I/O thread from the main thread. An Interrupt (a
+        KeyboardInterrupt, re-raised) withdraws it: its task is cancelled, so a request it
+        awaits is cancelled too. That holds even when the Interrupt lands while the task is
+        still being handed over (the portal's hand-over blocks; under load it can take long
+        enough for the task to start and send its request meanwhile)."""
+        withdrawn = False
+        scopes: list[anyio.CancelScope] = []
+
+        async def run() -> T | None:
+            if withdrawn:  # never call fn(): it could send its request before it first waits
+                return None
+            with anyio.CancelScope() as scope:
+                scopes.append(scope)
+                return await fn()
+            return None  # withdrawn: nobody waits for this result
+
+        def withdraw() -> None:  # in the I/O thread, like run(): no lock needed
+            nonlocal withdrawn
+            withdrawn = True
+            for scope in scopes:
+                scope.cancel()
+
+        try:
+            future = self.submit(run)
+        except KeyboardInterrupt:
+            self.soon(withdraw)  # whether run() started yet or not
+            raise
+        try:
+            result = future.result()
+        except KeyboardInterrupt:
+            future.cancel()
+            raise
+        return cast(T, result)
 
     def soon(self, fn: Callable[..., Any], *args: Any) -> None:
         """Run a plain function in the I/O thread soon, without waiting (thread-safe)."""

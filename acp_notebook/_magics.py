@@ -410,11 +410,9 @@ def _interruptible(handle: AgentHandle, what: str, fn: Callable[[], Awaitable[An
     ``$/cancel_request``) and ends the cell in one line; the agent and the kernel go on. A
     sign-in the agent never answers (gemini's browser login on a machine without one) is
     stopped this way."""
-    future = handle.io.submit(fn)
     try:
-        return future.result()
+        return handle.io.await_withdrawable(fn)
     except KeyboardInterrupt:
-        future.cancel()
         raise TurnInterrupted(f"{what} was interrupted: the request was withdrawn") from None
 
 

@@ -179,6 +179,11 @@ def _remove_guard() -> None:
 def _check_table() -> None:
     problems = [f"{path}: no such file" for path in LONGEST_FIRST if not (ROOT / path).is_file()]
     problems += [
+        f"{name}: no such file"
+        for name in SLOWEST_FIRST
+        if not (ROOT / name.split("::", 1)[0]).is_file()
+    ]
+    problems += [
         f"{path}: {tier!r} is not a tier" for path, tier in NOT_UNIT.items() if tier not in TIERS
     ]
     problems += [
@@ -200,25 +205,75 @@ LONGEST_FIRST = (
 )
 
 
+# The whole suite (``python3 -m pytest`` with no paths, any -m) runs on SUITE_WORKERS
+# pytest-xdist workers: most of its time is spent waiting on kernels, agents and the browser,
+# so more workers than cores pay. Each module stays on one worker (its module-scoped kernels
+# and servers are made once), and so does each notebook under nbval (its cells share a kernel);
+# the browser suite's groups are separate tests (tests/test_browser.py GROUPS). The modules
+# below are handed out first, longest first, so that none starts when the others are done.
+SUITE_WORKERS = 4
+SLOWEST_FIRST = (
+    "tests/test_browser.py::test_playwright_suite_passes[panel]",
+    "tests/test_browser.py::test_playwright_suite_passes[terminals]",
+    "tests/test_browser.py::test_playwright_suite_passes[cells]",
+    "tests/real_agents/test_claude.py",
+    "tests/real_agents/test_codex.py",
+    "tests/real_agents/test_gemini.py",
+    "tests/real_agents/test_claude_background.py",
+    "tests/test_notebook_kernel.py",
+    "tests/test_widgets_comm_rate.py",
+    "tests/test_install.py",
+    "tests/test_kernel_tools_kernel.py",
+    "tests/adversarial/test_fail_closed_kernel.py",
+    "tests/test_sidepanel.py",
+    "tests/test_kernel_code_kernel.py",
+    "tests/test_pacing.py",
+    "tests/adversarial/test_fail_closed_client.py",
+    "tests/real_agents/test_v1_peers.py",
+    "tests/adversarial/test_memory.py",
+    "tests/adversarial/test_oracle_scenarios_kernel.py",
+    "tests/test_static_live.py",
+    "tests/test_agent_e2e.py",
+    "tests/adversarial/test_policy_terminals.py",
+)
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist turns -n into its workers
 def pytest_cmdline_main(config: pytest.Config) -> None:
-    """``-m unit`` alone runs on UNIT_WORKERS pytest-xdist workers unless ``-n`` says otherwise
-    (``-n 0``: in this process). Only the unit tier: its tests share nothing outside the
-    process, so they may run side by side; the other tiers run as they always did."""
+    """Choose the workers when -n was not given (``-n 0`` runs in this process):
+    - ``-m unit`` alone: UNIT_WORKERS workers, a worker that runs out takes half of what the
+      other has left (its tests share nothing outside the process);
+    - the whole suite (no paths given; any -m): SUITE_WORKERS workers, a module (or notebook, or
+      browser group) at a time (``--dist loadgroup``, groups set in pytest_collection_modifyitems);
+    - paths given: in this process, as pytest always does."""
     option = config.option
     if (
-        getattr(option, "markexpr", "").strip() == "unit"
-        and getattr(option, "numprocesses", 0) is None  # xdist is loaded, -n was not given
-        and not hasattr(config, "workerinput")  # not a worker itself
-        and not option.collectonly
-        and not option.usepdb
+        getattr(option, "numprocesses", 0) is not None  # -n was given, or xdist is not loaded
+        or hasattr(config, "workerinput")  # a worker itself
+        or option.collectonly
+        or option.usepdb
     ):
+        return
+    if getattr(option, "markexpr", "").strip() == "unit":
         option.numprocesses = UNIT_WORKERS
-        if option.dist == "no":  # a worker that runs out takes half of what the other has left
+        if option.dist == "no":
             option.dist = "worksteal"
+    elif config.args_source == pytest.Config.ArgsSource.TESTPATHS and option.dist == "no":
+        option.numprocesses = SUITE_WORKERS
+        option.dist = "loadgroup"
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: the controller, for each worker
+def pytest_configure_node(node: Any) -> None:
+    """Tell the workers the run is grouped: they only see the command line, and the
+    ``--dist loadgroup`` above was set in code, not on it."""
+    node.workerinput["acp_loadgroup"] = node.config.getoption("dist") == "loadgroup"
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and workerinput.get("acp_loadgroup"):
+        config.option.loadgroup = True  # what pytest-xdist's worker reads to suffix the groups
     for name, meaning in TIERS.items():
         config.addinivalue_line("markers", f"{name}: tier: {meaning}")
     _check_table()
@@ -272,8 +327,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if not own_tiers(item):
             item.add_marker(listed_tier(item.path))
-    if hasattr(config, "workerinput"):  # a pytest-xdist worker (all of them sort alike)
+    if not hasattr(config, "workerinput"):  # not a pytest-xdist worker
+        return
+    if config.getoption("loadgroup", False):
+        _group_by_module(items)
+    else:  # the unit tier's worksteal (all workers sort alike)
         items.sort(key=lambda item: _relative(item.path) not in LONGEST_FIRST)
+
+
+def _group_by_module(items: list[pytest.Item]) -> None:
+    """One xdist group per module (a browser group is one of its own), the slowest first."""
+    rank = {name: place for place, name in enumerate(SLOWEST_FIRST)}
+    last = len(SLOWEST_FIRST)
+
+    def group(item: pytest.Item) -> str:
+        module = _relative(item.path) or item.nodeid.split("::", 1)[0]
+        return item.nodeid if item.nodeid in rank else module
+
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(group(item)))
+    items.sort(key=lambda item: rank.get(group(item), last))
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist sends the report to the controller

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import signal
 import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -168,3 +169,72 @@ def test_launch_builds_a_connect_call_with_copies() -> None:
     env["K2"] = "V2"
     assert connector.args == (["agent", "--acp"],)  # type: ignore[attr-defined]
     assert connector.keywords["env"] == {"K": "V"}  # type: ignore[attr-defined]
+
+
+def _waiting_task() -> tuple[Any, threading.Event, threading.Event]:
+    started, cancelled = threading.Event(), threading.Event()
+
+    async def request() -> str:  # stands for a request the agent never answers
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            cancelled.set()
+            raise
+        return "never"
+
+    return request, started, cancelled
+
+
+def test_an_interrupt_while_waiting_withdraws_the_request(io: IOThread) -> None:
+    request, started, cancelled = _waiting_task()
+    main = threading.get_ident()
+
+    def interrupt_once_started() -> None:
+        assert started.wait(10)
+        signal.pthread_kill(main, signal.SIGINT)  # what Interrupt sends a kernel
+
+    threading.Thread(target=interrupt_once_started).start()
+    with pytest.raises(KeyboardInterrupt):
+        io.await_withdrawable(request)
+    assert threading.get_ident() == main
+    assert cancelled.wait(10)
+
+
+def test_an_interrupt_during_the_hand_over_still_withdraws_the_request(
+    io: IOThread, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The finding (a loaded run): the Interrupt landed while the portal was still handing the
+    # task over, after the task had started and sent its request; the request went on.
+    request, started, cancelled = _waiting_task()
+    real_submit = io.submit
+
+    def submit_then_interrupted(fn: Any, *args: Any) -> Any:
+        real_submit(fn, *args)
+        assert started.wait(10)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(io, "submit", submit_then_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        io.await_withdrawable(request)
+    assert cancelled.wait(10)
+
+
+def test_an_interrupt_before_the_task_starts_keeps_it_from_starting(
+    io: IOThread, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The hand-over completes only after the Interrupt was handled: the task must not start.
+    request, started, _ = _waiting_task()
+    handed: list[Any] = []
+    real_submit = io.submit
+
+    def interrupted_before_the_hand_over(fn: Any, *args: Any) -> Any:
+        handed.append(fn)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(io, "submit", interrupted_before_the_hand_over)
+    with pytest.raises(KeyboardInterrupt):
+        io.await_withdrawable(request)
+    (late,) = handed
+    assert real_submit(late).result(10) is None
+    assert not started.is_set()

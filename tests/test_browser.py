@@ -12,6 +12,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -59,25 +60,11 @@ def test_jupyterlab_lists_the_extension() -> None:
     assert re.search(r"acp-notebook v[0-9.]+\s+enabled\s+OK", listing), listing
 
 
-def test_playwright_suite_passes(tmp_path: Path) -> None:
-    missing = _missing_prerequisites()
-    if missing:
-        pytest.fail(f"browser tests cannot run, missing: {'; '.join(missing)}. {SETUP_HINT}")
-    env = {
-        **os.environ,
-        "CI": "1",
-        "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1",
-        # A free port, so a JupyterLab someone already runs on the default one does not clash.
-        "ACP_UI_PORT": os.environ.get("ACP_UI_PORT") or str(_free_port()),
-        "FORCE_COLOR": "0",
-        # Everything the suite, its servers and kernels put in a temp dir lands under pytest's
-        # tmp_path (which pytest prunes), not in /tmp for good.
-        "TMPDIR": str(tmp_path),
-    }
+def _playwright(specs: tuple[str, ...], env: dict[str, str]) -> str:
     jlpm = shutil.which("jlpm")
     assert jlpm is not None
     done = subprocess.run(
-        [jlpm, "playwright", "test"],
+        [jlpm, "playwright", "test", *(f"tests/{name}" for name in specs)],
         cwd=UI_TESTS,
         env=env,
         stdout=subprocess.PIPE,
@@ -88,8 +75,59 @@ def test_playwright_suite_passes(tmp_path: Path) -> None:
     )
     output = done.stdout
     assert done.returncode == 0, f"`jlpm playwright test` exited {done.returncode}:\n{output}"
+    return output
+
+
+# The Playwright suite runs as a few groups of spec files, one pytest test each, so that the
+# test command can run them side by side (each group has its own JupyterLab server on its own
+# port, its own temp dir and its own output dir). Each group is about as long as the others.
+GROUPS: dict[str, tuple[str, ...]] = {
+    "cells": (
+        "acp_cell.spec.ts",
+        "code_card.spec.ts",
+        "context.spec.ts",
+        "noninteractive.spec.ts",
+        "question_form.spec.ts",
+    ),
+    "panel": ("panel.spec.ts", "panel_kernels.spec.ts", "restart.spec.ts"),
+    "terminals": (
+        "terminal.spec.ts",
+        "terminal_render.spec.ts",
+        "sign_in_terminal.spec.ts",
+    ),
+}
+
+
+def test_every_spec_file_is_in_exactly_one_group() -> None:
+    specs = sorted(path.name for path in (UI_TESTS / "tests").glob("*.spec.ts"))
+    grouped = sorted(name for names in GROUPS.values() for name in names)
+    assert grouped == specs
+
+
+@pytest.mark.parametrize("group", sorted(GROUPS))
+def test_playwright_suite_passes(group: str) -> None:
+    missing = _missing_prerequisites()
+    if missing:
+        pytest.fail(f"browser tests cannot run, missing: {'; '.join(missing)}. {SETUP_HINT}")
+    env = {
+        **os.environ,
+        "CI": "1",
+        "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1",
+        # A free port, so a JupyterLab someone already runs on the default one does not clash.
+        "ACP_UI_PORT": str(_free_port()),
+        # Playwright empties its output dir when it starts: one per group.
+        "ACP_UI_OUTPUT": f"playwright-output-{group}",
+        "FORCE_COLOR": "0",
+    }
+    # Everything the suite, its servers and kernels put in a temp dir lands in one that is
+    # removed after the run. Not under pytest's tmp_path: chromium's socket path, made in it,
+    # must stay short (a worker's tmp_path is too long).
+    with tempfile.TemporaryDirectory(prefix="acp-ui-", ignore_cleanup_errors=True) as tmp:
+        env["TMPDIR"] = tmp
+        output = _playwright(GROUPS[group], env)
     # An empty run must not count as a pass.
     passed = re.search(r"^\s*(\d+) passed", output, re.MULTILINE)
     assert passed is not None, f"no passed tests reported:\n{output}"
     assert int(passed.group(1)) >= 1, output
-    assert not re.search(r"^\s*\d+ (failed|flaky)", output, re.MULTILINE), output
+    assert not re.search(r"^\s*\d+ (failed|flaky|skipped)", output, re.MULTILINE), output
+    print(output)  # each spec's time, shown with -s or on failure

@@ -15,7 +15,7 @@ module.exports = {
   expect: { timeout: 30000 },
   retries: 0,
   workers: 1,
-  outputDir: path.join(artifacts, 'playwright-output'),
+  outputDir: path.join(artifacts, process.env.ACP_UI_OUTPUT || 'playwright-output'),
   use: {
     ...baseConfig.use,
     baseURL: `http://localhost:${port}`,
