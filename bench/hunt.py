@@ -11,14 +11,13 @@ Usage (from the repository root)::
 
     python3 bench/hunt.py                       # the default selection, 5 loaded runs
     python3 bench/hunt.py --runs 2 tests/test_browser.py
-    python3 bench/hunt.py -- -m "kernel or browser"   # once the tier markers exist
+    python3 bench/hunt.py -- tests/test_notebook_kernel.py   # one module, in one process
     python3 bench/hunt.py --load none           # the same runs on a quiet machine
 
 Positional arguments (and everything after ``--``) go to pytest as the test selection; without
-any, :data:`DEFAULT_SELECTION` is used: every test module that starts a real kernel (found by
-what it imports), the example notebooks (re-run by nbval in a kernel) and
-``tests/test_browser.py``, which runs the Playwright suite. The exit code
-is 0 only when every run passed.
+any, :data:`DEFAULT_SELECTION` is used: the kernel and browser tiers (every test that starts a
+real kernel, the example notebooks under nbval, the Playwright suite), with no paths, so on the
+test command's pytest-xdist workers. The exit code is 0 only when every run passed.
 """
 
 from __future__ import annotations
@@ -26,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -38,23 +36,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: What starts a kernel in a test module: the driver's helpers or jupyter_client's.
-_STARTS_KERNEL = re.compile(r"\b(acp_kernel|start_new_kernel|KernelManager)\b|--nbval")
-
-
-def kernel_modules() -> list[str]:
-    """Every test module (real-agent tests aside: their own tier) that starts a kernel."""
-    found = []
-    for path in sorted((ROOT / "tests").rglob("test_*.py")):
-        rel = path.relative_to(ROOT)
-        if "real_agents" in rel.parts:
-            continue
-        if path.name.endswith("_kernel.py") or _STARTS_KERNEL.search(path.read_text()):
-            found.append(str(rel))
-    return found
-
-
-DEFAULT_SELECTION = [*kernel_modules(), "notebooks", "tests/test_browser.py"]
+#: The kernel and browser tiers, run as the test command runs them: no paths, so on its
+#: pytest-xdist workers (tests/_tiers.py).
+DEFAULT_SELECTION = ["-m", "kernel or browser"]
 
 
 @dataclass

@@ -244,7 +244,7 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
     - ``-m unit`` alone: UNIT_WORKERS workers, a worker that runs out takes half of what the
       other has left (its tests share nothing outside the process);
     - the whole suite (no paths given; any -m): SUITE_WORKERS workers, a module (or notebook, or
-      browser group) at a time (``--dist loadgroup``, groups set in pytest_collection_modifyitems);
+      browser group) at a time (``--dist loadscope`` with the scopes of ``ByModule``);
     - paths given: in this process, as pytest always does."""
     option = config.option
     if (
@@ -260,20 +260,35 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
             option.dist = "worksteal"
     elif config.args_source == pytest.Config.ArgsSource.TESTPATHS and option.dist == "no":
         option.numprocesses = SUITE_WORKERS
-        option.dist = "loadgroup"
+        option.dist = "loadscope"
+        option.acp_by_module = True  # pytest_xdist_make_scheduler: ByModule
 
 
 @pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: the controller, for each worker
 def pytest_configure_node(node: Any) -> None:
-    """Tell the workers the run is grouped: they only see the command line, and the
-    ``--dist loadgroup`` above was set in code, not on it."""
-    node.workerinput["acp_loadgroup"] = node.config.getoption("dist") == "loadgroup"
+    """Tell the workers the run goes a module at a time (they sort alike, slowest first): they
+    only see the command line, and the choice above was made in code, not on it."""
+    node.workerinput["acp_by_module"] = getattr(node.config.option, "acp_by_module", False)
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: the controller's scheduler
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    if not getattr(config.option, "acp_by_module", False):
+        return None  # pytest-xdist's own, for the mode chosen
+
+    from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
+
+    class ByModule(LoadScopeScheduling):  # type: ignore[misc]  # xdist has no type hints here
+        """A module (a notebook) is one unit of work, except the tests SLOWEST_FIRST names
+        one by one (the browser groups, which are one test function's parameters)."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            return nodeid if nodeid in SLOWEST_FIRST else nodeid.split("::", 1)[0]
+
+    return ByModule(config, log)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    workerinput = getattr(config, "workerinput", None)
-    if workerinput is not None and workerinput.get("acp_loadgroup"):
-        config.option.loadgroup = True  # what pytest-xdist's worker reads to suffix the groups
     for name, meaning in TIERS.items():
         config.addinivalue_line("markers", f"{name}: tier: {meaning}")
     _check_table()
@@ -329,25 +344,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(listed_tier(item.path))
     if not hasattr(config, "workerinput"):  # not a pytest-xdist worker
         return
-    if config.getoption("loadgroup", False):
-        _group_by_module(items)
+    if getattr(config, "workerinput", {}).get("acp_by_module"):
+        _slowest_first(items)
     else:  # the unit tier's worksteal (all workers sort alike)
         items.sort(key=lambda item: _relative(item.path) not in LONGEST_FIRST)
 
 
-def _group_by_module(items: list[pytest.Item]) -> None:
-    """One xdist group per module (a browser group is one of its own), the slowest first."""
+def _slowest_first(items: list[pytest.Item]) -> None:
+    """The order pytest-xdist hands the units of work out in: SLOWEST_FIRST's, then the rest."""
     rank = {name: place for place, name in enumerate(SLOWEST_FIRST)}
     last = len(SLOWEST_FIRST)
 
-    def group(item: pytest.Item) -> str:
-        module = _relative(item.path) or item.nodeid.split("::", 1)[0]
-        return item.nodeid if item.nodeid in rank else module
+    def place(item: pytest.Item) -> int:
+        return rank.get(item.nodeid, rank.get(item.nodeid.split("::", 1)[0], last))
 
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(group(item)))
-    items.sort(key=lambda item: rank.get(group(item), last))
+    items.sort(key=place)
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist sends the report to the controller

@@ -18,6 +18,7 @@ from tests._tiers import (  # noqa: F401  (hooks, found by name)
     pytest_runtest_setup,
     pytest_runtest_teardown,
     pytest_unconfigure,
+    pytest_xdist_make_scheduler,
 )
 
 
