@@ -138,7 +138,8 @@ class FlushBudget:
     There is deliberately no lock: ``forget`` runs from ``close``, which a widget's ``__del__``
     calls, and garbage collection may run that in the middle of any other method on the same
     thread (a lock held there would deadlock).  Each method only does single dict operations
-    (atomic under the GIL) or reads a ``copy()``; at worst a count is one stream off for a moment.
+    (atomic under the GIL) or reads a ``copy()``; at worst a count is one stream off for a moment
+    (at most ``window / 8``: see ``_busy``).
     """
 
     def __init__(self, rate: float = DEFAULT_BUDGET_RATE, *, window: float = 1.0) -> None:
@@ -147,6 +148,9 @@ class FlushBudget:
         self.rate = rate
         self.window = window
         self._last: dict[int, float] = {}  # id(coalescer) -> time of its last flush
+        # _busy's answer: (from, until, ids), valid for from <= now < until (replaced whole, so
+        # that a reader on another thread sees one consistent tuple)
+        self._kept: tuple[float, float, frozenset[int]] | None = None
         # The hard cap: every flush's time, so that no window holds more than `_limit`. The
         # spacing of `gap` shares the rate fairly, but n terminals each flushing on the edges
         # of a window would otherwise add up to about rate + n.
@@ -170,18 +174,39 @@ class FlushBudget:
 
     def busy(self, now: float) -> int:
         """How many coalescers flushed within ``window`` of ``now``."""
-        return sum(1 for t in self._last.copy().values() if abs(now - t) <= self.window)
+        return len(self._busy(now))
 
     def gap(self, key: object, now: float) -> float:
         """The spacing ``key`` should keep between flushes right now."""
-        mine = id(key)
-        others = sum(
-            1 for k, t in self._last.copy().items() if k != mine and abs(now - t) <= self.window
-        )
+        busy = self._busy(now)
+        others = len(busy) - (id(key) in busy)
         return (others + 1) / self.rate
+
+    def _busy(self, now: float) -> frozenset[int]:
+        """The coalescers that flushed within ``window`` of ``now``. Every feed asks (through
+        ``gap``), so the set is kept, with the span of times over which it cannot change:
+        until the first of them goes idle or the next of the others' times comes in reach, and
+        for at most ``window / 8``. A flush by one outside it, or a forget, drops it."""
+        kept = self._kept
+        if kept is not None and kept[0] <= now < kept[1]:
+            return kept[2]
+        window = self.window
+        last = self._last.copy()
+        busy = frozenset(k for k, t in last.items() if abs(now - t) <= window)
+        until = now + window / 8
+        for k, t in last.items():
+            if k in busy:
+                until = min(until, t + window)
+            elif t - window > now:  # another clock's time, ahead: in reach later
+                until = min(until, t - window)
+        self._kept = (now, until, busy)
+        return busy
 
     def flushed(self, key: object, now: float) -> None:
         self._last[id(key)] = now
+        kept = self._kept
+        if kept is not None and id(key) not in kept[2]:
+            self._kept = None
         self._times.append(now)
         if len(self._times) > 2 * self._limit:
             with contextlib.suppress(IndexError):
@@ -190,9 +215,11 @@ class FlushBudget:
             for k, t in self._last.copy().items():
                 if abs(now - t) > self.window:
                     self._last.pop(k, None)
+            self._kept = None
 
     def forget(self, key: object) -> None:
         self._last.pop(id(key), None)
+        self._kept = None
 
 
 SHARED_BUDGET = FlushBudget()
