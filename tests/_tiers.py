@@ -262,6 +262,9 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         option.numprocesses = SUITE_WORKERS
         option.dist = "loadscope"
         option.acp_by_module = True  # pytest_xdist_make_scheduler: ByModule
+        # in collection order (SLOWEST_FIRST's), not loadscope's default of the units with the
+        # most tests first, which handed the browser groups (one test each) out last
+        option.loadscopereorder = False
 
 
 @pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: the controller, for each worker

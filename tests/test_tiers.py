@@ -105,9 +105,13 @@ def test_two_tiers():
 """
 
 
-def run_pytest(where: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], Path]:
-    """pytest with only the tier hooks loaded, in ``where``; its JUnit report's path."""
-    (where / "pytest.ini").write_text("[pytest]\n")
+def run_pytest(
+    where: Path, *args: str, ini: str = "[pytest]\n", first: tuple[str, ...] = ()
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """pytest with only the tier hooks loaded (after the plugins ``first`` names, as in a real
+    run, where installed plugins load before conftest.py), in ``where``; its JUnit report's
+    path."""
+    (where / "pytest.ini").write_text(ini)
     report = where / "report.xml"
     env = {
         **os.environ,
@@ -115,7 +119,8 @@ def run_pytest(where: Path, *args: str) -> tuple[subprocess.CompletedProcess[str
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",  # no nbval, hypothesis...: the hooks alone
         "TIERS_MARK": str(where / "ran"),
     }
-    argv = [sys.executable, "-m", "pytest", "-p", "tests._tiers", "-p", "no:cacheprovider"]
+    argv = [sys.executable, "-m", "pytest", *(f"-p{name}" for name in first)]
+    argv += ["-p", "tests._tiers", "-p", "no:cacheprovider"]
     done = subprocess.run(
         [*argv, f"--junitxml={report}", "-q", *args],
         cwd=where,
@@ -220,3 +225,40 @@ def test_this_module_is_unit_with_its_process_tests_marked(request: pytest.Fixtu
     assert _tiers.tier_of(request.node) == "unit"
     marks = [m.name for m in request.node.iter_markers() if m.name in _tiers.TIERS]
     assert marks == ["unit"]
+
+
+MODULE = """
+import os
+from pathlib import Path
+
+def _ran(name):
+    Path(os.environ["TIERS_MARK"] + "." + name).write_text(os.environ["PYTEST_XDIST_WORKER"])
+
+def test_one():
+    _ran(__name__ + ".one")
+
+def test_two():
+    _ran(__name__ + ".two")
+
+def test_three():
+    _ran(__name__ + ".three")
+"""
+
+
+@pytest.mark.process
+def test_the_whole_suite_runs_on_workers_a_module_to_a_worker(tmp_path: Path) -> None:
+    """No paths given (pytest's testpaths): SUITE_WORKERS workers, each module on one."""
+    pytest.importorskip("xdist")
+    for number in range(4):
+        (tmp_path / f"test_m{number}.py").write_text(MODULE)
+    ini = "[pytest]\ntestpaths = .\n"
+    done, _ = run_pytest(tmp_path, ini=ini, first=("xdist",))
+    assert done.returncode == 0, done.stdout + done.stderr
+    workers: dict[str, set[str]] = {}
+    for mark in tmp_path.glob("ran.*"):
+        module = mark.name.split(".")[1]
+        workers.setdefault(module, set()).add(mark.read_text())
+    assert sorted(workers) == [f"test_m{number}" for number in range(4)]
+    assert all(len(ran_on) == 1 for ran_on in workers.values()), workers
+    # one module to each worker, side by side
+    assert len(set().union(*workers.values())) == _tiers.SUITE_WORKERS == 4, workers
