@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar, cast
 
 import anyio
+import anyio.lowlevel
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from ._client import Agent, connect
@@ -79,6 +80,8 @@ class IOThread:
         async def run() -> T | None:
             if withdrawn:  # never call fn(): it could send its request before it first waits
                 return None
+            # nor when the future was cancelled between the hand-over and this first step
+            await anyio.lowlevel.checkpoint_if_cancelled()
             with anyio.CancelScope() as scope:
                 scopes.append(scope)
                 return await fn()

@@ -252,6 +252,7 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         or hasattr(config, "workerinput")  # a worker itself
         or option.collectonly
         or option.usepdb
+        or getattr(option, "trace", False)
     ):
         return
     if getattr(option, "markexpr", "").strip() == "unit":

@@ -70,3 +70,13 @@ def test_a_time_from_another_clock_ahead_counts_once_it_is_in_reach() -> None:
     budget.flushed(ahead, 12.0)  # a thread whose clock reads later
     assert budget.gap(me, 10.95) == 1 / 10  # 1.05 away: not counted
     assert budget.gap(me, 11.0) == 2 / 10  # 1.0 away: counted
+
+
+def test_a_member_flushing_at_an_earlier_time_from_another_clock_is_counted_right() -> None:
+    # The reviewer's case: a's new time (another clock, earlier) is out of reach of 10.35.
+    budget = FlushBudget(rate=100.0, window=1.0)
+    a, c = object(), object()
+    budget.flushed(a, 10.0)
+    assert budget.gap(c, 10.3) == 2 / 100
+    budget.flushed(a, 9.3)
+    assert budget.gap(c, 10.35) == 1 / 100

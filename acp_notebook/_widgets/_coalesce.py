@@ -205,7 +205,9 @@ class FlushBudget:
     def flushed(self, key: object, now: float) -> None:
         self._last[id(key)] = now
         kept = self._kept
-        if kept is not None and id(key) not in kept[2]:
+        # The kept set stays right only for a flush by one of its members at a time within its
+        # span (its new time is then in reach throughout the span); any other flush drops it.
+        if kept is not None and not (id(key) in kept[2] and kept[0] <= now < kept[1]):
             self._kept = None
         self._times.append(now)
         if len(self._times) > 2 * self._limit:
