@@ -19,6 +19,7 @@ import contextlib
 import functools
 import logging
 import threading
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass, field
@@ -36,6 +37,34 @@ from ._pacing import CellPacing
 log = logging.getLogger("acp_notebook.bridge")
 
 T = TypeVar("T")
+
+#: The longest the main thread blocks at a time when it waits for the I/O thread. The OS may hand
+#: an Interrupt's SIGINT to any thread of the kernel; Python then notes it, but a wait on a lock
+#: in the main thread goes on until it ends (for a connect, its 30 s timeout). Waiting in
+#: slices, the main thread runs the handler (KeyboardInterrupt) within one slice.
+WAIT_SLICE = 0.1
+
+
+def result_of(future: concurrent.futures.Future[T], timeout: float | None = None) -> T:
+    """``future.result(timeout)``, waited for in slices so that an Interrupt lands at once."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while not future.done():
+        left = WAIT_SLICE if deadline is None else min(WAIT_SLICE, deadline - time.monotonic())
+        if left <= 0:
+            raise TimeoutError(f"not done within {timeout} s")
+        concurrent.futures.wait((future,), timeout=left)
+    return future.result()
+
+
+def wait_set(event: threading.Event, timeout: float) -> bool:
+    """``event.wait(timeout)``, waited for in slices so that an Interrupt lands at once."""
+    deadline = time.monotonic() + timeout
+    while not event.is_set():
+        left = min(WAIT_SLICE, deadline - time.monotonic())
+        if left <= 0:
+            return False
+        event.wait(left)
+    return True
 
 
 class IOThread:
@@ -62,7 +91,8 @@ class IOThread:
         """Run ``fn`` (sync or async) in the I/O thread and wait for its result."""
         # the agents are read without pacing meanwhile
         with self.pacing.main_waits() if self.pacing else contextlib.nullcontext():
-            return self.portal.call(fn, *args)
+            # what portal.call does, with a wait an Interrupt ends at once
+            return result_of(self.portal.start_task_soon(fn, *args))
 
     def submit(self, fn: Callable[..., Awaitable[T]], *args: Any) -> concurrent.futures.Future[T]:
         """Start ``fn`` in the I/O thread; return a future for its result."""
@@ -99,7 +129,7 @@ class IOThread:
             self.soon(withdraw)  # whether run() started yet or not
             raise
         try:
-            result = future.result()
+            result = result_of(future)
         except KeyboardInterrupt:
             future.cancel()
             raise
@@ -194,7 +224,7 @@ class AgentHandle:
             return
         self.io.soon(self._stop.set)
         try:
-            self._done.result(timeout)
+            result_of(self._done, timeout)
         except Exception as exc:  # the agent may already have died; closing still succeeded
             log.debug("agent %s closed with %r", self.name, exc)
 
@@ -293,15 +323,15 @@ def open_agent(
         _hold_agent, reach, timeout, problems, started, ended
     )
     try:
-        agent, stop = started.result()
+        agent, stop = result_of(started)
     except BaseException as exc:
         if not isinstance(exc, Exception) or isinstance(exc, concurrent.futures.CancelledError):
             # Interrupted while waiting: cancel the connect and let it stop the agent.
             started.cancel()
             done.cancel()
-            ended.wait(STOP_WAIT)
+            wait_set(ended, STOP_WAIT)
             raise
-        ended.wait(STOP_WAIT)
+        wait_set(ended, STOP_WAIT)
         raise ConnectFailed(exc, problems) from exc
     handle = AgentHandle(name, list(argv), cwd, agent, io, stop, done)
     handle.env = env

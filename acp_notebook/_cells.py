@@ -23,7 +23,7 @@ from typing import Any
 
 import anyio
 
-from ._bridge import AgentHandle, IOThread
+from ._bridge import WAIT_SLICE, AgentHandle, IOThread
 from ._client import Session, Turn
 from ._elicitation import ElicitationAnswer, ElicitationDecision, too_many_fields
 from ._events import Events
@@ -707,8 +707,10 @@ class CellRun:
         try:
             self._run_jobs()
             while not self.done.done():
-                concurrent.futures.wait(
-                    [self.done, woken[0]], return_when=concurrent.futures.FIRST_COMPLETED
+                concurrent.futures.wait(  # in slices: an Interrupt lands at once (WAIT_SLICE)
+                    [self.done, woken[0]],
+                    timeout=WAIT_SLICE,
+                    return_when=concurrent.futures.FIRST_COMPLETED,
                 )
                 if woken[0].done():
                     woken[0] = concurrent.futures.Future()  # before the jobs: none is missed

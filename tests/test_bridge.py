@@ -3,8 +3,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
+import sys
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -238,3 +242,85 @@ def test_an_interrupt_before_the_task_starts_keeps_it_from_starting(
     (late,) = handed
     assert real_submit(late).result(10) is None
     assert not started.is_set()
+
+
+@contextlib.contextmanager
+def _sigint_lands_elsewhere() -> Iterator[None]:
+    """The main thread blocks SIGINT, so the OS hands a SIGINT sent to the process to another
+    thread (here the I/O thread). Python notes it there; only the main thread runs the handler.
+    (The finding: under load, an Interrupt during a connect was seen only at its 30 s timeout.)"""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _interrupt_the_process_when(ready: threading.Event) -> None:
+    """Once ``ready`` and the main thread waits on a lock (threading's ``Condition.wait``: a
+    SIGINT that arrives before is seen at its next line anyway), SIGINT the process."""
+    main = threading.get_ident()
+
+    def main_waits_on_a_lock() -> bool:
+        frame = sys._current_frames().get(main)
+        return frame is not None and (
+            frame.f_code.co_name,
+            Path(frame.f_code.co_filename).name,
+        ) == (
+            "wait",
+            "threading.py",
+        )
+
+    def send() -> None:
+        assert ready.wait(10)
+        assert _eventually(main_waits_on_a_lock)
+        os.kill(os.getpid(), signal.SIGINT)  # what Interrupt does to a kernel
+
+    threading.Thread(target=send).start()  # started before the main thread blocks SIGINT
+
+
+def test_an_interrupt_the_os_hands_to_another_thread_withdraws_the_request(io: IOThread) -> None:
+    started, outcome = threading.Event(), []
+
+    async def request() -> str:  # an agent that answers only after a long while
+        started.set()
+        try:
+            await anyio.sleep(20)
+        except anyio.get_cancelled_exc_class():
+            outcome.append("withdrawn")
+            raise
+        outcome.append("answered")
+        return "late"
+
+    _interrupt_the_process_when(started)
+    with _sigint_lands_elsewhere(), pytest.raises(KeyboardInterrupt):
+        io.await_withdrawable(request)
+    assert _eventually(lambda: outcome) == ["withdrawn"]
+
+
+def test_an_interrupt_the_os_hands_to_another_thread_stops_a_connect(io: IOThread) -> None:
+    entered, outcome = threading.Event(), []
+
+    @asynccontextmanager
+    async def slow_to_start(**_: Any) -> AsyncIterator[Agent]:  # never answers `initialize`
+        entered.set()
+        try:
+            await anyio.sleep(20)
+        except anyio.get_cancelled_exc_class():
+            outcome.append("stopped")
+            raise
+        outcome.append("timed out")
+        raise InitializeTimeout(20, "")
+        yield  # pragma: no cover - never reached
+
+    _interrupt_the_process_when(entered)
+    with _sigint_lands_elsewhere(), pytest.raises(KeyboardInterrupt):
+        open_agent(io, "slow", ["slow"], "/", timeout=None, connector=slow_to_start)
+    assert _eventually(lambda: outcome) == ["stopped"]
+
+
+def _eventually(read: Any, within: float = 30.0) -> Any:
+    deadline = time.monotonic() + within
+    while not read() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return read()

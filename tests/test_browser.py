@@ -60,6 +60,9 @@ def test_jupyterlab_lists_the_extension() -> None:
     assert re.search(r"acp-notebook v[0-9.]+\s+enabled\s+OK", listing), listing
 
 
+PLAYWRIGHT_TIMEOUT = 25 * 60  # seconds for one group (each takes about 3 minutes)
+
+
 def _playwright(specs: tuple[str, ...], env: dict[str, str]) -> str:
     jlpm = shutil.which("jlpm")
     assert jlpm is not None
@@ -70,7 +73,7 @@ def _playwright(specs: tuple[str, ...], env: dict[str, str]) -> str:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        timeout=40 * 60,
+        timeout=PLAYWRIGHT_TIMEOUT,
         check=False,
     )
     output = done.stdout
@@ -104,6 +107,7 @@ def test_every_spec_file_is_in_exactly_one_group() -> None:
     assert grouped == specs
 
 
+@pytest.mark.timeout(PLAYWRIGHT_TIMEOUT + 120)
 @pytest.mark.parametrize("group", sorted(GROUPS))
 def test_playwright_suite_passes(group: str) -> None:
     missing = _missing_prerequisites()
