@@ -20,6 +20,7 @@ module.exports = {
     ...baseConfig.use,
     baseURL: `http://localhost:${port}`,
     trace: 'off',
+    reducedMotion: 'reduce',
     video: 'off',
     screenshot: 'only-on-failure',
     launchOptions: {

@@ -82,6 +82,7 @@ word-break:break-all;background:var(--jp-layout-color2,#f6f6f6);padding:2px 4px}
 border:2px solid currentColor;border-right-color:transparent;border-radius:50%;
 animation:acp-spin 0.9s linear infinite}
 @keyframes acp-spin{to{transform:rotate(360deg)}}
+@media (prefers-reduced-motion:reduce){.acp-spinner{animation:none}}
 .acp-message table{border-collapse:collapse;margin:4px 0}
 .acp-message th,.acp-message td{border:1px solid var(--jp-border-color1,#bbb);padding:2px 8px}
 .acp-message th{background:var(--jp-layout-color2,#f3f3f3)}
