@@ -29,7 +29,9 @@ module.exports = {
     }
   },
   webServer: {
-    command: `jupyter lab --config jupyter_server_test_config.py --ServerApp.port=${port}`,
+    // port_retries=0: a taken port fails the start (tests/test_browser.py starts the group
+    // again on another), never a server on some other port while this one is awaited
+    command: `jupyter lab --config jupyter_server_test_config.py --ServerApp.port=${port} --ServerApp.port_retries=0`,
     url: `http://localhost:${port}/lab`,
     timeout: 120000,
     reuseExistingServer: !process.env.CI
