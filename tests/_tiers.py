@@ -289,6 +289,28 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         def _split_scope(self, nodeid: str) -> str:
             return nodeid if nodeid in SLOWEST_FIRST else nodeid.split("::", 1)[0]
 
+        def remove_node(self, node: Any) -> str | None:
+            """A worker is gone. If it crashed (pytest-timeout ends a hung test's worker), its
+            unfinished units go to the others, without the test it died in: loadscope's own
+            sends that one again, and a test that hangs would hang each worker in turn."""
+            workload: dict[str, dict[str, bool]] = self.assigned_work.pop(node)
+            # a unit's tests run in the order they are listed: the first not done was running
+            crashed = next(
+                (nodeid for unit in workload.values() for nodeid, done in unit.items() if not done),
+                None,
+            )
+            if crashed is None:
+                return None
+            for unit in workload.values():
+                if crashed in unit:
+                    unit[crashed] = True  # xdist reports it as crashed; it is not run again
+            self.workqueue.update(
+                {scope: unit for scope, unit in workload.items() if not all(unit.values())}
+            )
+            for other in self.assigned_work:
+                self._reschedule(other)
+            return crashed
+
     return ByModule(config, log)
 
 

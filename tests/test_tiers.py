@@ -245,6 +245,50 @@ def test_three():
 """
 
 
+HANGS = """
+import os, time
+from pathlib import Path
+
+import pytest
+
+def _ran(name):
+    with open(os.environ["TIERS_MARK"] + "." + name, "a") as mark:
+        mark.write(os.environ["PYTEST_XDIST_WORKER"] + "\\n")
+
+def test_before():
+    _ran("before")
+
+@pytest.mark.timeout(2)
+def test_hangs():
+    _ran("hangs")
+    time.sleep(600)
+
+def test_after():
+    _ran("after")
+"""
+
+
+@pytest.mark.process
+def test_a_hung_test_fails_alone_and_the_run_goes_on(tmp_path: Path) -> None:
+    """pytest-timeout ends a hung test's worker (its thread method); the scheduler gives the
+    module's other tests to another worker, and does not send the hung one again."""
+    pytest.importorskip("xdist")
+    pytest.importorskip("pytest_timeout")
+    (tmp_path / "test_hang.py").write_text(HANGS)
+    for number in range(3):
+        (tmp_path / f"test_m{number}.py").write_text(MODULE)
+    ini = "[pytest]\ntestpaths = .\ntimeout_method = thread\n"
+    done, report = run_pytest(tmp_path, ini=ini, first=("xdist", "pytest_timeout"))
+    assert done.returncode == 1, done.stdout + done.stderr
+    runs = {name: (tmp_path / f"ran.{name}").read_text().split() for name in ("before", "hangs")}
+    assert len(runs["hangs"]) == 1 and len(runs["before"]) == 1, runs
+    assert (tmp_path / "ran.after").read_text().split() != runs["hangs"]  # on another worker
+    found = outcomes(report)
+    assert found["test_hangs"][0] in ("failure", "error"), found
+    assert "crashed" in found["test_hangs"][1], found
+    assert all(found[name] == ("passed", "") for name in ("test_before", "test_after")), found
+
+
 @pytest.mark.process
 def test_the_whole_suite_runs_on_workers_a_module_to_a_worker(tmp_path: Path) -> None:
     """No paths given (pytest's testpaths): SUITE_WORKERS workers, each module on one."""
