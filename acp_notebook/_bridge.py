@@ -46,14 +46,20 @@ WAIT_SLICE = 0.1
 
 
 def result_of(future: concurrent.futures.Future[T], timeout: float | None = None) -> T:
-    """``future.result(timeout)``, waited for in slices so that an Interrupt lands at once."""
+    """``future.result(timeout)``, waited for in slices so that an Interrupt lands at once.
+    (``future.exception`` waits under one lock, taken and given back by a ``with``: an
+    Interrupt between slices leaves no lock held, as one inside ``concurrent.futures.wait``'s
+    loop over its futures' locks could.)"""
     deadline = None if timeout is None else time.monotonic() + timeout
-    while not future.done():
+    while True:
         left = WAIT_SLICE if deadline is None else min(WAIT_SLICE, deadline - time.monotonic())
-        if left <= 0:
-            raise TimeoutError(f"not done within {timeout} s")
-        concurrent.futures.wait((future,), timeout=left)
-    return future.result()
+        try:
+            future.exception(max(left, 0.0))  # raises TimeoutError only for the wait itself
+        except TimeoutError:
+            if left <= 0:
+                raise TimeoutError(f"not done within {timeout} s") from None
+            continue
+        return future.result()
 
 
 def wait_set(event: threading.Event, timeout: float) -> bool:
@@ -319,17 +325,43 @@ def open_agent(
     started: concurrent.futures.Future[tuple[Agent, anyio.Event]] = concurrent.futures.Future()
     ended = threading.Event()
     reach = connector if connector is not None else launch(argv, cwd, env, protocol)
-    done: concurrent.futures.Future[None] = io.submit(
-        _hold_agent, reach, timeout, problems, started, ended
-    )
+    gave_up = False
+    scopes: list[anyio.CancelScope] = []
+
+    async def hold() -> None:
+        if gave_up:  # interrupted before it started: never launch the agent
+            ended.set()
+            return
+        with anyio.CancelScope() as scope:
+            scopes.append(scope)
+            await _hold_agent(reach, timeout, problems, started, ended)
+
+    def give_up() -> None:  # in the I/O thread, like hold(): no lock needed
+        nonlocal gave_up
+        gave_up = True
+        if not scopes:  # hold() has not started (and will not launch anything): nothing to wait for
+            ended.set()
+        for scope in scopes:
+            scope.cancel()
+
+    def interrupted() -> None:
+        """Cancel the connect (it stops the agent if it started one), wait for that."""
+        started.cancel()
+        io.soon(give_up)
+        wait_set(ended, STOP_WAIT)
+
+    try:
+        # An Interrupt can land while the portal still hands the task over (it may have
+        # started the agent by then): the connect is cancelled all the same.
+        done: concurrent.futures.Future[None] = io.submit(hold)
+    except KeyboardInterrupt:
+        interrupted()
+        raise
     try:
         agent, stop = result_of(started)
     except BaseException as exc:
         if not isinstance(exc, Exception) or isinstance(exc, concurrent.futures.CancelledError):
-            # Interrupted while waiting: cancel the connect and let it stop the agent.
-            started.cancel()
-            done.cancel()
-            wait_set(ended, STOP_WAIT)
+            interrupted()  # Interrupted while waiting
             raise
         wait_set(ended, STOP_WAIT)
         raise ConnectFailed(exc, problems) from exc

@@ -23,7 +23,7 @@ from typing import Any
 
 import anyio
 
-from ._bridge import WAIT_SLICE, AgentHandle, IOThread
+from ._bridge import WAIT_SLICE, AgentHandle, IOThread, result_of
 from ._client import Session, Turn
 from ._elicitation import ElicitationAnswer, ElicitationDecision, too_many_fields
 from ._events import Events
@@ -697,23 +697,15 @@ class CellRun:
     def _pump_blocking(self) -> None:
         """Wait for the turn on this thread, running its queued jobs as they come."""
         assert self.done is not None
-        woken: list[concurrent.futures.Future[None]] = [concurrent.futures.Future()]
-
-        def wake() -> None:
-            with contextlib.suppress(concurrent.futures.InvalidStateError):
-                woken[0].set_result(None)
-
-        self._start_jobs(wake)
+        stirred = threading.Event()  # the turn ended, or a job was queued
+        self.done.add_done_callback(lambda _: stirred.set())
+        self._start_jobs(stirred.set)
         try:
             self._run_jobs()
             while not self.done.done():
-                concurrent.futures.wait(  # in slices: an Interrupt lands at once (WAIT_SLICE)
-                    [self.done, woken[0]],
-                    timeout=WAIT_SLICE,
-                    return_when=concurrent.futures.FIRST_COMPLETED,
-                )
-                if woken[0].done():
-                    woken[0] = concurrent.futures.Future()  # before the jobs: none is missed
+                stirred.wait(WAIT_SLICE)  # in slices: an Interrupt lands at once (WAIT_SLICE)
+                if stirred.is_set():
+                    stirred.clear()  # before the jobs: none queued meanwhile is missed
                     self._run_jobs()
         except KeyboardInterrupt:
             self.fail_code("interrupted")  # before the cancel: nothing more runs
@@ -729,7 +721,7 @@ class CellRun:
         except Exception as exc:
             log.warning("cancel failed: %r", exc)
         try:
-            self.done.result(CANCEL_WAIT)
+            result_of(self.done, CANCEL_WAIT)
         except Exception:
             log.debug("turn did not end cleanly after cancel", exc_info=True)
 

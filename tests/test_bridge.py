@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import os
 import signal
@@ -19,7 +20,7 @@ import pytest
 from _memory import memory_connector, scripted_agent
 
 from acp_notebook import Agent
-from acp_notebook._bridge import AgentHandle, IOThread, launch, open_agent
+from acp_notebook._bridge import AgentHandle, IOThread, launch, open_agent, result_of
 from acp_notebook._client import InitializeTimeout, connect
 from acp_notebook._failures import ConnectFailed
 
@@ -299,19 +300,7 @@ def test_an_interrupt_the_os_hands_to_another_thread_withdraws_the_request(io: I
 
 
 def test_an_interrupt_the_os_hands_to_another_thread_stops_a_connect(io: IOThread) -> None:
-    entered, outcome = threading.Event(), []
-
-    @asynccontextmanager
-    async def slow_to_start(**_: Any) -> AsyncIterator[Agent]:  # never answers `initialize`
-        entered.set()
-        try:
-            await anyio.sleep(20)
-        except anyio.get_cancelled_exc_class():
-            outcome.append("stopped")
-            raise
-        outcome.append("timed out")
-        raise InitializeTimeout(20, "")
-        yield  # pragma: no cover - never reached
+    slow_to_start, entered, outcome = _slow_to_start()
 
     _interrupt_the_process_when(entered)
     with _sigint_lands_elsewhere(), pytest.raises(KeyboardInterrupt):
@@ -324,3 +313,85 @@ def _eventually(read: Any, within: float = 30.0) -> Any:
     while not read() and time.monotonic() < deadline:
         time.sleep(0.01)
     return read()
+
+
+def test_result_of_tells_its_own_timeout_from_the_futures_error() -> None:
+    failed: concurrent.futures.Future[None] = concurrent.futures.Future()
+    failed.set_exception(TimeoutError("the agent's own"))
+    with pytest.raises(TimeoutError, match="the agent's own"):
+        result_of(failed, 5)
+    with pytest.raises(TimeoutError, match=r"not done within 0\.3 s"):
+        result_of(concurrent.futures.Future(), 0.3)
+    cancelled: concurrent.futures.Future[None] = concurrent.futures.Future()
+    cancelled.cancel()
+    with pytest.raises(concurrent.futures.CancelledError):
+        result_of(cancelled)
+    done: concurrent.futures.Future[int] = concurrent.futures.Future()
+    threading.Timer(0.25, done.set_result, (7,)).start()  # set while result_of waits in slices
+    assert result_of(done) == 7
+
+
+def test_an_interrupt_during_the_hand_over_stops_a_connect(
+    io: IOThread, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Found by a loaded run: the Interrupt landed while the portal still handed the connect
+    # over, after it had started the agent; the agent went on starting, held by nobody.
+    slow_to_start, entered, outcome = _slow_to_start()
+
+    real_submit = io.submit
+
+    def submit_then_interrupted(fn: Any, *args: Any) -> Any:
+        real_submit(fn, *args)
+        assert entered.wait(10)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(io, "submit", submit_then_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        open_agent(io, "slow", ["slow"], "/", timeout=None, connector=slow_to_start)
+    assert _eventually(lambda: outcome) == ["stopped"]
+
+
+def test_an_interrupt_before_the_hand_over_never_starts_the_agent(
+    io: IOThread, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entered = threading.Event()
+    handed: list[Any] = []
+
+    @asynccontextmanager
+    async def never(**_: Any) -> AsyncIterator[Agent]:
+        entered.set()
+        raise AssertionError("the agent was started")
+        yield  # pragma: no cover - never reached
+
+    def interrupted_before_the_hand_over(fn: Any, *args: Any) -> Any:
+        handed.append(fn)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(io, "submit", interrupted_before_the_hand_over)
+    real_submit = IOThread.submit.__get__(io)
+    with pytest.raises(KeyboardInterrupt):
+        open_agent(io, "never", ["never"], "/", timeout=None, connector=never)
+    (late,) = handed
+    assert real_submit(late).result(10) is None
+    assert not entered.is_set()
+
+
+def _slow_to_start() -> tuple[Any, threading.Event, list[str]]:
+    """A connector whose agent answers `initialize` only after 20 s: once entered, it notes
+    whether it was stopped (cancelled) or timed out."""
+    entered: threading.Event = threading.Event()
+    outcome: list[str] = []
+
+    @asynccontextmanager
+    async def slow_to_start(**_: Any) -> AsyncIterator[Agent]:
+        entered.set()
+        try:
+            await anyio.sleep(20)
+        except anyio.get_cancelled_exc_class():
+            outcome.append("stopped")
+            raise
+        outcome.append("timed out")
+        raise InitializeTimeout(20, "")
+        yield  # pragma: no cover - never reached
+
+    return slow_to_start, entered, outcome

@@ -19,7 +19,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILT = ROOT / "acp_notebook" / "labextension" / "static" / "style.js"
-GUARD = 900  # seconds; a guard against a hung pip, never an assertion on speed
+GUARD = 500  # seconds; a guard against a hung pip, never an assertion on speed
+# a test runs a few such steps: more than pytest-timeout's default (pyproject.toml) for each
+pytestmark = pytest.mark.timeout(3 * GUARD)
 WHERE = "import acp_notebook, os; print(os.path.realpath(acp_notebook.__file__))"
 NODE = ("node", "nodejs", "npm", "npx", "corepack")
 

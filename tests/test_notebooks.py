@@ -144,7 +144,7 @@ def test_pytest_collects_the_notebook() -> None:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=300,
         check=False,
     )
     ids = [line for line in done.stdout.splitlines() if "::" in line]

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _run(*args: str) -> tuple[int, str]:
     argv = [sys.executable, "-m", *args]
-    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=500, check=False)
     report = f"$ python -m {' '.join(args)}  (exit {done.returncode})\n{done.stdout}{done.stderr}"
     return done.returncode, report
 

@@ -29,8 +29,9 @@ module.exports = {
     }
   },
   webServer: {
-    // port_retries=0: a taken port fails the start (tests/test_browser.py starts the group
-    // again on another), never a server on some other port while this one is awaited
+    // port_retries=0 (Galata's server config sets it too): a taken port fails the start
+    // (tests/test_browser.py starts the group again on another port), never a server on some
+    // other port while this one is awaited
     command: `jupyter lab --config jupyter_server_test_config.py --ServerApp.port=${port} --ServerApp.port_retries=0`,
     url: `http://localhost:${port}/lab`,
     timeout: 120000,
