@@ -325,6 +325,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     _remove_guard()
 
 
+@functools.cache
 def _relative(path: Path) -> str | None:
     """``path`` relative to the repository root, or None when it is outside."""
     try:
@@ -333,6 +334,7 @@ def _relative(path: Path) -> str | None:
         return None
 
 
+@functools.cache  # thousands of tests, a few hundred modules
 def listed_tier(path: Path) -> str:
     """The tier NOT_UNIT gives the module at ``path`` (the longest matching entry), else unit."""
     relative = _relative(path)
