@@ -73,7 +73,7 @@ def test_no_flood_goes_over_the_caps(streams: int, piece: int) -> None:
     budget = FlushBudget()  # the kernel-wide default rate, on this clock
     # Every terminal is fed the 251 pieces below in turn, so the bytes it must send are that
     # cycle repeated: each message is compared with it where it falls, and not kept (40
-    # terminals at 50 MB/s for 3 s are 6 GB: kept whole, sent and fed filled memory).
+    # terminals at 10 MB/s for 3 s are 1.2 GB: kept whole, sent and fed would fill memory).
     pieces = [bytes([value]) * piece for value in range(251)]
     cycle = b"".join(pieces)
     sent: list[list[tuple[float, dict[str, Any]]]] = [[] for _ in range(streams)]
@@ -104,7 +104,10 @@ def test_no_flood_goes_over_the_caps(streams: int, piece: int) -> None:
         for i in range(streams)
     ]
     fed = 0  # bytes fed to each terminal
-    step = piece / 50e6  # each terminal gets 50 MB/s: faster than any command
+    # Each terminal gets 10 MB/s: five times max_pending (64 KiB) arrives between two of its
+    # messages (30 a second), so every flush is due to size and the caps alone pace them. A
+    # faster feed only repeats the same flushes (50 MB/s took 45 s of CPU for 40 terminals).
+    step = piece / 10e6
     n = 0
     while clock.now < 3.0:
         data = pieces[n % 251]
