@@ -23,7 +23,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, Generic, Literal, TypeVar, cast
 
 import anyio
 import anyio.lowlevel
@@ -106,38 +106,14 @@ class IOThread:
 
     def await_withdrawable(self, fn: Callable[[], Awaitable[T]]) -> T:
         """Await ``fn()`` in the I/O thread from the main thread. An Interrupt (a
-        KeyboardInterrupt, re-raised) withdraws it: its task is cancelled, so a request it
-        awaits is cancelled too. That holds even when the Interrupt lands while the task is
-        still being handed over (the portal's hand-over blocks; under load it can take long
-        enough for the task to start and send its request meanwhile)."""
-        withdrawn = False
-        scopes: list[anyio.CancelScope] = []
-
-        async def run() -> T | None:
-            if withdrawn:  # never call fn(): it could send its request before it first waits
-                return None
-            # nor when the future was cancelled between the hand-over and this first step
-            await anyio.lowlevel.checkpoint_if_cancelled()
-            with anyio.CancelScope() as scope:
-                scopes.append(scope)
-                return await fn()
-            return None  # withdrawn: nobody waits for this result
-
-        def withdraw() -> None:  # in the I/O thread, like run(): no lock needed
-            nonlocal withdrawn
-            withdrawn = True
-            for scope in scopes:
-                scope.cancel()
-
-        try:
-            future = self.submit(run)
-        except KeyboardInterrupt:
-            self.soon(withdraw)  # whether run() started yet or not
-            raise
+        KeyboardInterrupt, re-raised) withdraws it (`Withdrawable`): a request it awaits is
+        cancelled too, even when the Interrupt lands during the hand-over."""
+        job = Withdrawable(self, fn)
+        future = job.start()
         try:
             result = result_of(future)
         except KeyboardInterrupt:
-            future.cancel()
+            job.withdraw()
             raise
         return cast(T, result)
 
@@ -162,6 +138,60 @@ class IOThread:
             self._cm.__exit__(None, None, None)
         except Exception:  # pragma: no cover - best effort at shutdown
             log.debug("I/O thread did not stop cleanly", exc_info=True)
+
+
+class Withdrawable(Generic[T]):
+    """``fn()`` started in the I/O thread, which the main thread can withdraw at any moment.
+
+    Withdrawn while it runs, its task is cancelled (so is a request it awaits); withdrawn
+    before it began, it never calls ``fn``: the portal's hand-over blocks, and under load it
+    can take long enough for the task to start, and send a request, before ``start`` returns.
+    An Interrupt during that hand-over withdraws it before it goes on. ``settled`` is set once
+    it can do nothing more: ``fn`` ended (however), or it was withdrawn before it began."""
+
+    def __init__(self, io: IOThread, fn: Callable[[], Awaitable[T]]) -> None:
+        self._io = io
+        self._fn = fn
+        self._withdrawn = False
+        self._scope: anyio.CancelScope | None = None
+        self._future: concurrent.futures.Future[T | None] | None = None
+        self.settled = threading.Event()
+
+    def start(self) -> concurrent.futures.Future[T | None]:
+        """Hand it to the I/O thread (main thread); the future holds ``None`` if withdrawn."""
+        try:
+            self._future = self._io.submit(self._run)
+        except KeyboardInterrupt:
+            self.withdraw()
+            raise
+        return self._future
+
+    def withdraw(self) -> None:
+        """Withdraw it, whether it began or not (from any thread; returns at once)."""
+        self._io.soon(self._withdraw_here)
+        if self._future is not None:
+            self._future.cancel()
+
+    async def _run(self) -> T | None:
+        try:
+            # Nothing between this check and entering the scope yields to the loop, so
+            # _withdraw_here sees either no scope (fn is never called) or the scope to cancel.
+            if self._withdrawn:
+                return None
+            await anyio.lowlevel.checkpoint_if_cancelled()  # the future was cancelled first
+            with anyio.CancelScope() as scope:
+                self._scope = scope
+                return await self._fn()
+            return None  # withdrawn: nobody waits for this result
+        finally:
+            self.settled.set()
+
+    def _withdraw_here(self) -> None:  # in the I/O thread, like _run(): no lock needed
+        self._withdrawn = True
+        if self._scope is None:  # not begun, so it never will: nothing more to wait for
+            self.settled.set()
+        else:
+            self._scope.cancel()
 
 
 def _running_loop() -> asyncio.AbstractEventLoop:
@@ -261,7 +291,6 @@ async def _hold_agent(
     timeout: float | None,
     problems: list[Any],
     started: concurrent.futures.Future[tuple[Agent, anyio.Event]],
-    ended: threading.Event,
 ) -> None:
     try:
         stop = anyio.Event()
@@ -293,8 +322,6 @@ async def _hold_agent(
         if not started.done() and started.set_running_or_notify_cancel():
             started.set_exception(exc)
         raise
-    finally:
-        ended.set()
 
 
 CONNECT_TIMEOUT = 30.0  # seconds an agent gets to answer `initialize`
@@ -323,37 +350,18 @@ def open_agent(
     env = dict(env or {})
     problems: list[Any] = []
     started: concurrent.futures.Future[tuple[Agent, anyio.Event]] = concurrent.futures.Future()
-    ended = threading.Event()
     reach = connector if connector is not None else launch(argv, cwd, env, protocol)
-    gave_up = False
-    scopes: list[anyio.CancelScope] = []
-
-    async def hold() -> None:
-        if gave_up:  # interrupted before it started: never launch the agent
-            ended.set()
-            return
-        with anyio.CancelScope() as scope:
-            scopes.append(scope)
-            await _hold_agent(reach, timeout, problems, started, ended)
-
-    def give_up() -> None:  # in the I/O thread, like hold(): no lock needed
-        nonlocal gave_up
-        gave_up = True
-        if not scopes:  # hold() has not started (and will not launch anything): nothing to wait for
-            ended.set()
-        for scope in scopes:
-            scope.cancel()
+    # Withdrawn by an Interrupt, even one during the hand-over (it may have started the
+    # agent by then): the connect is cancelled, and stops the agent if it started one.
+    job = Withdrawable(io, functools.partial(_hold_agent, reach, timeout, problems, started))
 
     def interrupted() -> None:
-        """Cancel the connect (it stops the agent if it started one), wait for that."""
         started.cancel()
-        io.soon(give_up)
-        wait_set(ended, STOP_WAIT)
+        job.withdraw()
+        wait_set(job.settled, STOP_WAIT)
 
     try:
-        # An Interrupt can land while the portal still hands the task over (it may have
-        # started the agent by then): the connect is cancelled all the same.
-        done: concurrent.futures.Future[None] = io.submit(hold)
+        done = job.start()
     except KeyboardInterrupt:
         interrupted()
         raise
@@ -363,7 +371,7 @@ def open_agent(
         if not isinstance(exc, Exception) or isinstance(exc, concurrent.futures.CancelledError):
             interrupted()  # Interrupted while waiting
             raise
-        wait_set(ended, STOP_WAIT)
+        wait_set(job.settled, STOP_WAIT)
         raise ConnectFailed(exc, problems) from exc
     handle = AgentHandle(name, list(argv), cwd, agent, io, stop, done)
     handle.env = env
