@@ -259,6 +259,7 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         option.numprocesses = UNIT_WORKERS
         if option.dist == "no":
             option.dist = "worksteal"
+        _coverage_of_workers(config)
     elif config.args_source == pytest.Config.ArgsSource.TESTPATHS and option.dist == "no":
         option.numprocesses = SUITE_WORKERS
         option.dist = "loadscope"
@@ -266,6 +267,23 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         # in collection order (SLOWEST_FIRST's), not loadscope's default of the units with the
         # most tests first, which handed the browser groups (one test each) out last
         option.loadscopereorder = False
+        _coverage_of_workers(config)
+
+
+def _coverage_of_workers(config: pytest.Config) -> None:
+    """Under ``--cov``, pytest-cov chose to measure this one process before the workers were
+    chosen above (it looks at -n while the first conftests load), and the run then failed at
+    its first worker (INTERNALERROR: 'Central' object has no attribute 'configure_node').
+    Switch it to measuring the workers, as if -n had been given."""
+    plugin = config.pluginmanager.get_plugin("_cov")
+    controller = getattr(plugin, "cov_controller", None)
+    if controller is None or type(controller).__name__ != "Central":
+        return
+    from pytest_cov import engine  # type: ignore[import-untyped]  # pinned: pyproject.toml
+
+    controller.cov.stop()
+    controller.cov.erase()
+    plugin.start(engine.DistMaster)
 
 
 @pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: the controller, for each worker

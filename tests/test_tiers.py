@@ -306,3 +306,39 @@ def test_the_whole_suite_runs_on_workers_a_module_to_a_worker(tmp_path: Path) ->
     assert all(len(ran_on) == 1 for ran_on in workers.values()), workers
     # one module to each worker, side by side
     assert len(set().union(*workers.values())) == _tiers.SUITE_WORKERS == 4, workers
+
+
+COVERED = """
+def half(flag):
+    if flag:
+        return "measured"
+    return "never run"
+"""
+
+USES_COVERED = """
+import covered
+
+def test_half():
+    assert covered.half(True) == "measured"
+"""
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("tier", [(), ("-m", "unit")], ids=["whole suite", "unit tier"])
+def test_coverage_measures_the_workers_the_tiers_choose(tmp_path: Path, tier: tuple[str]) -> None:
+    """README: `pytest --cov` on the whole suite (or the unit tier) measures the workers that
+    tests/_tiers.py starts; pytest-cov chose its mode before them and the run ended at its first
+    worker with an INTERNALERROR."""
+    pytest.importorskip("xdist")
+    pytest.importorskip("pytest_cov")
+    (tmp_path / "covered.py").write_text(COVERED)
+    (tmp_path / "test_uses.py").write_text(USES_COVERED)
+    ini = "[pytest]\ntestpaths = .\n"
+    args = ("--cov=covered", "--cov-branch", "--cov-report=term-missing", *tier)
+    done, _ = run_pytest(tmp_path, *args, ini=ini, first=("xdist", "pytest_cov"))
+    out = done.stdout + done.stderr
+    assert done.returncode == 0 and "INTERNALERROR" not in out, out
+    assert "bringing up nodes" in out, out  # on workers
+    # measured in a worker: the test ran line 4, not line 5 (4 statements, 2 branches)
+    row = next(line for line in out.splitlines() if line.startswith("covered.py"))
+    assert row.split()[1:] == ["4", "1", "2", "1", "67%", "5"], row
