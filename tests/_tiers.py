@@ -211,6 +211,8 @@ LONGEST_FIRST = (
 # and servers are made once), and so does each notebook under nbval (its cells share a kernel);
 # the browser suite's groups are separate tests (tests/test_browser.py GROUPS). The modules
 # below are handed out first, longest first, so that none starts when the others are done.
+# More do not pay: on this machine class the suite keeps both cores busy, and six workers took
+# 649 s where four take 560-590 s (each worker also collects the whole suite).
 SUITE_WORKERS = 4
 SLOWEST_FIRST = (
     "tests/test_browser.py::test_playwright_suite_passes[panel]",
