@@ -154,28 +154,26 @@ class Withdrawable(Generic[T]):
         self._fn = fn
         self._withdrawn = False
         self._scope: anyio.CancelScope | None = None
-        self._future: concurrent.futures.Future[T | None] | None = None
         self.settled = threading.Event()
 
     def start(self) -> concurrent.futures.Future[T | None]:
         """Hand it to the I/O thread (main thread); the future holds ``None`` if withdrawn."""
         try:
-            self._future = self._io.submit(self._run)
+            return self._io.submit(self._run)
         except KeyboardInterrupt:
             self.withdraw()
             raise
-        return self._future
 
     def withdraw(self) -> None:
-        """Withdraw it, whether it began or not (from any thread; returns at once)."""
+        """Withdraw it, whether it began or not (from any thread; returns at once). Not by
+        cancelling the portal's future: with some anyio 4.x that blocks on the I/O thread."""
         self._io.soon(self._withdraw_here)
-        if self._future is not None:
-            self._future.cancel()
 
     async def _run(self) -> T | None:
         try:
-            # Nothing between this check and entering the scope yields to the loop, so
-            # _withdraw_here sees either no scope (fn is never called) or the scope to cancel.
+            # Between this check and entering the scope, the only yield to the loop
+            # (checkpoint_if_cancelled, when cancelled) ends in a raise, so _withdraw_here sees
+            # either no scope (fn is never called) or the scope to cancel.
             if self._withdrawn:
                 return None
             await anyio.lowlevel.checkpoint_if_cancelled()  # the future was cancelled first
