@@ -3,6 +3,12 @@
 ``pyproject.toml`` turns nbval on (``--nbval --nbval-current-env``); this file points nbval at
 ``sanitize.cfg`` unless ``--nbval-sanitize-with`` was given, so the notebooks compare the same
 way whatever directory pytest is started from.
+
+Under ``--cov``, nbval would also start a coverage of its own in each notebook's kernel, on the
+data file of the pytest process that runs it. The kernel already measures itself (coverage's
+subprocess patch, ``[tool.coverage.run]`` in ``pyproject.toml``), and nbval's second one waited
+out its 60 s on that file: every cell of every notebook failed with ``_queue.Empty``. This file
+leaves the kernels to the patch.
 """
 
 from __future__ import annotations
@@ -18,3 +24,11 @@ def pytest_configure(config: pytest.Config) -> None:
     option = config.option
     if hasattr(option, "nbval_sanitize_with") and option.nbval_sanitize_with is None:
         option.nbval_sanitize_with = str(SANITIZE)
+    if getattr(option, "cov_source", None):
+        import nbval.plugin
+
+        def measured_by_the_subprocess_patch(*args: object, **kwargs: object) -> None:
+            return None
+
+        nbval.plugin.setup_coverage = measured_by_the_subprocess_patch
+        nbval.plugin.teardown_coverage = measured_by_the_subprocess_patch
