@@ -9,19 +9,36 @@ data file of the pytest process that runs it. The kernel already measures itself
 subprocess patch, ``[tool.coverage.run]`` in ``pyproject.toml``), and nbval's second one waited
 out its 60 s on that file: every cell of every notebook failed with ``_queue.Empty``. This file
 leaves the kernels to the patch.
+
+nbval's kernels talk over IPC sockets, not TCP ports, as the suite's other kernels do
+(``tests/kernel_driver.py`` says why: a port picked for a kernel can be taken before it binds).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
+from jupyter_client.manager import KernelManager
+
+from tests.kernel_driver import over_ipc
 
 SANITIZE = Path(__file__).with_name("sanitize.cfg")
 
 
+class _KernelManagerOverIpc(KernelManager):
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs = over_ipc() | kwargs
+        super().__init__(**kwargs)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     option = config.option
+    if hasattr(option, "nbval_sanitize_with"):
+        import nbval.kernel
+
+        nbval.kernel.KernelManager = _KernelManagerOverIpc
     if hasattr(option, "nbval_sanitize_with") and option.nbval_sanitize_with is None:
         option.nbval_sanitize_with = str(SANITIZE)
     if getattr(option, "cov_source", None):

@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_client.blocking.client import BlockingKernelClient
-from jupyter_client.manager import KernelManager, start_new_kernel
+from jupyter_client.manager import KernelManager
+from jupyter_core.paths import jupyter_runtime_dir
+from jupyter_core.utils import ensure_dir_exists
 
 from acp_notebook._magics import default_agent_name
 
@@ -193,9 +195,40 @@ def save_coverage(k: Kernel, guard: float = 10.0) -> None:
             return
 
 
+def over_ipc() -> dict[str, str]:
+    """A KernelManager's settings for IPC sockets named after a new connection file. Without
+    that file, jupyter_client names the sockets ``kernel-ipc-N`` relative to each process's own
+    directory: the kernel (started in another one) and its client never meet."""
+    runtime = jupyter_runtime_dir()
+    ensure_dir_exists(runtime, 0o700)
+    connection_file = Path(runtime) / f"kernel-acp-test-{uuid.uuid4().hex}.json"
+    return {"transport": "ipc", "connection_file": str(connection_file)}
+
+
+def start_kernel(cwd: str | None = None) -> tuple[KernelManager, BlockingKernelClient]:
+    """A python3 kernel and a ready client, over IPC sockets rather than TCP ports.
+
+    Over TCP, jupyter_client picks free ports, closes them and writes them down; the kernel binds
+    them about half a second later. Any connection another process opens in between may be
+    given one of them as its local port (the suite's workers open hundreds), and the kernel
+    then dies with "Address already in use" (it did in a CI run). IPC socket paths are named
+    after the kernel's own connection file, so nothing else can take them."""
+    km = KernelManager(kernel_name="python3", **over_ipc())
+    km.start_kernel(cwd=cwd)
+    kc = km.client()
+    kc.start_channels()
+    try:
+        kc.wait_for_ready(timeout=GUARD)
+    except BaseException:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+        raise
+    return km, kc
+
+
 @contextmanager
 def kernel(cwd: str) -> Iterator[Kernel]:
-    km, kc = start_new_kernel(kernel_name="python3", cwd=cwd)
+    km, kc = start_kernel(cwd)
     k = Kernel(km, kc)
     try:
         yield k

@@ -145,7 +145,7 @@ def test_a_background_flood_waits_while_a_cell_of_the_users_code_runs(tmp_path: 
     with acp_kernel(tmp_path) as kern:
         kern.run(
             f"%acp connect -- {sys.executable} -m acp_notebook.agent --data-dir {tmp_path}/d "
-            "--flood-output 48"
+            "--flood-output 16"
         )
         kern.run("%%acp --bg --allow '*' -o b\nflood\n")
         kern.run("got = lambda: sum(x.total_bytes for x in b.terminals.values())")
@@ -174,4 +174,4 @@ def test_a_background_flood_waits_while_a_cell_of_the_users_code_runs(tmp_path: 
             "the flood to end",
             guard=120,
         )
-        assert received() >= 48 * 2**20
+        assert received() >= 16 * 2**20

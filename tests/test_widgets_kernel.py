@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 from jupyter_client.blocking.client import BlockingKernelClient
-from jupyter_client.manager import KernelManager, start_new_kernel
+from jupyter_client.manager import KernelManager
+
+from tests.kernel_driver import start_kernel
 
 MAX_WAIT = 60  # seconds; a guard against hanging, not an assertion on speed
 
@@ -18,7 +20,7 @@ MAX_WAIT = 60  # seconds; a guard against hanging, not an assertion on speed
 @pytest.fixture(scope="module")
 def kernel() -> Iterator[BlockingKernelClient]:
     km: KernelManager
-    km, kc = start_new_kernel(kernel_name="python3")
+    km, kc = start_kernel()
     try:
         yield kc
     finally:

@@ -14,6 +14,9 @@ c = get_config()  # type: ignore[name-defined]  # noqa: F821
 
 configure_jupyter_server(c)
 c.ServerApp.allow_root = True  # CI runs as root
+# Kernels over IPC sockets, not TCP ports: a free port picked for a kernel can be taken by any
+# connection before the kernel binds it, and the kernel dies (tests/kernel_driver.py says more).
+c.KernelManager.transport = "ipc"
 
 _built = Path(__file__).resolve().parents[1] / "acp_notebook" / "labextension"
 if not (_built / "package.json").is_file():

@@ -25,9 +25,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from jupyter_client.manager import start_new_kernel
 
-from tests.kernel_driver import Kernel
+from tests.kernel_driver import Kernel, start_kernel
 
 STUBBORN = Path(__file__).parent / "agents" / "stubborn_agent.py"
 DAEMON = Path(__file__).parent / "agents" / "daemon_agent.py"
@@ -106,7 +105,7 @@ def stubborn_kernel(tmp_path: Path) -> Iterator[tuple[Kernel, dict[str, int], se
     work = tmp_path / "work"
     work.mkdir()
     pidfile = tmp_path / "stubborn.json"
-    km, kc = start_new_kernel(kernel_name="python3", cwd=str(work))
+    km, kc = start_kernel(str(work))
     k = Kernel(km, kc)
     report: dict[str, int] = {}
     try:
@@ -159,7 +158,7 @@ def started_kernel(tmp_path: Path, leftovers: list[int]) -> Iterator[Kernel]:
     appends) are SIGKILLed at the end whatever happened, so a failure leaves nothing."""
     work = tmp_path / "work"
     work.mkdir()
-    km, kc = start_new_kernel(kernel_name="python3", cwd=str(work))
+    km, kc = start_kernel(str(work))
     k = Kernel(km, kc)
     try:
         k.run("%load_ext acp_notebook")
