@@ -13,7 +13,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._client import (
+    from ._client._agent import (
         Agent,
         AuthenticationRequired,
         ProtocolViolation,
@@ -24,29 +24,29 @@ if TYPE_CHECKING:
         connect,
         connect_streams,
     )
-    from ._errors import AcpError, AgentExited, ConnectionClosed, RpcError
-    from ._permission import Answer, PermissionDecision, PermissionHandler
+    from ._client._permission import Answer, PermissionDecision, PermissionHandler
+    from ._connection._errors import AcpError, AgentExited, ConnectionClosed, RpcError
     from ._protocol import RequestPermissionRequest, SessionUpdate
 
 __version__ = "0.1.0"
 
 _LAZY = {
-    "Agent": "._client",
-    "AuthenticationRequired": "._client",
-    "ProtocolViolation": "._client",
-    "Session": "._client",
-    "Turn": "._client",
-    "TurnInProgress": "._client",
-    "UnsupportedProtocolVersion": "._client",
-    "connect": "._client",
-    "connect_streams": "._client",
-    "AcpError": "._errors",
-    "AgentExited": "._errors",
-    "ConnectionClosed": "._errors",
-    "RpcError": "._errors",
-    "Answer": "._permission",
-    "PermissionDecision": "._permission",
-    "PermissionHandler": "._permission",
+    "Agent": "._client._agent",
+    "AuthenticationRequired": "._client._agent",
+    "ProtocolViolation": "._client._agent",
+    "Session": "._client._agent",
+    "Turn": "._client._agent",
+    "TurnInProgress": "._client._agent",
+    "UnsupportedProtocolVersion": "._client._agent",
+    "connect": "._client._agent",
+    "connect_streams": "._client._agent",
+    "AcpError": "._connection._errors",
+    "AgentExited": "._connection._errors",
+    "ConnectionClosed": "._connection._errors",
+    "RpcError": "._connection._errors",
+    "Answer": "._client._permission",
+    "PermissionDecision": "._client._permission",
+    "PermissionHandler": "._client._permission",
     "RequestPermissionRequest": "._protocol",
     "SessionUpdate": "._protocol",
 }

@@ -28,9 +28,18 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, magics_class
 from traitlets import Float
 
-from ._attach import Attached, Attachment, accepts, gather, parse_names, prompt_blocks
-from ._bridge import CONNECT_TIMEOUT, AgentHandle
-from ._cells import (
+from ._client._agent import (
+    AuthenticationRequired,
+    Session,
+    TurnInProgress,
+    UnsupportedProtocolVersion,
+    ended_by,
+)
+from ._connection._errors import AcpError, AgentExited
+from ._kernel._context import PER_OBJECT_CAP, PER_PROMPT_CAP
+from ._notebook._attach import Attached, Attachment, accepts, gather, parse_names, prompt_blocks
+from ._notebook._bridge import CONNECT_TIMEOUT, AgentHandle
+from ._notebook._cells import (
     NONINTERACTIVE_TIMEOUT,
     TIMEOUT_ENV,
     CellRun,
@@ -38,17 +47,8 @@ from ._cells import (
     interpolate,
     noninteractive_timeout,
 )
-from ._client import (
-    AuthenticationRequired,
-    Session,
-    TurnInProgress,
-    UnsupportedProtocolVersion,
-    ended_by,
-)
-from ._context import PER_OBJECT_CAP, PER_PROMPT_CAP
-from ._errors import AcpError, AgentExited
-from ._failures import ConnectFailed
-from ._notebook import (
+from ._notebook._failures import ConnectFailed
+from ._notebook._owner import (
     DEFAULT_SESSION,
     REDACTED,
     AgentGone,
@@ -61,10 +61,10 @@ from ._notebook import (
     SignInRequired,
     redact,
 )
-from ._pacing import CellPacing
-from ._policy import Policy
-from ._record import Record
-from ._visible import visible_text
+from ._notebook._pacing import CellPacing
+from ._notebook._record import Record
+from ._policy._rules import Policy
+from ._protocol._visible import visible_text
 
 # IPython 8 ships these without hints (or exports) and IPython 9 with hints that reject
 # methods: use them untyped, so the module type-checks the same under both.
@@ -195,7 +195,7 @@ def _notebook_of(shell: Any) -> Notebook:
     found = getattr(magics, "notebook", None)
     if isinstance(found, Notebook):
         return found
-    from ._notebook import current
+    from ._notebook._owner import current
 
     return current()
 
@@ -588,8 +588,8 @@ def _kernel_tools_source(nb: Notebook) -> None:
 
     import IPython
 
-    from ._kernel_code import request_code
-    from ._kernel_tools import loop_runner
+    from ._kernel._tools import loop_runner
+    from ._notebook._kernel_code import request_code
 
     shell: Any = getattr(IPython, "get_ipython")()  # noqa: B009 - untyped under IPython 8 and 9
     try:
@@ -646,7 +646,7 @@ def _env_options(items: Sequence[str]) -> dict[str, str]:
 
 def _shortcut(agent: str, cwd: str) -> Any:
     """A registry shortcut resolved to a command here (a `_registry.Launch`)."""
-    from . import _registry
+    from ._notebook import _registry
 
     entry = _registry.lookup(agent)
     if entry is None:
@@ -665,7 +665,7 @@ def _resolve_here(entry: Any, cwd: str) -> Any:
     import shutil
     import subprocess
 
-    from . import _registry
+    from ._notebook import _registry
 
     near = _registry.node_modules_dirs(cwd, os.environ, None)
     launch = _registry.resolve(entry, shutil.which, near)
@@ -710,7 +710,7 @@ def _agents(nb: Notebook, argv: list[str]) -> None:
     _parse_sub(parser, argv)
     import os
 
-    from . import _registry
+    from ._notebook import _registry
 
     aliases = {v: k for k, v in _registry.ALIASES.items()}
     for entry in _registry.entries().values():
@@ -987,13 +987,13 @@ def _grants(nb: Notebook, argv: list[str]) -> None:
 
 
 def _auth_hint(methods: Sequence[Any], option: str) -> str:
-    from . import _auth
+    from ._notebook import _auth
 
     return _auth.hint(methods, option)
 
 
 def _auth_cmd(nb: Notebook, argv: list[str]) -> None:
-    from . import _auth
+    from ._notebook import _auth
 
     parser = _sub_parser(
         "auth",
@@ -1079,7 +1079,7 @@ def _auth_cmd(nb: Notebook, argv: list[str]) -> None:
         # in a PTY shown in the cell; an exit 0 restarts the agent, which reads what it stored.
         from IPython.core.getipython import get_ipython
 
-        from . import _login_pty
+        from ._notebook import _login_pty
 
         command = _auth.terminal_command(method, handle.argv)
         env = {**handle.env, **{var.name: var.value for var in method.env or []}}
@@ -1432,7 +1432,7 @@ def transform_cell(lines: list[str]) -> list[str]:
 def load_ipython_extension(ipython: Any, notebook: Notebook | None = None) -> None:
     """Register the magics for this kernel's notebook (``_notebook.current()``)."""
     from . import _sidepanel
-    from ._notebook import current
+    from ._notebook._owner import current
     from ._widgets._acks import acknowledge_comms
 
     nb = notebook if notebook is not None else current()
@@ -1448,7 +1448,7 @@ def load_ipython_extension(ipython: Any, notebook: Notebook | None = None) -> No
         ipython.events.register("pre_run_cell", _pre_run_cell)
     if _post_run_cell not in ipython.events.callbacks["post_run_cell"]:
         ipython.events.register("post_run_cell", _post_run_cell)
-    from . import _jsonrpc
+    from ._connection import _jsonrpc
 
     _jsonrpc.PACE = nb.pacing  # a cell of the user's own code goes before a background flood
 
@@ -1485,7 +1485,7 @@ def unload_ipython_extension(ipython: Any) -> None:
         ipython.events.unregister("pre_run_cell", _pre_run_cell)
     with contextlib.suppress(ValueError):
         ipython.events.unregister("post_run_cell", _post_run_cell)
-    from . import _jsonrpc
+    from ._connection import _jsonrpc
 
     if isinstance(_jsonrpc.PACE, CellPacing):
         _jsonrpc.PACE.cell_ended()

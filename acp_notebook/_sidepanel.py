@@ -27,10 +27,10 @@ from typing import Any
 import anyio
 import ipywidgets  # type: ignore[import-untyped]
 
-from ._bridge import AgentHandle, IOThread
-from ._cells import Asked, Question
-from ._notebook import Notebook
-from ._permission import PermissionDecision
+from ._client._permission import PermissionDecision
+from ._notebook._bridge import AgentHandle, IOThread
+from ._notebook._cells import Asked, Question
+from ._notebook._owner import Notebook
 from ._widgets import AgentPanel, ElicitationCard, PermissionCard, TerminalWidget
 from ._widgets._background import describe_item
 from ._widgets._card import close_deep
@@ -78,7 +78,7 @@ def agent_facts(handle: AgentHandle) -> dict[str, Any]:
     if not alive:
         exit_label = handle.exit_status
         stderr = handle.stderr_tail(2000).strip()
-    # Everything shown as text has its hidden characters made visible (acp_notebook._visible):
+    # Everything shown as text has its hidden characters made visible (_protocol._visible):
     # the HTML and the text summary are both made from these facts.
     return {
         "name": visible(handle.name),

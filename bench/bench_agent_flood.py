@@ -37,7 +37,7 @@ from typing import Any
 import anyio
 
 import acp_notebook as acp
-from acp_notebook._process import open_agent_connection
+from acp_notebook._connection._process import open_agent_connection
 
 LINE = b"\x1b[32mPASSED\x1b[0m tests/test_x.py::test_case[%06d] \xc3\xbc 0123456789 abcdefghij\n"
 

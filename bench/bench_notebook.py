@@ -46,7 +46,7 @@ from kernel_driver import Kernel, kernel
 
 SAMPLES = 40
 # a pause before each trivial cell, as between a person's cells: longer than the 50 ms for which
-# the notebook's pacing (acp_notebook/_pacing.py) still holds a flood back after a cell ends
+# the notebook's pacing (_notebook/_pacing.py) still holds a flood back after a cell ends
 SPACING = (0.1, 0.15)
 TERMINALS = 10  # terminals flooding at once (section 4)
 FLOOD_AGENT = (

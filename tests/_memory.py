@@ -21,11 +21,11 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 from acp_notebook import Agent, connect_streams
-from acp_notebook._elicitation import ElicitationHandler
-from acp_notebook._errors import MethodNotFound
-from acp_notebook._jsonrpc import Connection, RequestHandler
-from acp_notebook._lines import memory_byte_pipe
-from acp_notebook._permission import PermissionHandler
+from acp_notebook._client._elicitation import ElicitationHandler
+from acp_notebook._client._permission import PermissionHandler
+from acp_notebook._connection._errors import MethodNotFound
+from acp_notebook._connection._jsonrpc import Connection, RequestHandler
+from acp_notebook._connection._lines import memory_byte_pipe
 from acp_notebook.agent import AgentServer, Scenario, serve_in_memory
 from acp_notebook.agent._faults import Faults
 

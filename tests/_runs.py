@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import functools
 
-from acp_notebook._cells import CellRun
-from acp_notebook._notebook import Notebook
-from acp_notebook._policy import Policy
+from acp_notebook._notebook._cells import CellRun
+from acp_notebook._notebook._owner import Notebook
+from acp_notebook._policy._rules import Policy
 from acp_notebook._sidepanel import panel_shows
 
 

@@ -49,7 +49,7 @@ def _client_traffic_is_schema_valid(
     if request.node.get_closest_marker("sends_invalid"):
         yield
         return
-    from acp_notebook import _client
+    from acp_notebook._client import _agent as _client
     from tests._schema import check_client_message, check_v1_client_message
 
     failures: list[str] = []

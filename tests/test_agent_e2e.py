@@ -18,9 +18,9 @@ import anyio
 import pytest
 from _schema import assert_valid
 
-from acp_notebook._errors import AgentExited, RpcError
-from acp_notebook._jsonrpc import Connection, Problem
-from acp_notebook._process import AgentProcess, open_agent_connection
+from acp_notebook._connection._errors import AgentExited, RpcError
+from acp_notebook._connection._jsonrpc import Connection, Problem
+from acp_notebook._connection._process import AgentProcess, open_agent_connection
 
 pytestmark = pytest.mark.anyio
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from acp_notebook._lines import memory_byte_pipe
+from acp_notebook._connection._lines import memory_byte_pipe
 from acp_notebook.agent._faults import CountingSendStream, flood_blocks, flood_digest
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_notebook._kernel_tools import KernelTools, mcp_entry
+from acp_notebook._kernel._tools import KernelTools, mcp_entry
 from acp_notebook.agent._script import Tool, parse_script
 from tests._memory import embedded_in_memory
 

@@ -10,9 +10,9 @@ import anyio
 import pytest
 
 from acp_notebook import AgentExited, ConnectionClosed, connect_streams
-from acp_notebook._client import InitializeTimeout
-from acp_notebook._jsonrpc import Connection
-from acp_notebook._lines import memory_byte_pipe
+from acp_notebook._client._agent import InitializeTimeout
+from acp_notebook._connection._jsonrpc import Connection
+from acp_notebook._connection._lines import memory_byte_pipe
 from acp_notebook._protocol import RequestPermissionRequest
 from acp_notebook.agent import AgentServer, Store, serve_in_memory
 from acp_notebook.agent._faults import Faults

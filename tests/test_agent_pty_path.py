@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acp_notebook import connect_streams
-from acp_notebook._jsonrpc import _dumps
+from acp_notebook._connection._jsonrpc import _dumps
 from acp_notebook.agent import _wire as wire
 from acp_notebook.agent import serve_in_memory
 from acp_notebook.agent._faults import Faults

@@ -12,8 +12,8 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_notebook._errors import RpcError
-from acp_notebook._jsonrpc import Connection
+from acp_notebook._connection._errors import RpcError
+from acp_notebook._connection._jsonrpc import Connection
 from acp_notebook._protocol import ErrorCode, Method
 from acp_notebook.agent import serve_in_memory
 

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 import anyio
 import pytest
 
-from acp_notebook._approval import NOT_ALLOWED, Verdict, ask, refusal
+from acp_notebook._client._approval import NOT_ALLOWED, Verdict, ask, refusal
 
 pytestmark = pytest.mark.anyio
 

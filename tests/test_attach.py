@@ -1,4 +1,4 @@
-"""What a ``%%acp --with / --cells`` prompt carries (``acp_notebook._attach``): the blocks for
+"""What a ``%%acp --with / --cells`` prompt carries (``_notebook._attach``): the blocks for
 each kind of agent, the per-prompt cap, and what the cell shows before sending."""
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import pytest
 from _memory import scripted_agent
 from matplotlib.figure import Figure
 
-from acp_notebook._attach import (
+from acp_notebook._kernel._context import PER_OBJECT_CAP, PER_PROMPT_CAP
+from acp_notebook._notebook._attach import (
     Accepts,
     Attached,
     accepts,
@@ -22,7 +23,6 @@ from acp_notebook._attach import (
     parse_names,
     prompt_blocks,
 )
-from acp_notebook._context import PER_OBJECT_CAP, PER_PROMPT_CAP
 
 BOTH = Accepts(embedded_context=True, image=True)
 NEITHER = Accepts(embedded_context=False, image=False)

@@ -6,8 +6,8 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from acp_notebook import _auth
-from acp_notebook._errors import RpcError
+from acp_notebook._connection._errors import RpcError
+from acp_notebook._notebook import _auth
 from acp_notebook._protocol import AuthMethod
 
 METHODS = TypeAdapter(list[AuthMethod])

@@ -1,4 +1,4 @@
-"""acp_notebook._bridge: the I/O thread, and agents held open in it across cells
+"""acp_notebook._notebook._bridge: the I/O thread, and agents held open in it across cells
 (``open_agent`` over an in-memory connector: no subprocess)."""
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import pytest
 from _memory import memory_connector, scripted_agent
 
 from acp_notebook import Agent
-from acp_notebook._bridge import AgentHandle, IOThread, launch, open_agent, result_of
-from acp_notebook._client import InitializeTimeout, connect
-from acp_notebook._failures import ConnectFailed
+from acp_notebook._client._agent import InitializeTimeout, connect
+from acp_notebook._notebook._bridge import AgentHandle, IOThread, launch, open_agent, result_of
+from acp_notebook._notebook._failures import ConnectFailed
 
 
 @pytest.fixture

@@ -16,8 +16,8 @@ from _runs import start_run
 from test_cells import COMMAND_REQUEST, QUESTION, Scripted
 from test_widgets_turn import apply, session
 
-from acp_notebook._cells import MAX_OPEN_PERMISSIONS, MAX_OPEN_QUESTIONS, CellRun
-from acp_notebook._policy import Policy
+from acp_notebook._notebook._cells import MAX_OPEN_PERMISSIONS, MAX_OPEN_QUESTIONS, CellRun
+from acp_notebook._policy._rules import Policy
 from acp_notebook._protocol import DiffToolCallContent, RequestPermissionRequest
 from acp_notebook._widgets import PermissionCard, TurnView
 from acp_notebook._widgets._parts import (
@@ -108,7 +108,7 @@ def test_questions_past_the_open_cap_are_cancelled_and_counted(scripted: Scripte
 
 
 def test_a_form_past_the_field_cap_is_answered_cancel_with_its_reason(scripted: Scripted) -> None:
-    from acp_notebook._elicitation import MAX_FORM_FIELDS
+    from acp_notebook._client._elicitation import MAX_FORM_FIELDS
 
     properties = {f"f{i}": {"type": "boolean"} for i in range(3_000)}
     form = {**QUESTION, "requestedSchema": {"type": "object", "properties": properties}}
@@ -284,7 +284,7 @@ def test_acp_sessions_prints_at_most_its_cap_of_rows(
     from _memory import scripted_agent
 
     from acp_notebook._magics import MAX_SESSIONS_SHOWN, SESSION_LINE_CHARS, _sessions
-    from acp_notebook._notebook import Notebook
+    from acp_notebook._notebook._owner import Notebook
 
     total = 20_000
 
@@ -300,7 +300,7 @@ def test_acp_sessions_prints_at_most_its_cap_of_rows(
                 for i in range(total)
             ]
             return {"sessions": sessions}
-        from acp_notebook._errors import MethodNotFound
+        from acp_notebook._connection._errors import MethodNotFound
 
         raise MethodNotFound(method)
 

@@ -13,9 +13,9 @@ import pytest
 from _memory import memory_connector
 from _runs import start_run
 
-from acp_notebook._cells import CellRun
-from acp_notebook._notebook import Notebook
-from acp_notebook._policy import Policy
+from acp_notebook._notebook._cells import CellRun
+from acp_notebook._notebook._owner import Notebook
+from acp_notebook._policy._rules import Policy
 from acp_notebook._sidepanel import SidePanel, install
 from acp_notebook.agent import parse_scenario
 
@@ -242,7 +242,7 @@ class Scripted:
             self.received.append((method, params))
             if method in ("terminal/cancel", "tool_call/cancel"):
                 return {}
-            from acp_notebook._errors import MethodNotFound
+            from acp_notebook._connection._errors import MethodNotFound
 
             raise MethodNotFound(method)
 

@@ -21,10 +21,10 @@ from _runs import start_run
 from test_terminals import live_members, wait_gone
 
 import acp_notebook as acp
-from acp_notebook._approval import NOT_ALLOWED
-from acp_notebook._cells import CellRun
-from acp_notebook._notebook import Notebook
-from acp_notebook._policy import Policy
+from acp_notebook._client._approval import NOT_ALLOWED
+from acp_notebook._notebook._cells import CellRun
+from acp_notebook._notebook._owner import Notebook
+from acp_notebook._policy._rules import Policy
 
 SID = "s1"
 V1_INIT = {
@@ -400,7 +400,7 @@ def test_a_59_mb_write_is_shown_by_its_sizes_without_a_diff(
     """Finding 15: a 59 MB fs/write_text_file blocked the notebook for 73 s (its diff was made
     on the I/O thread) and added 243 MB of widget state. Its card now says how large the old
     and the new text are; the diff function never gets the text."""
-    import acp_notebook._services as services
+    import acp_notebook._client._services as services
 
     given: list[int] = []
     real = services.diff_patch
@@ -435,7 +435,7 @@ def test_a_small_write_still_shows_its_diff_made_off_the_io_thread(
 ) -> None:
     import threading
 
-    import acp_notebook._services as services
+    import acp_notebook._client._services as services
 
     threads: list[str] = []
     real = services.diff_patch
@@ -471,7 +471,7 @@ def test_timeout_holds_while_a_writes_diff_is_made(
     written."""
     import threading
 
-    import acp_notebook._services as services
+    import acp_notebook._client._services as services
 
     entered, release = threading.Event(), threading.Event()
 

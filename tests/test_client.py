@@ -16,9 +16,9 @@ from anyio.abc import TaskGroup
 
 import acp_notebook as acp
 from acp_notebook import _protocol as acp_protocol
-from acp_notebook._errors import MethodNotFound
-from acp_notebook._jsonrpc import Connection, Problem
-from acp_notebook._lines import memory_byte_pipe
+from acp_notebook._connection._errors import MethodNotFound
+from acp_notebook._connection._jsonrpc import Connection, Problem
+from acp_notebook._connection._lines import memory_byte_pipe
 from tests._memory import scripted_agent
 from tests._schema import assert_client_traffic_valid
 
@@ -423,7 +423,7 @@ async def test_turn_end_answers_unanswered_permission_cancelled(tmp_path: Path) 
 
 def _offline_session() -> acp.Session:
     """A session fed by hand (``_apply``), no agent behind it."""
-    from acp_notebook._client import Session
+    from acp_notebook._client._agent import Session
 
     return Session(cast(Any, None), "s1", "/")
 
@@ -440,7 +440,7 @@ def _chunk(terminal_id: str, size: int) -> Any:
 
 
 def test_update_buffer_drops_the_oldest_bulk_first_and_keeps_the_order() -> None:
-    from acp_notebook._replay import UpdateBuffer
+    from acp_notebook._client._replay import UpdateBuffer
 
     buffer = UpdateBuffer(max_items=4, max_bulk=2 * len(_chunk("t", 300).data))
     sequence = [
@@ -464,7 +464,7 @@ def test_update_buffer_drops_the_oldest_bulk_first_and_keeps_the_order() -> None
 
 @pytest.mark.anyio
 async def test_a_turn_keeps_a_bounded_replay_not_every_update() -> None:
-    from acp_notebook._replay import REPLAY_BULK_BYTES, bulk_weight
+    from acp_notebook._client._replay import REPLAY_BULK_BYTES, bulk_weight
 
     session = _offline_session()
     turn = session.start_turn("flood")
@@ -576,7 +576,7 @@ async def test_finding_7_a_v2_request_naming_its_tool_call_by_id_is_merged_too(
 
 @pytest.mark.anyio
 async def test_the_merged_content_of_a_known_tool_call_is_capped(tmp_path: Path) -> None:
-    from acp_notebook._client import MERGED_CONTENT_LIMIT
+    from acp_notebook._client._agent import MERGED_CONTENT_LIMIT
 
     asked: list[acp.RequestPermissionRequest] = []
 

@@ -462,7 +462,7 @@ async def test_finding_7_a_request_naming_its_tool_call_by_id_is_merged_with_wha
 ):
     # Mistral Vibe: the tool_call update carries title, kind and rawInput; the permission
     # request names the call by id only. The handler (a card, a policy) sees them all.
-    from acp_notebook._policy import Policy
+    from acp_notebook._policy._rules import Policy
 
     peer = V1Peer()
     asked: list[p.RequestPermissionRequest] = []

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from acp_notebook import _bridge
-from acp_notebook._notebook import Notebook
+from acp_notebook._notebook import _bridge
+from acp_notebook._notebook._owner import Notebook
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc")
 

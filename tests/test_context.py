@@ -1,4 +1,4 @@
-"""Summaries of kernel objects for the prompt (``acp_notebook._context``): each kind, the caps,
+"""Summaries of kernel objects for the prompt (``_kernel._context``): each kind, the caps,
 and objects that fight back."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 from matplotlib.figure import Figure
 
-from acp_notebook._context import (
+from acp_notebook._kernel._context import (
     PER_OBJECT_CAP,
     PER_PROMPT_CAP,
     list_variables,
@@ -449,7 +449,7 @@ def test_recent_cells_leave_out_the_running_cell_under_ipython_8_and_9() -> None
         shell.run_cell("second = 2\nsecond", store_history=True)
         got: dict[str, Any] = {}
         code = (
-            "from acp_notebook._context import recent_cells\n"
+            "from acp_notebook._kernel._context import recent_cells\n"
             "got['c'] = recent_cells(get_ipython(), 5)"
         )
         shell.user_ns["got"] = got
@@ -460,6 +460,6 @@ def test_recent_cells_leave_out_the_running_cell_under_ipython_8_and_9() -> None
         assert got["c"][-1].output == "2"
         # a cell not stored in the history (nbval runs so): the last stored one still counts
         shell.run_cell(code, store_history=False)
-        assert [c.source for c in got["c"]][-1].startswith("from acp_notebook._context")
+        assert [c.source for c in got["c"]][-1].startswith("from acp_notebook._kernel._context")
     finally:
         InteractiveShell.clear_instance()

@@ -18,7 +18,7 @@ def test_demo_runs_allowed_command_and_not_the_rejected_one() -> None:
     out = done.stdout
     assert "connected to acp-notebook-agent" in out
     assert "progress 3/3" in out and "progress 1/3" not in out  # \r progress, final state
-    assert "(exit 0)" in out  # the one exit label (acp_notebook._exit)
+    assert "(exit 0)" in out  # the one exit label (acp_notebook._connection._exit)
     assert "'touch should-not-exist': failed" in out
     assert "rejected command ran: False" in out
     assert "stop reason: end_turn" in out

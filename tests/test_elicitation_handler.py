@@ -11,7 +11,7 @@ import pytest
 from pydantic import TypeAdapter
 
 import acp_notebook._protocol as p
-from acp_notebook._elicitation import ElicitationDecision, decide
+from acp_notebook._client._elicitation import ElicitationDecision, decide
 
 ADAPTER: TypeAdapter[Any] = TypeAdapter(p.CreateElicitationRequest)
 FORM = {

@@ -1,10 +1,10 @@
-"""acp_notebook._errors: the connection layer's exceptions carry their facts as fields."""
+"""_connection._errors: the connection layer's exceptions carry their facts as fields."""
 
 from __future__ import annotations
 
 import pickle
 
-from acp_notebook._errors import (
+from acp_notebook._connection._errors import (
     METHOD_NOT_FOUND,
     AcpError,
     AgentExited,

@@ -1,4 +1,4 @@
-"""acp_notebook._events: named events, subscribers called in order, failures contained."""
+"""acp_notebook._notebook._events: named events, subscribers called in order, failures contained."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from acp_notebook._events import Events
+from acp_notebook._notebook._events import Events
 
 
 def test_subscribers_hear_their_event_in_order_with_its_arguments() -> None:

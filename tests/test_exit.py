@@ -1,4 +1,4 @@
-"""acp_notebook._exit: one label for how a process ended, from a table the front end shares."""
+"""_connection._exit: one label for how a process ended, from a table the front end shares."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from acp_notebook._exit import exit_label, exit_sentence, signal_of
+from acp_notebook._connection._exit import exit_label, exit_sentence, signal_of
 
 TABLE = Path(__file__).parent / "data" / "exit_labels.json"
 CASES: list[dict[str, Any]] = json.loads(TABLE.read_text("utf-8"))["cases"]
@@ -39,7 +39,7 @@ def test_sentence_names_its_subject() -> None:
 async def test_an_agent_killed_by_an_unnamed_signal_is_labelled_once(anyio_backend: str) -> None:
     # Signal 40 (a real-time signal) has no name in Python's signal module: the agent process
     # used to call it "signal 40", so every label said "signal signal 40".
-    from acp_notebook._process import AgentProcess
+    from acp_notebook._connection._process import AgentProcess
 
     script = "import os; os.kill(os.getpid(), 40)"
     async with AgentProcess.spawn([sys.executable, "-c", script]) as proc:

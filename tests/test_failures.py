@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 import acp_notebook
-from acp_notebook._client import InitializeTimeout, UnsupportedProtocolVersion
-from acp_notebook._errors import AgentExited
-from acp_notebook._failures import ConnectFailed, describe_problem
-from acp_notebook._jsonrpc import BadLine, Problem
+from acp_notebook._client._agent import InitializeTimeout, UnsupportedProtocolVersion
+from acp_notebook._connection._errors import AgentExited
+from acp_notebook._connection._jsonrpc import BadLine, Problem
+from acp_notebook._notebook._failures import ConnectFailed, describe_problem
 
 NOT_JSON = BadLine.of("Expecting value: line 1 column 2 (char 1)", b"not json", None)
 TOO_LONG = Problem("too_long", "discarded a line of 9000 bytes (limit 4096 bytes)")

@@ -1,4 +1,4 @@
-"""The client file system (acp_notebook/_files.py) on real files, symlinks and folders."""
+"""The client file system (acp_notebook/_client/_files.py) on real files, symlinks and folders."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from acp_notebook._approval import NOT_ALLOWED
-from acp_notebook._errors import INVALID_PARAMS, RpcError
-from acp_notebook._files import METHODS, ClientFiles, ReadRequest, WriteRequest
+from acp_notebook._client._approval import NOT_ALLOWED
+from acp_notebook._client._files import METHODS, ClientFiles, ReadRequest, WriteRequest
+from acp_notebook._connection._errors import INVALID_PARAMS, RpcError
 from acp_notebook._protocol import ErrorCode
 
 pytestmark = pytest.mark.anyio
@@ -356,7 +356,7 @@ async def test_a_file_on_another_device_than_the_folder_is_asked(
     work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A mount inside the folder (faked: the folder's device number is made to differ)."""
-    from acp_notebook import _files
+    from acp_notebook._client import _files
 
     (work / "mounted.txt").write_text("from elsewhere\n")
     real_stat = os.stat

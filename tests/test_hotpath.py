@@ -1,4 +1,4 @@
-"""acp_notebook._hotpath and the ingest fast path: the shortcut changes the time, not the result.
+"""_connection._hotpath and the ingest fast path: the shortcut changes the time, not the result.
 
 * `decode_hot_line` gives the very dict the stdlib decoder gives, for every line it takes, and
   takes every line of the hot shape (strings without lone surrogates);
@@ -23,12 +23,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from acp_notebook import _client, connect_streams
 from acp_notebook import _protocol as p
-from acp_notebook._hotpath import decode_hot_line, is_hot_message
-from acp_notebook._jsonrpc import Connection
-from acp_notebook._lines import BadJson, decode_json_line, memory_byte_pipe
-from acp_notebook._replay import UpdateBuffer, bulk_weight
+from acp_notebook import connect_streams
+from acp_notebook._client import _agent as _client
+from acp_notebook._client._replay import UpdateBuffer, bulk_weight
+from acp_notebook._connection._hotpath import decode_hot_line, is_hot_message
+from acp_notebook._connection._jsonrpc import Connection
+from acp_notebook._connection._lines import BadJson, decode_json_line, memory_byte_pipe
 from acp_notebook._state import SessionState
 
 # Any code point, lone surrogates included (they only survive as \\u escapes).
@@ -464,7 +465,7 @@ def test_a_turn_nobody_iterates_makes_no_event_per_update(monkeypatch: pytest.Mo
 def test_a_chunk_becomes_a_model_only_when_someone_sees_it(
     monkeypatch: pytest.MonkeyPatch, watch: str
 ) -> None:
-    from acp_notebook import _replay
+    from acp_notebook._client import _replay
 
     made = 0
 

@@ -54,11 +54,11 @@ print(json.dumps({"models": found, "adapters": adapters, "built": built}))
 _NOT_AT_LOAD_EXT = [
     "acp_notebook.agent",  # the embedded agent: a subprocess of its own
     "acp_notebook._protocol._v1",  # a v1 agent's models and translator
-    "acp_notebook._services",  # a v1 agent's client terminals and file system
-    "acp_notebook._terminals",
-    "acp_notebook._files",
-    "acp_notebook._kernel_tools",  # the kernel tools' MCP server (--kernel-tools)
-    "acp_notebook._kernel_code",
+    "acp_notebook._client._services",  # a v1 agent's client terminals and file system
+    "acp_notebook._client._terminals",
+    "acp_notebook._client._files",
+    "acp_notebook._kernel._tools",  # the kernel tools' MCP server (--kernel-tools)
+    "acp_notebook._notebook._kernel_code",
     "mcp",
     "uvicorn",
     "starlette",
@@ -90,7 +90,7 @@ def test_load_ext_leaves_what_only_some_cells_need_for_later() -> None:
 
 def test_the_notebook_layer_does_not_import_the_embedded_agent() -> None:
     loaded = modules_after_import(
-        "acp_notebook._magics", "acp_notebook._notebook", "acp_notebook._sidepanel"
+        "acp_notebook._magics", "acp_notebook._notebook._owner", "acp_notebook._sidepanel"
     )
     assert offenders(loaded, ["acp_notebook.agent"]) == []
 
@@ -108,14 +108,18 @@ def test_importing_the_client_builds_no_protocol_model_and_no_adapter() -> None:
 
 def test_the_client_imports_neither_v1_nor_the_client_services() -> None:
     loaded = modules_after_import("acp_notebook:connect", "acp_notebook:Session")
-    assert "acp_notebook._client" in loaded
-    forbidden = ["acp_notebook._protocol._v1", "acp_notebook._services"]
-    forbidden += ["acp_notebook._terminals", "acp_notebook._files", "acp_notebook._approval"]
+    assert "acp_notebook._client._agent" in loaded
+    forbidden = ["acp_notebook._protocol._v1", "acp_notebook._client._services"]
+    forbidden += [
+        "acp_notebook._client._terminals",
+        "acp_notebook._client._files",
+        "acp_notebook._client._approval",
+    ]
     assert offenders(loaded, forbidden) == []
 
 
 def test_the_clients_v1_version_number_is_the_v1_layers() -> None:
-    from acp_notebook import _client
+    from acp_notebook._client import _agent as _client
     from acp_notebook._protocol import _v1
 
     assert _client.V1_PROTOCOL_VERSION == _v1.PROTOCOL_VERSION

@@ -9,9 +9,9 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_notebook._errors import ConnectionClosed, MethodNotFound, RpcError
-from acp_notebook._jsonrpc import BadLine, Connection, Problem, connection_pair
-from acp_notebook._lines import LineReader, LineTooLong, memory_byte_pipe
+from acp_notebook._connection._errors import ConnectionClosed, MethodNotFound, RpcError
+from acp_notebook._connection._jsonrpc import BadLine, Connection, Problem, connection_pair
+from acp_notebook._connection._lines import LineReader, LineTooLong, memory_byte_pipe
 
 pytestmark = pytest.mark.anyio
 
@@ -753,7 +753,7 @@ async def test_deep_values_we_send_are_refused_not_fatal() -> None:
 
 async def test_a_line_of_millions_of_values_is_a_bad_line_and_the_connection_lives() -> None:
     """A 3 MB line of empty lists would decode to ~60 MB of objects: refused before decoding."""
-    from acp_notebook._jsonrpc import MAX_VALUES
+    from acp_notebook._connection._jsonrpc import MAX_VALUES
 
     wide = b'{"jsonrpc":"2.0","id":3,"method":"m","params":[' + b"[]," * MAX_VALUES + b"[]]}\n"
     problems: list[Problem] = []
@@ -862,7 +862,7 @@ async def test_the_read_loop_waits_as_long_as_the_pace_hook_says(
     # back-pressure (the notebook's pacing): before each batch of lines the loop asks PACE with
     # the size of the chunk read and the seconds already waited, sleeps what it answers, and
     # asks again until it answers 0; nothing is lost or reordered
-    import acp_notebook._jsonrpc as jsonrpc
+    import acp_notebook._connection._jsonrpc as jsonrpc
 
     rests: list[float] = []
     asked: list[tuple[int, float]] = []

@@ -19,11 +19,11 @@ import pytest
 from _memory import scripted_agent
 from _runs import start_run
 
-from acp_notebook._cells import CellRun
-from acp_notebook._errors import MethodNotFound
-from acp_notebook._kernel_code import NO_WAITER, CodeOutcome, request_code
-from acp_notebook._notebook import Notebook
-from acp_notebook._policy import Policy
+from acp_notebook._connection._errors import MethodNotFound
+from acp_notebook._notebook._cells import CellRun
+from acp_notebook._notebook._kernel_code import NO_WAITER, CodeOutcome, request_code
+from acp_notebook._notebook._owner import Notebook
+from acp_notebook._policy._rules import Policy
 
 SID = "s1"
 GUARD = 30.0  # seconds: only a guard against hanging, never an assertion on speed

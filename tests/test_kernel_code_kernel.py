@@ -19,7 +19,7 @@ from tests.kernel_driver import Execution, Kernel, acp_kernel, new_cell_id
 # Defined in the kernel: when a turn starts, a thread asks to run CODE in it (request_code).
 ASKER = """
 import threading
-from acp_notebook._kernel_code import request_code
+from acp_notebook._notebook._kernel_code import request_code
 _nb = get_ipython().magics_manager.registry['AcpMagics'].notebook
 asked = {}
 def _ask_when_started(code, **kw):

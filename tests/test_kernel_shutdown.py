@@ -18,7 +18,7 @@ def test_a_shutdown_request_ends_the_kernel_and_its_agent(tmp_path: Path) -> Non
         k.run("%%acp --bg\nhello\n")
         pid = int(
             k.run(
-                "import acp_notebook._notebook as n\n"
+                "import acp_notebook._notebook._owner as n\n"
                 "print(n.current().agents['embedded'].agent.process.pid)"
             )
             .text()

@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_notebook._kernel_tools import TOOL_NAMES, KernelTools, ToolEvent
+from acp_notebook._kernel._tools import TOOL_NAMES, KernelTools, ToolEvent
 
 
 @dataclass
@@ -228,8 +228,8 @@ def _init_v1(mcp: dict[str, Any] | None) -> dict[str, Any]:
 async def _entry_and_new_session(initialize: dict[str, Any]) -> tuple[Any, list[Any]]:
     from _memory import scripted_agent
 
-    from acp_notebook._errors import MethodNotFound
-    from acp_notebook._kernel_tools import mcp_entry
+    from acp_notebook._connection._errors import MethodNotFound
+    from acp_notebook._kernel._tools import mcp_entry
 
     sent: list[Any] = []
 
@@ -291,7 +291,7 @@ def test_v1_agents_get_the_v1_shapes() -> None:
 
 
 def test_a_tool_answer_is_capped_and_says_so() -> None:
-    from acp_notebook._context import PER_PROMPT_CAP
+    from acp_notebook._kernel._context import PER_PROMPT_CAP
 
     namespace = {f"variable_number_{i}": i for i in range(5000)}
     server = KernelTools(lambda: namespace)
@@ -311,7 +311,7 @@ def test_a_tool_answer_is_capped_and_says_so() -> None:
 def test_run_code_asks_for_the_grants_own_session_and_reports_the_outcome() -> None:
     import concurrent.futures
 
-    from acp_notebook._kernel_code import CodeOutcome
+    from acp_notebook._notebook._kernel_code import CodeOutcome
 
     asked: list[tuple[str, str]] = []
     outcomes = iter(

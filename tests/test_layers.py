@@ -35,11 +35,11 @@ def _all_modules(package: str) -> list[str]:
 
 FORBIDDEN_AT_IMPORT = {
     "acp_notebook._protocol": [
-        f"{PKG}._jsonrpc",
-        f"{PKG}._lines",
-        f"{PKG}._process",
-        f"{PKG}._client",
-        f"{PKG}._permission",
+        f"{PKG}._connection._jsonrpc",
+        f"{PKG}._connection._lines",
+        f"{PKG}._connection._process",
+        f"{PKG}._client._agent",
+        f"{PKG}._client._permission",
         f"{PKG}._state",
         f"{PKG}._widgets",
         f"{PKG}._magics",
@@ -49,11 +49,11 @@ FORBIDDEN_AT_IMPORT = {
         "IPython",
     ],
     "acp_notebook._state": [
-        f"{PKG}._jsonrpc",
-        f"{PKG}._lines",
-        f"{PKG}._process",
-        f"{PKG}._client",
-        f"{PKG}._permission",
+        f"{PKG}._connection._jsonrpc",
+        f"{PKG}._connection._lines",
+        f"{PKG}._connection._process",
+        f"{PKG}._client._agent",
+        f"{PKG}._client._permission",
         f"{PKG}._widgets",
         f"{PKG}._magics",
         f"{PKG}.agent",
@@ -61,9 +61,9 @@ FORBIDDEN_AT_IMPORT = {
         "ipywidgets",
         "IPython",
     ],
-    "acp_notebook._jsonrpc": [
+    "acp_notebook._connection._jsonrpc": [
         f"{PKG}._protocol",
-        f"{PKG}._client",
+        f"{PKG}._client._agent",
         f"{PKG}._state",
         f"{PKG}._widgets",
         f"{PKG}._magics",
@@ -71,9 +71,9 @@ FORBIDDEN_AT_IMPORT = {
         "ipywidgets",
         "IPython",
     ],
-    "acp_notebook._process": [
+    "acp_notebook._connection._process": [
         f"{PKG}._protocol",
-        f"{PKG}._client",
+        f"{PKG}._client._agent",
         f"{PKG}._state",
         f"{PKG}._widgets",
         f"{PKG}._magics",
@@ -82,8 +82,8 @@ FORBIDDEN_AT_IMPORT = {
         "IPython",
     ],
     "acp_notebook.agent": [
-        f"{PKG}._client",
-        f"{PKG}._permission",
+        f"{PKG}._client._agent",
+        f"{PKG}._client._permission",
         f"{PKG}._state",
         f"{PKG}._widgets",
         f"{PKG}._magics",
@@ -91,9 +91,9 @@ FORBIDDEN_AT_IMPORT = {
         "IPython",
     ],
     "acp_notebook._widgets": [
-        f"{PKG}._jsonrpc",
-        f"{PKG}._lines",
-        f"{PKG}._process",
+        f"{PKG}._connection._jsonrpc",
+        f"{PKG}._connection._lines",
+        f"{PKG}._connection._process",
     ],
 }
 
@@ -132,20 +132,24 @@ RULES = [
     # 3 state: layer 1 only (and the stdlib-only exit label), pure.
     Rule(
         f"{PKG}._state",
-        (f"{PKG}._protocol", f"{PKG}._exit"),
+        (f"{PKG}._protocol", f"{PKG}._connection._exit"),
         frozenset(THIRD_PARTY_OK),
         PURE_BANNED,
     ),
     # 2 connection: anyio and the stdlib, plain dicts (no models).
-    Rule(f"{PKG}._lines", (f"{PKG}._errors",), frozenset({"anyio"})),
-    Rule(f"{PKG}._jsonrpc", (f"{PKG}._errors", f"{PKG}._lines"), frozenset({"anyio"})),
+    Rule(f"{PKG}._connection._lines", (f"{PKG}._connection._errors",), frozenset({"anyio"})),
     Rule(
-        f"{PKG}._process",
+        f"{PKG}._connection._jsonrpc",
+        (f"{PKG}._connection._errors", f"{PKG}._connection._lines"),
+        frozenset({"anyio"}),
+    ),
+    Rule(
+        f"{PKG}._connection._process",
         (
-            f"{PKG}._errors",
-            f"{PKG}._exit",
-            f"{PKG}._lines",
-            f"{PKG}._jsonrpc",
+            f"{PKG}._connection._errors",
+            f"{PKG}._connection._exit",
+            f"{PKG}._connection._lines",
+            f"{PKG}._connection._jsonrpc",
         ),
         frozenset({"anyio"}),
     ),
@@ -154,10 +158,10 @@ RULES = [
         f"{PKG}.agent",
         (
             f"{PKG}._protocol",
-            f"{PKG}._errors",
-            f"{PKG}._lines",
-            f"{PKG}._jsonrpc",
-            f"{PKG}._process",
+            f"{PKG}._connection._errors",
+            f"{PKG}._connection._lines",
+            f"{PKG}._connection._jsonrpc",
+            f"{PKG}._connection._process",
         ),
         # mcp: the embedded agent's MCP client (``@tool`` lines), imported on first use
         frozenset({"anyio", "mcp", "mcp_types"} | THIRD_PARTY_OK),
@@ -173,7 +177,7 @@ RULES = [
     ),
     # kernel objects as context: no I/O, stdlib only (pandas, numpy... are detected, never
     # imported). It runs the objects' own code (__repr__...): callers use the main thread.
-    Rule(f"{PKG}._context", (f"{PKG}._visible",), frozenset(), PURE_BANNED),
+    Rule(f"{PKG}._kernel._context", (f"{PKG}._protocol._visible",), frozenset(), PURE_BANNED),
 ]
 
 
@@ -245,7 +249,13 @@ def test_layer_imports_only_what_design_allows(rule: Rule) -> None:
     assert _violations(rule, files) == []
 
 
-WIDGET_BANNED = (f"{PKG}._jsonrpc", f"{PKG}._lines", f"{PKG}._process", "subprocess", "pty")
+WIDGET_BANNED = (
+    f"{PKG}._connection._jsonrpc",
+    f"{PKG}._connection._lines",
+    f"{PKG}._connection._process",
+    "subprocess",
+    "pty",
+)
 
 
 def test_widgets_never_speak_json_rpc_or_spawn() -> None:
@@ -264,14 +274,14 @@ def test_static_checker_catches_a_violation(tmp_path: Path) -> None:
     file.write_text("from .._client import Agent\nfrom . import _ansi\nimport subprocess\n")
     module = f"{PKG}._state._reducer"
     assert _imports(module, file) == [
-        (1, f"{PKG}._client"),
+        (1, f"{PKG}._client._agent"),
         (2, f"{PKG}._state._ansi"),
         (3, "subprocess"),
     ]
     state_rule = next(r for r in RULES if r.layer == f"{PKG}._state")
     problems = _violations(state_rule, [(module, file)])
     assert len(problems) == 2
-    assert "imports acp_notebook._client (a higher or sibling layer)" in problems[0]
+    assert "imports acp_notebook._client._agent (a higher or sibling layer)" in problems[0]
     assert "imports subprocess (I/O in a pure layer)" in problems[1]
 
 
@@ -340,7 +350,7 @@ def test_nothing_imports_bridge_internals() -> None:
     """``_bridge``'s private names (``_hold_agent`` ...) stay inside it."""
     problems = []
     for module, file in _source_files(PKG):
-        if module == f"{PKG}._bridge":
+        if module == f"{PKG}._notebook._bridge":
             continue
         tree = ast.parse(file.read_text("utf-8"), str(file))
         for node in ast.walk(tree):
@@ -362,21 +372,21 @@ def test_nothing_imports_bridge_internals() -> None:
 
 NOTEBOOK_LAYER = [
     f"{PKG}._magics",
-    f"{PKG}._attach",
-    f"{PKG}._cells",
-    f"{PKG}._bridge",
-    f"{PKG}._pacing",
-    f"{PKG}._events",
-    f"{PKG}._failures",
-    f"{PKG}._notebook",
+    f"{PKG}._notebook._attach",
+    f"{PKG}._notebook._cells",
+    f"{PKG}._notebook._bridge",
+    f"{PKG}._notebook._pacing",
+    f"{PKG}._notebook._events",
+    f"{PKG}._notebook._failures",
+    f"{PKG}._notebook._owner",
     f"{PKG}._sidepanel",
-    f"{PKG}._record",
-    f"{PKG}._auth",
-    f"{PKG}._login_pty",
+    f"{PKG}._notebook._record",
+    f"{PKG}._notebook._auth",
+    f"{PKG}._notebook._login_pty",
     f"{PKG}._widgets",
 ]
 #: the one module global that may hold notebook state: the kernel's Notebook
-STATE_ALLOWED = {(f"{PKG}._notebook", "_current")}
+STATE_ALLOWED = {(f"{PKG}._notebook._owner", "_current")}
 _MUTABLE_CALLS = {"dict", "list", "set", "defaultdict", "OrderedDict", "deque"}
 
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acp_notebook._lines import (
+from acp_notebook._connection._lines import (
     BadJson,
     LineReader,
     LineTooLong,

@@ -1,4 +1,4 @@
-"""The sign-in terminal's PTY (acp_notebook/_login_pty.py), with real PTYs and processes: a
+"""The sign-in terminal's PTY (_notebook/_login_pty.py), with real PTYs and processes: a
 login script that prompts with getpass gets what is written, its output and exit come back,
 killing it (or closing its widget) leaves no process behind."""
 
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from acp_notebook._login_pty import LoginPty, LoginTerminal, sign_in_terminal
+from acp_notebook._notebook._login_pty import LoginPty, LoginTerminal, sign_in_terminal
 from acp_notebook._widgets._terminal import TerminalWidget
 
 SCRIPT = Path(__file__).parent / "fakes" / "login_script.py"

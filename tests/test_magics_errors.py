@@ -18,7 +18,7 @@ from IPython.core.error import UsageError
 
 from acp_notebook import _magics
 from acp_notebook._magics import AcpMagics
-from acp_notebook._notebook import Notebook
+from acp_notebook._notebook._owner import Notebook
 from tests.kernel_driver import process_gone
 
 PY = sys.executable

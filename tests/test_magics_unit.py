@@ -6,13 +6,13 @@ import json
 
 import pytest
 
-from acp_notebook._cells import PromptTemplateError, interpolate
 from acp_notebook._magics import (
     load_ipython_extension,
     transform_cell,
     unload_ipython_extension,
 )
-from acp_notebook._notebook import shorten_base64
+from acp_notebook._notebook._cells import PromptTemplateError, interpolate
+from acp_notebook._notebook._owner import shorten_base64
 
 
 def test_cell_becomes_an_awaited_call() -> None:
@@ -85,8 +85,8 @@ def test_the_users_own_cells_start_and_end_the_pacing() -> None:
     # waits for its own turn) is read at full speed
     from IPython.core.interactiveshell import InteractiveShell
 
-    import acp_notebook._jsonrpc as jsonrpc
-    from acp_notebook._notebook import Notebook
+    import acp_notebook._connection._jsonrpc as jsonrpc
+    from acp_notebook._notebook._owner import Notebook
 
     shell = InteractiveShell.instance()
     nb = Notebook()

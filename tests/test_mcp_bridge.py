@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_notebook._kernel_tools import TOOL_NAMES, KernelTools
+from acp_notebook._kernel._tools import TOOL_NAMES, KernelTools
 
 
 @dataclass

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from _memory import memory_connector
 
-from acp_notebook._failures import ConnectFailed
-from acp_notebook._jsonrpc import for_log
+from acp_notebook._connection._jsonrpc import for_log
 from acp_notebook._magics import words
-from acp_notebook._notebook import (
+from acp_notebook._notebook._failures import ConnectFailed
+from acp_notebook._notebook._owner import (
     AgentGone,
     LogLine,
     NoSuchAgent,

@@ -1,4 +1,4 @@
-"""The notebook's pacing of background floods (acp_notebook/_pacing.py), on a fake clock.
+"""The notebook's pacing of background floods (acp_notebook/_notebook/_pacing.py), on a fake clock.
 
 The hook runs in the I/O thread; from the kernel's main thread it never waits (a client the
 cell drives itself must not wait for that cell), so every call here is made from a thread.
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from acp_notebook._pacing import (
+from acp_notebook._notebook._pacing import (
     FLOOD_BYTES,
     GRACE,
     RATIO,

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from acp_notebook._permission import PermissionDecision, invalid_options
+from acp_notebook._client._permission import PermissionDecision, invalid_options
 from acp_notebook._protocol import PermissionOption, RequestPermissionRequest
 
 
@@ -90,7 +90,7 @@ def test_options_are_read_as_sent() -> None:
 
 
 def test_more_options_than_a_card_shows_is_invalid() -> None:
-    from acp_notebook._permission import MAX_OPTIONS
+    from acp_notebook._client._permission import MAX_OPTIONS
 
     many = [(f"o{i}", f"Option {i}", "reject_once") for i in range(MAX_OPTIONS)]
     assert invalid_options(request(*many)) is None

@@ -1,4 +1,4 @@
-"""``--allow`` / ``--deny`` policies (``acp_notebook._policy``), without a kernel or an agent.
+"""``--allow`` / ``--deny`` policies (``_policy._rules``), without a kernel or an agent.
 
 A command subject is parsed as a shell does (tree-sitter's bash grammar) into its simple
 commands: deny rejects if any of them (nested ones and wrapped ones included) matches; allow
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from acp_notebook._policy import (
+from acp_notebook._policy._rules import (
     MAX_DENY_TEXTS,
     Policy,
     PolicyDecision,
@@ -490,9 +490,10 @@ def test_deep_nesting_fails_closed() -> None:
 def test_the_parser_is_imported_on_first_use_only() -> None:
     """``%load_ext acp_notebook`` must not pay for tree-sitter."""
     code = (
-        "import sys, acp_notebook, acp_notebook._magics, acp_notebook._cells, acp_notebook._policy;"
+        "import sys, acp_notebook, acp_notebook._magics, acp_notebook._notebook._cells,"
+        " acp_notebook._policy._rules;"
         "print(sorted(m for m in sys.modules"
-        " if m.startswith(('tree_sitter', 'acp_notebook._shell'))))"
+        " if m.startswith(('tree_sitter', 'acp_notebook._policy._shell'))))"
     )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
@@ -550,7 +551,7 @@ FALLBACK = [
 def test_when_judging_raises_allow_asks_and_deny_still_matches(
     text: str, expected: tuple[str, str] | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from acp_notebook import _shell
+    from acp_notebook._policy import _shell
 
     def broken(command: str) -> Any:
         raise RuntimeError("the parser failed")

@@ -13,8 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from acp_notebook._errors import AgentExited, RpcError
-from acp_notebook._process import SUPERVISOR, AgentProcess, _watch_fds, open_agent_connection
+from acp_notebook._connection._errors import AgentExited, RpcError
+from acp_notebook._connection._process import (
+    SUPERVISOR,
+    AgentProcess,
+    _watch_fds,
+    open_agent_connection,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -139,7 +144,7 @@ def test_no_orphans_after_interpreter_exit(tmp_path: Path) -> None:
     script = textwrap.dedent(
         f"""
         import json, anyio
-        from acp_notebook._process import AgentProcess
+        from acp_notebook._connection._process import AgentProcess
 
         async def main():
             proc = await AgentProcess.start({[*AGENT, "--ignore-eof", "--ignore-term"]!r})
@@ -182,11 +187,11 @@ async def test_exit_while_idle_fails_next_request() -> None:
     assert isinstance(conn.close_error(), AgentExited)
 
 
-# -- the watchdog (acp_notebook/_supervisor.py) ------------------------------------------------
+# -- the watchdog (_connection/_supervisor.py) -----------------------------------------------------
 
 _WATCHED_PARENT = """
 import json, os, sys, time, anyio
-from acp_notebook._process import AgentProcess
+from acp_notebook._connection._process import AgentProcess
 
 async def main():
     proc = await AgentProcess.start({argv!r})
@@ -334,7 +339,7 @@ def test_launcher_imports_nothing_but_the_signal_module() -> None:
 def test_spawn_in_pty_runs_the_argv_on_a_pty_and_a_failed_exec_leaves_nothing(
     tmp_path: Path,
 ) -> None:
-    from acp_notebook._process import spawn_in_pty
+    from acp_notebook._connection._process import spawn_in_pty
 
     child = spawn_in_pty(
         [sys.executable, "-c", "import os,sys; print(os.isatty(1), os.get_terminal_size())"],
@@ -363,7 +368,7 @@ def test_spawn_in_pty_runs_the_argv_on_a_pty_and_a_failed_exec_leaves_nothing(
 async def test_a_stuck_watchdog_is_killed_after_watchdog_wait(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from acp_notebook import _process
+    from acp_notebook._connection import _process
 
     monkeypatch.setattr(_process, "WATCHDOG_WAIT", 0.2)
     proc = await AgentProcess.start(AGENT)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from acp_notebook import _errors as connection_errors
+from acp_notebook._connection import _errors as connection_errors
 from acp_notebook._protocol._errors import (
     Error,
     ErrorCode,

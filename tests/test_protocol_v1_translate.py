@@ -10,7 +10,7 @@ from _schema import assert_valid
 from pydantic import ValidationError
 
 import acp_notebook._protocol as p
-from acp_notebook._policy import Policy
+from acp_notebook._policy._rules import Policy
 from acp_notebook._protocol import _v1 as v1
 from acp_notebook._state import SessionState
 from acp_notebook._state._diff import build_diff

@@ -36,24 +36,24 @@ PUBLIC_NAMES = [
 
 # Where each lazily resolved name is defined: the package must hand out that very object.
 HOMES = {
-    "AcpError": "acp_notebook._errors",
-    "Agent": "acp_notebook._client",
-    "AgentExited": "acp_notebook._errors",
-    "Answer": "acp_notebook._permission",
-    "AuthenticationRequired": "acp_notebook._client",
-    "ConnectionClosed": "acp_notebook._errors",
-    "PermissionDecision": "acp_notebook._permission",
-    "PermissionHandler": "acp_notebook._permission",
-    "ProtocolViolation": "acp_notebook._client",
+    "AcpError": "acp_notebook._connection._errors",
+    "Agent": "acp_notebook._client._agent",
+    "AgentExited": "acp_notebook._connection._errors",
+    "Answer": "acp_notebook._client._permission",
+    "AuthenticationRequired": "acp_notebook._client._agent",
+    "ConnectionClosed": "acp_notebook._connection._errors",
+    "PermissionDecision": "acp_notebook._client._permission",
+    "PermissionHandler": "acp_notebook._client._permission",
+    "ProtocolViolation": "acp_notebook._client._agent",
     "RequestPermissionRequest": "acp_notebook._protocol",
-    "RpcError": "acp_notebook._errors",
-    "Session": "acp_notebook._client",
+    "RpcError": "acp_notebook._connection._errors",
+    "Session": "acp_notebook._client._agent",
     "SessionUpdate": "acp_notebook._protocol",
-    "Turn": "acp_notebook._client",
-    "TurnInProgress": "acp_notebook._client",
-    "UnsupportedProtocolVersion": "acp_notebook._client",
-    "connect": "acp_notebook._client",
-    "connect_streams": "acp_notebook._client",
+    "Turn": "acp_notebook._client._agent",
+    "TurnInProgress": "acp_notebook._client._agent",
+    "UnsupportedProtocolVersion": "acp_notebook._client._agent",
+    "connect": "acp_notebook._client._agent",
+    "connect_streams": "acp_notebook._client._agent",
 }
 
 # The notebook layer: never loaded by `import acp_notebook` or by the client API.
@@ -125,5 +125,5 @@ def test_import_package_is_light() -> None:
 @pytest.mark.process
 def test_client_api_needs_no_notebook_layer() -> None:
     loaded = modules_after_import("acp_notebook:connect", "acp_notebook:Session")
-    assert "acp_notebook._client" in loaded
+    assert "acp_notebook._client._agent" in loaded
     assert offenders(loaded, NOTEBOOK_MODULES) == []

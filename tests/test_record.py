@@ -11,8 +11,14 @@ from typing import Any
 
 import pytest
 
-from acp_notebook import _record
-from acp_notebook._record import RUNNING_NOTE, SLOT_CLASS, Record, running_bundle, slot_bundle
+from acp_notebook._notebook import _record
+from acp_notebook._notebook._record import (
+    RUNNING_NOTE,
+    SLOT_CLASS,
+    Record,
+    running_bundle,
+    slot_bundle,
+)
 
 BUNDLE = {"text/plain": "> hi\n$ echo hi\nhi\n[exit 0]", "text/html": "<div>turn</div>"}
 

@@ -1,4 +1,4 @@
-"""acp_notebook._record over a real turn: a cell's saved record (the slot and its updates).
+"""_notebook._record over a real turn: a cell's saved record (the slot and its updates).
 
 tests/test_record.py drives `Record` with a stand-in run; here the run is a real `CellRun`
 over the embedded agent in memory, and IPython's ``display`` and ``update_display`` are
@@ -18,10 +18,10 @@ import pytest
 from _memory import memory_connector
 from _runs import start_run
 
-from acp_notebook import _record
-from acp_notebook._cells import CellRun
-from acp_notebook._notebook import Notebook
-from acp_notebook._record import (
+from acp_notebook._notebook import _record
+from acp_notebook._notebook._cells import CellRun
+from acp_notebook._notebook._owner import Notebook
+from acp_notebook._notebook._record import (
     RUNNING_CLASS,
     RUNNING_NOTE,
     SLOT_CLASS,

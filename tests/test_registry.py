@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from acp_notebook import _registry as r
+from acp_notebook._notebook import _registry as r
 
 
 def _which(*present: str):  # type: ignore[no-untyped-def]
@@ -128,7 +128,7 @@ def test_platform_key() -> None:
 def _run_acp(line: str) -> None:
     """``%acp LINE`` on a notebook of its own (these lines fail before any agent starts)."""
     from acp_notebook._magics import AcpMagics
-    from acp_notebook._notebook import Notebook
+    from acp_notebook._notebook._owner import Notebook
 
     nb = Notebook()
     try:

@@ -1,4 +1,4 @@
-"""acp_notebook._replay: bounded update buffers (bulk terminal output goes first) and the
+"""acp_notebook._client._replay: bounded update buffers (bulk terminal output goes first) and the
 per-iterator stream over a turn's updates."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import anyio
 import pytest
 
 from acp_notebook import _protocol as p
-from acp_notebook._replay import UpdateBuffer, UpdateStream, bulk_weight
+from acp_notebook._client._replay import UpdateBuffer, UpdateStream, bulk_weight
 
 
 def chunk(data: str = "AAAA") -> p.TerminalOutputChunk:

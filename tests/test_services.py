@@ -16,8 +16,8 @@ from _memory import scripted_agent
 
 import acp_notebook as acp
 import acp_notebook._protocol as p
-from acp_notebook._approval import NOT_ALLOWED
-from acp_notebook._permission import Answer, PermissionDecision
+from acp_notebook._client._approval import NOT_ALLOWED
+from acp_notebook._client._permission import Answer, PermissionDecision
 from tests._procs import processes_naming
 
 V1_INIT = {
@@ -352,7 +352,7 @@ async def test_a_v2_agent_gets_no_client_services(tmp_path: Path) -> None:
 
 
 def test_output_chunks_are_base64_of_the_bytes() -> None:
-    from acp_notebook._services import AgentServices
+    from acp_notebook._client._services import AgentServices
 
     applied: list[Any] = []
 
@@ -370,7 +370,7 @@ def test_output_chunks_are_base64_of_the_bytes() -> None:
             raise AssertionError
 
     services = AgentServices(Host())  # type: ignore[arg-type]
-    from acp_notebook._terminals import TerminalRequest
+    from acp_notebook._client._terminals import TerminalRequest
 
     services.allowed["t"] = TerminalRequest("s1", "t", "ls", (), "/", (), None)
     services._on_output("t", b"\xff\x00")

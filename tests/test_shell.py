@@ -1,11 +1,11 @@
-"""acp_notebook._shell: read_command finds every simple command a string runs, as layers,
+"""acp_notebook._policy._shell: read_command finds every simple command a string runs, as layers,
 and says whether the whole string can be read statically."""
 
 from __future__ import annotations
 
 import pytest
 
-from acp_notebook._shell import MAX_CHARS, Reading, allow_program, basename, read_command
+from acp_notebook._policy._shell import MAX_CHARS, Reading, allow_program, basename, read_command
 
 
 def texts(reading: Reading) -> list[list[str]]:

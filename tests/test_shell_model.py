@@ -10,9 +10,9 @@ import pytest
 import tree_sitter
 import tree_sitter_bash
 
-from acp_notebook import _shell, _shell_model
-from acp_notebook._shell import read_command
-from acp_notebook._shell_model import MODEL, NODES, markdown_table
+from acp_notebook._policy import _shell, _shell_model
+from acp_notebook._policy._shell import read_command
+from acp_notebook._policy._shell_model import MODEL, NODES, markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
 _TABLE = re.compile(

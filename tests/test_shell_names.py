@@ -1,10 +1,10 @@
-"""acp_notebook._shell_names: which variable assignments and `set` options are static."""
+"""acp_notebook._policy._shell_names: which variable assignments and `set` options are static."""
 
 from __future__ import annotations
 
 import pytest
 
-from acp_notebook._shell_names import assignment_problem, set_problems, setter_problems
+from acp_notebook._policy._shell_names import assignment_problem, set_problems, setter_problems
 
 
 @pytest.mark.parametrize("name", ["LANG", "LC_ALL", "TZ", "PYTHONUNBUFFERED", "NO_COLOR"])

@@ -1,10 +1,10 @@
-"""acp_notebook._shell_text: parsing, line continuations, quote removal, ANSI-C quoting."""
+"""acp_notebook._policy._shell_text: parsing, line continuations, quote removal, ANSI-C quoting."""
 
 from __future__ import annotations
 
 import pytest
 
-from acp_notebook._shell_text import (
+from acp_notebook._policy._shell_text import (
     decode_ansi_c,
     descendants,
     is_stdin,

@@ -1,11 +1,11 @@
-"""acp_notebook._shell_wrappers: how far to skip into a wrapper to reach the program it runs."""
+"""_policy._shell_wrappers: how far to skip into a wrapper to reach the program it runs."""
 
 from __future__ import annotations
 
 import pytest
 
-from acp_notebook._shell_text import Word
-from acp_notebook._shell_wrappers import wrapped
+from acp_notebook._policy._shell_text import Word
+from acp_notebook._policy._shell_wrappers import wrapped
 
 
 def words(*texts: str) -> list[Word]:

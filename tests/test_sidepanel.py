@@ -152,7 +152,7 @@ def test_inbox_approve_from_panel_and_reject_from_cell(k: Kernel, tmp_path: Path
         "the terminals head to count the exited terminal",
     )
     out = k.run(
-        "import acp_notebook._notebook as n\n"
+        "import acp_notebook._notebook._owner as n\n"
         f"run = n.current().cells['cell:{cell_a}']\n"
         "w = list(run.view.terminal_widgets.values())[0]\n"
         "print(w.model_id, w.data)"
@@ -420,7 +420,7 @@ def _fake_handle(alive: bool, **proc: Any) -> Any:
     import concurrent.futures
     from types import SimpleNamespace
 
-    from acp_notebook._bridge import AgentHandle
+    from acp_notebook._notebook._bridge import AgentHandle
 
     process = SimpleNamespace(
         pid=4242,
@@ -450,7 +450,7 @@ def test_agent_facts_alive_and_killed() -> None:
 
 
 def test_log_text_shortens_base64_and_long_lines() -> None:
-    from acp_notebook._notebook import Notebook
+    from acp_notebook._notebook._owner import Notebook
     from acp_notebook._sidepanel import log_text
 
     handle = _fake_handle(True)
@@ -479,7 +479,7 @@ def test_config_choices_flat_and_grouped() -> None:
 
 def test_panel_outside_a_kernel_prints_why_and_the_text(capsys: pytest.CaptureFixture[str]) -> None:
     from acp_notebook import _magics
-    from acp_notebook._notebook import Notebook
+    from acp_notebook._notebook._owner import Notebook
 
     nb = Notebook()
     try:

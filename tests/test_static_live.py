@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from acp_notebook._record import RUNNING_NOTE, SLOT_CLASS
+from acp_notebook._notebook._record import RUNNING_NOTE, SLOT_CLASS
 from tests.kernel_driver import Execution, Kernel, acp_kernel, new_cell_id
 
 LONG_TURN = "%%acp --allow 'echo *' --allow 'sleep *'\n$ echo ran-first\n$ sleep 6\n"

@@ -1,4 +1,4 @@
-"""acp_notebook._supervisor: the launcher is a watchdog (a child subreaper on Linux) whose child
+"""_connection._supervisor: the launcher is a watchdog (a child subreaper on Linux) whose child
 is the agent; it ends the agent's whole process tree when the kernel's end of the watch pipe
 closes or the agent exits, and then exits as the agent did.
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from acp_notebook import _supervisor
+from acp_notebook._connection import _supervisor
 
 SUPERVISOR = _supervisor.__file__
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")

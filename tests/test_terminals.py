@@ -1,4 +1,4 @@
-"""Client terminals (acp_notebook/_terminals.py): real commands, real PTYs, their own groups."""
+"""Client terminals (_client/_terminals.py): real commands, real PTYs, their own groups."""
 
 from __future__ import annotations
 
@@ -16,11 +16,8 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_notebook._approval import NOT_ALLOWED
-from acp_notebook._errors import INVALID_PARAMS, INVALID_REQUEST, RpcError
-from acp_notebook._policy import Policy
-from acp_notebook._protocol import ErrorCode
-from acp_notebook._terminals import (
+from acp_notebook._client._approval import NOT_ALLOWED
+from acp_notebook._client._terminals import (
     METHODS,
     ClientTerminals,
     TerminalExit,
@@ -28,6 +25,9 @@ from acp_notebook._terminals import (
     _Output,
     unnameable,
 )
+from acp_notebook._connection._errors import INVALID_PARAMS, INVALID_REQUEST, RpcError
+from acp_notebook._policy._rules import Policy
+from acp_notebook._protocol import ErrorCode
 
 pytestmark = pytest.mark.anyio
 PY = sys.executable
@@ -263,7 +263,7 @@ async def test_leaving_the_block_kills_running_commands(work: Path) -> None:
 HOST = textwrap.dedent(
     """
     import sys, anyio
-    from acp_notebook._terminals import ClientTerminals
+    from acp_notebook._client._terminals import ClientTerminals
 
     async def allow(request):
         return True
@@ -458,7 +458,7 @@ async def test_a_command_approved_while_closing_never_outlives_close(work: Path)
 async def test_a_command_started_while_closing_is_killed(
     work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from acp_notebook import _terminals
+    from acp_notebook._client import _terminals
 
     service = ClientTerminals(Recorder(), cwd_of=lambda sid: str(work), kill_grace=0.5)
     spawn = _terminals._Terminal.spawn

@@ -1,10 +1,10 @@
-"""acp_notebook._visible: control characters and bidi overrides shown as markers."""
+"""acp_notebook._protocol._visible: control characters and bidi overrides shown as markers."""
 
 from __future__ import annotations
 
 import pytest
 
-from acp_notebook._visible import make_visible, visible_text
+from acp_notebook._protocol._visible import make_visible, visible_text
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from acp_notebook._permission import PermissionDecision
+from acp_notebook._client._permission import PermissionDecision
 from acp_notebook._protocol import RequestPermissionRequest
 from acp_notebook._widgets import PermissionCard
 from acp_notebook._widgets._card import button_style
@@ -251,7 +251,7 @@ def test_permission_decision_repr_is_short_and_deterministic() -> None:
 
 
 def test_make_visible_modes() -> None:
-    from acp_notebook._visible import make_visible, visible_text
+    from acp_notebook._protocol._visible import make_visible, visible_text
 
     text = "a\r\nb\tc\n\r\x1b\u202e漢字 👨\u200d💻"
     strict = make_visible(text)

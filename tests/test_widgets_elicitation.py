@@ -14,7 +14,7 @@ import pytest
 from pydantic import TypeAdapter
 
 import acp_notebook._protocol as p
-from acp_notebook._elicitation import ElicitationDecision
+from acp_notebook._client._elicitation import ElicitationDecision
 from acp_notebook._widgets import ElicitationCard
 
 sys.path.insert(0, str(Path(__file__).parent / "adversarial" / "agents"))
@@ -277,7 +277,7 @@ def _models() -> int:
 def test_a_form_over_the_field_cap_is_refused_and_not_built() -> None:
     """Finding 15: one form of 3,000 fields made 66,000 widgets. Past `MAX_FORM_FIELDS` the
     card builds no field, says why, and answers cancel at once (never accept)."""
-    from acp_notebook._elicitation import MAX_FORM_FIELDS
+    from acp_notebook._client._elicitation import MAX_FORM_FIELDS
 
     answers = Answers()
     before = _models()
@@ -294,7 +294,7 @@ def test_a_form_over_the_field_cap_is_refused_and_not_built() -> None:
 
 
 def test_a_form_at_the_field_cap_is_built() -> None:
-    from acp_notebook._elicitation import MAX_FORM_FIELDS
+    from acp_notebook._client._elicitation import MAX_FORM_FIELDS
 
     answers = Answers()
     card = ElicitationCard(question(_form(MAX_FORM_FIELDS)), answers)

@@ -6,7 +6,7 @@ from collections import deque
 from html import escape
 from typing import Any
 
-from .._exit import exit_label
+from .._connection._exit import exit_label
 from .._protocol import TerminalExitStatus
 from ._ansi import AnsiHtml, AnsiTranscript
 

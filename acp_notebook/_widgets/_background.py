@@ -32,7 +32,7 @@ def describe_item(session: SessionState, kind: str, item_id: str) -> tuple[str, 
         term = session.terminals.get(item_id)
         if term is None:
             return f"terminal {item_id}", "not started", False
-        # running, or the one exit label (acp_notebook._exit): exit 0, signal SIGTERM, exited
+        # running, or the one exit label (_connection._exit): exit 0, signal SIGTERM, exited
         return f"$ {term.command or item_id}", term.exit_label, _cancellable(term)
     call = session.tool_calls.get(item_id)
     if call is None:

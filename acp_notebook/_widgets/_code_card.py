@@ -20,7 +20,7 @@ from typing import Any
 
 import ipywidgets  # type: ignore[import-untyped]
 
-from .._visible import make_visible
+from .._protocol._visible import make_visible
 from ._card import close_deep
 from ._parts import NO_MATH, STYLE, e, start_countdown, visible, visible_lines
 

@@ -28,7 +28,7 @@ from typing import Any
 import ipywidgets  # type: ignore[import-untyped]
 
 from .. import _protocol as p
-from .._elicitation import message_of, schema_of, too_many_fields
+from .._client._elicitation import message_of, schema_of, too_many_fields
 from ._acks import acknowledge_running_kernel
 from ._card import close_deep
 from ._parts import NO_MATH, STYLE, e, start_countdown, visible, visible_lines

@@ -2,7 +2,7 @@
 
 Every string that came from the agent is escaped here (``html.escape`` with quotes), or goes
 through :func:`render_markdown`. Every string shown as text has its control characters and bidi
-overrides made visible first (``acp_notebook._visible``), in the HTML and in the plain text alike:
+overrides made visible first (``_protocol._visible``), in the HTML and in the plain text alike:
 Jupyter front ends read ESC in ``text/plain`` as an ANSI colour code, and an RLO reorders what
 follows it. The plain-text forms are deterministic: no ids the agent made up at random, no
 addresses, no times.
@@ -25,8 +25,8 @@ from .._protocol import (
     TerminalToolCallContent,
     TextContent,
 )
+from .._protocol._visible import visible_text
 from .._state import DiffBudget, DiffView, PlanState, build_diff, diff_html
-from .._visible import visible_text
 from ._markdown import render_markdown, safe_link
 
 __all__ = [

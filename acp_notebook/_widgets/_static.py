@@ -2,7 +2,7 @@
 
 A terminal's saved form reads the same whether a turn's transcript (``_turn``) or a
 :class:`TerminalWidget` shown on its own renders it: :func:`terminal_transcript` lays out the
-header (command, directory, the exit label of ``acp_notebook._exit``), the end of the output
+header (command, directory, the exit label of ``_connection._exit``), the end of the output
 and the exit label again as a last line. The output is converted by the state layer's ANSI
 converter (colours as ``ansi-*`` spans, ``\\r`` redraws applied), at most its last
 ``STATIC_TERMINAL_BYTES`` (:func:`render_tail`).
@@ -17,8 +17,8 @@ from __future__ import annotations
 import html
 from collections.abc import Callable
 
+from .._protocol._visible import visible_text
 from .._state import ansi_to_html, ansi_to_text
-from .._visible import visible_text
 
 #: ``(text, html)`` of the end of a terminal's bytes: the HTML is the inside of a ``<pre>``.
 StaticRenderer = Callable[[bytes], tuple[str, str]]

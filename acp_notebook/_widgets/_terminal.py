@@ -13,7 +13,7 @@ from typing import Any
 import ipywidgets  # type: ignore[import-untyped]
 from traitlets import Bool, Dict, Int, Unicode
 
-from .._exit import exit_label
+from .._connection._exit import exit_label
 from ._coalesce import (
     DEFAULT_BACKLOG_LIMIT,
     DEFAULT_INTERVAL,

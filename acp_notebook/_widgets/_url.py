@@ -20,7 +20,7 @@ import re
 import urllib.parse
 from dataclasses import dataclass
 
-from .._visible import visible_text
+from .._protocol._visible import visible_text
 
 __all__ = ["LINK_SCHEMES", "BrowserUrl", "read_url"]
 

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import anyio
 
-from .._lines import MemoryByteReceiveStream, MemoryByteSendStream, memory_byte_pipe
+from .._connection._lines import MemoryByteReceiveStream, MemoryByteSendStream, memory_byte_pipe
 from ._faults import Faults
 from ._scenario import Scenario
 from ._server import AgentServer

@@ -16,8 +16,8 @@ import pydantic
 from anyio.abc import ByteReceiveStream, ByteSendStream, TaskGroup
 
 from .. import _protocol as p
-from .._errors import ConnectionClosed, MethodNotFound, RpcError
-from .._jsonrpc import Connection
+from .._connection._errors import ConnectionClosed, MethodNotFound, RpcError
+from .._connection._jsonrpc import Connection
 from . import _wire as wire
 from ._faults import MIB, CountingSendStream, Faults, flood_blocks, flood_stderr
 from ._files import PathRefused, diff_content, read_text, resolve_inside

@@ -1,5 +1,5 @@
 /**
- * How a command ended, said one way: acp_notebook/_exit.py's exit_label, the same table
+ * How a command ended, said one way: acp_notebook/_connection/_exit.py's exit_label, the same table
  * (tests/data/exit_labels.json, read by test/exit.test.ts and by tests/test_exit.py).
  * A signal wins over a code: a process killed by a signal has no exit code of its own.
  */

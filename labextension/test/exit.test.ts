@@ -11,7 +11,7 @@ interface ICase {
   label: string;
 }
 
-// The table acp_notebook/_exit.py is tested against too (tests/test_exit.py).
+// The table acp_notebook/_connection/_exit.py is tested against too (tests/test_exit.py).
 const TABLE = join(__dirname, '..', '..', 'tests', 'data', 'exit_labels.json');
 const CASES: ICase[] = JSON.parse(readFileSync(TABLE, 'utf-8')).cases;
 

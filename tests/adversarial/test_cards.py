@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from acp_notebook._permission import PermissionDecision, invalid_options
+from acp_notebook._client._permission import PermissionDecision, invalid_options
 from acp_notebook._protocol import RequestPermissionRequest
 from acp_notebook._widgets import PermissionCard
 

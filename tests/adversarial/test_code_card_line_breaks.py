@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from acp_notebook._kernel_code import run_source
-from acp_notebook._visible import source_lines
+from acp_notebook._notebook._kernel_code import run_source
+from acp_notebook._protocol._visible import source_lines
 from acp_notebook._widgets._code_card import CodeCard
 
 HIDDEN = "# only reads df.shape\rimport pathlib; touched = pathlib.Path.cwd()"

@@ -17,7 +17,7 @@ from _schema import assert_valid
 
 import acp_notebook as acp
 import acp_notebook._protocol as p
-from acp_notebook._elicitation import ElicitationAnswer
+from acp_notebook._client._elicitation import ElicitationAnswer
 
 AGENT = Path(__file__).parent / "agents" / "elicit_agent.py"
 

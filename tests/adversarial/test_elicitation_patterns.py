@@ -118,7 +118,7 @@ def test_ordinary_patterns_still_pass_and_fail() -> None:
 def test_the_decision_refuses_a_costly_answer_as_invalid() -> None:
     seen = _in_child(
         f"""
-        from acp_notebook._elicitation import ElicitationDecision
+        from acp_notebook._client._elicitation import ElicitationDecision
         decision = ElicitationDecision(request([("code", {COSTLY!r})]))
         decision.settle("accept", {{"code": {COSTLY_VALUE!r}}}, "click")
         result = [decision.action, decision.decided_by, decision.detail, decision.response()]

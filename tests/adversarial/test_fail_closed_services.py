@@ -22,13 +22,13 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_notebook._approval import NOT_ALLOWED
-from acp_notebook._errors import REQUEST_CANCELLED, RpcError
-from acp_notebook._files import METHODS as FS_METHODS
-from acp_notebook._files import ClientFiles
-from acp_notebook._jsonrpc import Connection, connection_pair
-from acp_notebook._terminals import METHODS as TERMINAL_METHODS
-from acp_notebook._terminals import ClientTerminals
+from acp_notebook._client._approval import NOT_ALLOWED
+from acp_notebook._client._files import METHODS as FS_METHODS
+from acp_notebook._client._files import ClientFiles
+from acp_notebook._client._terminals import METHODS as TERMINAL_METHODS
+from acp_notebook._client._terminals import ClientTerminals
+from acp_notebook._connection._errors import REQUEST_CANCELLED, RpcError
+from acp_notebook._connection._jsonrpc import Connection, connection_pair
 from tests._procs import processes_naming
 
 pytestmark = pytest.mark.anyio

@@ -15,8 +15,8 @@ from _memory import scripted_agent
 from test_services import Peer, ask
 
 import acp_notebook as acp
-from acp_notebook._approval import NOT_ALLOWED
-from acp_notebook._permission import Answer, PermissionDecision
+from acp_notebook._client._approval import NOT_ALLOWED
+from acp_notebook._client._permission import Answer, PermissionDecision
 
 pytestmark = pytest.mark.anyio
 

@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 import acp_notebook as acp
-from acp_notebook._jsonrpc import BadLine
+from acp_notebook._connection._jsonrpc import BadLine
 from tests.kernel_driver import acp_kernel
 
 pytestmark = pytest.mark.anyio

@@ -9,8 +9,8 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_notebook._errors import RpcError
-from acp_notebook._terminals import ClientTerminals, TerminalRequest
+from acp_notebook._client._terminals import ClientTerminals, TerminalRequest
+from acp_notebook._connection._errors import RpcError
 from tests.test_terminals import Recorder, create_params, wait_gone
 
 pytestmark = pytest.mark.anyio
@@ -44,7 +44,7 @@ async def test_an_interrupt_while_the_command_starts_stops_it(
 ) -> None:
     # kill_session runs while the spawn is under way (the command is not registered yet, so
     # it cannot see it): the command is stopped once it is, and stays known with its status
-    import acp_notebook._terminals as terminals_module
+    import acp_notebook._client._terminals as terminals_module
 
     service = ClientTerminals(Recorder(), cwd_of=lambda sid: str(work), kill_grace=0.5)
     spawn = terminals_module._Terminal.spawn

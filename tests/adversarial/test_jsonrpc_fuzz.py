@@ -31,9 +31,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from acp_notebook._errors import MethodNotFound, RpcError
-from acp_notebook._jsonrpc import MAX_DEPTH, Connection, Problem
-from acp_notebook._lines import LineReader, memory_byte_pipe
+from acp_notebook._connection._errors import MethodNotFound, RpcError
+from acp_notebook._connection._jsonrpc import MAX_DEPTH, Connection, Problem
+from acp_notebook._connection._lines import LineReader, memory_byte_pipe
 
 WAIT = 10  # seconds per example: a bound against hangs, never a speed assertion
 PROBE_ID = "the-probe"

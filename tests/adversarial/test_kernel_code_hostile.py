@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from _runs import start_run
 
-from acp_notebook._cells import CellRun
-from acp_notebook._kernel_code import MAX_CODE, MAX_OPEN, CodeOutcome, request_code
+from acp_notebook._notebook._cells import CellRun
+from acp_notebook._notebook._kernel_code import MAX_CODE, MAX_OPEN, CodeOutcome, request_code
 from tests.test_kernel_code import GUARD, SID, Held, allow, card_of, wait_for, waiting
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from acp_notebook._kernel_tools import MAX_CONNECTIONS, REQUEST_DEADLINE, KernelTools
+from acp_notebook._kernel._tools import MAX_CONNECTIONS, REQUEST_DEADLINE, KernelTools
 
 GUARD = 60.0  # seconds; a guard against hanging, never an assertion on speed
 
@@ -157,7 +157,7 @@ def test_a_connection_without_a_complete_request_in_time_is_closed() -> None:
             assert _closed_by_server(sock)
             sock.close()
         _wait(lambda: server.open_connections == 1, "only the waiting request to be held")
-        from acp_notebook._kernel_code import CodeOutcome
+        from acp_notebook._notebook._kernel_code import CodeOutcome
 
         pending[0].set_result(CodeOutcome(True, "ran late\n", None, "allowed"))
         status, body = _answer(waiting)
@@ -168,7 +168,7 @@ def test_a_connection_without_a_complete_request_in_time_is_closed() -> None:
 
 HOG = """
 import json, os, resource, sys
-from acp_notebook._kernel_tools import KernelTools
+from acp_notebook._kernel._tools import KernelTools
 
 tools = KernelTools(lambda: {"alive": 1})
 tools.start()

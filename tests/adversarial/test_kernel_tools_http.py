@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from acp_notebook._kernel_tools import KernelTools
+from acp_notebook._kernel._tools import KernelTools
 
 INIT = json.dumps(
     {

@@ -26,10 +26,10 @@ import pytest
 from _memory import scripted_agent
 from _runs import start_run
 
-from acp_notebook._errors import MethodNotFound
-from acp_notebook._kernel_code import request_code
-from acp_notebook._kernel_tools import KernelTools
-from acp_notebook._notebook import Notebook
+from acp_notebook._connection._errors import MethodNotFound
+from acp_notebook._kernel._tools import KernelTools
+from acp_notebook._notebook._kernel_code import request_code
+from acp_notebook._notebook._owner import Notebook
 
 GUARD = 30.0  # seconds: a guard against hanging, never an assertion on speed
 
@@ -305,7 +305,7 @@ def test_code_far_to_the_right_of_a_line_is_not_hidden_by_scrolling() -> None:
     ],
 )
 def test_env_values_in_a_cells_source_are_not_sent(source: str, sent: str) -> None:
-    from acp_notebook._context import hide_env_values
+    from acp_notebook._kernel._context import hide_env_values
 
     assert hide_env_values(source) == sent
 

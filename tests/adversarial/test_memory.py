@@ -23,7 +23,7 @@ import anyio
 import pytest
 
 import acp_notebook as acp
-from acp_notebook._replay import ITERATOR_BULK_BYTES, REPLAY_BULK_BYTES
+from acp_notebook._client._replay import ITERATOR_BULK_BYTES, REPLAY_BULK_BYTES
 from acp_notebook._state._terminal import DEFAULT_MAX_BYTES
 
 FLOOD = Path(__file__).parent / "agents" / "flood.py"

@@ -64,7 +64,8 @@ def parent_of(pid: int) -> int:
 
 
 EMBEDDED_PID = (
-    "import acp_notebook._notebook as n\nprint(n.current().agents['embedded'].agent.process.pid)"
+    "import acp_notebook._notebook._owner as n\n"
+    "print(n.current().agents['embedded'].agent.process.pid)"
 )
 
 
@@ -114,7 +115,7 @@ def stubborn_kernel(tmp_path: Path) -> Iterator[tuple[Kernel, dict[str, int], se
         assert "Stubborn agent" in out, out
         report = json.loads(pidfile.read_text())
         assert report["pgid"] == report["pid"]  # its own group
-        code = "import acp_notebook._notebook as n\nfor h in n.current().agents.values():\n"
+        code = "import acp_notebook._notebook._owner as n\nfor h in n.current().agents.values():\n"
         code += "    print('supervisor', h.agent.process.supervisor_pid)"
         out = k.run(code).text()
         supervisor = int(out.split("supervisor")[1])

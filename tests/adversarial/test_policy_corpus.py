@@ -36,7 +36,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acp_notebook._policy import Policy
+from acp_notebook._policy._rules import Policy
 from acp_notebook._protocol import RequestPermissionRequest
 
 SHELLS = ("dash", "bash")

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from acp_notebook._policy import Policy
+from acp_notebook._policy._rules import Policy
 from acp_notebook._protocol import RequestPermissionRequest
 
 ECHO = Policy(("echo *",))

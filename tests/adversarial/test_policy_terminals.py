@@ -30,8 +30,8 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_notebook._policy import Policy
-from acp_notebook._terminals import ClientTerminals, TerminalRequest
+from acp_notebook._client._terminals import ClientTerminals, TerminalRequest
+from acp_notebook._policy._rules import Policy
 from tests.adversarial.test_policy_corpus import (
     CANARIES,
     CORPUS,

@@ -24,7 +24,7 @@ import anyio
 import pytest
 
 import acp_notebook as acp
-from acp_notebook._policy import Policy
+from acp_notebook._policy._rules import Policy
 from acp_notebook._protocol import RequestPermissionRequest
 from tests.adversarial.test_policy_corpus import DEMOTE, Case, decide, effects
 

@@ -39,10 +39,10 @@ from typing import Any, Final, Literal
 import anyio
 from pydantic import Field, ValidationError
 
+from .._connection._errors import INTERNAL_ERROR, INVALID_PARAMS, RpcError
+from .._protocol import ErrorCode
+from .._protocol._base import WireModel
 from ._approval import Approve, ask, refusal
-from ._errors import INTERNAL_ERROR, INVALID_PARAMS, RpcError
-from ._protocol import ErrorCode
-from ._protocol._base import WireModel
 
 __all__ = ["MAX_FILE_BYTES", "METHODS", "ClientFiles", "ReadRequest", "WriteRequest"]
 

@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 import anyio
 
-from ._protocol import RequestPermissionRequest
-from ._visible import visible_text
+from .._protocol import RequestPermissionRequest
+from .._protocol._visible import visible_text
 
 log = logging.getLogger("acp_notebook.permission")
 

@@ -60,7 +60,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from ._visible import make_visible
+from .._protocol._visible import make_visible
 
 __all__ = [
     "CELL_CAP",

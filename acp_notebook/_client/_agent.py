@@ -15,21 +15,21 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 from pydantic import TypeAdapter, ValidationError
 
-from . import _protocol as p
+from .. import _protocol as p
+from .._connection._errors import AcpError, AgentExited, ConnectionClosed, MethodNotFound, RpcError
+from .._connection._hotpath import decode_hot_line
+from .._connection._jsonrpc import Connection, Problem, ProblemKind
+from .._connection._process import AgentProcess, open_agent_connection
+from .._protocol._visible import visible_text
+from .._state import SessionState, TurnState
 from ._elicitation import ElicitationAsker, ElicitationDecision, ElicitationHandler
 from ._elicitation import decide as decide_elicitation
-from ._errors import AcpError, AgentExited, ConnectionClosed, MethodNotFound, RpcError
-from ._hotpath import decode_hot_line
-from ._jsonrpc import Connection, Problem, ProblemKind
 from ._permission import Asker, PermissionDecision, PermissionHandler, decide, invalid_options
-from ._process import AgentProcess, open_agent_connection
 from ._replay import REPLAY_BULK_BYTES, REPLAY_LIMIT, UpdateBuffer, UpdateStream
-from ._state import SessionState, TurnState
-from ._visible import visible_text
 
 if TYPE_CHECKING:
     # Both are imported when a v1 agent is met (``import acp_notebook`` stays light).
-    from ._protocol import _v1 as v1
+    from .._protocol import _v1 as v1
     from ._services import AgentServices
 
 log = logging.getLogger("acp_notebook.client")
@@ -135,7 +135,7 @@ class Turn:
         self.prompt: list[dict[str, Any]] = []
         self._sent = False
         # Not every update: a bounded replay for iterators that start late, and each live
-        # iterator's own bounded queue (see acp_notebook/_replay.py).
+        # iterator's own bounded queue (see acp_notebook/_client/_replay.py).
         self._replay = UpdateBuffer(REPLAY_LIMIT, REPLAY_BULK_BYTES)
         self._streams: weakref.WeakSet[UpdateStream] = weakref.WeakSet()
         self._iterated = False  # whether `updates()` was ever called (a cheap test of _streams)
@@ -398,7 +398,7 @@ class Session:
 
     def _v1_turn_ended(self, turn: Turn, translator: v1.V1Translator, result: Any) -> None:
         """A v1 ``session/prompt`` answer: the turn's end, applied as its idle update."""
-        from ._protocol import _v1 as v1
+        from .._protocol import _v1 as v1
 
         try:
             response = self.agent._v1_parse(v1.V1PromptResponse, result)
@@ -414,7 +414,7 @@ class Session:
 
     def _apply_v1(self, translator: v1.V1Translator, raw: Any) -> None:
         """One v1 ``update``: parsed, translated, applied (a malformed one is reported)."""
-        from ._protocol import _v1 as v1
+        from .._protocol import _v1 as v1
 
         try:
             update, notes = v1.parse_v1_session_update_lenient(raw)
@@ -574,7 +574,7 @@ class Session:
     ) -> list[Any]:
         """v1: the ``mode`` option is the session's mode (``session/set_mode``); the others are
         v1 config options (``session/set_config_option``, whose answer lists them all)."""
-        from ._protocol import _v1 as v1
+        from .._protocol import _v1 as v1
 
         own = {getattr(o, "config_id", None) for o in translator.config_options}
         if config_id == v1.MODE_CONFIG_ID and translator.modes is not None and config_id not in own:
@@ -743,7 +743,7 @@ class Agent:
 
     async def _initialize_v1(self) -> None:
         """A v1 ``initialize`` (nothing advertised: no client file system, no terminals)."""
-        from ._protocol import _v1 as v1
+        from .._protocol import _v1 as v1
 
         params = {"protocolVersion": v1.PROTOCOL_VERSION, **self._v1_client_fields()}
         try:
@@ -787,7 +787,7 @@ class Agent:
 
     def _adopt_v1(self, result: dict[str, Any]) -> None:
         """Speak v1 from here on, with what the v1 ``initialize`` answer says."""
-        from ._protocol import _v1 as v1
+        from .._protocol import _v1 as v1
 
         try:
             response = self._v1_parse(v1.V1InitializeResponse, result)
@@ -815,7 +815,7 @@ class Agent:
 
     def _v1_parse(self, model: type[_M], result: Any) -> _M:
         """A v1 answer, read as leniently as the v1 schema says; what it left out is reported."""
-        from ._protocol import _v1 as v1
+        from .._protocol import _v1 as v1
 
         parsed, notes = v1.parse_v1_response(model, result)
         for note in notes:
@@ -896,7 +896,7 @@ class Agent:
         return session
 
     async def _new_v1_session(self, path: str, servers: list[dict[str, Any]]) -> Session:
-        from ._protocol import _v1 as v1
+        from .._protocol import _v1 as v1
 
         result = await self._request(p.Method.SESSION_NEW, {"cwd": path, "mcpServers": servers})
         parsed = self._v1_parse(v1.V1NewSessionResponse, result)
@@ -910,7 +910,7 @@ class Agent:
     ) -> None:
         """v1 resume: ``session/load`` (the agent replays the history as updates first) or,
         without ``replay``, ``session/resume`` when the agent has it."""
-        from ._protocol import _v1 as v1
+        from .._protocol import _v1 as v1
 
         translator = session._v1 = session._v1 or v1.V1Translator()
         params: dict[str, Any] = {"sessionId": session.id, "cwd": session.cwd}
@@ -1064,7 +1064,7 @@ class Agent:
     async def _on_permission(self, params: Any) -> dict[str, Any]:
         try:
             if self.protocol_version == V1_PROTOCOL_VERSION:  # its toolCall as the subject
-                from ._protocol import _v1 as v1
+                from .._protocol import _v1 as v1
 
                 v1_request, notes = v1.parse_v1_permission_request(params)
                 for note in notes:

@@ -23,14 +23,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from .._client._agent import AuthenticationRequired, Session
 from ._bridge import CONNECT_TIMEOUT, AgentHandle, Connector, IOThread, open_agent
-from ._client import AuthenticationRequired, Session
 from ._events import Events
 from ._pacing import CellPacing
 
 if TYPE_CHECKING:
+    from .._kernel._tools import Grant, KernelTools
     from ._cells import Asked, CellRun
-    from ._kernel_tools import Grant, KernelTools
 
 __all__ = [
     "REDACTED",
@@ -293,7 +293,7 @@ class Notebook:
             protocol=protocol,
         )
         if kernel_tools:
-            from ._kernel_tools import mcp_entry
+            from .._kernel._tools import mcp_entry
 
             if mcp_entry(handle.agent, "http://127.0.0.1:1/mcp", "-") is None:
                 handle.close()
@@ -426,7 +426,7 @@ class Notebook:
 
     def _kernel_tools_server(self) -> KernelTools:
         """The kernel's MCP server, made and started on first use."""
-        from ._kernel_tools import KernelTools
+        from .._kernel._tools import KernelTools
 
         with self._lock:
             tools = self.kernel_tools
@@ -464,7 +464,7 @@ class Notebook:
         run = runs[-1]
 
         def show() -> None:  # the I/O thread: the cards of one cell are counted here
-            from ._widgets._sent import MAX_SENT_CARDS, SentCard, SentMore
+            from .._widgets._sent import MAX_SENT_CARDS, SentCard, SentMore
 
             if run.view_gone:
                 return  # no cell to show it in (the panel lists no answers)
@@ -488,7 +488,7 @@ class Notebook:
         with ``--kernel-tools``, nothing otherwise."""
         if not self.has_kernel_tools(handle.name):
             return None, None
-        from ._kernel_tools import mcp_entry
+        from .._kernel._tools import mcp_entry
 
         tools = self._kernel_tools_server()
         grant = tools.issue(handle.name)

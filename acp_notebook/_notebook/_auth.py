@@ -23,8 +23,8 @@ from typing import Any
 import ipywidgets as widgets  # type: ignore[import-untyped]
 from traitlets import Unicode
 
-from ._errors import RpcError
-from ._protocol import AuthMethod, AuthMethodAgent, AuthMethodTerminal
+from .._connection._errors import RpcError
+from .._protocol import AuthMethod, AuthMethodAgent, AuthMethodTerminal
 
 __all__ = [
     "AuthMethodTerminal",

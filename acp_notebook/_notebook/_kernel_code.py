@@ -35,11 +35,11 @@ from collections.abc import MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from ._visible import source_lines
+from .._protocol._visible import source_lines
 
 if TYPE_CHECKING:
+    from .._client._agent import Session
     from ._cells import CellRun
-    from ._client import Session
     from ._events import Events
 
 
@@ -270,7 +270,7 @@ class CodeRequest:
     # -- the I/O thread ----------------------------------------------------------------------
     def ask(self) -> None:
         """Show the card (or let ``--allow-code`` allow it); I/O thread."""
-        from ._widgets._code_card import CodeCard
+        from .._widgets._code_card import CodeCard
 
         run = self.run
         if self.state != "asked":  # given up before it got here

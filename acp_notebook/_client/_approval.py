@@ -25,7 +25,7 @@ from typing import Final, Literal, TypeVar
 import anyio
 import anyio.lowlevel
 
-from ._errors import RpcError
+from .._connection._errors import RpcError
 
 __all__ = ["NOT_ALLOWED", "Approve", "Verdict", "ask", "refusal"]
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ._client import InitializeTimeout
-from ._errors import AgentExited, ConnectionClosed
-from ._jsonrpc import Problem
+from .._client._agent import InitializeTimeout
+from .._connection._errors import AgentExited, ConnectionClosed
+from .._connection._jsonrpc import Problem
 
 __all__ = ["STDERR_HEADING", "ConnectFailed", "describe_problem"]
 

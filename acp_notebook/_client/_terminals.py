@@ -17,7 +17,7 @@
   shell can name (`unnameable`). The permission request says why in its description and judges
   the command without such variables, so a ``--deny`` rule still sees the program.
 * Each command runs in a PTY, in its own session and process group, launched through
-  `acp_notebook._supervisor`: its watchdog (its parent, a child subreaper on Linux) kills it
+  `_connection._supervisor`: its watchdog (its parent, a child subreaper on Linux) kills it
   and everything it started when this process goes away, ``kill -9`` included. When the
   command exits, the watchdog kills whatever it left (in its group or not), then exits.
   The PTY is its stdin, stdout and stderr (``isatty`` is true, ``TERM=xterm-256color``; the
@@ -60,12 +60,12 @@ import anyio
 from anyio.abc import TaskGroup
 from pydantic import Field, ValidationError
 
+from .._connection._errors import INVALID_PARAMS, INVALID_REQUEST, RpcError
+from .._connection._exit import signal_of
+from .._connection._process import spawn_in_pty
+from .._protocol import ErrorCode, RequestPermissionRequest
+from .._protocol._base import WireModel
 from ._approval import Approve, ask, refusal
-from ._errors import INVALID_PARAMS, INVALID_REQUEST, RpcError
-from ._exit import signal_of
-from ._process import spawn_in_pty
-from ._protocol import ErrorCode, RequestPermissionRequest
-from ._protocol._base import WireModel
 
 __all__ = [
     "MAX_OUTPUT_BYTES",
@@ -227,7 +227,7 @@ class TerminalRequest:
 
     def permission_request(self) -> RequestPermissionRequest:
         """The request as a v2 command permission (options ``allow`` and ``reject``), the shape
-        `acp_notebook._policy.Policy.decide` judges; `person_reasons`, when there are any, in
+        `acp_notebook._policy._rules.Policy.decide` judges; `person_reasons`, when there are any, in
         its description."""
         line = self.judged_line()
         wire: dict[str, Any] = {

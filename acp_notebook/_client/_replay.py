@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 import anyio
 
-from . import _protocol as p
+from .. import _protocol as p
 
 __all__ = [
     "ITERATOR_BULK_BYTES",

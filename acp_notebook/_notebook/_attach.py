@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._context import PER_OBJECT_CAP, PER_PROMPT_CAP, CellText, recent_cells, summarize
+from .._kernel._context import PER_OBJECT_CAP, PER_PROMPT_CAP, CellText, recent_cells, summarize
 
 __all__ = [
     "Accepts",

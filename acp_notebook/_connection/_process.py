@@ -5,7 +5,7 @@
 * stderr goes to a pipe that a daemon thread drains into a bounded ring buffer. The thread
   does not depend on the event loop, so an agent flooding stderr never stalls, even while the
   loop is busy.
-* Orphans: the agent is launched through `acp_notebook._supervisor`, a watchdog (our child,
+* Orphans: the agent is launched through `_connection._supervisor`, a watchdog (our child,
   a child subreaper on Linux) whose child is the agent, so every process of the agent's tree
   stays below it. The watchdog holds the read end of a pipe whose write end only this process
   holds; when this process closes it or dies, even by ``kill -9``, the watchdog SIGTERMs the

@@ -23,13 +23,13 @@ from typing import Any
 
 import anyio
 
+from .._client._agent import Session, Turn
+from .._client._elicitation import ElicitationAnswer, ElicitationDecision, too_many_fields
+from .._client._permission import Answer, PermissionDecision
+from .._policy._rules import Policy
+from .._protocol import RequestPermissionRequest
 from ._bridge import WAIT_SLICE, AgentHandle, IOThread, result_of
-from ._client import Session, Turn
-from ._elicitation import ElicitationAnswer, ElicitationDecision, too_many_fields
 from ._events import Events
-from ._permission import Answer, PermissionDecision
-from ._policy import Policy
-from ._protocol import RequestPermissionRequest
 
 log = logging.getLogger("acp_notebook.cells")
 
@@ -318,7 +318,7 @@ class CellRun:
     # -- permission requests (I/O thread) ---------------------------------------------------
     async def ask(self, decision: PermissionDecision) -> Answer:
         """The session's permission handler while this cell's turn runs."""
-        from ._widgets import PermissionCard
+        from .._widgets import PermissionCard
 
         if decision.turn is not self.turn:  # not this cell's turn: nobody here can answer
             return Answer(None, "no-handler", "no cell shows this turn")
@@ -380,7 +380,7 @@ class CellRun:
     async def answer(self, decision: ElicitationDecision) -> ElicitationAnswer:
         """The session's question handler while this cell's turn runs: a form card, with the
         permission card's countdown; every path but a valid Submit or Decline is ``cancel``."""
-        from ._widgets import ElicitationCard
+        from .._widgets import ElicitationCard
 
         if decision.turn is not self.turn:
             return ElicitationAnswer("cancel", None, "no-handler", "no cell shows this turn")
@@ -440,7 +440,7 @@ class CellRun:
 
     def _refuse_form(self, decision: ElicitationDecision, why: str) -> ElicitationAnswer:
         """A form too large to build: its card (no fields) shows why; answered cancel."""
-        from ._widgets import ElicitationCard
+        from .._widgets import ElicitationCard
 
         answer = ElicitationAnswer("cancel", None, "invalid", why)
         if not self.view_gone:
@@ -454,7 +454,7 @@ class CellRun:
 
     def _count_overflow(self, kind: str) -> None:
         """One more request refused past a cap: counted on the cell's one overflow line."""
-        from ._widgets._overflow import OverflowCard
+        from .._widgets._overflow import OverflowCard
 
         self.changes += 1
         if self.view_gone:

@@ -18,9 +18,9 @@ from typing import Any, Literal
 
 import anyio
 
-from . import _protocol as p
+from .. import _protocol as p
+from .._protocol._visible import visible_text
 from ._permission import call_each
-from ._visible import visible_text
 
 log = logging.getLogger("acp_notebook.elicitation")
 

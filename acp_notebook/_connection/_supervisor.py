@@ -1,6 +1,6 @@
 """Launch an agent under a watchdog that ends the agent's whole process tree when the kernel goes.
 
-Run by `acp_notebook._process` as ``python -I -S _supervisor.py WATCH_FD STATUS_FD [--ctty] --
+Run by `_connection._process` as ``python -I -S _supervisor.py WATCH_FD STATUS_FD [--ctty] --
 ARGV...`` (by path, so that the package is not imported: the launcher must start fast), in a
 new session. The launcher *is* the watchdog; the agent is its child:
 

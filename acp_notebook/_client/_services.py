@@ -39,11 +39,8 @@ from typing import Any, Protocol
 
 import anyio
 
-from . import _files, _terminals
-from ._files import ClientFiles, ReadRequest, WriteRequest
-from ._permission import PermissionDecision
-from ._policy import tool_call_command
-from ._protocol import (
+from .._policy._rules import tool_call_command
+from .._protocol import (
     RequestPermissionRequest,
     SessionUpdate,
     TerminalCancelCapabilities,
@@ -53,7 +50,10 @@ from ._protocol import (
     TerminalSize,
     TerminalUpdate,
 )
-from ._protocol._v1 import diff_patch
+from .._protocol._v1 import diff_patch
+from . import _files, _terminals
+from ._files import ClientFiles, ReadRequest, WriteRequest
+from ._permission import PermissionDecision
 from ._terminals import ClientTerminals, TerminalExit, TerminalRequest
 
 

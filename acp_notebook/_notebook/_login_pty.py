@@ -37,9 +37,9 @@ from typing import Any
 
 import ipywidgets as widgets  # type: ignore[import-untyped]
 
-from ._exit import exit_label, signal_of
-from ._process import set_pty_size, spawn_in_pty
-from ._widgets._terminal import TerminalWidget
+from .._connection._exit import exit_label, signal_of
+from .._connection._process import set_pty_size, spawn_in_pty
+from .._widgets._terminal import TerminalWidget
 
 __all__ = ["LoginPty", "LoginTerminal", "sign_in_terminal"]
 

@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 if TYPE_CHECKING:
-    from ._client import Agent, Session
+    from .._client._agent import Agent, Session
 
 __all__ = [
     "ACCEPT_BACKLOG",

@@ -1,6 +1,6 @@
 """The positive model of ``--allow``: the closed set of shell constructs a rule may approve.
 
-:mod:`acp_notebook._shell` reads a command against this set and nothing else. A tree-sitter node
+:mod:`_policy._shell` reads a command against this set and nothing else. A tree-sitter node
 or token that no construct here names makes the command *not static*: a person is asked, even
 under ``--allow '*'``, including constructs the reader has never seen. The README's policy table
 and ``docs/design.md`` carry :func:`markdown_table` verbatim (a test compares them), so what a

@@ -1,6 +1,6 @@
 """The notebook's event bus: how its extra views (the side panel) hear what happens.
 
-One :class:`Events` belongs to each :class:`~acp_notebook._notebook.Notebook`. Events (name:
+One :class:`Events` belongs to each :class:`~acp_notebook._notebook._owner.Notebook`. Events (name:
 arguments, the thread they are emitted on):
 
 * ``agent_connected``: (AgentHandle) - the thread that connected it (main, or a panel worker)

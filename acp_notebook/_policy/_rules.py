@@ -13,7 +13,7 @@ the text content of a call that may run something (Kimi puts its command there).
 is set: a person is asked (and its card says the command is not known).
 
 A command subject is a shell string. It is parsed with tree-sitter's bash grammar
-(:mod:`acp_notebook._shell`) into the simple commands it can run, nested ones included, and each
+(:mod:`_policy._shell`) into the simple commands it can run, nested ones included, and each
 simple command is matched as its words after quote removal, joined with single spaces, with its
 redirections as words (``echo hi > f``; ``2>&1``). Environment assignments in front
 (``TZ=UTC make``) are looked through, and so are the wrappers ``env``, ``command``, ``builtin``,
@@ -74,8 +74,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from ._protocol import RequestPermissionRequest
-from ._protocol._tool_calls import (
+from .._protocol import RequestPermissionRequest
+from .._protocol._tool_calls import (
     ToolCallFields,
     content_texts,
     raw_input_commands,
