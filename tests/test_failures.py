@@ -85,7 +85,7 @@ def test_no_module_above_the_connection_parses_its_wording() -> None:
     written by the layers that own them, and read by nobody."""
     package = Path(acp_notebook.__file__).parent
     owners = {
-        "last lines of its stderr": {"_errors.py", "_client.py", "_failures.py"},
+        "last lines of its stderr": {"_errors.py", "_agent.py", "_failures.py"},
         "unparsable line": {"_jsonrpc.py"},
     }
     found = [

@@ -259,6 +259,6 @@ def test_the_client_and_the_embedded_agent_name_methods_and_codes_from_the_proto
     from pathlib import Path
 
     package = Path(p.__file__).parents[1]
-    files = [package / "_client.py", *sorted((package / "agent").glob("*.py"))]
+    files = [package / "_client" / "_agent.py", *sorted((package / "agent").glob("*.py"))]
     found = [hit for path in files for hit in _wire_literals(path)]
     assert found == []

@@ -39,7 +39,6 @@ from typing import Any, Protocol
 
 import anyio
 
-from .._policy._rules import tool_call_command
 from .._protocol import (
     RequestPermissionRequest,
     SessionUpdate,
@@ -50,6 +49,7 @@ from .._protocol import (
     TerminalSize,
     TerminalUpdate,
 )
+from .._protocol._permission import tool_call_command
 from .._protocol._v1 import diff_patch
 from . import _files, _terminals
 from ._files import ClientFiles, ReadRequest, WriteRequest

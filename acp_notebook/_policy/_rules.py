@@ -75,6 +75,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .._protocol import RequestPermissionRequest
+from .._protocol._permission import tool_call_command
 from .._protocol._tool_calls import (
     ToolCallFields,
     content_texts,
@@ -217,37 +218,6 @@ def subject_target(request: RequestPermissionRequest) -> str | None:
         title = getattr(getattr(subject, "tool_call", None), "title", None)
         return title if isinstance(title, str) else None
     return None
-
-
-def tool_call_commands(request: RequestPermissionRequest) -> tuple[str, ...]:
-    """The commands a tool-call subject's ``rawInput`` names (whatever the tool call's
-    ``kind``), each as a shell string: under ``command``, ``commands``, ``cmd``, ``script`` or
-    ``argv``, a string or an argv list (``["bash", "-lc", "ls"]``, as codex sends), or the
-    whole input as an argv list (``_tool_calls.raw_input_commands``, the one reading). Each is
-    judged on its own, as a command subject is; empty for any other subject."""
-    call = getattr(request.subject, "tool_call", None)
-    if getattr(request.subject, "type", None) != "tool_call" or call is None:
-        return ()
-    return raw_input_commands(getattr(call, "raw_input", None)).commands
-
-
-def tool_call_command(request: RequestPermissionRequest) -> str | None:
-    """The commands of :func:`tool_call_commands` as one text, one a line; None when none."""
-    commands = tool_call_commands(request)
-    return "\n".join(commands) if commands else None
-
-
-def tool_call_command_unknown(request: RequestPermissionRequest) -> bool:
-    """An ``execute`` tool call whose command cannot be read: none under a key this client
-    reads, or one of another shape. While a deny rule is set no rule approves it (no deny rule
-    could see what it runs), and its card says the command is not known."""
-    call = getattr(request.subject, "tool_call", None)
-    if getattr(request.subject, "type", None) != "tool_call" or call is None:
-        return False
-    if getattr(call, "kind", None) != "execute":
-        return False
-    reading = raw_input_commands(getattr(call, "raw_input", None))
-    return reading.unreadable or not reading.commands
 
 
 #: How many text blocks of one tool call's content deny reads as commands (where Kimi puts an

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field, Tag
 
 from ._base import UNKNOWN_TAG, UnknownVariant, WireModel, open_union_discriminator
-from ._tool_calls import ToolCallFields
+from ._tool_calls import ToolCallFields, raw_input_commands
 
 __all__ = [
     "PERMISSION_OPTION_KINDS",
@@ -123,3 +123,37 @@ class RequestPermissionResponse(WireModel):
     @classmethod
     def cancelled(cls) -> RequestPermissionResponse:
         return cls(outcome=CancelledPermissionOutcome())
+
+
+# -- what a tool-call subject runs: read by the policy, the client's services and the card --
+
+
+def tool_call_commands(request: RequestPermissionRequest) -> tuple[str, ...]:
+    """The commands a tool-call subject's ``rawInput`` names (whatever the tool call's
+    ``kind``), each as a shell string: under ``command``, ``commands``, ``cmd``, ``script`` or
+    ``argv``, a string or an argv list (``["bash", "-lc", "ls"]``, as codex sends), or the
+    whole input as an argv list (``_tool_calls.raw_input_commands``, the one reading). Each is
+    judged on its own, as a command subject is; empty for any other subject."""
+    call = getattr(request.subject, "tool_call", None)
+    if getattr(request.subject, "type", None) != "tool_call" or call is None:
+        return ()
+    return raw_input_commands(getattr(call, "raw_input", None)).commands
+
+
+def tool_call_command(request: RequestPermissionRequest) -> str | None:
+    """The commands of :func:`tool_call_commands` as one text, one a line; None when none."""
+    commands = tool_call_commands(request)
+    return "\n".join(commands) if commands else None
+
+
+def tool_call_command_unknown(request: RequestPermissionRequest) -> bool:
+    """An ``execute`` tool call whose command cannot be read: none under a key this client
+    reads, or one of another shape. While a deny rule is set no rule approves it (no deny rule
+    could see what it runs), and its card says the command is not known."""
+    call = getattr(request.subject, "tool_call", None)
+    if getattr(request.subject, "type", None) != "tool_call" or call is None:
+        return False
+    if getattr(call, "kind", None) != "execute":
+        return False
+    reading = raw_input_commands(getattr(call, "raw_input", None))
+    return reading.unreadable or not reading.commands

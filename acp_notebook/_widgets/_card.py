@@ -30,13 +30,13 @@ from typing import Any
 import ipywidgets  # type: ignore[import-untyped]
 
 from .._client._permission import invalid_options
-from .._policy._rules import tool_call_command_unknown, tool_call_commands
 from .._protocol import (
     CommandPermissionSubject,
     PermissionOption,
     RequestPermissionRequest,
     ToolCallPermissionSubject,
 )
+from .._protocol._permission import tool_call_command_unknown, tool_call_commands
 from .._protocol._visible import make_visible
 from ._parts import (
     NO_MATH,

@@ -20,9 +20,9 @@ from acp_notebook._policy._rules import (
     Policy,
     PolicyDecision,
     simple_commands,
-    tool_call_command_unknown,
 )
 from acp_notebook._protocol import RequestPermissionRequest
+from acp_notebook._protocol._permission import tool_call_command_unknown
 
 ASK = None  # the policy does not decide: a person is asked
 ONCE = ("allow_once", "allow_always", "reject_once", "reject_always")
