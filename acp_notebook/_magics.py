@@ -61,7 +61,6 @@ from ._notebook._owner import (
     SignInRequired,
     redact,
 )
-from ._notebook._pacing import CellPacing
 from ._notebook._record import Record
 from ._policy._rules import Policy
 from ._protocol._visible import visible_text
@@ -1448,9 +1447,8 @@ def load_ipython_extension(ipython: Any, notebook: Notebook | None = None) -> No
         ipython.events.register("pre_run_cell", _pre_run_cell)
     if _post_run_cell not in ipython.events.callbacks["post_run_cell"]:
         ipython.events.register("post_run_cell", _post_run_cell)
-    from ._connection import _jsonrpc
-
-    _jsonrpc.PACE = nb.pacing  # a cell of the user's own code goes before a background flood
+    # the notebook's agents are paced (a cell of the user's own code goes before a background
+    # flood): from here on, each cell of the user's own code tells the pacing it runs
 
 
 def _post_run_cell(result: Any) -> None:
@@ -1485,11 +1483,7 @@ def unload_ipython_extension(ipython: Any) -> None:
         ipython.events.unregister("pre_run_cell", _pre_run_cell)
     with contextlib.suppress(ValueError):
         ipython.events.unregister("post_run_cell", _post_run_cell)
-    from ._connection import _jsonrpc
-
-    if isinstance(_jsonrpc.PACE, CellPacing):
-        _jsonrpc.PACE.cell_ended()
-    _jsonrpc.PACE = None
+    _notebook_of(ipython).pacing.cell_ended()  # no cell will say it ended any more
 
 
 __all__ = ["AcpMagics", "load_ipython_extension", "run_cell_async", "unload_ipython_extension"]

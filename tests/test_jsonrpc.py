@@ -859,7 +859,7 @@ async def test_every_problem_is_a_typed_value_with_a_one_line_message() -> None:
 async def test_the_read_loop_waits_as_long_as_the_pace_hook_says(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # back-pressure (the notebook's pacing): before each batch of lines the loop asks PACE with
+    # back-pressure (the notebook's pacing): before each batch of lines the loop asks its pace with
     # the size of the chunk read and the seconds already waited, sleeps what it answers, and
     # asks again until it answers 0; nothing is lost or reordered
     import acp_notebook._connection._jsonrpc as jsonrpc
@@ -876,14 +876,14 @@ async def test_the_read_loop_waits_as_long_as_the_pace_hook_says(
         asked.append((chunk, waited))
         return 0.003 if waited < 0.005 else 0.0
 
-    monkeypatch.setattr(jsonrpc, "PACE", pace)
     monkeypatch.setattr(jsonrpc.anyio, "sleep", sleep)
     got: list[Any] = []
 
     async def note(method: str, params: Any) -> None:
         got.append(params["n"])
 
-    async with raw_peer(notification_handler=note) as (_conn, peer):
+    async with raw_peer(notification_handler=note) as (conn, peer):
+        conn.pace = pace
         for n in range(3):
             await peer.send({"jsonrpc": "2.0", "method": "m", "params": {"n": n}})
             with anyio.fail_after(5):

@@ -80,12 +80,11 @@ def test_help_is_plain_text(kind: str) -> None:
 
 
 def test_the_users_own_cells_start_and_end_the_pacing() -> None:
-    # %load_ext installs the kernel's pacing as the connections' hook and tells it when a cell
+    # %load_ext tells the kernel's pacing (each of its agents' connections asks it) when a cell
     # of the user's own code runs: a background flood then waits, while a magic cell (%%acp
     # waits for its own turn) is read at full speed
     from IPython.core.interactiveshell import InteractiveShell
 
-    import acp_notebook._connection._jsonrpc as jsonrpc
     from acp_notebook._notebook._owner import Notebook
 
     shell = InteractiveShell.instance()
@@ -93,7 +92,6 @@ def test_the_users_own_cells_start_and_end_the_pacing() -> None:
     pacing = nb.pacing
     try:
         load_ipython_extension(shell, notebook=nb)
-        assert jsonrpc.PACE is pacing
         assert nb.io.pacing is pacing  # IOThread.call tells it when the main thread waits
         shell.user_ns["pacing"] = pacing
         shell.run_cell("seen = pacing.cell_running")
@@ -121,4 +119,4 @@ def test_the_users_own_cells_start_and_end_the_pacing() -> None:
         unload_ipython_extension(shell)
         InteractiveShell.clear_instance()
         nb.shutdown()
-    assert jsonrpc.PACE is None
+    assert pacing.cell_running is False

@@ -62,6 +62,13 @@ def test_connect_makes_the_default_and_replaces_only_once_initialized(
     assert events == [("connected", "a"), ("closed", "a"), ("connected", "a")]
 
 
+def test_the_notebooks_agents_are_read_under_its_pacing(nb: Notebook, tmp_path: Path) -> None:
+    # each connection the notebook holds asks the kernel's pacing before a batch of lines (no
+    # process global: an agent opened elsewhere in the kernel is read freely)
+    handle, _ = nb.connect("a", ["x"], str(tmp_path))
+    assert handle.agent.connection.pace is nb.pacing
+
+
 def test_close_forgets_the_agents_sessions_and_fails_its_lookups(
     nb: Notebook, tmp_path: Path
 ) -> None:

@@ -76,11 +76,12 @@ __all__ = [
 logger = logging.getLogger("acp_notebook.jsonrpc")
 
 CANCEL_REQUEST_METHOD: Final = "$/cancel_request"
-#: Set by the notebook layer (``_pacing``): called before each batch of lines with the size of
-#: the chunk it came from and the seconds already waited for it; the read loop sleeps for what it
-#: returns, and asks again, until it returns 0. Back-pressure: while the loop waits, the agent's
-#: pipe fills and the agent waits, so a flood in the background leaves a cell the interpreter.
-PACE: Callable[[int, float], float] | None = None
+#: A connection's ``pace`` (set by the notebook layer, ``_notebook._pacing``): called before each
+#: batch of lines with the size of the chunk it came from and the seconds already waited for it;
+#: the read loop sleeps for what it returns, and asks again, until it returns 0. Back-pressure:
+#: while the loop waits, the agent's pipe fills and the agent waits, so a flood in the
+#: background leaves a cell the interpreter.
+Pace: TypeAlias = Callable[[int, float], float]
 MAX_DEPTH: Final = 256
 """Deepest nesting of arrays and objects accepted in a message (the message object is level 1).
 
@@ -233,6 +234,8 @@ class Connection:
         self._on_problem = on_problem
         self._on_eof = on_eof
         self._request_handler = request_handler
+        #: back-pressure before each batch of lines (see :data:`Pace`); None: read freely
+        self.pace: Pace | None = None
         self._notification_handler = notification_handler
         self._fast: tuple[FastDecoder, FastHandler] | None = None
         self.log: deque[LogEntry] = deque(maxlen=log_size)
@@ -511,7 +514,7 @@ class Connection:
                 items = await reader.receive_lines()
                 if items is None:
                     break
-                pace = PACE
+                pace = self.pace
                 if pace is not None:
                     waited = 0.0
                     while (delay := pace(reader.last_chunk, waited)) > 0:

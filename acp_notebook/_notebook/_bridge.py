@@ -289,6 +289,7 @@ async def _hold_agent(
     timeout: float | None,
     problems: list[Any],
     started: concurrent.futures.Future[tuple[Agent, anyio.Event]],
+    pacing: CellPacing | None = None,
 ) -> None:
     try:
         stop = anyio.Event()
@@ -304,6 +305,8 @@ async def _hold_agent(
         ) as agent:
             if not started.set_running_or_notify_cancel():
                 return  # the caller gave up (interrupted) as initialize ended: stop it
+            # a cell of the user's own code goes before this agent's background flood
+            agent.connection.pace = pacing
             started.set_result((agent, stop))
             async with anyio.create_task_group() as tg:
 
@@ -351,7 +354,9 @@ def open_agent(
     reach = connector if connector is not None else launch(argv, cwd, env, protocol)
     # Withdrawn by an Interrupt, even one during the hand-over (it may have started the
     # agent by then): the connect is cancelled, and stops the agent if it started one.
-    job = Withdrawable(io, functools.partial(_hold_agent, reach, timeout, problems, started))
+    job = Withdrawable(
+        io, functools.partial(_hold_agent, reach, timeout, problems, started, io.pacing)
+    )
 
     def interrupted() -> None:
         started.cancel()

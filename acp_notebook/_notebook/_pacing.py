@@ -2,9 +2,9 @@
 
 Agents are read in the I/O thread (``_bridge.IOThread``). A flood read there at full speed keeps
 both cores of a small machine busy (the agent writing, the kernel decoding), and a trivial cell
-of the user's then took 2-5x its idle latency. The connection layer asks a pacing hook
-(``_jsonrpc.PACE``) before each batch of lines how long to wait, and :class:`CellPacing`
-answers:
+of the user's then took 2-5x its idle latency. Each connection the notebook holds asks its
+``pace`` (set by ``_bridge`` to the notebook's :class:`CellPacing`; no process global) before
+each batch of lines how long to wait, and :class:`CellPacing` answers:
 
 * nothing to wait for a small chunk (a reply, a trickle: not a flood), for a read loop on the
   kernel's main thread (a client that the cell itself drives), while the main thread waits for
