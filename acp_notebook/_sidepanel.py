@@ -898,8 +898,7 @@ class SidePanel:
 
         async def send() -> None:
             try:
-                result = await session.set_config_option(config_id, value)
-                session.state.config_options = list(result)
+                await session.set_config_option(config_id, value)  # updates its own state
                 self._errors.pop(session.id, None)
             except Exception as exc:
                 log.warning("set_config_option %s failed: %r", config_id, exc)

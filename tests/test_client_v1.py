@@ -86,6 +86,8 @@ async def test_a_v1_answer_switches_to_v1_and_the_session_speaks_v1() -> None:
         assert await session.set_config_option("mode", "code")
         assert peer.calls[-1] == ("session/set_mode", {"sessionId": "s1", "modeId": "code"})
         assert session.config_options[0].current_value == "code"
+        # the client updates its own state (what views read), no view writes it
+        assert session.state.config_options == session.config_options
     offered = peer.calls[0][1]
     assert offered["protocolVersion"] == 2  # we offered 2, the agent chose 1
     # the same request carries what a v1 agent reads: our name, and nothing offered

@@ -566,7 +566,13 @@ class Session:
             {"sessionId": self.id, "configId": config_id, "type": kind, "value": value},
         )
         options = result.get("configOptions", []) if isinstance(result, dict) else []
+        return self._set_config_options(options)
+
+    def _set_config_options(self, options: Sequence[Any]) -> list[Any]:
+        """The options a ``session/set_config_option`` answer lists: the session's, and its
+        state's (what views show), until the next ``config_option_update``."""
         self.config_options = list(options)
+        self.state.config_options = list(options)
         return self.config_options
 
     async def _v1_set_config_option(
@@ -589,8 +595,7 @@ class Session:
             result = await self.agent._request(p.Method.SESSION_SET_CONFIG_OPTION, params)
             parsed = self.agent._v1_parse(v1.V1SetSessionConfigOptionResponse, result)
             translator.session_setup(None, parsed.config_options)
-        self.config_options = list(translator.options())
-        return self.config_options
+        return self._set_config_options(translator.options())
 
     def __repr__(self) -> str:
         return f"<Session {self.id} cwd={self.cwd!r}>"
