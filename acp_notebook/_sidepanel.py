@@ -363,7 +363,6 @@ class SidePanel:
         self._closed = False
         self._dirty = True
         self._tick = 0
-        self._handles: dict[str, AgentHandle] = {}
         self._runs: list[Any] = []
         self._entries: list[_Entry] = []
         self._errors: dict[str, str] = {}  # agent name or session id -> last action error
@@ -443,10 +442,14 @@ class SidePanel:
             except Exception:
                 log.exception("refreshing the agent panel failed")
 
+    @property
+    def _handles(self) -> dict[str, AgentHandle]:
+        """The notebook's agents, open then recently closed, by name: the notebook owns the
+        registry; the panel keeps none of its own."""
+        return {handle.name: handle for handle in _handles(self.nb)}
+
     def _scan(self) -> None:
         """Agents, runs and pending permissions that existed before the panel (I/O thread)."""
-        for handle in self.nb.agents.values():
-            self._handles[handle.name] = handle
         for run in self.nb.runs:
             self._add_run(run)
         for asked in self.nb.pending():
@@ -455,7 +458,6 @@ class SidePanel:
     # -- events --------------------------------------------------------------------------------
     def on_agent(self, handle: AgentHandle) -> None:
         with self._lock:
-            self._handles[handle.name] = handle
             self._dirty = True
         self.ensure_running(handle.io)
 
