@@ -122,18 +122,12 @@ def test_exit_label(status: TerminalExitStatus | None, label: str) -> None:
     assert term.exited is (status is not None)
 
 
-def test_render_html_escapes_the_command_and_cwd() -> None:
+def test_repr_names_the_terminal_and_its_bytes() -> None:
     term = TerminalState("t")
     term.command = "echo <script>"
-    term.cwd = "/w&x"
     term.exit_status = TerminalExitStatus(exit_code=2)
     term.append(b"out\n")
-    block = term.render_html()
-    assert "$ echo &lt;script&gt;" in block
-    assert "/w&amp;x" in block
-    assert '<span class="acp-terminal-exit">exit 2</span>' in block
-    assert '<pre class="acp-terminal-body">out\n</pre>' in block
-    assert "<script>" not in block
+    assert term.exit_label == "exit 2"
     assert repr(term) == "TerminalState('t', command='echo <script>', bytes=4, exited=True)"
 
 

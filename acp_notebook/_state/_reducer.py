@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from collections.abc import Callable
-from html import escape
 from typing import Any
 
 from .._protocol import (
@@ -29,8 +27,6 @@ from .._protocol import (
     CompactionSummaryChunk,
     CompactionUpdate,
     ConfigOptionUpdate,
-    ContentToolCallContent,
-    DiffToolCallContent,
     IdleStateUpdate,
     Notice,
     PlanItems,
@@ -53,7 +49,6 @@ from .._protocol import (
     UserMessageChunk,
     is_set,
 )
-from ._diff import build_diff, diff_html
 from ._terminal import DEFAULT_MAX_BYTES, TerminalState, patch_meta
 
 __all__ = [
@@ -130,49 +125,8 @@ class ToolCallState:
         """Terminals anchored by this tool call's content, in content order."""
         return [c.terminal_id for c in self.content if isinstance(c, TerminalToolCallContent)]
 
-    def render_html(self, session: SessionState) -> str:
-        """Title, kind, status and content; terminals are drawn from the session's store."""
-        status = escape(self.status)
-        head = [f'<div class="acp-tool-call acp-tool-status-{_css(self.status)}">']
-        head.append('<div class="acp-tool-call-header">')
-        head.append(
-            f'<span class="acp-tool-call-title">{escape(self.title or self.tool_call_id)}</span>'
-        )
-        if self.kind:
-            head.append(f' <span class="acp-tool-call-kind">{escape(self.kind)}</span>')
-        head.append(f' <span class="acp-tool-call-status">{status}</span></div>')
-        for item in self.content:
-            head.append(_content_html(item, session))
-        head.append("</div>")
-        return "".join(head)
-
     def __repr__(self) -> str:
         return f"ToolCallState({self.tool_call_id!r}, {self.title!r}, status={self.status!r})"
-
-
-def _css(value: str) -> str:
-    return "".join(c if c.isalnum() or c in "_-" else "-" for c in value.lower())
-
-
-def _generic_html(payload: Any) -> str:
-    text = json.dumps(payload, indent=2, sort_keys=True, default=str)
-    return f'<pre class="acp-generic">{escape(text)}</pre>'
-
-
-def _content_html(item: Any, session: SessionState) -> str:
-    if isinstance(item, TerminalToolCallContent):
-        term = session.terminals.get(item.terminal_id)
-        return term.render_html() if term is not None else ""
-    if isinstance(item, DiffToolCallContent):
-        wire = item.to_wire()
-        return diff_html(build_diff(wire.get("changes") or [], wire.get("patch")))
-    if isinstance(item, ContentToolCallContent):
-        block = item.content
-        if isinstance(block, TextContent):
-            return f'<pre class="acp-tool-call-text">{escape(block.text)}</pre>'
-        return _generic_html(block.to_wire())
-    to_wire = getattr(item, "to_wire", None)
-    return _generic_html(to_wire() if to_wire is not None else repr(item))
 
 
 class PlanState:

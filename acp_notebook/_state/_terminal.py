@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import deque
-from html import escape
 from typing import Any
 
 from .._connection._exit import exit_label
@@ -287,17 +286,6 @@ class TerminalState:
         if status is None:
             return "running"
         return exit_label(getattr(status, "exit_code", None), getattr(status, "signal", None))
-
-    def render_html(self) -> str:
-        """A self-contained block: command, cwd, exit state, then the output."""
-        parts = ['<div class="acp-terminal"><div class="acp-terminal-header">']
-        if self.command is not None:
-            parts.append(f'<code class="acp-terminal-command">$ {escape(self.command)}</code> ')
-        if self.cwd is not None:
-            parts.append(f'<span class="acp-terminal-cwd">{escape(self.cwd)}</span> ')
-        parts.append(f'<span class="acp-terminal-exit">{escape(self.exit_label)}</span></div>')
-        parts.append(f'<pre class="acp-terminal-body">{self.html}</pre></div>')
-        return "".join(parts)
 
     def __repr__(self) -> str:
         return (
