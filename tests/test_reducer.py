@@ -352,7 +352,7 @@ def test_million_small_chunks_stay_linear() -> None:
 EVIL = '<script>alert(1)</script>" onmouseover="alert(2)" &amp;'
 
 
-def test_terminal_html_escapes_bytes_command_and_cwd() -> None:
+def test_terminal_html_escapes_the_output_bytes() -> None:
     state = SessionState()
     feed(state, [
         {"sessionUpdate": "terminal_update", "terminalId": "t", "command": EVIL, "cwd": "/" + EVIL,
