@@ -28,7 +28,8 @@ import gc, json, sys
 import acp_notebook
 acp_notebook.connect
 # ... and every protocol module, the v1 layer and the client services too: none builds a model
-from acp_notebook import _protocol, _services
+from acp_notebook import _protocol
+from acp_notebook._client import _services
 from acp_notebook._protocol import _v1
 for name in _protocol.__all__:
     getattr(_protocol, name)
