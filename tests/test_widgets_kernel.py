@@ -3,6 +3,7 @@ coalesced binary comm messages, also while the cell keeps the main thread busy."
 
 from __future__ import annotations
 
+import os
 import queue
 import re
 from collections.abc import Iterator
@@ -123,3 +124,16 @@ v._handle_msg({"content": {"data": {"method": "custom",
     assert answers == [
         ({"type": "backlog", "seq": 1, "token": "t-1", "omitted": 0}, b"\x1b[32mok\x1b[0m\r\n")
     ]
+
+
+def test_the_suites_kernels_talk_over_ipc_sockets_not_tcp_ports(
+    kernel: BlockingKernelClient,
+) -> None:
+    # A kernel over TCP binds ports its manager picked, closed and wrote down half a second
+    # earlier: a connection opened in between may take one, and the kernel dies with "Address
+    # already in use" (a CI run failed so). tests/kernel_driver.start_kernel uses IPC sockets
+    # named after the kernel's own connection file, in an absolute path the kernel's working
+    # directory cannot change.
+    assert kernel.transport == "ipc"
+    assert os.path.isabs(kernel.ip) and os.path.basename(kernel.ip).startswith("kernel-acp-test-")
+    assert os.path.exists(f"{kernel.ip}-{kernel.shell_port}")  # the socket the kernel bound
