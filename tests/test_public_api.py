@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import re
+from pathlib import Path
 
 import pytest
 from _isolated import modules_after_import, offenders
@@ -127,3 +129,10 @@ def test_client_api_needs_no_notebook_layer() -> None:
     loaded = modules_after_import("acp_notebook:connect", "acp_notebook:Session")
     assert "acp_notebook._client._agent" in loaded
     assert offenders(loaded, NOTEBOOK_MODULES) == []
+
+
+def test_the_api_page_names_every_public_name() -> None:
+    page = (Path(acp_notebook.__file__).parents[1] / "docs" / "api.md").read_text("utf-8")
+    # `Session` must be named itself, not only inside `SessionUpdate`
+    missing = [n for n in acp_notebook.__all__ if not re.search(rf"`{re.escape(n)}(?!\w)", page)]
+    assert missing == []
