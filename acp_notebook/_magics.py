@@ -50,7 +50,6 @@ from ._notebook._cells import (
 from ._notebook._failures import ConnectFailed
 from ._notebook._owner import (
     DEFAULT_SESSION,
-    REDACTED,
     AgentGone,
     NoKernelTools,
     NoSuchAgent,
@@ -59,9 +58,9 @@ from ._notebook._owner import (
     NotebookError,
     SessionOfAnotherAgent,
     SignInRequired,
-    redact,
 )
 from ._notebook._record import Record
+from ._notebook._redact import REDACTED, redact
 from ._policy._rules import Policy
 from ._protocol._visible import visible_text
 

@@ -21,9 +21,9 @@ from acp_notebook._notebook._owner import (
     NoSuchSession,
     Notebook,
     SessionOfAnotherAgent,
-    redact,
     shorten_base64,
 )
+from acp_notebook._notebook._redact import redact
 
 
 @pytest.fixture

@@ -33,6 +33,7 @@ from .._client._agent import Agent, connect
 from .._connection._exit import exit_label
 from ._failures import ConnectFailed
 from ._pacing import CellPacing
+from ._redact import redact
 
 log = logging.getLogger("acp_notebook.bridge")
 
@@ -246,10 +247,7 @@ class AgentHandle:
         more) shown as ``***``: an agent may print what it was given."""
         proc = self.agent.process
         text = proc.stderr_tail(limit) if proc is not None else ""
-        hidden = {v for v in (*self.env.values(), *self.secrets) if len(v) >= 4}
-        for value in sorted(hidden, key=len, reverse=True):
-            text = text.replace(value, "***")
-        return text
+        return redact(text, [*self.env.values(), *self.secrets])
 
     def close(self, timeout: float = 15.0) -> None:
         """Close every session's pending decisions (fail closed) and shut the agent down."""

@@ -27,13 +27,13 @@ from .._client._agent import AuthenticationRequired, Session
 from ._bridge import CONNECT_TIMEOUT, AgentHandle, Connector, IOThread, open_agent
 from ._events import Events
 from ._pacing import CellPacing
+from ._redact import REDACTED, redact
 
 if TYPE_CHECKING:
     from .._kernel._tools import Grant, KernelTools
     from ._cells import Asked, CellRun
 
 __all__ = [
-    "REDACTED",
     "AgentGone",
     "LogLine",
     "NamedSession",
@@ -45,7 +45,6 @@ __all__ = [
     "SessionOfAnotherAgent",
     "SignInRequired",
     "current",
-    "redact",
     "shorten_base64",
 ]
 
@@ -143,16 +142,6 @@ class LogLine:
 
     def __str__(self) -> str:
         return f"{'->' if self.direction == 'send' else '<-'} {self.text}"
-
-
-REDACTED = "***"
-
-
-def redact(text: str, env: Mapping[str, str]) -> str:
-    """``text`` with every ``--env`` value of 4 characters or more replaced by ***."""
-    for value in sorted({v for v in env.values() if len(v) >= 4}, key=len, reverse=True):
-        text = text.replace(value, REDACTED)
-    return text
 
 
 _HIDDEN = {"api-key": REDACTED}

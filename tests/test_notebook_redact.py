@@ -1,0 +1,32 @@
+"""The one redaction (``acp_notebook._notebook._redact``): what the notebook shows of an agent
+(its stderr, the protocol log, errors) never holds a secret it was given."""
+
+from __future__ import annotations
+
+from acp_notebook._notebook._redact import MIN_SECRET, REDACTED, redact
+
+
+def test_a_mappings_values_and_plain_strings_are_both_secrets() -> None:
+    assert redact("key=s3cret tok=t0ken", {"KEY": "s3cret"}) == f"key={REDACTED} tok=t0ken"
+    assert redact("key=s3cret tok=t0ken", ["s3cret", "t0ken"]) == f"key={REDACTED} tok={REDACTED}"
+
+
+def test_a_secret_that_holds_another_is_hidden_whole() -> None:
+    # the longest first: hiding "abcd" first would leave "***efgh" of "abcdefgh"
+    assert redact("x abcdefgh y", ["abcd", "abcdefgh"]) == f"x {REDACTED} y"
+
+
+def test_short_values_are_not_secrets() -> None:
+    short = "a" * (MIN_SECRET - 1)
+    assert redact(f"{short} and aaaa", [short]) == f"{short} and aaaa"
+    assert redact("every occurrence: pw pass pass", ["pass"]) == "every occurrence: pw *** ***"
+
+
+def test_an_agents_stderr_is_redacted_with_its_env_and_its_tokens() -> None:
+    # the bridge's stderr_tail goes through this one function (no second copy of it)
+    import inspect
+
+    from acp_notebook._notebook import _bridge
+
+    source = inspect.getsource(_bridge.AgentHandle.stderr_tail)
+    assert "redact(" in source and ".replace(" not in source
