@@ -595,11 +595,13 @@ def _kernel_tools_source(nb: Notebook) -> None:
     except RuntimeError:  # a shell without a running loop: read in the server's thread
         loop = None
     if shell is not None:
-        nb.kernel_tools_source = (
-            lambda: shell.user_ns,
-            shell,
-            loop_runner(loop) if loop is not None else None,
-            lambda session_id, code: request_code(nb, session_id, code),
+        nb.use_kernel_tools_source(
+            (
+                lambda: shell.user_ns,
+                shell,
+                loop_runner(loop) if loop is not None else None,
+                lambda session_id, code: request_code(nb, session_id, code),
+            )
         )
 
 
@@ -942,8 +944,7 @@ def _panel(nb: Notebook, argv: list[str]) -> None:
     parser.add_argument("--close", action="store_true", help="close the panel")
     args = _parse_sub(parser, argv)
     if args.no_auto or args.auto:
-        nb.panel_auto_make = bool(args.auto)
-        nb.panel_auto_show = bool(args.auto)
+        nb.set_panel_auto(make=bool(args.auto), show=bool(args.auto))
         state = (
             "opens by itself" if args.auto else "is no longer made (nor its tab's badge counted)"
         )
@@ -1465,7 +1466,7 @@ def _pre_run_cell(info: Any) -> None:
     from IPython.core.getipython import get_ipython
 
     nb = _notebook_of(get_ipython())
-    nb.cell_id = getattr(info, "cell_id", None)
+    nb.cell_started(getattr(info, "cell_id", None))
     source = getattr(info, "raw_cell", "") or ""
     # %%acp waits for its own turn, %acp for the agent: their output is read at full speed
     nb.pacing.cell_started(magic=_OWN_MAGIC.match(source) is not None)

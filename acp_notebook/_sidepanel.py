@@ -1060,14 +1060,14 @@ def open_panel(nb: Notebook, show: bool = True) -> SidePanel:
     if panel is None:
         panel = SidePanel(nb)
         panel.start()
-        nb.panel = panel
+        nb.attach_panel(panel)
     if show:
         panel.panel.show()
     return panel
 
 
 def close_panel(nb: Notebook) -> None:
-    panel, nb.panel = nb.panel, None
+    panel = nb.detach_panel()
     if isinstance(panel, SidePanel):
         panel.close()
 
@@ -1091,7 +1091,7 @@ def install(nb: Notebook) -> None:
         elif nb.panel_auto_make and not nb.panel_made_once:
             # Made the first time an agent connects, so the sidebar tab counts pending
             # requests; revealed only with `%acp panel --auto`.
-            nb.panel_made_once = True
+            nb.panel_auto_made()
             open_panel(nb, show=nb.panel_auto_show)
 
     def forward(method: str) -> Callable[..., None]:

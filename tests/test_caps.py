@@ -310,7 +310,7 @@ def test_acp_sessions_prints_at_most_its_cap_of_rows(
             yield agent
 
     nb = Notebook(connector=lambda argv, cwd, env: connector)
-    nb.panel_auto_make = False
+    nb.set_panel_auto(make=False)
     try:
         nb.connect("many", ["(scripted)"], str(tmp_path))
         capsys.readouterr()

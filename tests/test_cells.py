@@ -55,7 +55,7 @@ def nb(tmp_path: Path) -> Iterator[Notebook]:
             data_dir=tmp_path / "agent", scenario=scenario
         )
     )
-    notebook.panel_auto_make = False
+    notebook.set_panel_auto(make=False)
     notebook.connect("mem", ["(in memory)"], str(tmp_path))
     yield notebook
     notebook.shutdown()
@@ -112,7 +112,7 @@ def with_panel(nb: Notebook) -> SidePanel:
     panel = SidePanel(nb)
     nb.io.call(panel._scan)
     panel.panel.rendered = True  # as a front end's view of it reports
-    nb.panel = panel
+    nb.attach_panel(panel)
     return panel
 
 
@@ -253,7 +253,7 @@ class Scripted:
                 yield agent
 
         self.nb = Notebook(connector=lambda argv, cwd, env: connector)
-        self.nb.panel_auto_make = False
+        self.nb.set_panel_auto(make=False)
         self.nb.connect("scripted", ["(scripted)"], str(tmp_path))
         self.panel = with_panel(self.nb) if panel else None
 

@@ -64,7 +64,7 @@ class V1Notebook:
                 yield agent
 
         self.nb = Notebook(connector=lambda argv, cwd, env: connector)
-        self.nb.panel_auto_make = False
+        self.nb.set_panel_auto(make=False)
         self.nb.connect("v1", ["(scripted v1)"], str(tmp_path))
 
     async def ask(self, conn: Any, key: str, method: str, **params: Any) -> Any:

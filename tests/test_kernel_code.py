@@ -50,7 +50,7 @@ class Held:
                 yield agent
 
         self.nb = Notebook(connector=lambda argv, cwd, env: connector)
-        self.nb.panel_auto_make = False
+        self.nb.set_panel_auto(make=False)
         self.nb.connect("held", ["(scripted)"], str(tmp_path))
         self.ns: dict[str, Any] = {"target": str(tmp_path / "made.txt")}
         self.target = tmp_path / "made.txt"

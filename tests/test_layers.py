@@ -522,6 +522,65 @@ def test_the_allowed_globals_exist() -> None:
         ].read_text("utf-8"), (module, name)
 
 
+def _notebook_fields() -> set[str]:
+    """The names of ``Notebook``'s fields and properties (from its source)."""
+    file = dict(_source_files(PKG))[f"{PKG}._notebook._owner"]
+    tree = ast.parse(file.read_text("utf-8"))
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Notebook")
+    names = {n.name for n in cls.body if isinstance(n, ast.FunctionDef)}
+    for node in ast.walk(cls):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+            and isinstance(node.ctx, ast.Store)
+        ):
+            names.add(node.attr)
+    return names
+
+
+def _notebook_writes(file: Path, fields: set[str]) -> list[str]:
+    """Assignments to a field of a notebook (``nb.x = ``, ``self.notebook.x += ``) in ``file``."""
+    found = []
+    for node in ast.walk(ast.parse(file.read_text("utf-8"))):
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if isinstance(node, ast.AugAssign | ast.AnnAssign):
+            targets = [node.target]
+        for target in targets:
+            for item in target.elts if isinstance(target, ast.Tuple) else [target]:
+                if not isinstance(item, ast.Attribute) or item.attr not in fields:
+                    continue
+                owner = item.value
+                name = owner.id if isinstance(owner, ast.Name) else getattr(owner, "attr", "")
+                if name.lstrip("_") in ("nb", "notebook"):
+                    found.append(f"{file.name}:{node.lineno} {ast.unparse(item)}")
+    return found
+
+
+def test_only_the_notebook_layer_writes_a_notebooks_fields() -> None:
+    fields = _notebook_fields()
+    assert {"cell_id", "panel", "_agents", "pacing"} <= fields  # found
+    found = [
+        write
+        for module, file in _source_files(PKG)
+        if not _within(module, f"{PKG}._notebook")
+        for write in _notebook_writes(file, fields)
+    ]
+    assert found == []
+
+
+def test_the_notebook_write_finder_finds_one(tmp_path: Path) -> None:
+    file = tmp_path / "_face.py"
+    file.write_text(
+        "nb.panel = 1\nself.nb.cell_id = 2\npanel, nb.panel = nb.panel, None\nx.panel = 3\n"
+    )
+    assert _notebook_writes(file, {"panel", "cell_id"}) == [
+        "_face.py:1 nb.panel",
+        "_face.py:2 self.nb.cell_id",
+        "_face.py:3 nb.panel",
+    ]
+
+
 # --- every source module has a test module of its own ----------------------------------------
 
 TESTS_DIR = Path(__file__).parent

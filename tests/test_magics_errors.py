@@ -28,7 +28,7 @@ PY = sys.executable
 def acp(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[SimpleNamespace]:
     """Run ``%acp`` lines in this process; what they display is kept in ``shown``."""
     nb = Notebook()
-    nb.panel_auto_make = False
+    nb.set_panel_auto(make=False)
     magics = AcpMagics(None, notebook=nb)
     monkeypatch.setattr(_magics, "embedded_agent_argv", lambda: _embedded(tmp_path))
     monkeypatch.chdir(tmp_path)

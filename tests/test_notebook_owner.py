@@ -31,7 +31,7 @@ def nb(tmp_path: Path) -> Iterator[Notebook]:
     notebook = Notebook(
         connector=lambda argv, cwd, env: memory_connector(data_dir=tmp_path / "agent")
     )
-    notebook.panel_auto_make = False
+    notebook.set_panel_auto(make=False)
     yield notebook
     notebook.shutdown()
 

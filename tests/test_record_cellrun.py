@@ -89,7 +89,7 @@ def nb(tmp_path: Path) -> Iterator[Notebook]:
             data_dir=tmp_path / "agent", scenario=scenario
         )
     )
-    notebook.panel_auto_make = False
+    notebook.set_panel_auto(make=False)
     notebook.connect("mem", ["(in memory)"], str(tmp_path))
     yield notebook
     notebook.shutdown()

@@ -185,25 +185,77 @@ class Notebook:
         self._sessions: dict[str, NamedSession] = {}
         #: each ``%%acp`` cell's latest run, by cell key
         self.cells: dict[str, CellRun] = {}
-        #: the id of the cell being run (IPython's pre_run_cell event)
-        self.cell_id: str | None = None
+        self._cell_id: str | None = None
         #: agent name -> the session name ``session/new`` refused until sign-in
         self.sign_in: dict[str, str] = {}
-        #: the side panel, once made (``_sidepanel`` keeps it here), and its settings
-        self.panel: Any = None
-        self.panel_auto_make = True  # make it on the first connect (its tab counts requests)
-        self.panel_auto_show = False  # and also reveal it then
-        self.panel_made_once = False
+        self._panel: Any = None
+        self._panel_auto_make = True  # make it on the first connect (its tab counts requests)
+        self._panel_auto_show = False  # and also reveal it then
+        self._panel_made_once = False
         #: the views subscribed to its events (``"sidepanel"``), so each subscribes once
         self.installed: set[str] = set()
         #: the kernel's MCP server (``%acp connect --kernel-tools``), made on first use
         self.kernel_tools: KernelTools | None = None
-        #: how it reaches the user's objects and the cells: ``(namespace, shell, main-thread
-        #: runner, run_code)`` (``_magics`` sets it: ``run_code`` is ``_kernel_code``'s)
-        self.kernel_tools_source: tuple[Callable[[], Any], Any, Any, Any] | None = None
+        self._kernel_tools_source: tuple[Callable[[], Any], Any, Any, Any] | None = None
         self._tooled: set[str] = set()  # agents connected with --kernel-tools
         #: back-pressure on background floods while the user's cells run (``_pacing``)
         self.pacing = CellPacing()
+
+    # -- the cell being run, the panel, the kernel's objects: set by commands ------------------
+    @property
+    def cell_id(self) -> str | None:
+        """The id of the cell being run (from IPython's ``pre_run_cell``), if the front end
+        sends one."""
+        return self._cell_id
+
+    def cell_started(self, cell_id: str | None) -> None:
+        self._cell_id = cell_id
+
+    @property
+    def panel(self) -> Any:
+        """The side panel, once made (``_sidepanel`` attaches it here)."""
+        return self._panel
+
+    def attach_panel(self, panel: Any) -> None:
+        self._panel = panel
+
+    def detach_panel(self) -> Any:
+        """Forget the panel; returns it (to be closed by its maker)."""
+        panel, self._panel = self._panel, None
+        return panel
+
+    @property
+    def panel_made_once(self) -> bool:
+        """Whether a connect made the panel already (it is made once, however it closes)."""
+        return self._panel_made_once
+
+    def panel_auto_made(self) -> None:
+        self._panel_made_once = True
+
+    @property
+    def panel_auto_make(self) -> bool:
+        """Make the panel on the first connect (its tab counts requests)."""
+        return self._panel_auto_make
+
+    @property
+    def panel_auto_show(self) -> bool:
+        """And also reveal it then."""
+        return self._panel_auto_show
+
+    def set_panel_auto(self, *, make: bool, show: bool = False) -> None:
+        """``%acp panel --auto`` / ``--no-auto``: whether a connect makes (and shows) the panel."""
+        self._panel_auto_make = make
+        self._panel_auto_show = show
+
+    @property
+    def kernel_tools_source(self) -> tuple[Callable[[], Any], Any, Any, Any] | None:
+        """How the kernel tools reach the user's objects and cells: ``(namespace, shell,
+        main-thread runner, run_code)``."""
+        return self._kernel_tools_source
+
+    def use_kernel_tools_source(self, source: tuple[Callable[[], Any], Any, Any, Any]) -> None:
+        """Set by ``%load_ext`` (``run_code`` is ``_kernel_code``'s)."""
+        self._kernel_tools_source = source
 
     # -- the I/O thread -------------------------------------------------------------------
     @property

@@ -207,12 +207,14 @@ class TwoAgents:
         self.ns: dict[str, Any] = {"target": str(tmp_path / "made.txt"), "visible": 1}
         self.target = tmp_path / "made.txt"
         nb = Notebook(connector=lambda argv, cwd, env: connector)
-        nb.panel_auto_make = False
-        nb.kernel_tools_source = (
-            lambda: self.ns,
-            None,
-            None,
-            lambda session, code: request_code(nb, session, code, namespace=self.ns),
+        nb.set_panel_auto(make=False)
+        nb.use_kernel_tools_source(
+            (
+                lambda: self.ns,
+                None,
+                None,
+                lambda session, code: request_code(nb, session, code, namespace=self.ns),
+            )
         )
         self.nb = nb
         nb.connect("other", ["(scripted)"], str(tmp_path), kernel_tools=True)
