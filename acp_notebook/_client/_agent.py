@@ -24,7 +24,13 @@ from .._protocol._visible import visible_text
 from .._state import SessionState, TurnState
 from ._elicitation import ElicitationAsker, ElicitationDecision, ElicitationHandler
 from ._elicitation import decide as decide_elicitation
-from ._permission import Asker, PermissionDecision, PermissionHandler, decide, invalid_options
+from ._permission import (
+    Asker,
+    PermissionDecision,
+    PermissionHandler,
+    decide,
+    invalid_options,
+)
 from ._replay import REPLAY_BULK_BYTES, REPLAY_LIMIT, UpdateBuffer, UpdateStream
 
 if TYPE_CHECKING:
@@ -50,6 +56,8 @@ EARLY_UPDATE_LIMIT = 200
 MERGED_CONTENT_LIMIT = 64
 
 UpdateListener = Callable[["Session", p.SessionUpdate], None]
+#: who a fail-closed sweep says decided: the turn or session was cancelled, or it is closing
+SweptBy = Literal["cancel", "closed"]
 
 
 def _validate_chunk(raw: Any) -> Any:
@@ -345,11 +353,23 @@ class Session:
 
         return release
 
-    def _cancel_elicitations(self, why: str, turn: Turn | None = None) -> None:
-        """Answer ``cancel`` to every pending question (of ``turn``, when given)."""
-        for decision in self.elicitations:
+    def _sweep(
+        self,
+        why: str,
+        by: SweptBy,
+        *,
+        turn: Turn | None = None,
+        questions_by: SweptBy | None = None,
+    ) -> None:
+        """The one fail-closed sweep: every pending permission request of this session (of
+        ``turn`` only, when given) is answered ``cancelled``, and every pending question
+        ``cancel``, decided by ``by`` (``questions_by`` for the questions, when given)."""
+        for decision in list(self.permissions):
             if decision.pending and (turn is None or decision.turn is turn):
-                decision.cancel("closed" if turn is None else "cancel", why)
+                decision.settle(None, by, why)
+        for question in list(self.elicitations):
+            if question.pending and (turn is None or question.turn is turn):
+                question.cancel(questions_by or by, why)
 
     # -- incoming ------------------------------------------------------------------------
     def _apply(self, update: p.SessionUpdate) -> None:
@@ -427,11 +447,8 @@ class Session:
             self._apply(translated)
 
     def _end_turn(self, turn: Turn, error: BaseException | None = None) -> None:
-        # A permission still pending when the turn ends can no longer be meant: fail closed.
-        for decision in self.permissions:
-            if decision.pending and decision.turn is turn:
-                decision.settle(None, "cancel", "the turn ended")
-        self._cancel_elicitations("the turn ended", turn)
+        # A request still pending when the turn ends can no longer be meant: fail closed.
+        self._sweep("the turn ended", "cancel", turn=turn)
         if error is not None and not turn.state.done and turn.state is self.state.current_turn:
             self.state.end_turn(ended_by(error))
         turn._finish(error)
@@ -502,24 +519,13 @@ class Session:
     async def fail_pending(self, why: str) -> None:
         """Answer every pending request of this session ``cancelled`` / ``cancel`` (the agent
         or the kernel is closing: "closed") and wait, briefly, until the answers are written."""
-        for decision in self.permissions:
-            decision.settle(None, "closed", why)
-        for question in self.elicitations:
-            question.cancel("closed", why)
+        self._sweep(why, "closed")
         await self._answers_written()
 
     def _mark_cancelled(self) -> None:
         """A ``session/cancel`` is being sent: the running turn approves nothing more."""
         if self.turn is not None and not self.turn.done:
             self._cancelled_turn = self.turn
-
-    def _fail_pending(self, why: str) -> None:
-        for decision in self.permissions:
-            if decision.pending:
-                decision.settle(None, "cancel", why)
-        for question in self.elicitations:
-            if question.pending:
-                question.cancel("cancel", why)
 
     async def cancel_terminal(self, terminal_id: str) -> None:
         """``terminal/cancel``: ask the agent to stop one terminal's command (only offered when
@@ -542,10 +548,7 @@ class Session:
     async def close(self) -> None:
         if self.closed:
             return
-        for decision in self.permissions:
-            if decision.pending:
-                decision.settle(None, "cancel", "the session was closed")
-        self._cancel_elicitations("the session was closed")
+        self._sweep("the session was closed", "cancel", questions_by="closed")
         try:
             if self._v1 is None or self.agent._v1_can("close"):
                 await self.agent._request(p.Method.SESSION_CLOSE, {"sessionId": self.id})
@@ -1004,7 +1007,7 @@ class Agent:
         finally:
             # The protocol's order: the cancel, then `cancelled` for each pending request.
             if session is not None:
-                session._fail_pending("the session was cancelled")
+                session._sweep("the session was cancelled", "cancel")
                 if self.services is not None:  # and the commands it runs here are stopped
                     await self.services.kill_session(session.id)
 
