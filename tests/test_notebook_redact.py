@@ -22,11 +22,18 @@ def test_short_values_are_not_secrets() -> None:
     assert redact("every occurrence: pw pass pass", ["pass"]) == "every occurrence: pw *** ***"
 
 
-def test_an_agents_stderr_is_redacted_with_its_env_and_its_tokens() -> None:
-    # the bridge's stderr_tail goes through this one function (no second copy of it)
-    import inspect
+def test_an_agents_stderr_tail_hides_its_env_and_its_tokens() -> None:
+    import concurrent.futures
+    from types import SimpleNamespace
+    from typing import Any, cast
 
-    from acp_notebook._notebook import _bridge
+    from acp_notebook._notebook._bridge import AgentHandle
 
-    source = inspect.getsource(_bridge.AgentHandle.stderr_tail)
-    assert "redact(" in source and ".replace(" not in source
+    stderr = "key=sk-live-123456 token=tok-abcdef-99 short=ab\n"
+    process = SimpleNamespace(stderr_tail=lambda limit: stderr[-limit:])
+    handle = AgentHandle(
+        "a", ["agent"], "/", cast(Any, SimpleNamespace(process=process)), cast(Any, None),
+        cast(Any, None), concurrent.futures.Future(),
+        env={"KEY": "sk-live-123456", "SHORT": "ab"}, secrets={"tok-abcdef-99"},
+    )  # fmt: skip
+    assert handle.stderr_tail() == f"key={REDACTED} token={REDACTED} short=ab\n"
