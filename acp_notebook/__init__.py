@@ -13,18 +13,17 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._client._agent import (
-        Agent,
+    from ._client._agent import Agent
+    from ._client._connect import connect, connect_streams
+    from ._client._errors import (
         AuthenticationRequired,
         ProtocolViolation,
-        Session,
-        Turn,
         TurnInProgress,
         UnsupportedProtocolVersion,
-        connect,
-        connect_streams,
     )
     from ._client._permission import Answer, PermissionDecision, PermissionHandler
+    from ._client._session import Session
+    from ._client._turn import Turn
     from ._connection._errors import AcpError, AgentExited, ConnectionClosed, RpcError
     from ._protocol import RequestPermissionRequest, SessionUpdate
 
@@ -32,14 +31,14 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "Agent": "._client._agent",
-    "AuthenticationRequired": "._client._agent",
-    "ProtocolViolation": "._client._agent",
-    "Session": "._client._agent",
-    "Turn": "._client._agent",
-    "TurnInProgress": "._client._agent",
-    "UnsupportedProtocolVersion": "._client._agent",
-    "connect": "._client._agent",
-    "connect_streams": "._client._agent",
+    "AuthenticationRequired": "._client._errors",
+    "ProtocolViolation": "._client._errors",
+    "Session": "._client._session",
+    "Turn": "._client._turn",
+    "TurnInProgress": "._client._errors",
+    "UnsupportedProtocolVersion": "._client._errors",
+    "connect": "._client._connect",
+    "connect_streams": "._client._connect",
     "AcpError": "._connection._errors",
     "AgentExited": "._connection._errors",
     "ConnectionClosed": "._connection._errors",

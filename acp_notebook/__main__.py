@@ -9,7 +9,7 @@ from pathlib import Path
 
 import anyio
 
-from ._client._agent import connect
+from ._client._connect import connect
 from ._protocol import RequestPermissionRequest
 
 DEMO_PROMPT = """\

@@ -28,13 +28,8 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, magics_class
 from traitlets import Float
 
-from ._client._agent import (
-    AuthenticationRequired,
-    Session,
-    TurnInProgress,
-    UnsupportedProtocolVersion,
-    ended_by,
-)
+from ._client._errors import AuthenticationRequired, TurnInProgress, UnsupportedProtocolVersion
+from ._client._session import Session, ended_by
 from ._connection._errors import AcpError, AgentExited
 from ._kernel._context import PER_OBJECT_CAP, PER_PROMPT_CAP
 from ._notebook._attach import Attached, Attachment, accepts, gather, parse_names, prompt_blocks

@@ -46,7 +46,7 @@ CAP = 16 * MIB  # DEFAULT_MAX_BYTES (state) and DEFAULT_BACKLOG_LIMIT (widget ba
 
 # Put the pre-fix retention back: the turn keeps every update it receives.
 PRE_FIX = """
-from acp_notebook._client._agent import Turn as _Turn
+from acp_notebook._client._turn import Turn as _Turn
 _fixed_push = _Turn._push
 def _keep_every_update(self, update):
     self.__dict__.setdefault("_every_update", []).append(update)

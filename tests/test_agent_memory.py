@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from acp_notebook import AgentExited, ConnectionClosed, connect_streams
-from acp_notebook._client._agent import InitializeTimeout
+from acp_notebook._client._errors import InitializeTimeout
 from acp_notebook._connection._jsonrpc import Connection
 from acp_notebook._connection._lines import memory_byte_pipe
 from acp_notebook._protocol import RequestPermissionRequest

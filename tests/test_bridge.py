@@ -20,7 +20,8 @@ import pytest
 from _memory import memory_connector, scripted_agent
 
 from acp_notebook import Agent
-from acp_notebook._client._agent import InitializeTimeout, connect
+from acp_notebook._client._connect import connect
+from acp_notebook._client._errors import InitializeTimeout
 from acp_notebook._notebook._bridge import AgentHandle, IOThread, launch, open_agent, result_of
 from acp_notebook._notebook._failures import ConnectFailed
 

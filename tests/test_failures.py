@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import acp_notebook
-from acp_notebook._client._agent import InitializeTimeout, UnsupportedProtocolVersion
+from acp_notebook._client._errors import InitializeTimeout, UnsupportedProtocolVersion
 from acp_notebook._connection._errors import AgentExited
 from acp_notebook._connection._jsonrpc import BadLine, Problem
 from acp_notebook._notebook._failures import ConnectFailed, describe_problem

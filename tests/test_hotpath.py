@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from acp_notebook import _protocol as p
 from acp_notebook import connect_streams
-from acp_notebook._client import _agent as _client
+from acp_notebook._client import _session, _turn
 from acp_notebook._client._replay import UpdateBuffer, bulk_weight
 from acp_notebook._connection._hotpath import decode_hot_line, is_hot_message
 from acp_notebook._connection._jsonrpc import Connection
@@ -255,8 +255,8 @@ def test_a_small_replay_keeps_the_same_updates_on_both_paths(
     lines: list[bytes], watch: str, max_items: int, max_bulk: int
 ) -> None:
     with pytest.MonkeyPatch.context() as patch:  # a replay that drops as a flood makes it
-        patch.setattr(_client, "REPLAY_LIMIT", max_items)
-        patch.setattr(_client, "REPLAY_BULK_BYTES", max_bulk)
+        patch.setattr(_turn, "REPLAY_LIMIT", max_items)
+        patch.setattr(_turn, "REPLAY_BULK_BYTES", max_bulk)
         fast = anyio.run(ingest, lines, True, watch)
         usual = anyio.run(ingest, lines, False, watch)
     assert fast == usual
@@ -477,9 +477,9 @@ def test_a_chunk_becomes_a_model_only_when_someone_sees_it(
 
         return validate
 
-    monkeypatch.setattr(_client, "_validate_chunk", counting(_client._validate_chunk))
+    monkeypatch.setattr(_session, "_validate_chunk", counting(_session._validate_chunk))
     monkeypatch.setattr(_replay, "_validate_chunk", counting(_replay._validate_chunk))
-    chunks = 3 * _client.REPLAY_LIMIT
+    chunks = 3 * _turn.REPLAY_LIMIT
     chunk = json.dumps(hot("s", "t", "QUJD")).encode() + b"\n"
 
     async def main() -> None:
@@ -504,7 +504,7 @@ def test_a_chunk_becomes_a_model_only_when_someone_sees_it(
             during = made
             late = [u async for u in turn.updates()]
             kept = [u for u in late if isinstance(u, p.TerminalOutputChunk)]
-            assert len(kept) == _client.REPLAY_LIMIT - 1  # the newest, and the idle
+            assert len(kept) == _turn.REPLAY_LIMIT - 1  # the newest, and the idle
             assert all(u.data == "QUJD" and u.terminal_id == "t" for u in kept)
             if watch == "nobody":
                 assert during == 0  # was one per chunk

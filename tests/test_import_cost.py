@@ -110,7 +110,8 @@ def test_importing_the_client_builds_no_protocol_model_and_no_adapter() -> None:
 def test_the_client_imports_neither_v1_nor_the_client_services() -> None:
     loaded = modules_after_import("acp_notebook:connect", "acp_notebook:Session")
     assert "acp_notebook._client._agent" in loaded
-    forbidden = ["acp_notebook._protocol._v1", "acp_notebook._client._services"]
+    forbidden = ["acp_notebook._protocol._v1", "acp_notebook._client._v1"]
+    forbidden += ["acp_notebook._client._services"]
     forbidden += [
         "acp_notebook._client._terminals",
         "acp_notebook._client._files",

@@ -1,11 +1,15 @@
 """The client layer: ``connect()`` -> ``Agent`` -> ``Session`` -> ``Turn`` over one connection,
 and what a client answers when an agent asks (permission, questions, v1 terminals and files).
 
-Modules: ``_agent`` (``Agent``, ``Session``, ``Turn``, ``connect``, ``connect_streams``; the v1
-dialect is translated by ``_protocol._v1`` into the v2 models the rest reads), ``_permission``
-and ``_elicitation`` (a request, its handler or asker, the one answer written), ``_replay``
-(bounded update buffers for late iterators), ``_services`` with ``_terminals``, ``_files`` and
-``_approval`` (a v1 agent's client terminals and file system, behind approval).
+Modules: ``_connect`` (``connect``, ``connect_streams``: open, initialize within a bound,
+close), ``_agent`` (``Agent``: negotiation, sessions, what it answers when the agent asks),
+``_session`` (``Session``: the reduced state, pending requests and the one fail-closed sweep),
+``_turn`` (``Turn``: one prompt, its bounded updates), ``_errors`` (the client's typed errors),
+``_v1`` (the v1 dialect ``Agent`` and ``Session`` delegate to; ``_protocol._v1`` translates its
+traffic into the v2 models the rest reads), ``_permission`` and ``_elicitation`` (a request,
+its handler or asker, the one answer written), ``_replay`` (bounded update buffers for late
+iterators), ``_services`` with ``_terminals``, ``_files`` and ``_approval`` (a v1 agent's client
+terminals and file system, behind approval).
 
 The contract, for the layers above:
 

@@ -59,7 +59,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 if TYPE_CHECKING:
-    from .._client._agent import Agent, Session
+    from .._client._agent import Agent
+    from .._client._session import Session
 
 __all__ = [
     "ACCEPT_BACKLOG",

@@ -29,7 +29,8 @@ import anyio
 import anyio.lowlevel
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from .._client._agent import Agent, connect
+from .._client._agent import Agent
+from .._client._connect import connect
 from .._connection._exit import exit_label
 from ._failures import ConnectFailed
 from ._pacing import CellPacing

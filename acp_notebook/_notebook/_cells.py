@@ -23,9 +23,10 @@ from typing import Any
 
 import anyio
 
-from .._client._agent import Session, Turn
 from .._client._elicitation import ElicitationAnswer, ElicitationDecision, too_many_fields
 from .._client._permission import Answer, PermissionDecision
+from .._client._session import Session
+from .._client._turn import Turn
 from .._policy._rules import Policy
 from .._protocol import RequestPermissionRequest
 from ._bridge import WAIT_SLICE, AgentHandle, IOThread, result_of

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .._client._agent import InitializeTimeout
+from .._client._errors import InitializeTimeout
 from .._connection._errors import AgentExited, ConnectionClosed
 from .._connection._jsonrpc import Problem
 

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from .._protocol._visible import source_lines
 
 if TYPE_CHECKING:
-    from .._client._agent import Session
+    from .._client._session import Session
     from ._cells import CellRun
     from ._events import Events
 

@@ -23,7 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from .._client._agent import AuthenticationRequired, Session
+from .._client._errors import AuthenticationRequired
+from .._client._session import Session
 from ._bridge import CONNECT_TIMEOUT, AgentHandle, Connector, IOThread, open_agent
 from ._events import Events
 from ._pacing import CellPacing

@@ -1,0 +1,232 @@
+"""The v1 dialect of the client: what ``Agent`` and ``Session`` do differently with an agent
+that speaks ACP v1 (``initialize``, sessions, their updates, the prompt's answer, modes and
+config options, permission requests), delegated here so that the v2 path reads on its own.
+
+A v1 session has a ``V1Translator`` (``_protocol._v1``) that turns its v1 traffic into the v2
+models; everything above this module sees only those. Imported the first time a v1 agent is
+met (``import acp_notebook`` stays light).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import ValidationError
+
+from .. import _protocol as p
+from .._connection._errors import AcpError, RpcError
+from .._protocol import _v1 as v1
+from .._state import SessionState
+from ._errors import (
+    ProtocolViolation,
+    TurnInProgress,
+    UnsupportedProtocolVersion,
+    auth_method_adapter,
+    client_info,
+    first_error,
+)
+from ._session import Session
+
+if TYPE_CHECKING:
+    from ._agent import Agent
+    from ._turn import Turn
+
+_M = TypeVar("_M", bound=p.WireModel)
+
+
+def permission_request(agent: Agent, params: Any) -> p.RequestPermissionRequest:
+    """A v1 ``session/request_permission``, its ``toolCall`` merged over what the session knows
+    of that call, as the v2 request the rest decides (raises ValidationError when malformed)."""
+    request, notes = v1.parse_v1_permission_request(params)
+    for note in notes:
+        agent._problem(f"v1 permission request's toolCall: {note}")
+    call = request.tool_call
+    known = agent._known_tool_call(request.session_id, call.tool_call_id)
+    return v1.V1Translator().permission(request, known)
+
+
+class V1Session:
+    """A v1 session's dialect: its translator, and what its ``Session`` delegates to it (the
+    prompt's answer, each update, config options and modes, whether it may be closed)."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.translator = v1.V1Translator()
+
+    def turn_ended(self, turn: Turn, result: Any) -> None:
+        """A v1 ``session/prompt`` answer: the turn's end, applied as its idle update."""
+        session = self.session
+        try:
+            response = parse(session.agent, v1.V1PromptResponse, result)
+        except ValidationError as exc:
+            detail = f"malformed session/prompt answer: {first_error(exc)}"
+            session._problem(detail)
+            session._end_turn(turn, ProtocolViolation(detail))
+            return
+        turn.usage = (response.model_extra or {}).get("usage")
+        session._apply(self.translator.end_turn(response))
+        if not turn.done:  # (the reducer had no current turn for it: end it all the same)
+            session._end_turn(turn)
+
+    def apply(self, raw: Any) -> None:
+        """One v1 ``update``: parsed, translated, applied (a malformed one is reported)."""
+        session = self.session
+        try:
+            update, notes = v1.parse_v1_session_update_lenient(raw)
+        except ValidationError as exc:
+            session._problem(f"malformed v1 session/update dropped: {first_error(exc)}")
+            return
+        for note in notes:  # what v1 reads as absent when invalid: shown, not hidden
+            session._problem(f"v1 {update.session_update}: {note}")
+        for translated in self.translator.update(update):
+            session._apply(translated)
+
+    async def set_config_option(self, config_id: str, value: str | bool) -> list[Any]:
+        """v1: the ``mode`` option is the session's mode (``session/set_mode``); the others are
+        v1 config options (``session/set_config_option``, whose answer lists them all)."""
+        session, translator = self.session, self.translator
+        own = {getattr(o, "config_id", None) for o in translator.config_options}
+        if config_id == v1.MODE_CONFIG_ID and translator.modes is not None and config_id not in own:
+            if not isinstance(value, str):
+                raise AcpError("the mode is set by its id (a string)")
+            mode = {"sessionId": session.id, "modeId": value}
+            await session.agent._request("session/set_mode", mode)
+            translator.modes = translator.modes.model_copy(update={"current_mode_id": value})
+        else:
+            params: dict[str, Any] = {"sessionId": session.id, "configId": config_id}
+            params["value"] = value
+            if isinstance(value, bool):
+                params["type"] = "boolean"
+            result = await session.agent._request(p.Method.SESSION_SET_CONFIG_OPTION, params)
+            parsed = parse(session.agent, v1.V1SetSessionConfigOptionResponse, result)
+            translator.session_setup(None, parsed.config_options)
+        return session._set_config_options(translator.options())
+
+    def can_close(self) -> bool:
+        """Whether the agent advertised ``session/close``."""
+        return can(self.session.agent, "close")
+
+
+async def initialize(agent: Agent) -> None:
+    """A v1 ``initialize`` (nothing advertised: no client file system, no terminals)."""
+    params = {"protocolVersion": v1.PROTOCOL_VERSION, **client_fields(agent)}
+    try:
+        result = await agent.connection.request(p.Method.INITIALIZE, params)
+    except RpcError as exc:
+        if exc.code != p.ErrorCode.UNSUPPORTED_PROTOCOL_VERSION:
+            raise
+        data = exc.data if isinstance(exc.data, dict) else {}
+        raise UnsupportedProtocolVersion(
+            f"the agent does not support ACP v1 either: {exc.message}"
+            f" (it supports {data.get('supported')!r})",
+            supported=data.get("supported"),
+        ) from exc
+    version = result.get("protocolVersion") if isinstance(result, dict) else None
+    if version != v1.PROTOCOL_VERSION:
+        raise UnsupportedProtocolVersion(
+            f"the agent answered protocol version {version!r} to a v1 initialize",
+            answered=result if not isinstance(result, dict) else version,
+        )
+    adopt(agent, result)
+
+
+def client_fields(agent: Agent) -> dict[str, Any]:
+    """v1's ``clientInfo`` and ``clientCapabilities``: client terminals and the client file
+    system when ``client_services`` is on (``agent.services``), else nothing offered; and
+    always the terminal extension (``_meta.terminal_output``): an agent that runs commands
+    itself (claude-agent-acp, codex-acp) then sends their output in tool calls' ``_meta``,
+    which the translator shows as display terminals."""
+    offered = agent.services is not None
+    return {
+        "clientInfo": client_info(),
+        "clientCapabilities": {
+            "fs": {"readTextFile": offered, "writeTextFile": offered},
+            "terminal": offered,
+            "_meta": {"terminal_output": True},
+        },
+    }
+
+
+def adopt(agent: Agent, result: dict[str, Any]) -> None:
+    """Speak v1 from here on, with what the v1 ``initialize`` answer says."""
+    try:
+        response = parse(agent, v1.V1InitializeResponse, result)
+    except ValidationError as exc:
+        raise UnsupportedProtocolVersion(
+            f"the agent's v1 initialize body is malformed ({first_error(exc)})",
+            answered=result,
+        ) from exc
+    if response.protocol_version != v1.PROTOCOL_VERSION:
+        agent._problem(
+            f"the agent answered protocol version {response.protocol_version} with a v1"
+            " body: speaking v1",
+            "not_acp",
+        )
+    agent.info = response.agent_info
+    agent.v1_capabilities = response.agent_capabilities or v1.V1AgentCapabilities()
+    agent.auth_methods = []
+    for raw in response.auth_methods or []:
+        wire = {"type": "agent"} | {("methodId" if k == "id" else k): v for k, v in raw.items()}
+        try:
+            agent.auth_methods.append(auth_method_adapter().validate_python(wire))
+        except ValidationError as exc:
+            agent._problem(f"malformed v1 auth method ignored: {first_error(exc)}")
+    agent.protocol_version = v1.PROTOCOL_VERSION
+
+
+def parse(agent: Agent, model: type[_M], result: Any) -> _M:
+    """A v1 answer, read as leniently as the v1 schema says; what it left out is reported."""
+    parsed, notes = v1.parse_v1_response(model, result)
+    for note in notes:
+        agent._problem(f"v1 {model.__name__.removeprefix('V1')}: {note}")
+    return parsed
+
+
+def can(agent: Agent, what: str) -> bool:
+    """Whether a v1 agent advertised ``sessionCapabilities.<what>`` (or ``loadSession``)."""
+    caps = agent.v1_capabilities
+    if caps is None:
+        return False
+    if what == "load":
+        return bool(caps.load_session)
+    sessions = caps.session_capabilities
+    return sessions is not None and getattr(sessions, what, None) is not None
+
+
+async def new_session(agent: Agent, path: str, servers: list[dict[str, Any]]) -> Session:
+    result = await agent._request(p.Method.SESSION_NEW, {"cwd": path, "mcpServers": servers})
+    parsed = parse(agent, v1.V1NewSessionResponse, result)
+    session = Session(agent, parsed.session_id, path)
+    session._v1 = V1Session(session)
+    session.config_options = session._v1.translator.session_setup(
+        parsed.modes, parsed.config_options
+    )
+    return session
+
+
+async def resume(
+    agent: Agent, session: Session, replay: bool, servers: list[dict[str, Any]]
+) -> None:
+    """v1 resume: ``session/load`` (the agent replays the history as updates first) or,
+    without ``replay``, ``session/resume`` when the agent has it."""
+    dialect = session._v1 = session._v1 or V1Session(session)
+    params: dict[str, Any] = {"sessionId": session.id, "cwd": session.cwd}
+    if not replay and can(agent, "resume"):
+        if servers:
+            params["mcpServers"] = servers
+        result = await agent._request(p.Method.SESSION_RESUME, params)
+        parsed: v1.V1LoadSessionResponse = parse(agent, v1.V1ResumeSessionResponse, result)
+    elif can(agent, "load"):
+        if session.state.messages or session.state.tool_calls:
+            # The agent replays the whole history: into a fresh state, not on top of it.
+            if session.turn is not None and not session.turn.done:
+                raise TurnInProgress(f"session {session.id} has a prompt in flight")
+            session.state = SessionState(session.id)
+            dialect = session._v1 = V1Session(session)
+        params["mcpServers"] = servers
+        result = await agent._request("session/load", {**params})
+        parsed = parse(agent, v1.V1LoadSessionResponse, result or {})
+    else:
+        raise AcpError("this v1 agent can neither load nor resume sessions")
+    setup = dialect.translator.session_setup
+    session.config_options = setup(parsed.modes, parsed.config_options)
