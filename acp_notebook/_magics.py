@@ -28,11 +28,11 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, magics_class
 from traitlets import Float
 
-from ._client._errors import AuthenticationRequired, TurnInProgress, UnsupportedProtocolVersion
+from ._client._errors import AuthenticationRequired, UnsupportedProtocolVersion
 from ._client._session import Session, ended_by
 from ._connection._errors import AcpError, AgentExited
 from ._kernel._context import PER_OBJECT_CAP, PER_PROMPT_CAP
-from ._notebook._attach import Attached, Attachment, accepts, gather, parse_names, prompt_blocks
+from ._notebook._attach import Attached, Attachment, gather, parse_names
 from ._notebook._bridge import CONNECT_TIMEOUT, AgentHandle
 from ._notebook._cells import (
     NONINTERACTIVE_TIMEOUT,
@@ -42,20 +42,22 @@ from ._notebook._cells import (
     interpolate,
     noninteractive_timeout,
 )
-from ._notebook._failures import ConnectFailed
-from ._notebook._owner import (
+from ._notebook._errors import (
     DEFAULT_SESSION,
     AgentGone,
     NoKernelTools,
     NoSuchAgent,
     NoSuchSession,
-    Notebook,
     NotebookError,
+    SessionBusy,
     SessionOfAnotherAgent,
     SignInRequired,
 )
+from ._notebook._failures import ConnectFailed
+from ._notebook._owner import Notebook
 from ._notebook._record import Record
 from ._notebook._redact import REDACTED, redact
+from ._notebook._start import CellRequest
 from ._policy._rules import Policy
 from ._protocol._visible import visible_text
 
@@ -157,6 +159,12 @@ def words(error: NotebookError, nb: Notebook) -> str:
             f" {error.wanted!r}; name another session with --session NAME, or start it afresh"
             " with --new"
         )
+    if isinstance(error, SessionBusy):
+        return (
+            f"%%acp: session {error.session!r} is busy: a turn started earlier (with --bg?) is"
+            f" still running. Wait for it to end, stop it with `%acp cancel --session"
+            f" {error.session}`, or use another session with `--session NAME`"
+        )
     if isinstance(error, NoKernelTools):
         return (
             f"%acp connect: agent {error.agent!r} takes no MCP servers (it advertises neither"
@@ -205,7 +213,6 @@ def _start_cell(nb: Notebook, shell: Any, line: str, body: str) -> CellRun:
 
 def _start_cell_inner(nb: Notebook, shell: Any, line: str, body: str) -> CellRun:
     from . import _sidepanel
-    from ._widgets import TurnView
 
     args = _parse_cell_line(line)
     try:
@@ -216,56 +223,32 @@ def _start_cell_inner(nb: Notebook, shell: Any, line: str, body: str) -> CellRun
         raise UsageError("%%acp: the cell is empty; write a prompt below the magic line")
     attached = _attachments(args, shell)  # before anything is sent (or a session opened)
     key = _cell_key(nb, shell)
-    previous = nb.replace_run(key, None)
-    if previous is not None:
-        if previous.done is not None and not previous.done.done():
-            previous.cancel_blocking()
-        previous.close_view()
-    if args.session is None:  # `--agent claude` talks in session 'claude'
-        args.session = args.agent if args.agent is not None else DEFAULT_SESSION
-    named = nb.session(args.session, new=args.new, agent=args.agent)
-    session = named.session
-    handle = nb.agent(named.agent)
-    io = handle.io
-    accept = accepts(handle.agent)
-    content = prompt_blocks(prompt, attached, accept) if attached else prompt
-    try:
-        turn = io.call(session.start_turn, content)
-    except TurnInProgress:
-        raise UsageError(
-            f"%%acp: session {args.session!r} is busy: a turn started earlier (with --bg?) is"
-            f" still running. Wait for it to end, stop it with `%acp cancel --session"
-            f" {args.session}`, or use another session with `--session NAME`"
-        ) from None
-    policy = Policy.from_globs(args.allow, args.deny, allow_code=args.allow_code)
-
-    def stop_terminal(terminal_id: str) -> None:  # the terminal's stop button (main thread)
-        io.submit(_cancel_item, session, view, "terminal", terminal_id)
-
-    def stop_tool_call(tool_call_id: str) -> None:  # a background tool call's Stop button
-        io.submit(_cancel_item, session, view, "tool_call", tool_call_id)
-
-    view = io.call(_make_view, TurnView, turn, prompt, stop_terminal, io.soon, stop_tool_call)
-    run = CellRun(key, handle, session, turn, view, policy, args.timeout, io, nb.events)
-    run.unattended_timeout = _unattended_timeout(shell, key)
-    run.panel_shows = functools.partial(_sidepanel.panel_shows, nb)
-    io.call(run.attach)
-    nb.replace_run(key, run)
+    request = CellRequest(
+        key,
+        prompt,
+        session=args.session,
+        agent=args.agent,
+        new=args.new,
+        policy=Policy.from_globs(args.allow, args.deny, allow_code=args.allow_code),
+        timeout=args.timeout,
+        unattended_timeout=_unattended_timeout(shell, key),
+        attachments=attached,
+        panel_shows=functools.partial(_sidepanel.panel_shows, nb),
+    )
+    started = nb.start_cell(request)
     if args.output:
-        shell.user_ns[args.output] = turn
-    if previous is not None and previous.session is session and key.startswith("cell:"):
-        # The agent keeps the earlier turns: it sees this prompt again, after its last answer.
-        # (Without a cell id, as under nbval, a key is only an execution count: no telling.)
+        shell.user_ns[args.output] = started.turn
+    if started.continues:
         _say(
-            f"acp: this cell ran before in session {args.session!r}: the agent still has its"
-            f" earlier turns (turn {turn.state.index + 1}); --new starts a fresh session"
+            f"acp: this cell ran before in session {started.session_name!r}: the agent still"
+            f" has its earlier turns (turn {started.turn.state.index + 1}); --new starts a"
+            " fresh session"
         )
     if attached or args.cells:  # what goes to the agent, shown before it goes
-        display(Attached(attached, accept, cells_asked=args.cells or 0))
-    display(view)
-    run.done = io.submit(run.run)
-    nb.events.emit("turn_started", run)
-    return run
+        display(Attached(attached, started.accepts, cells_asked=args.cells or 0))
+    display(started.view)
+    nb.begin_cell(started)
+    return started.run
 
 
 def _attachments(args: argparse.Namespace, shell: Any) -> list[Attachment]:
@@ -297,37 +280,6 @@ def _unattended_timeout(shell: Any, key: str) -> float | None:
     registry = getattr(getattr(shell, "magics_manager", None), "registry", {})
     magics = registry.get("AcpMagics")
     return noninteractive_timeout(getattr(magics, "noninteractive_timeout", None))
-
-
-def _make_view(
-    view_cls: Any,
-    turn: Any,
-    prompt: str,
-    stop_terminal: Any,
-    call_soon: Any,
-    stop_tool_call: Any = None,
-) -> Any:
-    return view_cls(
-        turn.state,
-        prompt,
-        on_cancel_terminal=stop_terminal,
-        on_cancel_tool_call=stop_tool_call,
-        call_soon=call_soon,
-    )
-
-
-async def _cancel_item(session: Session, view: Any, kind: str, item_id: str) -> None:
-    """``terminal/cancel`` or ``tool_call/cancel`` (I/O thread); an error answer is shown on
-    the item in the view."""
-    try:
-        if kind == "terminal":
-            await session.cancel_terminal(item_id)
-        else:
-            await session.cancel_tool_call(item_id)
-    except Exception as exc:
-        message = str(getattr(exc, "message", None) or exc)
-        session._problem(f"{kind}/cancel for {item_id} failed: {message}")
-        view.stop_failed(kind, item_id, message)
 
 
 def _finish_cell(run: CellRun, record: Record | None = None) -> None:

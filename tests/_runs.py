@@ -7,6 +7,7 @@ import functools
 
 from acp_notebook._notebook._cells import CellRun
 from acp_notebook._notebook._owner import Notebook
+from acp_notebook._notebook._start import CellRequest
 from acp_notebook._policy._rules import Policy
 from acp_notebook._sidepanel import panel_shows
 
@@ -19,27 +20,15 @@ def start_run(
     policy: Policy | None = None,
     timeout: float | None = None,
 ) -> CellRun:
-    """Start a turn of session ``default`` in a `CellRun` that answers its requests."""
-    from acp_notebook._widgets import TurnView
-
-    named = nb.session("default")
-    handle = nb.agent(named.agent)
-    io = handle.io
-    turn = io.call(named.session.start_turn, prompt)
-    view = io.call(lambda: TurnView(turn.state, prompt, call_soon=io.soon))
-    run = CellRun(
+    """Start a turn of session ``default`` in a `CellRun` that answers its requests, as
+    ``%%acp`` does (``Notebook.start_cell``), minus the display."""
+    request = CellRequest(
         key,
-        handle,
-        named.session,
-        turn,
-        view,
-        policy or Policy.from_globs([], []),
-        timeout,
-        io,
-        nb.events,
+        prompt,
+        policy=policy or Policy(),
+        timeout=timeout,
+        panel_shows=functools.partial(panel_shows, nb),
     )
-    run.panel_shows = functools.partial(panel_shows, nb)
-    io.call(run.attach)
-    nb.replace_run(run.key, run)
-    run.done = io.submit(run.run)
-    return run
+    started = nb.start_cell(request)
+    nb.begin_cell(started)
+    return started.run

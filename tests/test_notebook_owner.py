@@ -13,16 +13,14 @@ from _memory import memory_connector
 
 from acp_notebook._connection._jsonrpc import for_log
 from acp_notebook._magics import words
-from acp_notebook._notebook._failures import ConnectFailed
-from acp_notebook._notebook._owner import (
+from acp_notebook._notebook._errors import (
     AgentGone,
-    LogLine,
     NoSuchAgent,
     NoSuchSession,
-    Notebook,
     SessionOfAnotherAgent,
-    shorten_base64,
 )
+from acp_notebook._notebook._failures import ConnectFailed
+from acp_notebook._notebook._owner import LogLine, Notebook, shorten_base64
 from acp_notebook._notebook._redact import redact
 
 

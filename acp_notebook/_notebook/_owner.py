@@ -26,6 +26,14 @@ from typing import TYPE_CHECKING, Any, Literal
 from .._client._errors import AuthenticationRequired
 from .._client._session import Session
 from ._bridge import CONNECT_TIMEOUT, AgentHandle, Connector, IOThread, open_agent
+from ._errors import (
+    AgentGone,
+    NoKernelTools,
+    NoSuchAgent,
+    NoSuchSession,
+    SessionOfAnotherAgent,
+    SignInRequired,
+)
 from ._events import Events
 from ._pacing import CellPacing
 from ._redact import REDACTED, redact
@@ -33,92 +41,19 @@ from ._redact import REDACTED, redact
 if TYPE_CHECKING:
     from .._kernel._tools import Grant, KernelTools
     from ._cells import Asked, CellRun
+    from ._start import CellRequest, CellStarted
 
 __all__ = [
-    "AgentGone",
     "LogLine",
     "NamedSession",
-    "NoKernelTools",
-    "NoSuchAgent",
-    "NoSuchSession",
     "Notebook",
-    "NotebookError",
-    "SessionOfAnotherAgent",
-    "SignInRequired",
     "current",
     "shorten_base64",
 ]
 
 log = logging.getLogger("acp_notebook.notebook")
 
-DEFAULT_SESSION = "default"
 CLOSED_KEPT = 8  # closed agents remembered (by name) for `%acp status` and error messages
-
-
-# -- errors (fields, not sentences: `_magics` words them) -------------------------------------
-
-
-class NotebookError(Exception):
-    """Something the user asked for cannot be done; the fields say why."""
-
-
-class NoSuchAgent(NotebookError):
-    """No open agent is called ``name`` (None: no default agent). ``known``: the open ones;
-    ``closed``: the name of a closed agent the request meant, if any."""
-
-    def __init__(self, name: str | None, known: Sequence[str], closed: str | None) -> None:
-        super().__init__(name, tuple(known), closed)
-        self.name = name
-        self.known = tuple(known)
-        self.closed = closed
-
-
-class AgentGone(NotebookError):
-    """The agent ``name`` has exited by itself (``exit_status``: ``exit 3``, ``signal ...``)."""
-
-    def __init__(self, name: str, exit_status: str, stderr_tail: str) -> None:
-        super().__init__(name, exit_status)
-        self.name = name
-        self.exit_status = exit_status
-        self.stderr_tail = stderr_tail
-
-
-class NoSuchSession(NotebookError):
-    def __init__(self, name: str, known: Sequence[str]) -> None:
-        super().__init__(name, tuple(known))
-        self.name = name
-        self.known = tuple(known)
-
-
-class SessionOfAnotherAgent(NotebookError):
-    """Session ``name`` belongs to agent ``agent``, not to the ``wanted`` one."""
-
-    def __init__(self, name: str, agent: str, wanted: str) -> None:
-        super().__init__(name, agent, wanted)
-        self.name = name
-        self.agent = agent
-        self.wanted = wanted
-
-
-class NoKernelTools(NotebookError):
-    """``--kernel-tools`` for an agent that takes no MCP server we can give (a v2 agent that
-    advertises neither ``session.mcp.http`` nor ``session.mcp.stdio``)."""
-
-    def __init__(self, agent: str) -> None:
-        super().__init__(agent)
-        self.agent = agent
-
-
-class SignInRequired(NotebookError):
-    """``session/new`` was refused until the user signs in: ``methods`` are the agent's
-    ``authMethods``, ``reason`` the agent's own message."""
-
-    def __init__(self, agent: str, session: str, methods: Sequence[Any], reason: str) -> None:
-        super().__init__(agent, session)
-        self.agent = agent
-        self.session = session
-        self.methods = list(methods)
-        self.reason = reason
 
 
 # -- values ----------------------------------------------------------------------------------
@@ -576,6 +511,18 @@ class Notebook:
             tools.stop()
 
     # -- cells ----------------------------------------------------------------------------
+    def start_cell(self, request: CellRequest) -> CellStarted:
+        """Open a cell's turn and its view (``_start``); ``begin_cell`` then starts it."""
+        from ._start import start_cell
+
+        return start_cell(self, request)
+
+    def begin_cell(self, started: CellStarted) -> None:
+        """Start a cell's turn on the I/O thread, once its view is shown."""
+        from ._start import begin
+
+        begin(self, started)
+
     def replace_run(self, key: str, run: CellRun | None) -> CellRun | None:
         """Make ``run`` the run of cell ``key``; returns the run it replaces."""
         with self._lock:

@@ -1,0 +1,80 @@
+"""The notebook layer's errors: fields, not sentences (the faces word them, ``_magics.words``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+DEFAULT_SESSION = "default"
+"""the session a cell talks in when it names none (and no ``--agent``)"""
+
+
+class NotebookError(Exception):
+    """Something the user asked for cannot be done; the fields say why."""
+
+
+class NoSuchAgent(NotebookError):
+    """No open agent is called ``name`` (None: no default agent). ``known``: the open ones;
+    ``closed``: the name of a closed agent the request meant, if any."""
+
+    def __init__(self, name: str | None, known: Sequence[str], closed: str | None) -> None:
+        super().__init__(name, tuple(known), closed)
+        self.name = name
+        self.known = tuple(known)
+        self.closed = closed
+
+
+class AgentGone(NotebookError):
+    """The agent ``name`` has exited by itself (``exit_status``: ``exit 3``, ``signal ...``)."""
+
+    def __init__(self, name: str, exit_status: str, stderr_tail: str) -> None:
+        super().__init__(name, exit_status)
+        self.name = name
+        self.exit_status = exit_status
+        self.stderr_tail = stderr_tail
+
+
+class NoSuchSession(NotebookError):
+    def __init__(self, name: str, known: Sequence[str]) -> None:
+        super().__init__(name, tuple(known))
+        self.name = name
+        self.known = tuple(known)
+
+
+class SessionOfAnotherAgent(NotebookError):
+    """Session ``name`` belongs to agent ``agent``, not to the ``wanted`` one."""
+
+    def __init__(self, name: str, agent: str, wanted: str) -> None:
+        super().__init__(name, agent, wanted)
+        self.name = name
+        self.agent = agent
+        self.wanted = wanted
+
+
+class NoKernelTools(NotebookError):
+    """``--kernel-tools`` for an agent that takes no MCP server we can give (a v2 agent that
+    advertises neither ``session.mcp.http`` nor ``session.mcp.stdio``)."""
+
+    def __init__(self, agent: str) -> None:
+        super().__init__(agent)
+        self.agent = agent
+
+
+class SignInRequired(NotebookError):
+    """``session/new`` was refused until the user signs in: ``methods`` are the agent's
+    ``authMethods``, ``reason`` the agent's own message."""
+
+    def __init__(self, agent: str, session: str, methods: Sequence[Any], reason: str) -> None:
+        super().__init__(agent, session)
+        self.agent = agent
+        self.session = session
+        self.methods = list(methods)
+        self.reason = reason
+
+
+class SessionBusy(NotebookError):
+    """Session ``session`` has a turn in flight (one started earlier with ``--bg``, say)."""
+
+    def __init__(self, session: str) -> None:
+        super().__init__(session)
+        self.session = session
