@@ -18,7 +18,7 @@ import re
 import shlex
 import sys
 import textwrap
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal, NoReturn
 
 import IPython.core.magic as _magic
@@ -47,11 +47,13 @@ from ._notebook._errors import (
     AgentGone,
     NoKernelTools,
     NoSuchAgent,
+    NoSuchMethod,
     NoSuchSession,
     NotebookError,
     SessionBusy,
     SessionOfAnotherAgent,
     SignInRequired,
+    UnsupportedMethod,
 )
 from ._notebook._failures import ConnectFailed
 from ._notebook._owner import Notebook
@@ -158,6 +160,16 @@ def words(error: NotebookError, nb: Notebook) -> str:
             f"%%acp: session {error.name!r} belongs to agent {error.agent!r}, not"
             f" {error.wanted!r}; name another session with --session NAME, or start it afresh"
             " with --new"
+        )
+    if isinstance(error, NoSuchMethod):
+        known = ", ".join(error.known) or "none"
+        return (
+            f"%acp auth: agent {error.agent!r} has no method {error.method!r}; its methods: {known}"
+        )
+    if isinstance(error, UnsupportedMethod):
+        return (
+            f"%acp auth: method {error.method!r} has type {error.kind!r}, which this client"
+            " cannot run"
         )
     if isinstance(error, SessionBusy):
         return (
@@ -939,7 +951,7 @@ def _auth_hint(methods: Sequence[Any], option: str) -> str:
 
 
 def _auth_cmd(nb: Notebook, argv: list[str]) -> None:
-    from ._notebook import _auth
+    from ._notebook import _auth, _sign_in
 
     parser = _sub_parser(
         "auth",
@@ -953,171 +965,116 @@ def _auth_cmd(nb: Notebook, argv: list[str]) -> None:
     parser.add_argument("method", nargs="?", default=None, help="a method id from the list")
     parser.add_argument("--name", default=None, help="the agent (default: the default agent)")
     args = _parse_sub(parser, argv)
-    handle = nb.live(nb.agent(args.name))
-    methods = handle.agent.auth_methods
-    option = _name_option(nb, handle.name)
     if args.method is None:
+        handle, methods = _sign_in.methods(nb, args.name)
         if not methods:
             _say(f"acp: agent {handle.name!r} advertised no sign-in methods")
             return
+        option = _name_option(nb, handle.name)
         _say(f"acp: sign-in methods of {handle.name!r} (`%acp auth METHOD{option}` signs in):")
         for method in methods:
             _say("  " + _auth.describe(method))
         return
-    chosen = [m for m in methods if _auth.method_id(m) == args.method]
-    if not chosen:
-        known = ", ".join(_auth.method_id(m) for m in methods) or "none"
-        raise UsageError(
-            f"%acp auth: agent {handle.name!r} has no method {args.method!r}; its methods: {known}"
-        )
-    method = chosen[0]
-    kind = _auth.kind(method)
-    if _auth.is_agent_method(method):
-        try:
-            _interruptible(
-                handle,
-                f"signing in to {handle.name!r} with {args.method!r}",
-                functools.partial(handle.agent.login, args.method),
-            )
-        except AcpError as exc:
-            # The agent reads a key from its own environment (codex-acp's api-key says which
-            # in data.envVars): ask for it as for an env_var method, then sign in again.
-            asked = _auth.login_env_vars(exc)[:1]
-            if not asked:
-                raise
-            _say(
-                f"acp: {args.method!r} needs a key in the agent's environment ({_one_line(exc)});"
-                f" enter {asked[0]} for {handle.name!r}: the value goes only into the agent's"
-                " environment (it restarts with it and signs in); it is not shown or saved"
-            )
-            display(
-                _auth.password_form(
-                    asked, lambda values: _restart_with(nb, handle.name, values, args.method)
-                )
-            )
-            return
-        refused = _auth.takes_api_key(method) and _still_refused(nb, handle.name)
-        if refused:
-            # Signed in without a key and still refused (Gemini CLI's gemini-api-key): the
-            # key goes with the sign-in, in _meta["api-key"].
-            _say(
-                f"acp: {handle.name!r} accepted {args.method!r} without a key but still refuses a"
-                f" session ({refused}); enter the API key for {args.method!r}: it goes only to"
-                " the agent, in its sign-in request (`%acp log` shows ***); it is not shown or"
-                " saved"
-            )
-
-            def submit(values: dict[str, str]) -> str:
-                return _sign_in_with_key(nb, handle.name, args.method, values["API key"])
-
-            display(_auth.password_form(["API key"], submit, action="Sign in"))
-            return
-        _say(f"acp: signed in to {handle.name!r} with {args.method!r}; `%%acp` cells work now")
-    elif kind == "env_var" and _auth.env_var_names(method):
-        names = _auth.env_var_names(method)
+    what = f"signing in to {args.name or nb.default_name()!r} with {args.method!r}"
+    try:
+        step = _sign_in.begin(nb, args.name, args.method)
+    except KeyboardInterrupt:
+        raise TurnInterrupted(f"{what} was interrupted: the request was withdrawn") from None
+    if isinstance(step, _sign_in.SignedIn):
+        _say(f"acp: signed in to {step.agent!r} with {args.method!r}; `%%acp` cells work now")
+    elif isinstance(step, _sign_in.AskKey):
         _say(
-            f"acp: enter {', '.join(names)} for {handle.name!r}: the value goes only into the"
-            " agent's environment (it restarts with it); it is not shown or saved"
+            f"acp: {step.agent!r} accepted {args.method!r} without a key but still refuses a"
+            f" session ({step.refused}); enter the API key for {args.method!r}: it goes only to"
+            " the agent, in its sign-in request (`%acp log` shows ***); it is not shown or"
+            " saved"
         )
-        display(_auth.password_form(names, lambda values: _restart_with(nb, handle.name, values)))
-    elif isinstance(method, _auth.AuthMethodTerminal):
-        # The agent's login command (its argv and the method's args, with the method's env)
-        # in a PTY shown in the cell; an exit 0 restarts the agent, which reads what it stored.
-        from IPython.core.getipython import get_ipython
 
-        from ._notebook import _login_pty
+        def submit(values: dict[str, str]) -> str:
+            outcome = _sign_in.sign_in_with_key(nb, step.agent, step.method, values["API key"])
+            return _signed_in_line(nb, outcome, values)
 
-        command = _auth.terminal_command(method, handle.argv)
-        env = {**handle.env, **{var.name: var.value for var in method.env or []}}
-
-        def signed_in() -> str:  # on the login's reader thread, once it exited 0
-            session_name = nb.sign_in.pop(handle.name, DEFAULT_SESSION)
-            try:
-                new, _old = nb.reconnect(handle.name)
-                nb.session(session_name, new=True, agent=handle.name)
-            except ConnectFailed as exc:
-                return redact(f"not signed in: {exc.summary}", env)
-            except NotebookError as exc:
-                return redact(f"not signed in: {words(exc, nb)}", env)
-            except (UsageError, AcpError) as exc:
-                return redact(f"not signed in: {_one_line(exc)}", env)
-            return f"restarted {handle.name!r} ({new.label}); session {session_name!r} is open"
-
-        try:
-            box, _terminal = _login_pty.sign_in_terminal(
-                [*handle.argv, *(method.args or [])],
-                cwd=handle.cwd,
-                env=env,
-                command=command,
-                agent=handle.name,
-                signed_in=signed_in,
-                subscribe_closed=lambda callback: nb.events.subscribe("agent_closed", callback),
-                is_agent=lambda closed: closed is handle,
-                shell=get_ipython(),
-                cell_id=nb.cell_id,
+        display(_auth.password_form(["API key"], submit, action="Sign in"))
+    elif isinstance(step, _sign_in.AskEnv):
+        names = ", ".join(step.names)
+        if step.refusal is not None:
+            _say(
+                f"acp: {args.method!r} needs a key in the agent's environment"
+                f" ({_one_line(step.refusal)}); enter {names} for {step.agent!r}: the value goes"
+                " only into the agent's environment (it restarts with it and signs in); it is"
+                " not shown or saved"
             )
-        except OSError as exc:
-            raise UsageError(f"%acp auth: cannot run `{command}`: {exc.strerror}") from None
-        _say(
-            f"acp: {args.method!r} signs in in the terminal below, running `{command}` (in"
-            f" {handle.cwd}): type there; once it succeeds, {handle.name!r} restarts to pick up"
-            " the sign-in (re-running this cell, closing the agent or the kernel stops it)"
-        )
-        display(box)
+        else:
+            _say(
+                f"acp: enter {names} for {step.agent!r}: the value goes only into the agent's"
+                " environment (it restarts with it); it is not shown or saved"
+            )
+
+        def restart(values: dict[str, str]) -> str:
+            outcome = _sign_in.restart_with(nb, step.agent, values, step.login)
+            return _signed_in_line(nb, outcome, values)
+
+        display(_auth.password_form(list(step.names), restart))
     else:
-        raise UsageError(
-            f"%acp auth: method {args.method!r} has type {kind!r}, which this client cannot run"
+        _login_terminal(nb, step)
+
+
+def _login_terminal(nb: Notebook, step: Any) -> None:
+    """The agent's login command in a PTY shown in the cell; an exit 0 restarts the agent,
+    which reads what the login stored."""
+    from IPython.core.getipython import get_ipython
+
+    from ._notebook import _login_pty, _sign_in
+
+    handle = nb.agent(step.agent)  # the one to restart: a login outlives no other
+
+    def signed_in() -> str:  # on the login's reader thread, once it exited 0
+        return _signed_in_line(nb, _sign_in.after_terminal_login(nb, step.agent), step.env)
+
+    try:
+        box, _terminal = _login_pty.sign_in_terminal(
+            list(step.argv),
+            cwd=step.cwd,
+            env=dict(step.env),
+            command=step.command,
+            agent=step.agent,
+            signed_in=signed_in,
+            subscribe_closed=lambda callback: nb.events.subscribe("agent_closed", callback),
+            is_agent=lambda closed: closed is handle,
+            shell=get_ipython(),
+            cell_id=nb.cell_id,
         )
-
-
-def _still_refused(nb: Notebook, name: str) -> str:
-    """Open the session that needed sign-in; the agent's reason if it still refuses, else ""."""
-    try:
-        nb.session(nb.sign_in.pop(name, DEFAULT_SESSION), new=True, agent=name)
-    except SignInRequired as exc:
-        return exc.reason.strip().partition("\n")[0] or "authentication required"
-    return ""
-
-
-def _sign_in_with_key(nb: Notebook, name: str, method: str, key: str) -> str:
-    """Sign agent ``name`` in with ``method`` and ``key`` (``_meta["api-key"]``), then retry
-    session/new. Returns one line for the form; it never contains the key."""
-    secret = {"API key": key}
-    session_name = nb.sign_in.pop(name, DEFAULT_SESSION)
-    try:
-        handle = nb.live(nb.agent(name))
-        handle.io.call(functools.partial(handle.agent.login, method, api_key=key))
-        nb.session(session_name, new=True, agent=name)
-    except NotebookError as exc:
-        return redact(f"not signed in: {words(exc, nb)}", secret)
-    except (UsageError, AcpError) as exc:
-        return redact(f"not signed in: {_one_line(exc)}", secret)
-    return f"signed in to {name!r} with {method!r}; session {session_name!r} is open"
-
-
-def _restart_with(nb: Notebook, name: str, values: dict[str, str], login: str | None = None) -> str:
-    """Restart agent ``name`` with ``values`` added to its environment (as `%acp connect`
-    does: the old one is replaced once the new one is initialized), run auth/login with
-    method ``login`` if given, then retry session/new. Returns one line for the form; it never
-    contains the values."""
-    old = nb.agent(name)
-    env = {**old.env, **values}
-    session_name = nb.sign_in.pop(name, DEFAULT_SESSION)
-    try:
-        handle = _report_connect(name, old.argv, env, lambda: nb.reconnect(name, values))
-        if login is not None:
-            handle.io.call(handle.agent.login, login)
-        nb.session(session_name, new=True, agent=name)
-    except NotebookError as exc:
-        return redact(f"not signed in: {words(exc, nb)}", env)
-    except (UsageError, AcpError) as exc:
-        return redact(f"not signed in: {_one_line(exc)}", env)
-    signed = f", signed in with {login!r}" if login is not None else ""
-    return redact(
-        f"restarted {name!r} ({handle.label}) with {', '.join(values)}{signed}; session"
-        f" {session_name!r} is open",
-        env,
+    except OSError as exc:
+        raise UsageError(f"%acp auth: cannot run `{step.command}`: {exc.strerror}") from None
+    _say(
+        f"acp: {step.method!r} signs in in the terminal below, running `{step.command}` (in"
+        f" {step.cwd}): type there; once it succeeds, {step.agent!r} restarts to pick up"
+        " the sign-in (re-running this cell, closing the agent or the kernel stops it)"
     )
+    display(box)
+
+
+def _signed_in_line(nb: Notebook, outcome: Any, secrets: Mapping[str, str]) -> str:
+    """A sign-in's outcome as the one line its form or terminal shows, with ``secrets``
+    (what the person typed, the agent's environment) redacted."""
+    from ._notebook._sign_in import NotSignedIn
+
+    if isinstance(outcome, NotSignedIn):
+        error = outcome.error
+        if isinstance(error, ConnectFailed):
+            why = f"%acp connect: could not connect {outcome.agent!r}: {error.summary}"
+        elif isinstance(error, NotebookError):
+            why = words(error, nb)
+        else:
+            why = _one_line(error)
+        return redact(f"not signed in: {why}", secrets)
+    session = f"; session {outcome.session!r} is open"
+    if outcome.restarted is None:
+        return f"signed in to {outcome.agent!r} with {outcome.method!r}{session}"
+    added = f" with {', '.join(outcome.env_names)}" if outcome.env_names else ""
+    signed = f", signed in with {outcome.method!r}" if outcome.method is not None else ""
+    line = f"restarted {outcome.agent!r} ({outcome.restarted}){added}{signed}{session}"
+    return redact(line, secrets)
 
 
 _HANDLERS = {

@@ -1080,9 +1080,8 @@ def panel_shows(nb: Notebook) -> bool:
 
 def install(nb: Notebook) -> None:
     """Subscribe the panel to the notebook's events (once per notebook)."""
-    if "sidepanel" in nb.installed:
+    if not nb.install_once("sidepanel"):
         return
-    nb.installed.add("sidepanel")
 
     def connected(handle: AgentHandle) -> None:
         panel = current(nb)

@@ -78,3 +78,23 @@ class SessionBusy(NotebookError):
     def __init__(self, session: str) -> None:
         super().__init__(session)
         self.session = session
+
+
+class NoSuchMethod(NotebookError):
+    """Agent ``agent`` advertised no sign-in method ``method`` (``known``: the ones it has)."""
+
+    def __init__(self, agent: str, method: str, known: Sequence[str]) -> None:
+        super().__init__(agent, method, tuple(known))
+        self.agent = agent
+        self.method = method
+        self.known = tuple(known)
+
+
+class UnsupportedMethod(NotebookError):
+    """Method ``method`` is of a type (``kind``) this client cannot run."""
+
+    def __init__(self, agent: str, method: str, kind: str) -> None:
+        super().__init__(agent, method, kind)
+        self.agent = agent
+        self.method = method
+        self.kind = kind

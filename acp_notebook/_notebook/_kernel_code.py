@@ -48,10 +48,11 @@ class Notebook(Protocol):
     the kernel tools, whose ``run_code`` imports this module)."""
 
     events: Events
-    installed: set[str]
 
     @property
     def runs(self) -> list[CellRun]: ...
+
+    def install_once(self, what: str) -> bool: ...
 
 
 __all__ = [
@@ -415,9 +416,8 @@ def _with_default_sigint(fn: Any) -> Any:
 def _install(notebook: Notebook) -> None:
     """Once per notebook: closing an agent (``%acp close``, the panel's Close, kernel shutdown)
     fails its cells' code requests closed, whether or not their turns end with it."""
-    if "kernel_code" in notebook.installed:
+    if not notebook.install_once("kernel_code"):
         return
-    notebook.installed.add("kernel_code")
 
     def closed(handle: Any) -> None:
         for run in notebook.runs:

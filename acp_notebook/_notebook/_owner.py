@@ -27,6 +27,7 @@ from .._client._errors import AuthenticationRequired
 from .._client._session import Session
 from ._bridge import CONNECT_TIMEOUT, AgentHandle, Connector, IOThread, open_agent
 from ._errors import (
+    DEFAULT_SESSION,
     AgentGone,
     NoKernelTools,
     NoSuchAgent,
@@ -123,13 +124,13 @@ class Notebook:
         self.cells: dict[str, CellRun] = {}
         self._cell_id: str | None = None
         #: agent name -> the session name ``session/new`` refused until sign-in
-        self.sign_in: dict[str, str] = {}
+        self._sign_in: dict[str, str] = {}
         self._panel: Any = None
         self._panel_auto_make = True  # make it on the first connect (its tab counts requests)
         self._panel_auto_show = False  # and also reveal it then
         self._panel_made_once = False
         #: the views subscribed to its events (``"sidepanel"``), so each subscribes once
-        self.installed: set[str] = set()
+        self._installed: set[str] = set()
         #: the kernel's MCP server (``%acp connect --kernel-tools``), made on first use
         self.kernel_tools: KernelTools | None = None
         self._kernel_tools_source: tuple[Callable[[], Any], Any, Any, Any] | None = None
@@ -386,7 +387,7 @@ class Notebook:
         except AuthenticationRequired as exc:
             self._revoke(grant)
             with self._lock:
-                self.sign_in[handle.name] = name  # `%acp auth` opens it once signed in
+                self._sign_in[handle.name] = name  # `%acp auth` opens it once signed in
             reason = str(exc.__cause__ or exc)
             raise SignInRequired(handle.name, name, exc.methods, reason) from None
         except BaseException:
@@ -509,6 +510,21 @@ class Notebook:
             still = any(name in self._tooled for name in self._agents if name != handle.name)
         if not still:
             tools.stop()
+
+    def take_sign_in_session(self, agent: str) -> str:
+        """The session ``session/new`` refused for ``agent`` until sign-in (forgotten now: a
+        sign-in opens it once), else the default session."""
+        with self._lock:
+            return self._sign_in.pop(agent, DEFAULT_SESSION)
+
+    def install_once(self, what: str) -> bool:
+        """True the first time ``what`` (a view's event subscriptions: ``"sidepanel"``) is
+        installed on this notebook, False after."""
+        with self._lock:
+            if what in self._installed:
+                return False
+            self._installed.add(what)
+            return True
 
     # -- cells ----------------------------------------------------------------------------
     def start_cell(self, request: CellRequest) -> CellStarted:
