@@ -283,7 +283,7 @@ def test_acp_sessions_prints_at_most_its_cap_of_rows(
 
     from _memory import scripted_agent
 
-    from acp_notebook._magics import MAX_SESSIONS_SHOWN, SESSION_LINE_CHARS, _sessions
+    from acp_notebook._magics._commands import MAX_SESSIONS_SHOWN, SESSION_LINE_CHARS, _sessions
     from acp_notebook._notebook._owner import Notebook
 
     total = 20_000

@@ -63,22 +63,6 @@ def test_log_shortens_base64_payloads_either_json_style() -> None:
     assert shorten_base64('{"data": "QUJD"}') == '{"data": "QUJD"}'  # short values stay
 
 
-@pytest.mark.parametrize("kind", ["line", "cell"])
-def test_help_is_plain_text(kind: str) -> None:
-    # What `%acp?` / `%%acp?` page: plain text, no reStructuredText literal markers.
-    from acp_notebook._magics import AcpMagics
-
-    doc = (AcpMagics.acp if kind == "line" else AcpMagics.acp_cell).__doc__ or ""
-    assert "``" not in doc and "::" not in doc
-    assert "`" not in doc
-    # The usage paragraph (argparse wraps it once the subcommands no longer fit one line).
-    first = " ".join(doc.lstrip().split("\n\n")[0].split())
-    assert first.startswith(
-        "%%acp [--agent NAME] [--session" if kind == "cell" else "%acp {connect,"
-    ), first
-    assert "--allow GLOB" in doc if kind == "cell" else "connect" in doc
-
-
 def test_the_users_own_cells_start_and_end_the_pacing() -> None:
     # %load_ext tells the kernel's pacing (each of its agents' connections asks it) when a cell
     # of the user's own code runs: a background flood then waits, while a magic cell (%%acp

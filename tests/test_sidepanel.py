@@ -478,12 +478,12 @@ def test_config_choices_flat_and_grouped() -> None:
 
 
 def test_panel_outside_a_kernel_prints_why_and_the_text(capsys: pytest.CaptureFixture[str]) -> None:
-    from acp_notebook import _magics
+    from acp_notebook._magics import _commands
     from acp_notebook._notebook._owner import Notebook
 
     nb = Notebook()
     try:
-        _magics._panel(nb, [])
+        _commands._panel(nb, [])
     finally:
         nb.shutdown()
     out = capsys.readouterr().out

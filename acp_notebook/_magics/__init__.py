@@ -1,0 +1,164 @@
+"""The IPython entry point: ``%acp`` and ``%%acp``, the faces a person types.
+
+A ``%%acp`` cell must *await* its turn so that the approve/reject buttons in its own output keep
+working (ipykernel >= 7.4 delivers widget messages to an awaiting cell; a blocking wait would
+deadlock). A magic function cannot await, so an input transformer rewrites a ``%%acp`` cell into
+``await <run_cell_async>(line, body)`` and IPython runs it with top-level await. The magic itself
+stays registered for ``%%acp?`` help and for callers that invoke it directly.
+
+The rooms: ``_parsers`` (the options of both magics, their help), ``_cell`` (a ``%%acp`` cell:
+read it, call ``Notebook.start_cell``, wait, show the transcript), ``_commands`` (the ``%acp``
+subcommands), ``_auth`` (``%acp auth``: the forms and the login terminal around the notebook's
+sign-in commands), ``_words`` (every sentence a person reads). They parse, call the notebook
+layer and word its results; the workflows are the notebook's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, magics_class
+from traitlets import Float
+
+from .._connection._errors import AcpError
+from .._notebook._cells import NONINTERACTIVE_TIMEOUT, TIMEOUT_ENV
+from .._notebook._owner import Notebook
+from ._cell import _finish_cell, _notebook_of, _start_cell, run_cell_async
+from ._commands import _acp_line, default_agent_name
+from ._parsers import _plain_help, acp_options, cell_magic, cell_options, line_magic
+from ._parsers import parse_cell_line as _parse_cell_line
+from ._words import _visible_error, turn_failure, words
+
+
+@magics_class
+class AcpMagics(Magics):
+    """The magics of one kernel; they act on its :class:`Notebook`."""
+
+    noninteractive_timeout = Float(
+        None,
+        allow_none=True,
+        help=f"Seconds a permission request waits when no front end can answer it (nbclient,"
+        f" jupyter execute, nbconvert --execute: no widget front end connected), before it is"
+        f" answered cancelled and the turn ends. Default: ${TIMEOUT_ENV}, else"
+        f" {NONINTERACTIVE_TIMEOUT:g}; 0 waits forever. --timeout on a cell wins.",
+    ).tag(config=True)
+
+    def __init__(self, shell: Any = None, *, notebook: Notebook | None = None, **kwargs: Any):
+        super().__init__(shell, **kwargs)
+        self.notebook = notebook if notebook is not None else Notebook()
+
+    @line_magic("acp")
+    def acp(self, line: str) -> None:
+        try:
+            _acp_line(self.notebook, line)
+        except UsageError as exc:
+            raise _visible_error(exc) from None
+
+    @cell_magic("acp")
+    def acp_cell(self, line: str, cell: str) -> None:
+        # Called directly (without the input transformer): run the turn and block until it ends.
+        try:
+            run = _start_cell(self.notebook, self.shell, line, cell)
+        except UsageError as exc:
+            raise _visible_error(exc) from None
+        if _parse_cell_line(line).bg:
+            run.no_waiter()
+            return
+        try:
+            run.wait_blocking()
+        except AcpError as exc:
+            raise _visible_error(UsageError(turn_failure(exc))) from None
+        finally:
+            _finish_cell(run)
+
+
+# What `%acp?` and `%%acp?` page (magic_arguments set these docstrings from the parsers).
+AcpMagics.acp.__doc__ = _plain_help(acp_options.__doc__)
+
+
+AcpMagics.acp_cell.__doc__ = _plain_help(cell_options.__doc__)
+
+
+def transform_cell(lines: list[str]) -> list[str]:
+    """Input transformer: a ``%%acp`` cell becomes an awaited call (see module docstring)."""
+    if not lines or not lines[0].startswith("%%acp"):
+        return lines
+    first = lines[0].rstrip("\n")
+    if first.rstrip().endswith("?") or not (first == "%%acp" or first[5:6].isspace()):
+        return lines
+    line = first[5:].strip()
+    body = "".join(lines[1:])
+    return [
+        "await __import__('acp_notebook._magics', fromlist=['run_cell_async'])"
+        f".run_cell_async({line!r}, {body!r})\n"
+    ]
+
+
+def load_ipython_extension(ipython: Any, notebook: Notebook | None = None) -> None:
+    """Register the magics for this kernel's notebook (``_notebook.current()``)."""
+    from .. import _sidepanel
+    from .._notebook._owner import current
+    from .._widgets._acks import acknowledge_comms
+
+    nb = notebook if notebook is not None else current()
+    _sidepanel.install(nb)  # the side panel listens to the notebook's events
+    # Widget edits during an awaiting %%acp cell (a form's fields) must be acknowledged, or the
+    # front end holds every later edit of a model (see _widgets/_acks.py).
+    acknowledge_comms(getattr(ipython, "kernel", None))
+    ipython.register_magics(AcpMagics(ipython, notebook=nb))
+    cleanup = ipython.input_transformers_cleanup
+    if transform_cell not in cleanup:
+        cleanup.append(transform_cell)
+    if _pre_run_cell not in ipython.events.callbacks["pre_run_cell"]:
+        ipython.events.register("pre_run_cell", _pre_run_cell)
+    if _post_run_cell not in ipython.events.callbacks["post_run_cell"]:
+        ipython.events.register("post_run_cell", _post_run_cell)
+
+
+def _post_run_cell(result: Any) -> None:
+    from IPython.core.getipython import get_ipython
+
+    _notebook_of(get_ipython()).pacing.cell_ended()
+
+
+_OWN_MAGIC = re.compile(r"\s*%%?acp(?![\w.])")
+
+
+def _pre_run_cell(info: Any) -> None:
+    """The cell about to run; when it showed a turn, its output (the turn's view) is going:
+    what that turn's background work asks is then asked in the side panel only."""
+    from IPython.core.getipython import get_ipython
+
+    nb = _notebook_of(get_ipython())
+    nb.cell_started(getattr(info, "cell_id", None))
+    source = getattr(info, "raw_cell", "") or ""
+    # %%acp waits for its own turn, %acp for the agent: their output is read at full speed
+    nb.pacing.cell_started(magic=_OWN_MAGIC.match(source) is not None)
+    shown = nb.cells.get(f"cell:{nb.cell_id}") if nb.cell_id else None
+    if shown is not None:
+        shown.close_view()
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    cleanup = ipython.input_transformers_cleanup
+    if transform_cell in cleanup:
+        cleanup.remove(transform_cell)
+    with contextlib.suppress(ValueError):
+        ipython.events.unregister("pre_run_cell", _pre_run_cell)
+    with contextlib.suppress(ValueError):
+        ipython.events.unregister("post_run_cell", _post_run_cell)
+    _notebook_of(ipython).pacing.cell_ended()  # no cell will say it ended any more
+
+
+__all__ = [
+    "AcpMagics",
+    "_notebook_of",
+    "default_agent_name",
+    "load_ipython_extension",
+    "run_cell_async",
+    "unload_ipython_extension",
+    "words",
+]

@@ -1,0 +1,218 @@
+"""Every sentence a person reads from the magics: the notebook's errors (``words``), an error as
+one line, a failed turn, an agent's capabilities, a sign-in's outcome; and ``show``, the one
+seam through which the rooms display."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import IPython.display as _display
+from IPython.core.error import UsageError
+
+from .._client._session import ended_by
+from .._connection._errors import AgentExited
+from .._notebook._bridge import AgentHandle
+from .._notebook._errors import (
+    AgentGone,
+    NoKernelTools,
+    NoSuchAgent,
+    NoSuchMethod,
+    NoSuchSession,
+    NotebookError,
+    SessionBusy,
+    SessionOfAnotherAgent,
+    SignInRequired,
+    UnsupportedMethod,
+)
+from .._notebook._failures import ConnectFailed
+from .._notebook._owner import Notebook
+from .._notebook._redact import redact
+from .._protocol._visible import visible_text
+
+display: Any = vars(_display)["display"]
+
+
+def show(obj: Any, **kwargs: Any) -> None:
+    """Display ``obj`` in the cell's output: the one seam every room shows through (a test
+    replaces ``_words.display`` to see what would be shown)."""
+    display(obj, **kwargs)
+
+
+def _say(text: str, *, multiline: bool = False) -> None:
+    """Print one line (or, with ``multiline``, a block) of plain-text output. Agents and cells
+    supply much of it (titles, versions, stderr, ids): control and bidi characters are shown
+    as visible markers, never sent to the terminal or the browser raw."""
+    print(visible_text(text, multiline=multiline))
+
+
+def _visible_error(exc: UsageError) -> UsageError:
+    """The same one-line error, its hidden characters made visible (IPython prints it raw)."""
+    return UsageError(visible_text(str(exc), multiline=True))
+
+
+def _one_line(exc: BaseException) -> str:
+    """An error as one line: the exit status of an agent (its stderr is for `%acp status`),
+    else the first line of the message."""
+    if isinstance(exc, AgentExited):
+        how = f"was killed by signal {exc.signal}" if exc.signal else "exited"
+        if not exc.signal and exc.returncode is not None:
+            how += f" with code {exc.returncode}"
+        more = "; `%acp status` shows its stderr" if exc.stderr_tail.strip() else ""
+        return f"the agent {how}{more}"
+    text = str(exc).strip() or type(exc).__name__
+    first, _, rest = text.partition("\n")
+    return first.rstrip(":;, ") + (" (...)" if rest.strip() else "")
+
+
+def words(error: NotebookError, nb: Notebook) -> str:
+    """A notebook error as the one line a person reads (the only place they are worded)."""
+    if isinstance(error, NoSuchAgent):
+        connected = ", ".join(repr(n) for n in error.known) or "none"
+        if error.name:
+            closed = " (it was closed)" if error.closed else ""
+            return f"no agent named {error.name!r}{closed}; connected: {connected}"
+        closed = f" ({error.closed!r} was closed)" if error.closed else ""
+        return f"no agent connected{closed}: run `%acp connect` first (see %acp?)"
+    if isinstance(error, AgentGone):
+        return (
+            f"agent {error.name!r} has exited ({error.exit_status}); `%acp status` shows its"
+            " stderr, `%acp connect` starts a new one"
+        )
+    if isinstance(error, NoSuchSession):
+        return f"no session named {error.name!r}"
+    if isinstance(error, SessionOfAnotherAgent):
+        return (
+            f"%%acp: session {error.name!r} belongs to agent {error.agent!r}, not"
+            f" {error.wanted!r}; name another session with --session NAME, or start it afresh"
+            " with --new"
+        )
+    if isinstance(error, NoSuchMethod):
+        known = ", ".join(error.known) or "none"
+        return (
+            f"%acp auth: agent {error.agent!r} has no method {error.method!r}; its methods: {known}"
+        )
+    if isinstance(error, UnsupportedMethod):
+        return (
+            f"%acp auth: method {error.method!r} has type {error.kind!r}, which this client"
+            " cannot run"
+        )
+    if isinstance(error, SessionBusy):
+        return (
+            f"%%acp: session {error.session!r} is busy: a turn started earlier (with --bg?) is"
+            f" still running. Wait for it to end, stop it with `%acp cancel --session"
+            f" {error.session}`, or use another session with `--session NAME`"
+        )
+    if isinstance(error, NoKernelTools):
+        return (
+            f"%acp connect: agent {error.agent!r} takes no MCP servers (it advertises neither"
+            " http nor stdio ones), so it cannot be given the kernel tools; connect it without"
+            " --kernel-tools"
+        )
+    if isinstance(error, SignInRequired):
+        reason = _first_line(error.reason)
+        hint = _auth_hint(error.methods, _name_option(nb, error.agent))
+        return f"%%acp: agent {error.agent!r} needs sign-in ({reason}); {hint}"
+    return type(error).__name__  # pragma: no cover - every kind is worded above
+
+
+def _name_option(nb: Notebook, agent: str) -> str:
+    """`` --name AGENT`` for a command about ``agent``, unless it is the default agent."""
+    return "" if agent == nb.default_name() else f" --name {agent}"
+
+
+def _first_line(text: str) -> str:
+    text = text.strip()
+    first, _, rest = text.partition("\n")
+    return first.rstrip(":;, ") + (" (...)" if rest.strip() else "")
+
+
+def turn_failure(error: BaseException) -> str:
+    """A failed turn as one line: how the agent ended and the last line of its stderr."""
+    if isinstance(error, AgentExited):
+        text = f"%%acp: the turn failed: {error.status}"
+        last = error.last_stderr_line
+        if last:
+            text += f"; its last stderr line: {visible_text(last)}"
+        return text + " (`%acp status` shows more, `%acp connect` starts a new agent)"
+    return f"%%acp: the turn failed: {visible_text(ended_by(error))}"
+
+
+class _Static:
+    """The turn's static transcript, for saved notebooks, nbconvert and nbval."""
+
+    def __init__(self, bundle: dict[str, str]) -> None:
+        self._bundle = bundle
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, str]:
+        return self._bundle
+
+
+def capability_summary(handle: AgentHandle) -> str:
+    """The agent's capabilities, one line: "capabilities: session (prompt: image, ...), ..."."""
+    caps = handle.agent.capabilities or handle.agent.v1_capabilities
+    raw = caps.model_dump(by_alias=True, exclude_none=True) if caps is not None else {}
+
+    def named(value: Any) -> list[str]:
+        if not isinstance(value, dict):
+            return []
+        out = []
+        for key, sub in value.items():
+            if key.startswith("_") or sub is False:
+                continue
+            inner = named(sub)
+            out.append(f"{key} ({', '.join(inner)})" if inner else key)
+        return out
+
+    parts = named(raw)
+    auth = [str(m.to_wire().get("methodId", "?")) for m in handle.agent.auth_methods]
+    text = "capabilities: " + (", ".join(parts) or "none")
+    return text + (f"; sign-in methods: {', '.join(auth)}" if auth else "")
+
+
+class _ErrorBox:
+    """An error shown as HTML, with the same text as text/plain (nbval, nbconvert, terminals)."""
+
+    def __init__(self, title: str, detail: str) -> None:
+        self.title = title
+        self.detail = detail
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, str]:
+        import html
+
+        title = visible_text(self.title)
+        detail = visible_text(self.detail, multiline=True)
+        return {
+            "text/plain": f"{title}\n{detail}",
+            "text/html": f"<div class='acp-error'><b>{html.escape(title)}</b>"
+            f"<pre>{html.escape(detail)}</pre></div>",
+        }
+
+
+def _auth_hint(methods: Sequence[Any], option: str) -> str:
+    from .._notebook import _auth
+
+    return _auth.hint(methods, option)
+
+
+def _signed_in_line(nb: Notebook, outcome: Any, secrets: Mapping[str, str]) -> str:
+    """A sign-in's outcome as the one line its form or terminal shows, with ``secrets``
+    (what the person typed, the agent's environment) redacted."""
+    from .._notebook._sign_in import NotSignedIn
+
+    if isinstance(outcome, NotSignedIn):
+        error = outcome.error
+        if isinstance(error, ConnectFailed):
+            why = f"%acp connect: could not connect {outcome.agent!r}: {error.summary}"
+        elif isinstance(error, NotebookError):
+            why = words(error, nb)
+        else:
+            why = _one_line(error)
+        return redact(f"not signed in: {why}", secrets)
+    session = f"; session {outcome.session!r} is open"
+    if outcome.restarted is None:
+        return f"signed in to {outcome.agent!r} with {outcome.method!r}{session}"
+    added = f" with {', '.join(outcome.env_names)}" if outcome.env_names else ""
+    signed = f", signed in with {outcome.method!r}" if outcome.method is not None else ""
+    line = f"restarted {outcome.agent!r} ({outcome.restarted}){added}{signed}{session}"
+    return redact(line, secrets)
