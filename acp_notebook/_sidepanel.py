@@ -6,10 +6,12 @@ Everything is an ipywidgets model; the labextension places the :class:`AgentPane
 sidebar (no server extension, no extra channel).
 
 Threading: every widget change of the panel happens in the bridge's I/O thread (where session
-state lives), under the panel's lock. Events from the main thread only record what happened;
-a refresher task in the I/O thread brings the widgets up to date at most every
+state lives), under the panel's lock. Events only record that something changed and wake a
+refresher task in the I/O thread, which brings the widgets up to date at most every
 ``REFRESH_INTERVAL`` seconds and only sends values that changed, so a flood of updates costs a
-bounded number of widget messages. Button callbacks (main thread) never block: closing and
+bounded number of widget messages. With nothing changed it renders nothing; a slow clock
+(``CLOCK_INTERVAL``) refreshes only what ages by itself: background work's elapsed times and the
+protocol log. Button callbacks (main thread) never block: closing and
 restarting an agent run in a worker thread, a choice goes to the I/O thread.
 """
 
@@ -17,264 +19,100 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import shlex
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 import ipywidgets  # type: ignore[import-untyped]
 
-from ._client._permission import PermissionDecision
 from ._notebook._bridge import AgentHandle, IOThread
 from ._notebook._cells import Asked, Question
+from ._notebook._facts import (
+    GRANTS_NOTE,
+    LOG_LINES,
+    MAX_TERMINALS,
+    AgentFacts,
+    GrantFacts,
+    SessionFacts,
+    agent_facts,
+    background_facts,
+    choices,
+    grant_facts,
+    handles_of,
+    log_text,
+    run_done,
+    session_facts,
+    state_label,
+    status_text,
+)
 from ._notebook._owner import Notebook
 from ._widgets import AgentPanel, ElicitationCard, PermissionCard, TerminalWidget
-from ._widgets._background import describe_item
 from ._widgets._card import close_deep
-from ._widgets._parts import e, set_children, set_if_changed, visible, visible_lines, wire
+from ._widgets._parts import e, set_children, set_if_changed, visible, visible_lines
 
 log = logging.getLogger("acp_notebook.sidepanel")
 
 #: At most one panel refresh per this many seconds.
 REFRESH_INTERVAL = 0.25
-#: The protocol log is re-rendered every this many refreshes (it changes with every message).
-LOG_EVERY = 4
-#: Protocol messages shown in the log section.
-LOG_LINES = 40
-#: Terminals shown: those of running turns first, then of the most recent finished turns.
-MAX_TERMINALS = 6
+#: With nothing changed, background work (its elapsed times) and the protocol log (it changes
+#: with every message, which sends no event) are re-rendered this often; nothing else is.
+CLOCK_INTERVAL = 2.0
+#: A change renders the protocol log again only when it is this old (a flood's every message
+#: would re-render it); a new pick renders it at once.
+LOG_INTERVAL = 1.0
 #: Finished turns remembered for their terminals.
 MAX_RUNS = 20
 
-__all__ = [
-    "GRANTS_NOTE",
-    "SidePanel",
-    "agent_facts",
-    "close_panel",
-    "current",
-    "grant_facts",
-    "grants_text",
-    "install",
-    "open_panel",
-    "session_facts",
-    "summary_text",
-]
+__all__ = ["SidePanel", "close_panel", "current", "install", "open_panel", "summary_text"]
 
 
-# -- facts (plain dicts; the HTML and the text summary are both made from them) ---------------
+# -- the facts (``_notebook._facts``) as HTML -----------------------------------------------
 
 
-def agent_facts(handle: AgentHandle) -> dict[str, Any]:
-    """Name, identity, process and liveness of one connected (or exited) agent."""
-    agent = handle.agent
-    info = agent.info
-    proc = agent.process
-    alive = handle.alive
-    exit_label = ""
-    stderr = ""
-    if not alive:
-        exit_label = handle.exit_status
-        stderr = handle.stderr_tail(2000).strip()
-    # Everything shown as text has its hidden characters made visible (_protocol._visible):
-    # the HTML and the text summary are both made from these facts.
-    return {
-        "name": visible(handle.name),
-        "agent": visible(info.name) if info else "?",
-        "title": visible(info.title or info.name) if info else "?",
-        "version": visible(info.version) if info else "?",
-        "argv": visible(shlex.join(handle.argv)),
-        "cwd": visible(handle.cwd),
-        "pid": proc.pid if proc is not None else None,
-        "alive": alive,
-        "exit": visible(exit_label),
-        "stderr": visible_lines(stderr),
-    }
-
-
-def _usage_text(usage: Any) -> str:
-    parts = []
-    if usage.used is not None:
-        parts.append(
-            f"{usage.used}" + (f"/{usage.size}" if usage.size is not None else "") + " tokens"
-        )
-    cost = wire(usage.cost) if usage.cost is not None else None
-    if isinstance(cost, dict) and "amount" in cost:
-        parts.append(f"{cost['amount']} {cost.get('currency', '')}".strip())
-    return visible(", ".join(parts))
-
-
-def _config_options(session: Any) -> list[dict[str, Any]]:
-    options = session.state.config_options or session.config_options
-    return [o for o in (wire(option) for option in options) if isinstance(o, dict)]
-
-
-def _choices(option: dict[str, Any]) -> list[tuple[str, str]]:
-    """``(label, value)`` pairs of a select option, groups flattened as ``group / name``."""
-    found: list[tuple[str, str]] = []
-    for item in option.get("options") or []:
-        if not isinstance(item, dict):
-            continue
-        if "value" in item:
-            found.append((visible(str(item.get("name", item["value"]))), str(item["value"])))
-        for sub in item.get("options") or []:
-            if isinstance(sub, dict) and "value" in sub:
-                label = f"{item.get('name', '')} / {sub.get('name', sub['value'])}"
-                found.append((visible(label), str(sub["value"])))
-    return found
-
-
-def session_facts(label: str, agent_name: str, session: Any) -> dict[str, Any]:
-    """What the panel shows about one session (read it in the I/O thread)."""
-    state = session.state
-    commands = []
-    for command in state.available_commands:
-        payload = wire(command)
-        if isinstance(payload, dict) and payload.get("name"):
-            commands.append(visible(str(payload["name"])))
-    stop_reason = state.stop_reason if state.state == "idle" else None
-    return {  # hidden characters made visible, as in agent_facts
-        "label": visible(label),
-        "agent": visible(agent_name),
-        "id": visible(session.id),
-        "cwd": visible(session.cwd),
-        "title": visible(state.title or ""),
-        "state": visible(state.state or "new"),
-        "stop_reason": visible(stop_reason) if stop_reason else None,
-        "usage": _usage_text(state.usage),
-        "commands": commands,
-        "config": _config_options(session),
-        "pending": sum(1 for d in session.permissions if d.pending),
-        "closed": bool(session.closed),
-    }
-
-
-ALWAYS_KINDS = ("allow_always", "reject_always")
-
-GRANTS_NOTE = (
-    "The agent keeps these grants: what it does later under them it does without asking, so"
-    " the client cannot see it. ACP has no method to list or revoke an agent's grants; a new"
-    " session (`--new`) starts without them."
-)
-
-
-def _what(decision: PermissionDecision) -> str:
-    request = decision.request
-    subject = wire(request.subject) if request.subject is not None else {}
-    command = subject.get("command") if isinstance(subject, dict) else None
-    return visible(f"$ {command}" if command else str(request.title))
-
-
-def _handles(nb: Notebook) -> list[AgentHandle]:
-    """The open agents, then the closed ones still remembered."""
-    handles = list(nb.agents.values())
-    return handles + [h for h in nb.closed_agents.values() if h not in handles]
-
-
-def grant_facts(nb: Notebook, handles: Iterable[AgentHandle] | None = None) -> list[dict[str, Any]]:
-    """Every request of the agents' sessions (open and closed agents, unless ``handles`` are
-    given) settled by an "always" option, oldest first: what it covered, the choice, when it
-    was asked, which session, who decided (I/O thread)."""
-    found = []
-    for handle in _handles(nb) if handles is None else handles:
-        for session in list(handle.agent.sessions.values()):
-            for decision in list(session.permissions):
-                kind = decision.option_kind
-                if decision.pending or kind not in ALWAYS_KINDS:
-                    continue
-                at = decision.asked_at
-                option = next(
-                    (o for o in decision.request.options if o.option_id == decision.option_id),
-                    None,
-                )
-                found.append(
-                    {
-                        "what": _what(decision),
-                        "kind": kind,
-                        "allow": kind == "allow_always",
-                        "option": visible(option.name if option is not None else str(kind)),
-                        "at": time.strftime("%H:%M:%S", time.localtime(at)) if at else "",
-                        "session": visible(nb.name_of(session) or "(unnamed)"),
-                        "session_id": visible(session.id),
-                        "agent": visible(handle.name),
-                        "by": visible(str(decision.decided_by)),
-                        "detail": visible(decision.detail),
-                    }
-                )
-    return found
-
-
-def _grant_line(f: dict[str, Any]) -> str:
-    at = f" at {f['at']}" if f["at"] else ""
-    detail = f" ({f['detail']})" if f["detail"] else ""
+def _grant_html(f: GrantFacts) -> str:
+    at = f" · {e(f.at)}" if f.at else ""
     return (
-        f"{f['option']}: {f['what']}  (session {f['session']} {f['session_id']} on {f['agent']},"
-        f" by {f['by']}{detail}{at})"
+        f'<div class="acp-panel-grant" data-allow="{"true" if f.allow else "false"}">'
+        f"<b>{e(f.option)}</b> <code>{e(f.what)}</code><br>"
+        f"session <b>{e(f.session)}</b> on {e(f.agent)}{at} · by {e(f.by)}</div>"
     )
 
 
-def grants_text(nb: Notebook) -> str:
-    """What ``%acp grants`` prints (I/O thread)."""
-    found = grant_facts(nb)
-    if not found:
-        return "Grants: none (no request was answered with an always option in this kernel)"
-    lines = [f"Grants: {len(found)} (answers with an always option in this kernel)"]
-    lines.extend(f"  {_grant_line(f)}" for f in found)
-    lines.append(GRANTS_NOTE)
-    return "\n".join(lines)
-
-
-def _grant_html(f: dict[str, Any]) -> str:
-    at = f" · {e(f['at'])}" if f["at"] else ""
-    return (
-        f'<div class="acp-panel-grant" data-allow="{"true" if f["allow"] else "false"}">'
-        f"<b>{e(f['option'])}</b> <code>{e(f['what'])}</code><br>"
-        f"session <b>{e(f['session'])}</b> on {e(f['agent'])}{at} · by {e(f['by'])}</div>"
-    )
-
-
-def _agent_html(f: dict[str, Any], error: str = "") -> str:
-    if f["alive"]:
-        state, badge = "alive", f"alive · pid {f['pid']}"
+def _agent_html(f: AgentFacts, error: str = "") -> str:
+    if f.alive:
+        state, badge = "alive", f"alive · pid {f.pid}"
     else:
-        state, badge = "exited", f"exited · {f['exit']}"
+        state, badge = "exited", f"exited · {f.exit}"
     parts = [
-        f'<div class="acp-panel-agent-info" data-name="{e(f["name"])}" data-state="{state}">',
-        f"<b>{e(f['name'])}</b> {e(f['title'])} <code>{e(f['version'])}</code> ",
+        f'<div class="acp-panel-agent-info" data-name="{e(f.name)}" data-state="{state}">',
+        f"<b>{e(f.name)}</b> {e(f.title)} <code>{e(f.version)}</code> ",
         f'<span class="acp-badge acp-agent-state" data-state="{state}">{e(badge)}</span>',
-        f'<div class="acp-panel-argv"><code>{e(f["argv"])}</code></div>',
+        f'<div class="acp-panel-argv"><code>{e(f.argv)}</code></div>',
     ]
-    if f["stderr"]:
-        parts.append(f'<pre class="acp-panel-stderr">{e(f["stderr"])}</pre>')
+    if f.stderr:
+        parts.append(f'<pre class="acp-panel-stderr">{e(f.stderr)}</pre>')
     if error:
         parts.append(f'<div class="acp-panel-error">{e(error)}</div>')
     parts.append("</div>")
     return "".join(parts)
 
 
-def _state_label(f: dict[str, Any]) -> str:
-    if f["closed"]:
-        return "closed"
-    if f["stop_reason"]:
-        return f"{f['state']} ({f['stop_reason']})"
-    return str(f["state"])
-
-
-def _session_html(f: dict[str, Any], error: str = "") -> str:
-    title = f" · {e(f['title'])}" if f["title"] else ""
+def _session_html(f: SessionFacts, error: str = "") -> str:
+    title = f" · {e(f.title)}" if f.title else ""
     parts = [
-        f'<div class="acp-panel-session-info" data-state="{e(f["state"])}">',
-        f"<b>{e(f['label'])}</b> on {e(f['agent'])}{title} ",
-        f'<span class="acp-badge acp-session-state">{e(_state_label(f))}</span>',
-        f'<div><code title="{e(f["id"])}">{e(f["id"])}</code> in'
-        f' <code title="{e(f["cwd"])}">{e(f["cwd"])}</code></div>',
+        f'<div class="acp-panel-session-info" data-state="{e(f.state)}">',
+        f"<b>{e(f.label)}</b> on {e(f.agent)}{title} ",
+        f'<span class="acp-badge acp-session-state">{e(state_label(f))}</span>',
+        f'<div><code title="{e(f.id)}">{e(f.id)}</code> in'
+        f' <code title="{e(f.cwd)}">{e(f.cwd)}</code></div>',
     ]
-    if f["usage"]:
-        parts.append(f'<div class="acp-panel-usage">usage: {e(f["usage"])}</div>')
-    if f["commands"]:
-        names = " ".join(f"<code>/{e(name)}</code>" for name in f["commands"])
+    if f.usage:
+        parts.append(f'<div class="acp-panel-usage">usage: {e(f.usage)}</div>')
+    if f.commands:
+        names = " ".join(f"<code>/{e(name)}</code>" for name in f.commands)
         parts.append(f'<div class="acp-panel-commands">commands: {names}</div>')
     if error:
         parts.append(f'<div class="acp-panel-error">{e(error)}</div>')
@@ -305,27 +143,8 @@ def _cell_id(run: Any) -> str:
     return key[5:] if key.startswith("cell:") else ""
 
 
-def _run_done(run: Any) -> bool:
-    done = getattr(run, "done", None)
-    return bool(run.turn.done or (done is not None and done.done()))
-
-
 def _view_open(run: Any) -> bool:
     return getattr(run.view, "comm", None) is not None
-
-
-def log_text(
-    nb: Notebook, handle: AgentHandle, n: int = LOG_LINES, width: int | None = None
-) -> str:
-    """The last ``n`` protocol messages of a connection (``Notebook.log``: base64 payloads
-    shortened, secrets redacted), each line cut to ``width`` characters when given."""
-    lines = []
-    for line in nb.log(handle, n, compact=True):
-        text = line.text
-        if width is not None and len(text) > width:
-            text = f"{text[:width]}…(+{len(text) - width} chars)"
-        lines.append(str(type(line)(line.direction, text)))
-    return "\n".join(lines)
 
 
 # -- the panel ---------------------------------------------------------------------------------
@@ -362,7 +181,10 @@ class SidePanel:
         self._syncing = threading.local()
         self._closed = False
         self._dirty = True
-        self._tick = 0
+        self._wake: anyio.Event | None = None  # set to end the refresher's wait (I/O thread)
+        #: full renders (every section) and clock renders so far (what a test counts)
+        self.renders = {"full": 0, "clock": 0}
+        self._log_at = -LOG_INTERVAL  # (time.monotonic of the log's last render)
         self._runs: list[Any] = []
         self._entries: list[_Entry] = []
         self._errors: dict[str, str] = {}  # agent name or session id -> last action error
@@ -371,7 +193,6 @@ class SidePanel:
         self._session_rows: dict[str, _Row] = {}
         self._term_rows: dict[int, _Row] = {}
         self._log_name = ""
-        self._log_dirty = True
         self.panel = AgentPanel(title="ACP agents")
         self.panel.add_class("acp-agent-panel")
         agents, self._agents_head, self._agents = _section("acp-panel-agents", "Agents")
@@ -435,21 +256,32 @@ class SidePanel:
         _close_tree(self.panel)
 
     async def _loop(self) -> None:
+        """Render when something changed (``mark_dirty``), at most every REFRESH_INTERVAL;
+        else only the clock's sections, every CLOCK_INTERVAL."""
         while not self.closed:
-            await anyio.sleep(REFRESH_INTERVAL)
+            self._wake = anyio.Event()
+            if not self._dirty:
+                with anyio.move_on_after(CLOCK_INTERVAL):
+                    await self._wake.wait()
             try:
-                self.refresh()
+                if self._dirty:
+                    self.refresh()
+                else:
+                    self.refresh_clock()
             except Exception:
                 log.exception("refreshing the agent panel failed")
+            await anyio.sleep(REFRESH_INTERVAL)  # a burst of changes is one render
 
     @property
     def _handles(self) -> dict[str, AgentHandle]:
         """The notebook's agents, open then recently closed, by name: the notebook owns the
         registry; the panel keeps none of its own."""
-        return {handle.name: handle for handle in _handles(self.nb)}
+        return {handle.name: handle for handle in handles_of(self.nb)}
 
     def _scan(self) -> None:
         """Agents, runs and pending permissions that existed before the panel (I/O thread)."""
+        for handle in handles_of(self.nb):
+            handle.when_done(self.mark_dirty)
         for run in self.nb.runs:
             self._add_run(run)
         for asked in self.nb.pending():
@@ -457,14 +289,14 @@ class SidePanel:
 
     # -- events --------------------------------------------------------------------------------
     def on_agent(self, handle: AgentHandle) -> None:
-        with self._lock:
-            self._dirty = True
         self.ensure_running(handle.io)
+        handle.when_done(self.mark_dirty)  # an agent that exits by itself sends no event
+        self.mark_dirty()
 
     def on_turn(self, run: Any) -> None:
         with self._lock:
             self._add_run(run)
-            self._dirty = True
+        self.mark_dirty()
 
     def on_permission(self, run: Any, asked: Asked) -> None:
         """A new permission request (I/O thread, after the cell's card exists)."""
@@ -492,7 +324,14 @@ class SidePanel:
                 self._sync_inbox()
 
     def mark_dirty(self, *_args: Any) -> None:
+        """Something the panel shows changed (any thread): render soon. (A flood of updates
+        wakes the refresher once: the refresher reads the flag after it makes its event.)"""
+        if self._dirty:
+            return
         self._dirty = True
+        wake = self._wake
+        if wake is not None and not self.io.stopped:
+            self.io.soon(wake.set)
 
     def _add_run(self, run: Any) -> None:
         if run not in self._runs:
@@ -554,7 +393,8 @@ class SidePanel:
         with self._lock:
             if self.closed:
                 return
-            self._tick += 1
+            self._dirty = False  # (first: a change while this runs renders again)
+            self.renders["full"] += 1
             with self.panel.hold_sync():
                 self._sync_inbox()
                 self._sync_agents()
@@ -562,10 +402,18 @@ class SidePanel:
                 self._sync_terminals()
                 self._sync_background()
                 self._sync_grants()
-                if self._tick % LOG_EVERY == 1 or self._log_dirty:
-                    self._log_dirty = False
+                if time.monotonic() - self._log_at >= LOG_INTERVAL:
                     self._sync_log()
-            self._dirty = False
+
+    def refresh_clock(self) -> None:
+        """Only what ages with nothing to tell: background work's times, the protocol log."""
+        with self._lock:
+            if self.closed:
+                return
+            self.renders["clock"] += 1
+            with self.panel.hold_sync():
+                self._sync_background()
+                self._sync_log()
 
     def _sync_inbox(self) -> None:
         keep = []
@@ -595,7 +443,7 @@ class SidePanel:
             facts = agent_facts(handle)
             set_if_changed(row.info, "value", _agent_html(facts, self._errors.get(handle.name, "")))
             busy = handle.name in self._busy
-            set_if_changed(row.extra["close"], "disabled", busy or not facts["alive"])
+            set_if_changed(row.extra["close"], "disabled", busy or not facts.alive)
             set_if_changed(row.extra["restart"], "disabled", busy)
             rows.append(row.box)
         live = {id(h) for h in self._handles.values()}
@@ -639,7 +487,7 @@ class SidePanel:
                 set_if_changed(
                     row.info, "value", _session_html(facts, self._errors.get(session.id, ""))
                 )
-                pickers = self._sync_pickers(row, handle, session, facts["config"])
+                pickers = self._sync_pickers(row, handle, session, facts.config)
                 set_children(row.box, [row.info, *pickers])
                 rows.append(row.box)
         for key in [k for k in self._session_rows if k not in seen]:
@@ -651,7 +499,7 @@ class SidePanel:
         )
 
     def _sync_pickers(
-        self, row: _Row, handle: AgentHandle, session: Any, config: list[dict[str, Any]]
+        self, row: _Row, handle: AgentHandle, session: Any, config: Sequence[dict[str, Any]]
     ) -> list[Any]:
         pickers: dict[str, Any] = row.extra["pickers"]
         shown = []
@@ -668,10 +516,10 @@ class SidePanel:
             try:
                 set_if_changed(picker, "description", visible(str(option.get("name", config_id))))
                 if kind == "select":
-                    choices = _choices(option)
-                    set_if_changed(picker, "options", choices)
+                    labelled = choices(option)
+                    set_if_changed(picker, "options", labelled)
                     current = str(option.get("currentValue", ""))
-                    if current in [value for _l, value in choices]:
+                    if current in [value for _l, value in labelled]:
                         set_if_changed(picker, "value", current)
                 else:
                     set_if_changed(picker, "value", bool(option.get("currentValue")))
@@ -702,8 +550,8 @@ class SidePanel:
 
     def _sync_terminals(self) -> None:
         self._runs = [run for run in self._runs if _view_open(run)][-MAX_RUNS:]
-        running = [run for run in self._runs if not _run_done(run)]
-        finished = [run for run in self._runs if _run_done(run)]
+        running = [run for run in self._runs if not run_done(run)]
+        finished = [run for run in self._runs if run_done(run)]
         chosen: list[tuple[Any, str, Any]] = []
         for run in [*running, *reversed(finished)]:
             widgets = getattr(run.view, "terminal_widgets", {})
@@ -723,7 +571,7 @@ class SidePanel:
                 self._term_rows[id(widget)] = row
             name = visible(names.get(id(run.session), run.session.id))
             where = visible(_cell_id(run) or str(run.key))
-            state = "running" if not _run_done(run) else "finished"
+            state = "running" if not run_done(run) else "finished"
             set_if_changed(
                 row.info,
                 "value",
@@ -738,7 +586,7 @@ class SidePanel:
             row.box.close()  # never the terminal model itself: the cell still shows it
         set_children(self._terms, rows)
         live = sum(
-            1 for run, _t, widget in chosen if widget.exit_status is None and not _run_done(run)
+            1 for run, _t, widget in chosen if widget.exit_status is None and not run_done(run)
         )
         head = f"Terminals ({len(chosen)} shown, {live} running)" if chosen else "Terminals (none)"
         set_if_changed(
@@ -751,24 +599,24 @@ class SidePanel:
         seen = set()
         for handle in self._handles.values():
             for f in background_facts(self.nb, handle):
-                session = f["session_obj"]
-                key = (session.id, f["kind"], f["id"])
+                session = f.session_obj
+                key = (session.id, f.kind, f.id)
                 seen.add(key)
                 row = self._work_rows.get(key)
                 if row is None:
-                    row = self._work_row(handle, session, f["kind"], f["id"])
+                    row = self._work_row(handle, session, f.kind, f.id)
                     self._work_rows[key] = row
-                error = self._errors.get(f"{session.id}:{f['kind']}:{f['id']}", "")
+                error = self._errors.get(f"{session.id}:{f.kind}:{f.id}", "")
                 set_if_changed(
                     row.info,
                     "value",
-                    f'<span class="acp-background-label">{e(f["label"])}</span> '
-                    f'<span class="acp-background-status">{e(f["status"])}</span> '
-                    f'<span class="acp-panel-background-where">session <b>{e(f["session"])}</b>'
-                    f" on {e(f['agent'])}</span>"
+                    f'<span class="acp-background-label">{e(f.label)}</span> '
+                    f'<span class="acp-background-status">{e(f.status)}</span> '
+                    f'<span class="acp-panel-background-where">session <b>{e(f.session)}</b>'
+                    f" on {e(f.agent)}</span>"
                     + (f' <span class="acp-panel-error">{e(error)}</span>' if error else ""),
                 )
-                row.extra["stop"].layout.display = "" if f["can_stop"] else "none"
+                row.extra["stop"].layout.display = "" if f.can_stop else "none"
                 rows.append(row.box)
         for key in [k for k in self._work_rows if k not in seen]:
             _close_tree(self._work_rows.pop(key).box)
@@ -803,7 +651,7 @@ class SidePanel:
                 message = str(getattr(exc, "message", None) or exc)
                 log.warning("stopping %s %s failed: %s", kind, item_id, message)
                 self._errors[key] = f"stop failed: {message}"
-            self._dirty = True
+            self.mark_dirty()
 
         handle.io.submit(send)
 
@@ -819,6 +667,7 @@ class SidePanel:
         set_if_changed(self._grants_html, "value", body)
 
     def _sync_log(self) -> None:
+        self._log_at = time.monotonic()
         names = list(self._handles)
         self._syncing.on = True
         try:
@@ -842,7 +691,8 @@ class SidePanel:
         if self._echo() or not change.get("new"):
             return
         self._log_name = str(change["new"])
-        self._log_dirty = True
+        self._log_at = -LOG_INTERVAL
+        self.mark_dirty()
 
     # -- actions (main thread: never block) -----------------------------------------------------
     def _export(self, *, copy: bool) -> None:
@@ -868,7 +718,7 @@ class SidePanel:
                 return
             self._busy.add(handle.name)
             self._errors.pop(handle.name, None)
-            self._dirty = True
+            self.mark_dirty()
         threading.Thread(
             target=self._close_or_restart,
             args=(handle, restart),
@@ -891,7 +741,7 @@ class SidePanel:
         finally:
             with self._lock:
                 self._busy.discard(handle.name)
-                self._dirty = True
+                self.mark_dirty()
 
     def set_config_option(
         self, handle: AgentHandle, session: Any, config_id: str, value: Any
@@ -905,7 +755,7 @@ class SidePanel:
             except Exception as exc:
                 log.warning("set_config_option %s failed: %r", config_id, exc)
                 self._errors[session.id] = f"setting {config_id} failed: {exc}"
-            self._dirty = True
+            self.mark_dirty()
 
         handle.io.submit(send)
 
@@ -918,120 +768,10 @@ class SidePanel:
         with self._lock:
             if not self.closed:
                 self._sync_inbox()
-            return _summary(self.nb, self._handles.values(), self._runs)
+            return status_text(self.nb, self._handles.values(), self._runs)
 
 
 # -- the text summary (also for front ends without the labextension) -----------------------------
-
-
-def _pending_decisions(handles: Iterable[AgentHandle]) -> list[PermissionDecision]:
-    """Every undecided permission request of these agents' sessions (read in the I/O thread)."""
-    return [
-        decision
-        for handle in handles
-        for session in list(handle.agent.sessions.values())
-        for decision in list(session.permissions)
-        if decision.pending
-    ]
-
-
-def _pending_questions(handles: Iterable[AgentHandle]) -> list[tuple[Any, Any]]:
-    """``(session, question)`` for every unanswered question of these agents' sessions."""
-    return [
-        (session, question)
-        for handle in handles
-        for session in list(handle.agent.sessions.values())
-        for question in list(session.elicitations)
-        if question.pending
-    ]
-
-
-def background_facts(nb: Notebook, handle: AgentHandle) -> list[dict[str, Any]]:
-    """The background work of every session of an agent, from the latest ``background``
-    snapshot: session, kind, id, what it is, how it stands, whether it can be stopped."""
-    found = []
-    for session in list(handle.agent.sessions.values()):
-        for kind, item_id in session.state.background_items():
-            label, status, can_stop = describe_item(session.state, kind, item_id)
-            found.append(
-                {
-                    "session": visible(nb.name_of(session) or "(unnamed)"),
-                    "session_obj": session,
-                    "agent": visible(handle.name),
-                    "kind": kind,
-                    "id": item_id,
-                    "label": visible(label),
-                    "status": visible(status),
-                    "can_stop": can_stop and handle.alive,
-                }
-            )
-    return found
-
-
-def _background_lines(nb: Notebook, handle: AgentHandle) -> list[str]:
-    return [
-        f"  {f['label']}  [{f['status']}]  (session {f['session']} on {f['agent']})"
-        for f in background_facts(nb, handle)
-    ]
-
-
-def _summary(nb: Notebook, handles: Iterable[AgentHandle], runs: Iterable[Any]) -> str:
-    """Every string from the agent or the user is shown with its hidden characters made
-    visible (the text goes to ``text/plain``, where front ends read ESC as a colour code)."""
-    names = {id(named.session): named.name for named in nb.sessions}
-    lines = ["Agents:"]
-    handles = list(handles)
-    for handle in handles:
-        f = agent_facts(handle)
-        life = f"alive (pid {f['pid']})" if f["alive"] else f"exited ({f['exit']})"
-        lines.append(f"  {f['name']}: {f['title']} {f['version']}, {life}, argv {f['argv']}")
-        if f["stderr"]:
-            lines.append("    stderr tail: " + f["stderr"].replace("\n", "\n      "))
-    if not handles:
-        lines.append("  (none connected)")
-    lines.append("Sessions:")
-    count = 0
-    for handle in handles:
-        for session in list(handle.agent.sessions.values()):
-            count += 1
-            f = session_facts(names.get(id(session), "(unnamed)"), handle.name, session)
-            title = f" '{f['title']}'" if f["title"] else ""
-            lines.append(f"  {f['label']} on {f['agent']}: {f['id']}{title}, {_state_label(f)}")
-            if f["usage"]:
-                lines.append(f"    usage: {f['usage']}")
-            for option in f["config"]:
-                name = option.get("name", option.get("configId"))
-                lines.append(visible(f"    {name}: {option.get('currentValue')}"))
-            if f["commands"]:
-                lines.append("    commands: " + " ".join("/" + c for c in f["commands"]))
-    if not count:
-        lines.append("  (none)")
-    pending = _pending_decisions(handles)
-    questions = _pending_questions(handles)
-    count = len(pending) + len(questions)
-    lines.append(f"Approval inbox: {count} pending")
-    for decision in pending:
-        subject = wire(decision.request.subject) if decision.request.subject is not None else {}
-        command = subject.get("command") if isinstance(subject, dict) else None
-        what = f"$ {command}" if command else decision.request.title
-        lines.append(visible(f"  {what}  (session {decision.request.session_id})"))
-    for session, question in questions:
-        lines.append(visible(f"  question: {question.message}  (session {session.id})"))
-    work = [line for handle in handles for line in _background_lines(nb, handle)]
-    lines.append(f"Background work: {len(work)}")
-    lines.extend(work)
-    terms = []
-    for run in runs:
-        for widget in getattr(run.view, "terminal_widgets", {}).values():
-            state = "running" if not _run_done(run) else "finished"
-            command = visible(widget.command)  # the turn view made it visible; no harm twice
-            terms.append(f"  $ {command}  [{state}, {len(widget.data)} bytes]")
-    lines.append(f"Terminals: {len(terms)}")
-    lines.extend(terms[-MAX_TERMINALS:])
-    found = grant_facts(nb, handles)
-    lines.append(f"Grants: {len(found)}")
-    lines.extend(f"  {_grant_line(f)}" for f in found)
-    return "\n".join(lines)
 
 
 def summary_text(nb: Notebook) -> str:
@@ -1039,7 +779,7 @@ def summary_text(nb: Notebook) -> str:
     panel = current(nb)
     if panel is not None:
         return str(panel.io.call(panel.summary))
-    return str(nb.io.call(_summary, nb, list(nb.agents.values()), nb.runs))
+    return str(nb.io.call(status_text, nb, list(nb.agents.values()), nb.runs))
 
 
 # -- the notebook's panel, and the event subscriptions -------------------------------------------

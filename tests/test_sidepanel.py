@@ -415,68 +415,6 @@ def test_close_button_and_closing_the_panel_keep_cell_terminals(k: Kernel, tmp_p
 # -- without a kernel --------------------------------------------------------------------------
 
 
-def _fake_handle(alive: bool, **proc: Any) -> Any:
-    """A real AgentHandle around a stand-in agent and process (its labels are the real ones)."""
-    import concurrent.futures
-    from types import SimpleNamespace
-
-    from acp_notebook._notebook._bridge import AgentHandle
-
-    process = SimpleNamespace(
-        pid=4242,
-        returncode=proc.get("returncode"),
-        exit_signal=proc.get("exit_signal"),
-        stderr_tail=lambda n=None: "Traceback: boom\n",
-    )
-    info = SimpleNamespace(name="fake-agent", title="Fake Agent", version="9.1")
-    log = [("send", {"method": "x", "params": {"data": "QUJD" * 40}}), ("recv", "raw line")]
-    agent = SimpleNamespace(info=info, process=process, connection=SimpleNamespace(log=log))
-    done: concurrent.futures.Future[None] = concurrent.futures.Future()
-    if not alive:
-        done.set_result(None)
-    argv = ["fake-agent", "--flag", "a b"]
-    return AgentHandle("fake", argv, "/w", agent, None, None, done)  # type: ignore[arg-type]
-
-
-def test_agent_facts_alive_and_killed() -> None:
-    from acp_notebook._sidepanel import agent_facts
-
-    alive = agent_facts(_fake_handle(True))
-    assert alive["alive"] and alive["pid"] == 4242 and alive["stderr"] == ""
-    assert alive["argv"] == "fake-agent --flag 'a b'" and alive["title"] == "Fake Agent"
-    killed = agent_facts(_fake_handle(False, returncode=-9, exit_signal="SIGKILL"))
-    assert killed["exit"] == "signal SIGKILL" and killed["stderr"] == "Traceback: boom"
-    assert agent_facts(_fake_handle(False, returncode=3))["exit"] == "exit 3"  # _exit.exit_label
-
-
-def test_log_text_shortens_base64_and_long_lines() -> None:
-    from acp_notebook._notebook._owner import Notebook
-    from acp_notebook._sidepanel import log_text
-
-    handle = _fake_handle(True)
-    nb = Notebook()
-    text = log_text(nb, handle)
-    assert text.splitlines()[0].startswith('-> {"method":"x"')
-    assert "QUJD" * 40 not in text and "(+136 chars)" in text
-    assert text.splitlines()[1] == "<- raw line"
-    cut = log_text(nb, handle, width=20)
-    assert cut.splitlines()[0].endswith("chars)") and len(cut.splitlines()[0]) < 50
-
-
-def test_config_choices_flat_and_grouped() -> None:
-    from acp_notebook._sidepanel import _choices
-
-    flat = {"options": [{"value": "a", "name": "A"}, {"value": "b", "name": "B"}]}
-    assert _choices(flat) == [("A", "a"), ("B", "b")]
-    grouped = {
-        "options": [
-            {"groupId": "g", "name": "Fast", "options": [{"value": "m1", "name": "Mini"}]},
-            {"groupId": "h", "name": "Smart", "options": [{"value": "m2", "name": "Max"}]},
-        ]
-    }
-    assert _choices(grouped) == [("Fast / Mini", "m1"), ("Smart / Max", "m2")]
-
-
 def test_panel_outside_a_kernel_prints_why_and_the_text(capsys: pytest.CaptureFixture[str]) -> None:
     from acp_notebook._magics import _commands
     from acp_notebook._notebook._owner import Notebook

@@ -506,7 +506,7 @@ def _panel(nb: Notebook, argv: list[str]) -> None:
 
 
 def _grants(nb: Notebook, argv: list[str]) -> None:
-    from .. import _sidepanel
+    from .._notebook import _facts
 
     parser = _sub_parser(
         "grants",
@@ -515,7 +515,7 @@ def _grants(nb: Notebook, argv: list[str]) -> None:
         " method to list or revoke them.",
     )
     _parse_sub(parser, argv)
-    _say(str(nb.io.call(_sidepanel.grants_text, nb)), multiline=True)
+    _say(str(nb.io.call(_facts.grants_text, nb)), multiline=True)
 
 
 _HANDLERS = {

@@ -220,6 +220,11 @@ class AgentHandle:
     #: the protocol it was asked to speak (`%acp connect --protocol`); a restart keeps it
     protocol: Literal["auto", 1, 2] = field(default="auto", repr=False)
 
+    def when_done(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` (from any thread) once the agent's connection has ended, by
+        itself or closed; at once if it has already."""
+        self._done.add_done_callback(lambda _future: callback())
+
     @property
     def alive(self) -> bool:
         proc = self.agent.process

@@ -1,0 +1,81 @@
+"""The notebook's read model (acp_notebook/_notebook/_facts.py) without a kernel: typed facts
+about agents and config options, the log text and the one status text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from acp_notebook._notebook._facts import agent_facts, choices, log_text, status_text
+from acp_notebook._notebook._owner import Notebook
+
+
+def _fake_handle(alive: bool, **proc: Any) -> Any:
+    """A real AgentHandle around a stand-in agent and process (its labels are the real ones)."""
+    import concurrent.futures
+    from types import SimpleNamespace
+
+    from acp_notebook._notebook._bridge import AgentHandle
+
+    process = SimpleNamespace(
+        pid=4242,
+        returncode=proc.get("returncode"),
+        exit_signal=proc.get("exit_signal"),
+        stderr_tail=lambda n=None: "Traceback: boom\n",
+    )
+    info = SimpleNamespace(name="fake-agent", title="Fake Agent", version="9.1")
+    log = [("send", {"method": "x", "params": {"data": "QUJD" * 40}}), ("recv", "raw line")]
+    agent = SimpleNamespace(
+        info=info, process=process, connection=SimpleNamespace(log=log), sessions={}
+    )
+    done: concurrent.futures.Future[None] = concurrent.futures.Future()
+    if not alive:
+        done.set_result(None)
+    argv = ["fake-agent", "--flag", "a b"]
+    return AgentHandle("fake", argv, "/w", agent, None, None, done)  # type: ignore[arg-type]
+
+
+def test_agent_facts_alive_and_killed() -> None:
+    alive = agent_facts(_fake_handle(True))
+    assert alive.alive and alive.pid == 4242 and alive.stderr == "" and alive.exit == ""
+    assert alive.argv == "fake-agent --flag 'a b'" and alive.title == "Fake Agent"
+    killed = agent_facts(_fake_handle(False, returncode=-9, exit_signal="SIGKILL"))
+    assert killed.exit == "signal SIGKILL" and killed.stderr == "Traceback: boom"
+    assert agent_facts(_fake_handle(False, returncode=3)).exit == "exit 3"  # _exit.exit_label
+
+
+def test_log_text_shortens_base64_and_long_lines() -> None:
+    handle = _fake_handle(True)
+    nb = Notebook()
+    text = log_text(nb, handle)
+    assert text.splitlines()[0].startswith('-> {"method":"x"')
+    assert "QUJD" * 40 not in text and "(+136 chars)" in text
+    assert text.splitlines()[1] == "<- raw line"
+    cut = log_text(nb, handle, width=20)
+    assert cut.splitlines()[0].endswith("chars)") and len(cut.splitlines()[0]) < 50
+
+
+def test_config_choices_flat_and_grouped() -> None:
+    flat = {"options": [{"value": "a", "name": "A"}, {"value": "b", "name": "B"}]}
+    assert choices(flat) == [("A", "a"), ("B", "b")]
+    grouped = {
+        "options": [
+            {"groupId": "g", "name": "Fast", "options": [{"value": "m1", "name": "Mini"}]},
+            {"groupId": "h", "name": "Smart", "options": [{"value": "m2", "name": "Max"}]},
+        ]
+    }
+    assert choices(grouped) == [("Fast / Mini", "m1"), ("Smart / Max", "m2")]
+
+
+def test_the_status_text_names_each_agent_and_every_section() -> None:
+    nb = Notebook()
+    try:
+        text = status_text(nb, [_fake_handle(False, returncode=3)], [])
+    finally:
+        nb.shutdown()
+    lines = text.splitlines()
+    assert lines[0] == "Agents:"
+    assert lines[1] == "  fake: Fake Agent 9.1, exited (exit 3), argv fake-agent --flag 'a b'"
+    assert lines[2] == "    stderr tail: Traceback: boom"
+    for section in ("Sessions:", "Approval inbox: 0 pending", "Background work: 0"):
+        assert section in lines
+    assert lines[-2:] == ["Terminals: 0", "Grants: 0"]

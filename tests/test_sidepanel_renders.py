@@ -1,0 +1,93 @@
+"""The side panel renders on change, not on a clock (acp_notebook/_sidepanel.py): with nothing
+happening it renders no section but the clock's (background work, the log); an agent that dies
+by itself, a turn and a close each render it. Without a kernel: the embedded agent runs as a
+subprocess, the panel's widgets live in this process."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from _runs import start_run
+
+from acp_notebook import _sidepanel
+from acp_notebook._notebook._owner import Notebook
+from acp_notebook._sidepanel import SidePanel, install
+
+pytestmark = pytest.mark.process
+
+
+def wait_until(check: Callable[[], bool], what: str, limit: float = 30) -> None:
+    end = time.monotonic() + limit
+    while not check():
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        threading.Event().wait(0.01)
+
+
+@pytest.fixture
+def panel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SidePanel]:
+    monkeypatch.setattr(_sidepanel, "CLOCK_INTERVAL", 0.2)
+    nb = Notebook()
+    nb.set_panel_auto(make=False)
+    argv = [sys.executable, "-m", "acp_notebook.agent", "--data-dir", str(tmp_path / "data")]
+    nb.connect("embedded", argv, str(tmp_path))
+    install(nb)
+    made = SidePanel(nb)
+    made.panel.rendered = True  # as a front end's view of it reports
+    made.start()
+    nb.attach_panel(made)
+    try:
+        yield made
+    finally:
+        made.close()
+        nb.shutdown()
+
+
+def idle(panel: SidePanel, seconds: float) -> tuple[int, int]:
+    """The renders (full, clock) made while nothing happens for ``seconds``: an observation
+    window, not a wait for something."""
+    before = dict(panel.renders)
+    threading.Event().wait(seconds)
+    return panel.renders["full"] - before["full"], panel.renders["clock"] - before["clock"]
+
+
+def test_nothing_changing_renders_only_the_clocks_sections(panel: SidePanel) -> None:
+    wait_until(lambda: panel.renders["full"] >= 1, "the first render")
+    full, clock = idle(panel, 1.2)
+    assert full == 0  # the old refresher rendered every section 4 times a second
+    assert clock >= 2  # background work's elapsed times and the log still age
+
+
+def test_a_turn_renders_and_then_the_panel_is_quiet_again(panel: SidePanel) -> None:
+    wait_until(lambda: panel.renders["full"] >= 1, "the first render")
+    before = panel.renders["full"]
+    run = start_run(panel.nb, "hello")
+    assert run.done is not None and run.done.result(30) == "end_turn"
+    wait_until(lambda: panel.renders["full"] > before, "a render of the turn")
+    wait_until(lambda: "idle" in _session_text(panel), "the session shown idle")
+    full, _clock = idle(panel, 0.8)
+    assert full == 0
+
+
+def test_an_agent_that_dies_by_itself_is_rendered_exited(panel: SidePanel) -> None:
+    wait_until(lambda: panel.renders["full"] >= 1, "the first render")
+    handle = panel.nb.agent("embedded")
+    assert handle.agent.process is not None
+    os.kill(handle.agent.process.pid, signal.SIGKILL)  # no event: only its end tells
+    wait_until(lambda: "exited" in _agents_text(panel), "the agent shown exited")
+    assert 'data-state="exited"' in _agents_text(panel)
+
+
+def _agents_text(panel: SidePanel) -> str:
+    return "".join(row.info.value for row in panel._agent_rows.values())
+
+
+def _session_text(panel: SidePanel) -> str:
+    return "".join(row.info.value for row in panel._session_rows.values())
