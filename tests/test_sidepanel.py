@@ -284,7 +284,9 @@ def test_always_allow_is_listed_by_grants_and_in_the_panel(k: Kernel, tmp_path: 
 def test_text_summary_inbox_follows_the_decisions(k: Kernel, tmp_path: Path) -> None:
     # The panel's refresher is slowed right down, so it cannot hide the bug: the text summary
     # must read the decisions (as `%acp status` does), not the inbox widgets it prunes.
-    k.run("import acp_notebook._sidepanel as sp\nsp.REFRESH_INTERVAL = 3600\nrlo = '\\u202e'")
+    k.run(
+        "import acp_notebook._sidepanel._panel as sp\nsp.REFRESH_INTERVAL = 3600\nrlo = '\\u202e'"
+    )
     _connect(k, tmp_path)
     panel = panel_id(k)
     cell = k.run("%%acp --timeout 1\n$ echo {rlo}plain\n").text()  # nobody answers

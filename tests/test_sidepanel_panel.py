@@ -1,7 +1,7 @@
-"""The side panel renders on change, not on a clock (acp_notebook/_sidepanel.py): with nothing
-happening it renders no section but the clock's (background work, the log); an agent that dies
-by itself, a turn and a close each render it. Without a kernel: the embedded agent runs as a
-subprocess, the panel's widgets live in this process."""
+"""The side panel renders on change, not on a clock (acp_notebook/_sidepanel/_panel.py):
+with nothing happening it renders no section but the clock's (background work, the log); an
+agent that dies by itself, a turn and a close each render it. Without a kernel: the embedded
+agent runs as a subprocess, the panel's widgets live in this process."""
 
 from __future__ import annotations
 
@@ -16,9 +16,8 @@ from pathlib import Path
 import pytest
 from _runs import start_run
 
-from acp_notebook import _sidepanel
 from acp_notebook._notebook._owner import Notebook
-from acp_notebook._sidepanel import SidePanel, install
+from acp_notebook._sidepanel import SidePanel, _panel, install
 
 pytestmark = pytest.mark.process
 
@@ -33,7 +32,7 @@ def wait_until(check: Callable[[], bool], what: str, limit: float = 30) -> None:
 
 @pytest.fixture
 def panel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SidePanel]:
-    monkeypatch.setattr(_sidepanel, "CLOCK_INTERVAL", 0.2)
+    monkeypatch.setattr(_panel, "CLOCK_INTERVAL", 0.2)
     nb = Notebook()
     nb.set_panel_auto(make=False)
     argv = [sys.executable, "-m", "acp_notebook.agent", "--data-dir", str(tmp_path / "data")]

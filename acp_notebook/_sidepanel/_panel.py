@@ -1,19 +1,5 @@
-"""The agent side panel, kernel side: one :class:`SidePanel` per notebook, fed by its events.
-
-The panel shows the agents, their sessions, an approval inbox of every pending permission,
-the terminals of recent turns (second views of the cells' terminal models) and a protocol log.
-Everything is an ipywidgets model; the labextension places the :class:`AgentPanel` in the right
-sidebar (no server extension, no extra channel).
-
-Threading: every widget change of the panel happens in the bridge's I/O thread (where session
-state lives), under the panel's lock. Events only record that something changed and wake a
-refresher task in the I/O thread, which brings the widgets up to date at most every
-``REFRESH_INTERVAL`` seconds and only sends values that changed, so a flood of updates costs a
-bounded number of widget messages. With nothing changed it renders nothing; a slow clock
-(``CLOCK_INTERVAL``) refreshes only what ages by itself: background work's elapsed times and the
-protocol log. Button callbacks (main thread) never block: closing and
-restarting an agent run in a worker thread, a choice goes to the I/O thread.
-"""
+"""``SidePanel``: the sections of the agent panel, its inbox of cards, and its refresher
+(see the package docstring for the threading rules)."""
 
 from __future__ import annotations
 
@@ -21,22 +7,19 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 import ipywidgets  # type: ignore[import-untyped]
 
-from ._notebook._bridge import AgentHandle, IOThread
-from ._notebook._cells import Asked, Question
-from ._notebook._facts import (
+from .._notebook._bridge import AgentHandle, IOThread
+from .._notebook._cells import Asked, Question
+from .._notebook._facts import (
     GRANTS_NOTE,
     LOG_LINES,
     MAX_TERMINALS,
-    AgentFacts,
-    GrantFacts,
-    SessionFacts,
     agent_facts,
     background_facts,
     choices,
@@ -45,109 +28,40 @@ from ._notebook._facts import (
     log_text,
     run_done,
     session_facts,
-    state_label,
     status_text,
 )
-from ._notebook._owner import Notebook
-from ._widgets import AgentPanel, ElicitationCard, PermissionCard, TerminalWidget
-from ._widgets._card import close_deep
-from ._widgets._parts import e, set_children, set_if_changed, visible, visible_lines
+from .._notebook._owner import Notebook
+from .._widgets import AgentPanel, ElicitationCard, PermissionCard
+from .._widgets._parts import e, set_children, set_if_changed, visible, visible_lines
+from ._html import (
+    _agent_html,
+    _cell_id,
+    _close_tree,
+    _grant_html,
+    _section,
+    _session_html,
+    _view_open,
+)
 
 log = logging.getLogger("acp_notebook.sidepanel")
 
+
 #: At most one panel refresh per this many seconds.
 REFRESH_INTERVAL = 0.25
+
+
 #: With nothing changed, background work (its elapsed times) and the protocol log (it changes
 #: with every message, which sends no event) are re-rendered this often; nothing else is.
 CLOCK_INTERVAL = 2.0
+
+
 #: A change renders the protocol log again only when it is this old (a flood's every message
 #: would re-render it); a new pick renders it at once.
 LOG_INTERVAL = 1.0
+
+
 #: Finished turns remembered for their terminals.
 MAX_RUNS = 20
-
-__all__ = ["SidePanel", "close_panel", "current", "install", "open_panel", "summary_text"]
-
-
-# -- the facts (``_notebook._facts``) as HTML -----------------------------------------------
-
-
-def _grant_html(f: GrantFacts) -> str:
-    at = f" · {e(f.at)}" if f.at else ""
-    return (
-        f'<div class="acp-panel-grant" data-allow="{"true" if f.allow else "false"}">'
-        f"<b>{e(f.option)}</b> <code>{e(f.what)}</code><br>"
-        f"session <b>{e(f.session)}</b> on {e(f.agent)}{at} · by {e(f.by)}</div>"
-    )
-
-
-def _agent_html(f: AgentFacts, error: str = "") -> str:
-    if f.alive:
-        state, badge = "alive", f"alive · pid {f.pid}"
-    else:
-        state, badge = "exited", f"exited · {f.exit}"
-    parts = [
-        f'<div class="acp-panel-agent-info" data-name="{e(f.name)}" data-state="{state}">',
-        f"<b>{e(f.name)}</b> {e(f.title)} <code>{e(f.version)}</code> ",
-        f'<span class="acp-badge acp-agent-state" data-state="{state}">{e(badge)}</span>',
-        f'<div class="acp-panel-argv"><code>{e(f.argv)}</code></div>',
-    ]
-    if f.stderr:
-        parts.append(f'<pre class="acp-panel-stderr">{e(f.stderr)}</pre>')
-    if error:
-        parts.append(f'<div class="acp-panel-error">{e(error)}</div>')
-    parts.append("</div>")
-    return "".join(parts)
-
-
-def _session_html(f: SessionFacts, error: str = "") -> str:
-    title = f" · {e(f.title)}" if f.title else ""
-    parts = [
-        f'<div class="acp-panel-session-info" data-state="{e(f.state)}">',
-        f"<b>{e(f.label)}</b> on {e(f.agent)}{title} ",
-        f'<span class="acp-badge acp-session-state">{e(state_label(f))}</span>',
-        f'<div><code title="{e(f.id)}">{e(f.id)}</code> in'
-        f' <code title="{e(f.cwd)}">{e(f.cwd)}</code></div>',
-    ]
-    if f.usage:
-        parts.append(f'<div class="acp-panel-usage">usage: {e(f.usage)}</div>')
-    if f.commands:
-        names = " ".join(f"<code>/{e(name)}</code>" for name in f.commands)
-        parts.append(f'<div class="acp-panel-commands">commands: {names}</div>')
-    if error:
-        parts.append(f'<div class="acp-panel-error">{e(error)}</div>')
-    parts.append("</div>")
-    return "".join(parts)
-
-
-def _section(css: str, title: str) -> tuple[Any, Any, Any]:
-    head = ipywidgets.HTML(value=f'<div class="acp-panel-section-title">{e(title)}</div>')
-    body = ipywidgets.VBox()
-    box = ipywidgets.VBox([head, body])
-    box.add_class("acp-panel-section")
-    box.add_class(css)
-    return box, head, body
-
-
-def _close_tree(widget: Any) -> None:
-    """Close a panel widget and what it holds, except the terminal models the cells share."""
-    if isinstance(widget, TerminalWidget):
-        return
-    for child in getattr(widget, "children", ()):
-        _close_tree(child)
-    close_deep(widget)
-
-
-def _cell_id(run: Any) -> str:
-    key = str(getattr(run, "key", ""))
-    return key[5:] if key.startswith("cell:") else ""
-
-
-def _view_open(run: Any) -> bool:
-    return getattr(run.view, "comm", None) is not None
-
-
-# -- the panel ---------------------------------------------------------------------------------
 
 
 @dataclass
@@ -769,87 +683,3 @@ class SidePanel:
             if not self.closed:
                 self._sync_inbox()
             return status_text(self.nb, self._handles.values(), self._runs)
-
-
-# -- the text summary (also for front ends without the labextension) -----------------------------
-
-
-def summary_text(nb: Notebook) -> str:
-    """The panel's information as text (read in the I/O thread)."""
-    panel = current(nb)
-    if panel is not None:
-        return str(panel.io.call(panel.summary))
-    return str(nb.io.call(status_text, nb, list(nb.agents.values()), nb.runs))
-
-
-# -- the notebook's panel, and the event subscriptions -------------------------------------------
-
-
-def current(nb: Notebook) -> SidePanel | None:
-    """The notebook's open panel, if any."""
-    panel = nb.panel
-    if not isinstance(panel, SidePanel) or panel.closed or panel.io.stopped:
-        return None  # (its I/O thread ended at shutdown)
-    return panel
-
-
-def open_panel(nb: Notebook, show: bool = True) -> SidePanel:
-    """Create the panel if needed and (``show``) ask the front ends to open it."""
-    install(nb)
-    panel = current(nb)
-    if panel is None:
-        panel = SidePanel(nb)
-        panel.start()
-        nb.attach_panel(panel)
-    if show:
-        panel.panel.show()
-    return panel
-
-
-def close_panel(nb: Notebook) -> None:
-    panel = nb.detach_panel()
-    if isinstance(panel, SidePanel):
-        panel.close()
-
-
-def panel_shows(nb: Notebook) -> bool:
-    """Whether the notebook's panel is open in a front end (``CellRun.panel_shows``)."""
-    panel = current(nb)
-    return panel is not None and panel.shows_requests
-
-
-def install(nb: Notebook) -> None:
-    """Subscribe the panel to the notebook's events (once per notebook)."""
-    if not nb.install_once("sidepanel"):
-        return
-
-    def connected(handle: AgentHandle) -> None:
-        panel = current(nb)
-        if panel is not None:
-            panel.on_agent(handle)
-        elif nb.panel_auto_make and not nb.panel_made_once:
-            # Made the first time an agent connects, so the sidebar tab counts pending
-            # requests; revealed only with `%acp panel --auto`.
-            nb.panel_auto_made()
-            open_panel(nb, show=nb.panel_auto_show)
-
-    def forward(method: str) -> Callable[..., None]:
-        def call(*args: Any) -> None:
-            panel = current(nb)
-            if panel is not None:
-                getattr(panel, method)(*args)
-
-        return call
-
-    nb.events.subscribe("agent_connected", connected)
-    for event, method in (
-        ("agent_closed", "mark_dirty"),
-        ("turn_started", "on_turn"),
-        ("turn_ended", "mark_dirty"),
-        ("permission", "on_permission"),
-        ("permission_settled", "on_settled"),
-        ("elicitation", "on_question"),
-        ("elicitation_settled", "on_settled"),
-        ("session_update", "mark_dirty"),
-    ):
-        nb.events.subscribe(event, forward(method))
