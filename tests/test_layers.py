@@ -653,3 +653,34 @@ def test_the_exemptions_are_few_and_real() -> None:
     assert len(NO_TEST_MODULE) <= 8
     for key in NO_TEST_MODULE:
         assert (PACKAGE_DIR.parent / key).exists(), key
+
+
+# --- the folder shows the design ---------------------------------------------------------------
+
+#: A module longer than this is two rooms (the longest today: about 860 lines).
+MAX_MODULE_LINES = 900
+#: Files at the top of the package besides the sub-packages: the public ``__init__``,
+#: ``__main__``, ``mcp_bridge`` (run by path) and ``py.typed``.
+MAX_TOP_LEVEL_FILES = 8
+
+
+def test_no_module_is_longer_than_a_room() -> None:
+    long = [
+        f"{file.relative_to(PACKAGE_DIR)}: {lines} lines"
+        for file in sorted(PACKAGE_DIR.rglob("*.py"))
+        if "labextension" not in file.parts
+        and (lines := len(file.read_text("utf-8").splitlines())) > MAX_MODULE_LINES
+    ]
+    assert long == []
+
+
+def test_the_top_level_holds_the_faces_entry_points_and_packages_only() -> None:
+    files = sorted(
+        p.name for p in PACKAGE_DIR.iterdir() if p.is_file() and not p.name.endswith(".pyc")
+    )
+    assert len(files) <= MAX_TOP_LEVEL_FILES, files
+    assert [name for name in files if name.endswith(".py")] == [
+        "__init__.py",
+        "__main__.py",
+        "mcp_bridge.py",
+    ]

@@ -11,7 +11,7 @@ from acp_notebook._protocol import TerminalExitStatus
 from acp_notebook._state import TerminalState
 from acp_notebook._widgets import TerminalWidget
 from acp_notebook._widgets._static import STATIC_TERMINAL_BYTES, render_tail, terminal_transcript
-from acp_notebook._widgets._turn import terminal_transcript as turn_terminal_transcript
+from acp_notebook._widgets._transcript import terminal_transcript as turn_terminal_transcript
 
 SAMPLE = b"\x1b[32mok\x1b[0m\r\nprogress 10%\rprogress 100%\r\n"
 

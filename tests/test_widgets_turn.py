@@ -1043,7 +1043,7 @@ def test_the_footer_speaks_plainly(
     view = make_view(turn)
     apply(state, *updates, view=view)
     view.refresh()
-    assert view._footer_text(turn) == footer
+    assert view.footer_text(turn) == footer
     assert "stop reason" not in view._footer.value and "requires_action" not in view._footer.value
 
 
@@ -1051,7 +1051,7 @@ def test_a_failed_or_ended_turn_says_why(make_view: Callable[..., TurnView]) -> 
     state, turn = session()
     view = make_view(turn)
     state.end_turn("the agent exited with code 3")
-    assert view._footer_text(turn) == "ended: the agent exited with code 3"
+    assert view.footer_text(turn) == "ended: the agent exited with code 3"
 
 
 def test_a_running_turn_shows_a_spinner_and_its_elapsed_time(
