@@ -297,8 +297,14 @@ class CodeRequest:
         timeout = None if by_policy else self.timeout or run.card_timeout()
         who = run.handle.label if run.handle.agent.info is not None else run.handle.name
         if not run.view_gone:
-            self.card = CodeCard(self.code, self._choose, who=who, timeout=timeout)
-            run.show_card(self.card)
+            card = CodeCard(self.code, self._choose, who=who, timeout=timeout)
+            with self._lock:  # a request given up meanwhile (any thread) found no card to mark
+                self.card = card
+                state: str = self.state  # (another thread may have settled it)
+                settled = self.outcome if state == "done" else None
+            if settled is not None:
+                card.mark(f"Not run - {settled.error}")
+            run.show_card(card)
         if by_policy:
             self.allow("policy")
 

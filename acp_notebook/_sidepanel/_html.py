@@ -14,7 +14,7 @@ from .._notebook._facts import (
     state_label,
 )
 from .._widgets import TerminalWidget
-from .._widgets._card import close_deep
+from .._widgets._asking import close_deep
 from .._widgets._parts import e
 
 

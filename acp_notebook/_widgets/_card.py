@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
 import unicodedata
 from collections.abc import Callable
 from typing import Any
@@ -38,6 +37,7 @@ from .._protocol import (
 )
 from .._protocol._permission import tool_call_command_unknown, tool_call_commands
 from .._protocol._visible import make_visible
+from ._asking import AskCard
 from ._parts import (
     NO_MATH,
     STYLE,
@@ -46,7 +46,6 @@ from ._parts import (
     e,
     generic_html,
     generic_text,
-    start_countdown,
     tool_call_header_html,
     tool_call_header_text,
     visible,
@@ -58,7 +57,6 @@ __all__ = [
     "ChooseCallback",
     "PermissionCard",
     "button_style",
-    "close_deep",
     "describe_decision",
     "kind_badge",
     "name_warning",
@@ -75,15 +73,6 @@ _UNKNOWN_COMMAND = (
 
 ChooseCallback = Callable[[str | None, str], None]
 """``on_choose(option_id, decided_by)``: ``click``, ``timeout``, ``closed`` or ``invalid``."""
-
-
-def close_deep(widget: Any) -> None:
-    """Close a widget and the layout/style models ipywidgets made for it."""
-    for name in ("layout", "style"):
-        child = getattr(widget, name, None)
-        if isinstance(child, ipywidgets.Widget):
-            child.close()
-    widget.close()
 
 
 _KIND_BADGES = {
@@ -268,13 +257,15 @@ Outcome = tuple[str | None, str | None, str]
 """``(option_id, decided_by, detail)``: a settled decision as a card shows it."""
 
 
-class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
+class PermissionCard(AskCard):
     """A live card for one permission request (any thread may call its methods).
 
     It holds the request (a snapshot: the agent's message, validated) and a callback; never
     the client's decision. Its owner pushes the outcome with :meth:`mark_decided`; ``outcome``
     makes a card that shows a decision made already (the side panel, a late view).
     """
+
+    kind = "permission"
 
     def __init__(
         self,
@@ -284,24 +275,17 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
         timeout: float | None = None,
         outcome: Outcome | None = None,
     ) -> None:
+        self._begin_asking()  # before any button (see AskCard)
         self.request = request
         self.timeout = timeout
         self._on_choose = on_choose
-        self._lock = threading.RLock()
-        self._chosen = False  # on_choose was called (or the card was closed)
         self._outcome: tuple[str | None, str | None, str] | None = None
-        self._stop = threading.Event()
-        # Everything the click path touches exists before the first button does: a front end
-        # (or a fast client) may click a button the moment its model is announced, while this
-        # constructor is still running in another thread.
-        self._timer: threading.Thread | None = None
         # A request that cannot be answered unambiguously (duplicate ids ...) gets no live
         # button: the client answers it cancelled before any card sees it, and should one reach
         # a card undecided, the card answers it cancelled itself.
         self.invalid = invalid_options(request)
         self._call: Any = None  # the tool call whose box shows this card (show_with)
         self._info = ipywidgets.HTML(value=STYLE + self.request_html(with_ids=True))
-        self._status = ipywidgets.HTML(value="")
         self._buttons: list[ipywidgets.Button] = []
         self._badges: list[ipywidgets.HTML] = []
         groups: list[ipywidgets.HBox] = []
@@ -338,7 +322,7 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
         elif self.invalid is not None:
             self._choose(None, "invalid")
         elif timeout is not None:
-            self._start_countdown(timeout)
+            self._start_countdown(timeout, lambda: self._choose(None, "timeout"))
 
     # -- facts -----------------------------------------------------------------------------
     @property
@@ -377,10 +361,6 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
         return list(self._buttons)
 
     @property
-    def status_html(self) -> str:
-        return str(self._status.value)
-
-    @property
     def option_html(self) -> list[str]:
         """The kind badge (and any warning) beside each button, in option order."""
         return [str(badge.value) for badge in self._badges]
@@ -394,43 +374,30 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
         return click
 
     def _choose(self, option_id: str | None, decided_by: str) -> None:
-        with self._lock:
-            if self._chosen or self._outcome is not None:
-                return
-            self._chosen = True
-            self._stop.set()
-        # Report first: the answer must reach the owner even if updating the card fails.
-        status = '<span class="acp-card-status">answer sent…</span>'
-        try:
-            self._on_choose(option_id, decided_by)
-        except Exception:  # the owner's bug must not break the comm handler or the timer
-            log.exception("permission card callback failed")
-            status = '<span class="acp-card-warning">the answer could not be sent</span>'
-        if decided_by == "closed":
-            return
-        try:
-            with self._lock:
-                if self._outcome is None:  # mark_decided may have run already
-                    for button in self._buttons:
-                        button.disabled = True
-                    self._status.value = status
-        except Exception:
-            log.exception("updating the permission card failed")
+        self._report_once(lambda: self._on_choose(option_id, decided_by), decided_by)
+
+    # -- AskCard ----------------------------------------------------------------------------
+    def _disable(self) -> None:
+        for button in self._buttons:
+            button.disabled = True
+
+    def _answer_closed(self) -> None:
+        self._choose(None, "closed")
+
+    def _owned(self) -> list[Any]:
+        groups = list(self._button_box.children)
+        return [*self._buttons, *self._badges, *groups, self._button_box, self._info, self._status]
 
     def mark_decided(self, option_id: str | None, decided_by: str | None, detail: str = "") -> None:
         """Show the outcome and disable every button (idempotent)."""
         with self._lock:
             self._outcome = (option_id, decided_by, detail)
-            self._stop.set()
-            if self._status.comm is None:
-                return  # closed already
-            with self.hold_sync():
+            if self._status.comm is not None:
                 shown = self.request.options if self.invalid is None else []
                 for button, option in zip(self._buttons, shown, strict=True):
-                    button.disabled = True
                     if option.option_id == option_id:
                         button.icon = "check"
-                self._status.value = self._decision_html(option_id, decided_by, detail)
+            self._show_decision(self._decision_html(option_id, decided_by, detail))
 
     def _decision_html(self, option_id: str | None, decided_by: str | None, detail: str) -> str:
         """The settled line, the chosen kind as a badge beside it (the kind classes colour it)."""
@@ -442,42 +409,6 @@ class PermissionCard(ipywidgets.VBox):  # type: ignore[misc]
             classes = " ".join(["acp-badge", "acp-kind-badge", *_kind_classes(kind)])
             html += f' <span class="{classes} acp-card-decision-kind">{e(kind_badge(kind))}</span>'
         return html
-
-    # -- countdown -------------------------------------------------------------------------
-    def _start_countdown(self, timeout: float) -> None:
-        self._timer = start_countdown(
-            timeout,
-            lock=self._lock,
-            stop=self._stop,
-            status=self._status,
-            on_expire=lambda: self._choose(None, "timeout"),
-            name="acp-permission-countdown",
-        )
-
-    # -- lifetime ---------------------------------------------------------------------------
-    def close_quietly(self) -> None:
-        """Close without reporting anything: the owner settles the decision itself."""
-        with self._lock:
-            self._chosen = True
-        self.close()
-
-    def close(self) -> None:
-        """Close the card and its children; an open decision fails closed first."""
-        with self._lock:
-            open_decision = not self._chosen and self._outcome is None
-        if open_decision:
-            self._choose(None, "closed")
-        self._stop.set()
-        groups = list(self._button_box.children)
-        for child in [*self._buttons, *self._badges, *groups, self._button_box]:
-            close_deep(child)
-        for child in [self._info, self._status]:
-            close_deep(child)
-        for name in ("layout", "style"):
-            model = getattr(self, name, None)
-            if isinstance(model, ipywidgets.Widget):
-                model.close()
-        super().close()
 
     # -- the tool call around the card ------------------------------------------------------
     def show_with(self, call: Any) -> None:

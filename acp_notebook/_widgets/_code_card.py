@@ -14,15 +14,14 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
 from collections.abc import Callable
 from typing import Any
 
 import ipywidgets  # type: ignore[import-untyped]
 
 from .._protocol._visible import make_visible
-from ._card import close_deep
-from ._parts import NO_MATH, STYLE, e, start_countdown, visible, visible_lines
+from ._asking import AskCard
+from ._parts import NO_MATH, STYLE, e, visible, visible_lines
 
 __all__ = ["CodeCard", "foreign_letters", "highlight_python"]
 
@@ -79,9 +78,10 @@ def highlight_python(code: str) -> str:
     return str(highlight(code, lexer(), formatter(nowrap=True, noclasses=True)))
 
 
-class CodeCard(ipywidgets.VBox):  # type: ignore[misc]
+class CodeCard(AskCard):
     """A live card for one ``run_code`` request (any thread may call its methods)."""
 
+    kind = "code"
     tool_call_id: str | None = None  # shown in arrival order, not in a tool call's box
 
     def __init__(
@@ -92,21 +92,17 @@ class CodeCard(ipywidgets.VBox):  # type: ignore[misc]
         who: str = "the agent",
         timeout: float | None = None,
     ) -> None:
+        self._begin_asking()  # before any button (see AskCard)
         self.code = code
         self.who = who
         self.timeout = timeout
         self._on_choose = on_choose
-        self._lock = threading.RLock()
-        self._chosen = False
         self._decision: str | None = None  # the decision line, once pushed
         self._result: tuple[str, str | None] | None = None  # (output, error), once it ran
-        self._stop = threading.Event()
-        self._timer: threading.Thread | None = None
         # source=True: a lone CR shows as a line break, as Python reads it (issue 22, #14)
         self.hidden = make_visible(code, source=True).hidden
         self.foreign = foreign_letters(code)
         self._info = ipywidgets.HTML(value=STYLE + CODE_STYLE + self.request_html())
-        self._status = ipywidgets.HTML(value="")
         self._output = ipywidgets.HTML(value="")
         self._allow = ipywidgets.Button(
             description="Allow", button_style="success", layout=ipywidgets.Layout(width="auto")
@@ -126,14 +122,7 @@ class CodeCard(ipywidgets.VBox):  # type: ignore[misc]
             if self._chosen:  # clicked while the buttons were built
                 self._allow.disabled = self._reject.disabled = True
         if timeout is not None:
-            self._timer = start_countdown(
-                timeout,
-                lock=self._lock,
-                stop=self._stop,
-                status=self._status,
-                on_expire=lambda: self._choose(False, "timeout"),
-                name="acp-code-countdown",
-            )
+            self._start_countdown(timeout, lambda: self._choose(False, "timeout"))
 
     # -- facts -----------------------------------------------------------------------------
     @property
@@ -158,21 +147,17 @@ class CodeCard(ipywidgets.VBox):  # type: ignore[misc]
 
     # -- choosing -------------------------------------------------------------------------
     def _choose(self, allowed: bool, decided_by: str) -> None:
-        with self._lock:
-            if self._chosen or self._decision is not None:
-                return
-            self._chosen = True
-            self._stop.set()
-        try:  # report first: the answer must reach the owner even if the card fails
-            self._on_choose(allowed, decided_by)
-        except Exception:
-            log.exception("code card callback failed")
-        if decided_by == "closed":
-            return
-        with self._lock:
-            if self._decision is None:
-                self._allow.disabled = self._reject.disabled = True
-                self._status.value = '<span class="acp-card-status">answer sent…</span>'
+        self._report_once(lambda: self._on_choose(allowed, decided_by), decided_by)
+
+    # -- AskCard ----------------------------------------------------------------------------
+    def _disable(self) -> None:
+        self._allow.disabled = self._reject.disabled = True
+
+    def _answer_closed(self) -> None:
+        self._choose(False, "closed")
+
+    def _owned(self) -> list[Any]:
+        return [self._allow, self._reject, self._buttons, self._info, self._status, self._output]
 
     def mark(self, line: str) -> None:
         """Show the decision line (``Allowed - by a click``, ``Cancelled - ...``) and disable
@@ -180,12 +165,7 @@ class CodeCard(ipywidgets.VBox):  # type: ignore[misc]
         with self._lock:
             self._chosen = True
             self._decision = line
-            self._stop.set()
-            if self._status.comm is None:
-                return  # closed already
-            with self.hold_sync():
-                self._allow.disabled = self._reject.disabled = True
-                self._status.value = f'<span class="acp-card-decision"><b>{e(line)}</b></span>'
+            self._show_decision(self.decision_html(line))
 
     def show_result(self, output: str, error: str | None) -> None:
         """Show what the code printed, displayed and returned, and its error, if any."""
@@ -260,29 +240,6 @@ class CodeCard(ipywidgets.VBox):  # type: ignore[misc]
             "text/plain": "\n".join(self.transcript_text()),
             "text/html": STYLE + self.transcript_html(),
         }
-
-    # -- lifetime ---------------------------------------------------------------------------
-    def close_quietly(self) -> None:
-        """Close without reporting anything: the owner settles the request itself."""
-        with self._lock:
-            self._chosen = True
-        self.close()
-
-    def close(self) -> None:
-        """Close the card and its children; an open request fails closed first."""
-        with self._lock:
-            open_request = not self._chosen and self._decision is None
-        if open_request:
-            self._choose(False, "closed")
-        self._stop.set()
-        for child in [self._allow, self._reject, self._buttons, self._info, self._status]:
-            close_deep(child)
-        close_deep(self._output)
-        for name in ("layout", "style"):
-            model = getattr(self, name, None)
-            if isinstance(model, ipywidgets.Widget):
-                model.close()
-        super().close()
 
     def __repr__(self) -> str:
         return f"CodeCard({self.code[:40]!r}, {self.outcome_text!r})"

@@ -30,8 +30,8 @@ import ipywidgets  # type: ignore[import-untyped]
 from .. import _protocol as p
 from .._client._elicitation import message_of, schema_of, too_many_fields
 from ._acks import acknowledge_running_kernel
-from ._card import close_deep
-from ._parts import NO_MATH, STYLE, e, start_countdown, visible, visible_lines
+from ._asking import AskCard
+from ._parts import NO_MATH, STYLE, e, visible, visible_lines
 from ._url import read_url
 
 __all__ = ["AnswerCallback", "ElicitationCard", "url_domain"]
@@ -201,11 +201,12 @@ QuestionOutcome = tuple[str | None, str | None, str, Any]
 """``(action, decided_by, detail, content)``: a settled question as its card shows it."""
 
 
-class ElicitationCard(ipywidgets.VBox):  # type: ignore[misc]
+class ElicitationCard(AskCard):
     """A live card for one question (any thread may call its methods). It holds the request
     (a snapshot) and a callback, never the client's decision: its owner pushes the outcome
     with :meth:`mark_decided`."""
 
+    kind = "question"
     #: questions are not anchored in a tool call's box: the turn view shows them in order
     tool_call_id: str | None = None
 
@@ -220,23 +221,19 @@ class ElicitationCard(ipywidgets.VBox):  # type: ignore[misc]
         # While a cell awaits its turn the kernel must acknowledge each edit of the form, or
         # the browser sends only the first one per field (see _acks).
         acknowledge_running_kernel()
+        self._begin_asking()  # before any button (see AskCard)
         self.request = request
         self.message = message_of(request)
         self.schema = schema_of(request)
         self.timeout = timeout
         self._on_answer = on_answer
-        self._lock = threading.RLock()
-        self._chosen = False
         self._outcome: QuestionOutcome | None = None
-        self._stop = threading.Event()
-        self._timer: threading.Thread | None = None
         #: the last Submit's check, when it runs off the main thread (see _click_handler)
         self._checker: threading.Thread | None = None
         self.fields: dict[str, _Field] = {}
         #: why the form is not built (too many fields), or None
         self.refused = too_many_fields(request)
         self._info = ipywidgets.HTML(value=STYLE + _FORM_STYLE + self.request_html())
-        self._status = ipywidgets.HTML(value="")
         schema = self.schema
         if schema is not None and self.refused is None:
             required = set(schema.required or [])
@@ -264,7 +261,7 @@ class ElicitationCard(ipywidgets.VBox):  # type: ignore[misc]
         elif not known:
             self._report("cancel", None, "invalid")
         elif timeout is not None:
-            self._start_countdown(timeout)
+            self._start_countdown(timeout, lambda: self._report("cancel", None, "timeout"))
 
     # -- facts -----------------------------------------------------------------------------
     @property
@@ -274,10 +271,6 @@ class ElicitationCard(ipywidgets.VBox):  # type: ignore[misc]
     @property
     def buttons(self) -> dict[str, ipywidgets.Button]:
         return dict(self._buttons)
-
-    @property
-    def status_html(self) -> str:
-        return str(self._status.value)
 
     def content(self) -> dict[str, Any]:
         """What Submit would send now."""
@@ -352,27 +345,23 @@ class ElicitationCard(ipywidgets.VBox):  # type: ignore[misc]
         return True
 
     def _report(self, action: str, content: dict[str, Any] | None, by: str) -> None:
-        with self._lock:
-            if self._chosen or self._outcome is not None:
-                return
-            self._chosen = True
-            self._stop.set()
-        status = '<span class="acp-card-status">answer sent…</span>'
-        try:
-            self._on_answer(action, content, by)
-        except Exception:
-            log.exception("question card callback failed")
-            status = '<span class="acp-card-warning">the answer could not be sent</span>'
-        if by == "closed":
-            return
-        try:
-            with self._lock:
-                if self._outcome is None:
-                    for button in self._buttons.values():
-                        button.disabled = True
-                    self._status.value = status
-        except Exception:
-            log.exception("updating the question card failed")
+        self._report_once(lambda: self._on_answer(action, content, by), by)
+
+    # -- AskCard ----------------------------------------------------------------------------
+    def _disable(self) -> None:
+        for button in self._buttons.values():
+            button.disabled = True
+        for item in self.fields.values():
+            item.widget.disabled = True
+
+    def _answer_closed(self) -> None:
+        self._report("cancel", None, "closed")
+
+    def _owned(self) -> list[Any]:
+        owned: list[Any] = [*self._buttons.values(), self._button_box, self._info, self._status]
+        for item in self.fields.values():
+            owned += item.widgets()
+        return [*owned, self._form]
 
     def mark_decided(
         self, action: str | None, decided_by: str | None, detail: str = "", content: Any = None
@@ -380,17 +369,7 @@ class ElicitationCard(ipywidgets.VBox):  # type: ignore[misc]
         """Show the outcome and disable the form (idempotent)."""
         with self._lock:
             self._outcome = (action, decided_by, detail, content)
-            self._stop.set()
-            if self._status.comm is None:
-                return
-            with self.hold_sync():
-                for button in self._buttons.values():
-                    button.disabled = True
-                for item in self.fields.values():
-                    item.widget.disabled = True
-                self._status.value = (
-                    f'<span class="acp-card-decision"><b>{e(self.outcome_text)}</b></span>'
-                )
+            self._show_decision(self.decision_html(self.outcome_text))
 
     @property
     def outcome_text(self) -> str:
@@ -404,38 +383,6 @@ class ElicitationCard(ipywidgets.VBox):  # type: ignore[misc]
         if action == "decline":
             return f"declined by {by}{why}"
         return f"cancelled by {by}{why}"
-
-    # -- countdown -------------------------------------------------------------------------
-    def _start_countdown(self, timeout: float) -> None:
-        self._timer = start_countdown(
-            timeout,
-            lock=self._lock,
-            stop=self._stop,
-            status=self._status,
-            on_expire=lambda: self._report("cancel", None, "timeout"),
-            name="acp-question-countdown",
-        )
-
-    # -- lifetime ---------------------------------------------------------------------------
-    def close_quietly(self) -> None:
-        with self._lock:
-            self._chosen = True
-        self.close()
-
-    def close(self) -> None:
-        """Close the card; an open question is answered ``cancel`` first."""
-        with self._lock:
-            open_question = not self._chosen and self._outcome is None
-        if open_question:
-            self._report("cancel", None, "closed")
-        self._stop.set()
-        owned: list[Any] = [*self._buttons.values(), self._button_box, self._info, self._status]
-        for item in self.fields.values():
-            owned += item.widgets()
-        owned.append(self._form)
-        for child in owned:
-            close_deep(child)
-        super().close()
 
     # -- text --------------------------------------------------------------------------------
     def request_html(self) -> str:

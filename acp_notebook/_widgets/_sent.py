@@ -17,7 +17,7 @@ from typing import Any
 
 import ipywidgets  # type: ignore[import-untyped]
 
-from ._card import close_deep
+from ._asking import close_deep
 from ._parts import NO_MATH, STYLE, e, visible, visible_lines
 
 __all__ = ["MAX_SENT_CARDS", "SentCard", "SentMore"]

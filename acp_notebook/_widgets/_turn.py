@@ -30,8 +30,9 @@ from ipywidgets.widgets.widget_string import HTMLStyle  # type: ignore[import-un
 
 from .._protocol import TerminalToolCallContent
 from .._state import MessageState, TerminalState, ToolCallState, TurnState
+from ._asking import close_deep
 from ._background import BackgroundSection
-from ._card import PermissionCard, close_deep
+from ._card import PermissionCard
 from ._parts import (
     STYLE,
     content_html,
