@@ -158,30 +158,66 @@ DETAIL = {"timeout": "no answer before the timeout", "closed": "the card was clo
 
 
 @dataclass(eq=False)
-class Asked:
-    """One permission request of a cell's turn, as its cards see it: the request (a snapshot),
-    the ``choose`` callback every card of it calls (any thread), the cards (the cell's, the
-    panel's), and the outcome once the decision settled (pushed to every card then)."""
-
-    run: CellRun
-    request: RequestPermissionRequest
-    choose: Callable[[str | None, str], None]
-    asked_at: float
-    cards: list[Any] = field(default_factory=list)
-    outcome: Outcome | None = None
-
-
-@dataclass(eq=False)
-class Question:
-    """One question (``elicitation/create``) of a cell's turn, as its cards see it: the
-    request, the ``answer`` callback every card of it calls (``(action, content, by)``, any
-    thread), the cards, and the outcome once settled (pushed to every card then)."""
+class Request:
+    """One request of a cell's turn that a person is asked, as its cards see it: the request
+    (a snapshot), its cards (the cell's, the panel's: ``_widgets._asking.AskCard``), and the
+    outcome once it settled, pushed to every card then (``settle``). Permission requests
+    (``Asked``) and questions (``Question``) are its kinds; each adds the callback every card
+    of it calls (any thread)."""
 
     run: CellRun
     request: Any
+    cards: list[Any] = field(default_factory=list, kw_only=True)
+    outcome: tuple[Any, ...] | None = field(default=None, kw_only=True)
+
+    def second_card(self, timeout: float | None) -> Any:
+        """Another card of the request (the side panel's inbox): a click there answers as
+        ``panel``; closing it answers nothing (the cell's card and the run fail closed)."""
+        raise NotImplementedError
+
+    def push(self, outcome: tuple[Any, ...]) -> None:
+        """Show the settled outcome on every card of the request (the owner's push)."""
+        for card in list(self.cards):
+            try:
+                card.mark_decided(*outcome)
+            except Exception:
+                log.exception("updating a card of %s failed", type(self).__name__)
+
+
+@dataclass(eq=False)
+class Asked(Request):
+    """A permission request: ``choose(option_id, by)``; when it was asked."""
+
+    request: RequestPermissionRequest
+    choose: Callable[[str | None, str], None]
+    asked_at: float
+    outcome: Outcome | None = field(default=None, kw_only=True)
+
+    def second_card(self, timeout: float | None) -> Any:
+        from .._widgets import PermissionCard
+
+        def on_choose(option_id: str | None, by: str) -> None:
+            if by != "closed":
+                self.choose(option_id, "panel" if by == "click" else by)
+
+        return PermissionCard(self.request, on_choose, timeout=timeout, outcome=self.outcome)
+
+
+@dataclass(eq=False)
+class Question(Request):
+    """A question (``elicitation/create``): ``answer(action, content, by)``."""
+
     answer: Callable[[str, Any, str], None]
-    cards: list[Any] = field(default_factory=list)
-    outcome: tuple[str | None, str | None, str, Any] | None = None
+    outcome: tuple[str | None, str | None, str, Any] | None = field(default=None, kw_only=True)
+
+    def second_card(self, timeout: float | None) -> Any:
+        from .._widgets import ElicitationCard
+
+        def on_answer(action: str, content: Any, by: str) -> None:
+            if by != "closed":
+                self.answer(action, content, "panel" if by == "click" else by)
+
+        return ElicitationCard(self.request, on_answer, timeout=timeout, outcome=self.outcome)
 
 
 GONE = "the cell that started this work is gone, and no side panel shows the request"
@@ -366,16 +402,7 @@ class CellRun:
         """Push a settled decision to every card of it (I/O thread, as it settles)."""
         asked.outcome = (decision.option_id, decision.decided_by, decision.detail)
         self._open_asks -= 1
-        for card in list(asked.cards):
-            try:
-                card.mark_decided(*asked.outcome)
-            except Exception:
-                log.exception("updating a permission card failed")
-        self._dirty = True
-        self.changes += 1
-        self.events.emit("permission_settled", self, asked)
-        if decision.decided_by == "timeout":  # --timeout ends the turn, as a cancel does
-            self._cancel_after_timeout()
+        self._request_settled(asked, asked.outcome, "permission_settled")
 
     # -- questions (I/O thread) -------------------------------------------------------------
     async def answer(self, decision: ElicitationDecision) -> ElicitationAnswer:
@@ -428,15 +455,17 @@ class CellRun:
             decision.content,
         )
         self._open_questions -= 1
-        for card in list(question.cards):
-            try:
-                card.mark_decided(*question.outcome)
-            except Exception:
-                log.exception("updating a question card failed")
+        self._request_settled(question, question.outcome, "elicitation_settled")
+
+    def _request_settled(self, record: Request, outcome: tuple[Any, ...], event: str) -> None:
+        """What every kind of request does as it settles (I/O thread): its cards show the
+        outcome, the record counts a change, the panel hears of it; a card's timeout ends the
+        turn, as a cancel does (answered, then ``session/cancel``)."""
+        record.push(outcome)
         self._dirty = True
         self.changes += 1
-        self.events.emit("elicitation_settled", self, question)
-        if decision.decided_by == "timeout":  # as for a permission: `cancel`, then session/cancel
+        self.events.emit(event, self, record)
+        if outcome[1] == "timeout":
             self._cancel_after_timeout()
 
     def _refuse_form(self, decision: ElicitationDecision, why: str) -> ElicitationAnswer:

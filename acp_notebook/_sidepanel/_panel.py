@@ -15,7 +15,7 @@ import anyio
 import ipywidgets  # type: ignore[import-untyped]
 
 from .._notebook._bridge import AgentHandle, IOThread
-from .._notebook._cells import Asked, Question
+from .._notebook._cells import Asked, Question, Request
 from .._notebook._facts import (
     GRANTS_NOTE,
     LOG_LINES,
@@ -31,7 +31,7 @@ from .._notebook._facts import (
     status_text,
 )
 from .._notebook._owner import Notebook
-from .._widgets import AgentPanel, ElicitationCard, PermissionCard
+from .._widgets import AgentPanel, PermissionCard
 from .._widgets._parts import e, set_children, set_if_changed, visible, visible_lines
 from ._html import (
     _agent_html,
@@ -68,7 +68,7 @@ MAX_RUNS = 20
 class _Entry:
     """One pending permission request or question in the inbox."""
 
-    asked: Asked | Question
+    asked: Request
     card: PermissionCard
     box: Any
     widgets: list[Any] = field(default_factory=list)
@@ -230,7 +230,7 @@ class SidePanel:
             self._add_entry(question, timeout=run.card_timeout())
             self._sync_inbox()
 
-    def on_settled(self, _run: Any, asked: Asked | Question) -> None:
+    def on_settled(self, _run: Any, asked: Request) -> None:
         """A request was decided (I/O thread; its card here shows it already): it leaves the
         inbox now, not at the next refresh."""
         with self._lock:
@@ -251,33 +251,11 @@ class SidePanel:
         if run not in self._runs:
             self._runs.append(run)
 
-    def _add_entry(self, asked: Asked | Question, timeout: float | None) -> None:
+    def _add_entry(self, asked: Request, timeout: float | None) -> None:
         if self._closed or any(entry.asked is asked for entry in self._entries):
             return
         run = asked.run
-        card: Any
-        if isinstance(asked, Question):
-            question = asked
-
-            def on_answer(action: str, content: Any, by: str) -> None:
-                if by == "closed":
-                    return  # closing the panel's copy of a form never answers anything
-                question.answer(action, content, "panel" if by == "click" else by)
-
-            card = ElicitationCard(
-                question.request, on_answer, timeout=timeout, outcome=question.outcome
-            )
-        else:
-            permission = asked
-
-            def on_choose(option_id: str | None, by: str) -> None:
-                if by == "closed":
-                    return  # closing the panel's copy of a card never decides anything
-                permission.choose(option_id, "panel" if by == "click" else by)
-
-            card = PermissionCard(
-                permission.request, on_choose, timeout=timeout, outcome=permission.outcome
-            )
+        card = asked.second_card(timeout)  # a click answers as "panel"; closing it, nothing
         asked.cards.append(card)  # the run pushes the outcome to it
         label = ipywidgets.HTML(value=self._entry_label(run))
         show = ipywidgets.Button(description="Show in notebook", icon="arrow-right")
