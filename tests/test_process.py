@@ -377,3 +377,25 @@ async def test_a_stuck_watchdog_is_killed_after_watchdog_wait(
     await proc.aclose(grace=0, term_grace=0)
     assert proc.returncode == -signal.SIGKILL  # the watchdog's own end, not the agent's
     assert _wait_until_gone(proc.pid) == []
+
+
+def test_read_pty_gives_bytes_then_not_yet_then_its_end() -> None:
+    from acp_notebook._connection._process import NOT_YET, read_pty
+
+    master, slave = os.openpty()
+    try:
+        os.set_blocking(master, False)
+        assert read_pty(master, 1024) == NOT_YET  # nothing written yet
+        os.write(slave, b"hello")
+        data = b""
+        deadline = time.monotonic() + 10
+        while len(data) < 5 and time.monotonic() < deadline:
+            data += read_pty(master, 1024) or b""
+        assert data == b"hello"
+        os.close(slave)
+        slave = -1
+        assert read_pty(master, 1024) is None  # EIO: nobody holds the other side
+    finally:
+        os.close(master)
+        if slave >= 0:
+            os.close(slave)

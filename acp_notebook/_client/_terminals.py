@@ -62,7 +62,7 @@ from pydantic import Field, ValidationError
 
 from .._connection._errors import INVALID_PARAMS, INVALID_REQUEST, RpcError
 from .._connection._exit import signal_of
-from .._connection._process import spawn_in_pty
+from .._connection._process import read_pty, spawn_in_pty
 from .._protocol import ErrorCode, RequestPermissionRequest
 from .._protocol._base import WireModel
 from ._approval import Approve, ask, refusal
@@ -403,16 +403,11 @@ class _Terminal:
                 if exited.is_set():
                     return  # gone, and nothing more came: someone outside the group holds it
                 continue
-            try:
-                data = os.read(fd, READ_BYTES)
-            except BlockingIOError:
-                continue
-            except OSError as exc:
-                if exc.errno == errno.EIO:  # every holder of the PTY's other side is gone
-                    return
-                raise
-            if not data:
+            data = read_pty(fd, READ_BYTES)
+            if data is None:  # its end: every holder of the PTY's other side is gone
                 return
+            if not data:
+                continue
             self.output.feed(data)
             if on_output is not None:
                 try:

@@ -118,6 +118,26 @@ def spawn_in_pty(
     return PtyChild(process, master, watch_w, pid)
 
 
+#: What ``read_pty`` gives when nothing is ready yet (the master side is non-blocking).
+NOT_YET = b""
+
+
+def read_pty(fd: int, size: int) -> bytes | None:
+    """One read of a PTY's master side (``spawn_in_pty`` made it non-blocking): the bytes,
+    ``NOT_YET`` when nothing is ready, or None at its end (EOF, or EIO: every holder of the
+    other side closed it). Any other error raises. The one read every PTY of the client
+    layers (client terminals, the login terminal) goes through."""
+    try:
+        data = os.read(fd, size)
+    except BlockingIOError:
+        return NOT_YET
+    except OSError as exc:
+        if exc.errno == errno.EIO:
+            return None
+        raise
+    return data or None
+
+
 def _read_report(fd: int) -> str:
     """The launcher's report, read to its end (the exec closes it); closes ``fd``."""
     data = b""

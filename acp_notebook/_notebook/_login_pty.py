@@ -25,7 +25,6 @@ command's own echo (none for a password) reaches the widget.
 from __future__ import annotations
 
 import contextlib
-import errno
 import logging
 import os
 import select
@@ -38,7 +37,7 @@ from typing import Any
 import ipywidgets as widgets  # type: ignore[import-untyped]
 
 from .._connection._exit import exit_label, signal_of
-from .._connection._process import set_pty_size, spawn_in_pty
+from .._connection._process import read_pty, set_pty_size, spawn_in_pty
 from .._widgets._terminal import TerminalWidget
 
 __all__ = ["LoginPty", "LoginTerminal", "sign_in_terminal"]
@@ -184,15 +183,14 @@ class LoginPty:
                             break
                     continue
                 try:
-                    data = os.read(fd, READ_BYTES)
-                except BlockingIOError:
-                    continue
-                except OSError as exc:
-                    if exc.errno != errno.EIO:  # EIO: every holder of the slave side closed it
-                        log.debug("reading the login PTY failed", exc_info=True)
+                    data = read_pty(fd, READ_BYTES)
+                except OSError:
+                    log.debug("reading the login PTY failed", exc_info=True)
+                    break
+                if data is None:
                     break
                 if not data:
-                    break
+                    continue
                 quiet = 0.0
                 self._on_output(data)
         finally:
