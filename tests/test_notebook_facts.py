@@ -79,3 +79,19 @@ def test_the_status_text_names_each_agent_and_every_section() -> None:
     for section in ("Sessions:", "Approval inbox: 0 pending", "Background work: 0"):
         assert section in lines
     assert lines[-2:] == ["Terminals: 0", "Grants: 0"]
+
+
+def test_the_status_text_names_env_variables_never_their_values_and_marks_closed() -> None:
+    secret = "sk-secret-4e1f9a"
+    handle = _fake_handle(False, returncode=0)
+    handle.env = {"API_KEY": secret}
+    handle.agent.process.stderr_tail = lambda n=None: f"key {secret} rejected\n"
+    handle.closed = True
+    nb = Notebook()
+    try:
+        text = status_text(nb, [handle], [])
+    finally:
+        nb.shutdown()
+    assert secret not in text
+    assert "closed (exit 0), argv fake-agent --flag 'a b', env API_KEY=***" in text
+    assert "stderr tail: key *** rejected" in text

@@ -428,4 +428,4 @@ def test_panel_outside_a_kernel_prints_why_and_the_text(capsys: pytest.CaptureFi
         nb.shutdown()
     out = capsys.readouterr().out
     assert "cannot open the agent panel: this is not a Jupyter kernel" in out
-    assert "Agents:\n  (none connected)" in out and "Approval inbox: 0 pending" in out
+    assert "Agents:\n  (none: no agents connected" in out and "Approval inbox: 0 pending" in out

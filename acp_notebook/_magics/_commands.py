@@ -24,8 +24,7 @@ from .._notebook._errors import (
 )
 from .._notebook._failures import ConnectFailed
 from .._notebook._owner import Notebook
-from .._notebook._redact import REDACTED, redact
-from .._protocol._visible import visible_text
+from .._notebook._redact import redact
 from ._auth import _auth_cmd
 from ._parsers import (
     _PROTOCOLS,
@@ -404,42 +403,15 @@ def _resume_call(nb: Notebook, handle: AgentHandle, session_id: str) -> Session:
 
 
 def _status(nb: Notebook, argv: list[str]) -> None:
-    parser = _sub_parser("status", "The agents, their processes, and the named sessions.")
+    from .. import _sidepanel
+
+    parser = _sub_parser(
+        "status",
+        "The agents (processes, exit states, stderr tails), their sessions, the approval inbox,"
+        " background work, terminals and grants: the text the side panel shows.",
+    )
     _parse_sub(parser, argv)
-    handles = nb.agents
-    if not handles:
-        _say("acp: no agents connected")
-    default_name = nb.default_name()
-    for name, handle in handles.items():
-        proc = handle.agent.process
-        if handle.alive:
-            life = f"alive (pid {proc.pid if proc else '?'})"
-        else:
-            life = f"exited ({handle.exit_status})"
-        default = " [default]" if name == default_name else ""
-        label = visible_text(handle.label, prose=True)
-        env = "".join(f", env {key}={REDACTED}" for key in handle.env)
-        _say(f"{name}{default}: {label}, {life}, argv {shlex.join(handle.argv)}{env}")
-        if not handle.alive:
-            tail = handle.stderr_tail().strip()
-            tail = visible_text(redact(tail, handle.env), multiline=True)
-            if tail:
-                _say("  stderr tail:\n    " + tail.replace("\n", "\n    "), multiline=True)
-    for name, handle in nb.closed_agents.items():
-        if name not in handles:
-            label = visible_text(handle.label, prose=True)
-            _say(f"{name}: {label}, closed ({handle.exit_status})")
-    for named in nb.sessions:
-        session = named.session
-        state = session.state
-        stop = f" ({state.stop_reason})" if state.state == "idle" and state.stop_reason else ""
-        if state.state == "ended" and state.turns and state.turns[-1].ended_by:
-            stop = f" ({state.turns[-1].ended_by})"
-        pending = sum(1 for d in session.permissions if d.pending)
-        _say(
-            f"session {named.name!r} on {named.agent!r}: {session.id}, "
-            f"{state.state or 'new'}{stop}, {pending} pending permission(s)"
-        )
+    _say(_sidepanel.summary_text(nb), multiline=True)
 
 
 def _log(nb: Notebook, argv: list[str]) -> None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .._client._permission import PermissionDecision
 from .._widgets._background import describe_item
 from .._widgets._parts import visible, visible_lines, wire
+from ._redact import REDACTED, redact
 
 if TYPE_CHECKING:
     from ._bridge import AgentHandle
@@ -44,6 +45,10 @@ class AgentFacts:
     """how it ended (``exit 3``, ``signal SIGKILL``), or "" while it runs"""
     stderr: str
     """the end of its stderr once it exited, else """ ""
+    closed: bool = False
+    """closed on purpose (``%acp close``, the panel), not exited by itself"""
+    env: tuple[str, ...] = ()
+    """the names of the variables ``--env`` added (never their values)"""
 
 
 @dataclass(frozen=True)
@@ -105,7 +110,7 @@ def agent_facts(handle: AgentHandle) -> AgentFacts:
     stderr = ""
     if not alive:
         exit_label = handle.exit_status
-        stderr = handle.stderr_tail(2000).strip()
+        stderr = redact(handle.stderr_tail(2000).strip(), handle.env)
     # Everything shown as text has its hidden characters made visible (_protocol._visible):
     # the HTML and the text summary are both made from these facts.
     return AgentFacts(
@@ -119,6 +124,8 @@ def agent_facts(handle: AgentHandle) -> AgentFacts:
         alive=alive,
         exit=visible(exit_label),
         stderr=visible_lines(stderr),
+        closed=handle.closed,
+        env=tuple(visible(name) for name in handle.env),
     )
 
 
@@ -163,6 +170,8 @@ def session_facts(label: str, agent_name: str, session: Any) -> SessionFacts:
         if isinstance(payload, dict) and payload.get("name"):
             commands.append(visible(str(payload["name"])))
     stop_reason = state.stop_reason if state.state == "idle" else None
+    if state.state == "ended" and state.turns and state.turns[-1].ended_by:
+        stop_reason = state.turns[-1].ended_by  # the turn ended without its idle: why
     return SessionFacts(  # hidden characters made visible, as in agent_facts
         label=visible(label),
         agent=visible(agent_name),
@@ -339,14 +348,21 @@ def status_text(nb: Notebook, handles: Iterable[AgentHandle], runs: Iterable[Any
     names = {id(named.session): named.name for named in nb.sessions}
     lines = ["Agents:"]
     handles = list(handles)
+    default = nb.default_name()
     for handle in handles:
         af = agent_facts(handle)
-        life = f"alive (pid {af.pid})" if af.alive else f"exited ({af.exit})"
-        lines.append(f"  {af.name}: {af.title} {af.version}, {life}, argv {af.argv}")
+        if af.alive:
+            life = f"alive (pid {af.pid})"
+        else:
+            life = f"{'closed' if af.closed else 'exited'} ({af.exit})"
+        mark = " [default]" if handle.name == default and not af.closed else ""
+        env = "".join(f", env {name}={REDACTED}" for name in af.env)
+        line = f"  {af.name}{mark}: {af.title} {af.version}, {life}, argv {af.argv}{env}"
+        lines.append(line)
         if af.stderr:
             lines.append("    stderr tail: " + af.stderr.replace("\n", "\n      "))
     if not handles:
-        lines.append("  (none connected)")
+        lines.append("  (none: no agents connected; `%acp connect` starts one)")
     lines.append("Sessions:")
     count = 0
     for handle in handles:
@@ -354,7 +370,10 @@ def status_text(nb: Notebook, handles: Iterable[AgentHandle], runs: Iterable[Any
             count += 1
             f = session_facts(names.get(id(session), "(unnamed)"), handle.name, session)
             title = f" '{f.title}'" if f.title else ""
-            lines.append(f"  {f.label} on {f.agent}: {f.id}{title}, {state_label(f)}")
+            lines.append(
+                f"  session {f.label!r} on {f.agent!r}: {f.id}{title}, {state_label(f)},"
+                f" {f.pending} pending permission(s)"
+            )
             if f.usage:
                 lines.append(f"    usage: {f.usage}")
             for option in f.config:

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._notebook._bridge import AgentHandle
-from .._notebook._facts import status_text
+from .._notebook._facts import handles_of, status_text
 from .._notebook._owner import Notebook
 from ._panel import SidePanel
 
@@ -36,7 +36,7 @@ def summary_text(nb: Notebook) -> str:
     panel = current(nb)
     if panel is not None:
         return str(panel.io.call(panel.summary))
-    return str(nb.io.call(status_text, nb, list(nb.agents.values()), nb.runs))
+    return str(nb.io.call(status_text, nb, handles_of(nb), nb.runs))
 
 
 def current(nb: Notebook) -> SidePanel | None:
