@@ -226,7 +226,8 @@ def test_no_auto_and_explicit_open_with_text_summary(k: Kernel, tmp_path: Path) 
     panel = panel_id(k)
     assert k.models[panel]["_show_requests"] >= 1
     # the same information as text, plus why it may not show (no front end reported it)
-    assert "Agents:" in text and "embedded: acp_notebook agent" in text and "alive" in text
+    assert "Agents:" in text and "embedded [default]: acp_notebook agent" in text
+    assert "alive" in text
     assert "Approval inbox: 0 pending" in text
     assert "VS Code" in text
 

@@ -361,7 +361,7 @@ def status_text(nb: Notebook, handles: Iterable[AgentHandle], runs: Iterable[Any
         lines.append(line)
         if af.stderr:
             lines.append("    stderr tail: " + af.stderr.replace("\n", "\n      "))
-    if not handles:
+    if not any(not handle.closed for handle in handles):  # (an exited one still counts)
         lines.append("  (none: no agents connected; `%acp connect` starts one)")
     lines.append("Sessions:")
     count = 0
