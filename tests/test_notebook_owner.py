@@ -102,6 +102,32 @@ def test_sessions_by_name_and_by_agent(nb: Notebook, tmp_path: Path) -> None:
     assert unknown.value.known == ("a", "b")
 
 
+def test_resume_names_the_replayed_session_and_refuses_an_unknown_id(
+    nb: Notebook, tmp_path: Path
+) -> None:
+    from acp_notebook._connection._errors import RpcError
+
+    nb.connect("a", ["x"], str(tmp_path))
+    first = nb.session("default")
+    sid = first.session.id
+
+    async def talk() -> None:
+        turn = await first.session.prompt("remember this")
+        await turn.wait()
+
+    nb.agent("a").io.call(talk)
+    nb.connect("b", ["x"], str(tmp_path))  # another agent process, the same session store
+    again = nb.resume("again", sid, agent="b")
+    assert (again.name, again.agent, again.session.id) == ("again", "b", sid)
+    assert again.session is not first.session
+    assert nb.session("again") is again  # named here from now on
+    replayed = again.session.state.messages.values()
+    assert any("remember this" in m.text for m in replayed)  # the history came back
+    with pytest.raises(RpcError):
+        nb.resume("nope", "no-such-session", agent="b")
+    assert "nope" not in [named.name for named in nb.sessions]
+
+
 def test_an_exited_agent_is_gone_with_its_status(nb: Notebook, tmp_path: Path) -> None:
     handle, _ = nb.connect("a", ["x"], str(tmp_path))
     handle.io.call(handle._stop.set)  # the agent's connection ends by itself

@@ -5,7 +5,6 @@ what it returns."""
 from __future__ import annotations
 
 import datetime
-import functools
 import re
 import shlex
 import sys
@@ -15,7 +14,6 @@ from typing import Any
 from IPython.core.error import UsageError
 
 from .._client._errors import AuthenticationRequired, UnsupportedProtocolVersion
-from .._client._session import Session
 from .._connection._errors import AcpError
 from .._notebook._bridge import CONNECT_TIMEOUT, AgentHandle
 from .._notebook._errors import (
@@ -374,32 +372,12 @@ def _resume(nb: Notebook, argv: list[str]) -> None:
     )
     parser.add_argument("--name", default=None, help="the agent (default: the default agent)")
     args = _parse_sub(parser, argv)
-    handle = nb.live(nb.agent(args.name))
-    session = _resume_call(nb, handle, args.session_id)
-    nb.bind(args.session, handle.name, session)
-    state = session.state
+    state = nb.resume(args.session, args.session_id, agent=args.name).session.state
     _say(
         f"acp: resumed {args.session_id} as session {args.session!r}: "
         f"{len(state.messages)} messages, {len(state.tool_calls)} tool calls, "
         f"{len(state.terminals)} terminals replayed"
     )
-
-
-def _resume_call(nb: Notebook, handle: AgentHandle, session_id: str) -> Session:
-    """``session/resume`` (with the kernel tools' server for an agent that has them)."""
-    entries, grant = nb.mcp_servers(handle)
-    call = functools.partial(
-        handle.agent.resume_session, session_id, handle.cwd, replay=True, mcp_servers=entries
-    )
-    try:
-        session: Session = handle.io.call(call)
-    except BaseException:
-        if grant is not None and nb.kernel_tools is not None:
-            nb.kernel_tools.revoke(grant)
-        raise
-    if grant is not None and nb.kernel_tools is not None:
-        nb.kernel_tools.bind(grant, session)
-    return session
 
 
 def _status(nb: Notebook, argv: list[str]) -> None:

@@ -397,6 +397,24 @@ class Notebook:
             self.kernel_tools.bind(grant, fresh)
         return self.bind(name, handle.name, fresh)
 
+    def resume(self, name: str, session_id: str, *, agent: str | None = None) -> NamedSession:
+        """``session/resume`` of ``session_id`` on agent ``agent`` (default: the default
+        agent), its history replayed, named ``name`` here; with the kernel tools' server for
+        an agent that has them. Raises ``NoSuchAgent``, ``AgentGone`` or the agent's error."""
+        handle = self.live(self.agent(agent))
+        entries, grant = self.mcp_servers(handle)
+        call = functools.partial(
+            handle.agent.resume_session, session_id, handle.cwd, replay=True, mcp_servers=entries
+        )
+        try:
+            session: Session = handle.io.call(call)
+        except BaseException:
+            self._revoke(grant)
+            raise
+        if grant is not None and self.kernel_tools is not None:
+            self.kernel_tools.bind(grant, session)
+        return self.bind(name, handle.name, session)
+
     # -- kernel tools ---------------------------------------------------------------------
     def has_kernel_tools(self, agent: str) -> bool:
         with self._lock:
