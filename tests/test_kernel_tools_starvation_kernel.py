@@ -83,8 +83,9 @@ def test_thousands_of_idle_connections_neither_stop_cells_nor_the_tools(
         # the attack landed: the kernel holds many more descriptors (the idle connections)
         k.wait_for(lambda: _kernel_files(k) >= before + 32, "the kernel to hold the connections")
         for i in range(5):  # cells run while the connections are open (a file too)
+            # one string: under load, print's separator came in a stream message of its own
             out = k.run(
-                f"import tempfile as _t\nwith _t.TemporaryFile() as _f:\n    print('during', {i})"
+                f"import tempfile as _t\nwith _t.TemporaryFile() as _f:\n    print('during {i}')"
             ).text()
             assert f"during {i}" in out
     finally:
