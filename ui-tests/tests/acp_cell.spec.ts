@@ -6,7 +6,7 @@ import * as path from 'path';
 
 import { expect, test } from '@jupyterlab/galata';
 
-import { ARTIFACTS, FINAL_RECORD, LIVE_TURN, cellOutput, openNotebook } from './notebook';
+import { ARTIFACTS, FINAL_RECORD, LIVE_TURN, cellOutput, openNotebook, openPath } from './notebook';
 
 /**
  * Connect the embedded agent with a fresh temporary cwd (also the kernel's cwd) and data dir,
@@ -127,10 +127,8 @@ test.describe('%%acp cell with the embedded agent', () => {
     // (the notebook comes back with the restored layout, so there is no Launcher to wait for)
     await page.reload({ waitForIsReady: false });
     await page.locator('#jupyterlab-splash').waitFor({ state: 'detached' });
-    if (!(await page.notebook.isOpen('approve.ipynb'))) {
-      await page.notebook.openByPath(`${tmpPath}/approve.ipynb`); // not restored with the layout
-    }
-    await page.notebook.activate('approve.ipynb');
+    // (opened again when the layout did not restore it; made the current tab either way)
+    await openPath(page, `${tmpPath}/approve.ipynb`);
     const reopened = cellOutput(page, 1);
     // all outputs are still there (so hiding the dead widget output is really tested): the
     // live view, the record slot (emptied at the end of the turn) and the final transcript ...

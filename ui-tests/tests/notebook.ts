@@ -35,7 +35,22 @@ export async function openNotebook(
   sources: string[]
 ): Promise<void> {
   await page.contents.uploadContent(notebook(sources), 'text', `${tmpPath}/${name}`);
-  await page.notebook.openByPath(`${tmpPath}/${name}`);
+  await openPath(page, `${tmpPath}/${name}`);
+}
+
+/**
+ * Open a notebook by its path through the document manager and make it the current tab.
+ * (Galata's `openByPath` double-clicks it in the file browser, which first waits up to 15 s for
+ * a file uploaded behind the browser's back to be listed: a flake on a loaded machine.)
+ */
+export async function openPath(page: IJupyterLabPageFixture, filePath: string): Promise<void> {
+  await page.evaluate(async where => {
+    const app = (window as any).jupyterapp;
+    await app.commands.execute('docmanager:open', { path: where });
+  }, filePath);
+  const name = path.basename(filePath);
+  // the tab galata's `activate` clicks (it gives up at once when there is none yet)
+  await page.getByRole('main').getByRole('tab', { name }).waitFor();
   await page.notebook.activate(name);
 }
 

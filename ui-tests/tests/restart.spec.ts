@@ -8,7 +8,7 @@ import * as path from 'path';
 import { expect, test } from '@jupyterlab/galata';
 import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
 
-import { ARTIFACTS, FINAL_RECORD, LIVE_TURN, RUNNING_RECORD, cellOutput, openNotebook } from './notebook';
+import { ARTIFACTS, FINAL_RECORD, LIVE_TURN, RUNNING_RECORD, cellOutput, openNotebook, openPath } from './notebook';
 
 /** As in acp_cell.spec.ts: the embedded agent in a fresh temporary cwd and data dir. */
 const CONNECT = [
@@ -124,10 +124,8 @@ test.describe('kernel restarts and crashes', () => {
     await page.kernel.shutdownAll(); // the kernel is gone before the turn ends
     await page.reload({ waitForIsReady: false });
     await page.locator('#jupyterlab-splash').waitFor({ state: 'detached' });
-    if (!(await page.notebook.isOpen('interrupted.ipynb'))) {
-      await page.notebook.openByPath(`${tmpPath}/interrupted.ipynb`);
-    }
-    await page.notebook.activate('interrupted.ipynb');
+    // (opened again when the layout did not restore it; made the current tab either way)
+    await openPath(page, `${tmpPath}/interrupted.ipynb`);
     const reopened = cellOutput(page, 1);
     await expect(reopened.locator('.acp-turn-static').filter({ visible: true })).toHaveCount(1);
     await expect(reopened).toContainText('Still running when this was saved');

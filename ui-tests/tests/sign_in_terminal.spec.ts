@@ -48,8 +48,11 @@ test.describe('a terminal sign-in', () => {
     // "m", ...) must not fire while the terminal has the focus.
     await terminal.locator('.acp-terminal-screen').click();
     // In input mode the view fits its columns to its width, and tells the kernel (the PTY).
-    const cols = await terminal.evaluate(el => (el as any).__acpTerm.cols as number);
-    expect(cols).not.toBe(80);
+    // (The fit follows layout: a ResizeObserver may do it a frame after the input mode is on.)
+    const columns = (): Promise<number> =>
+      terminal.evaluate(el => (el as any).__acpTerm.cols as number);
+    await expect.poll(columns).not.toBe(80);
+    const cols = await columns();
     await page.keyboard.type('open-sesa');
     await expect(terminal).toHaveAttribute('data-input', 'on');
     await terminal.scrollIntoViewIfNeeded();
