@@ -102,6 +102,7 @@ def _playwright(specs: tuple[str, ...], env: dict[str, str]) -> str:
 GROUPS: dict[str, tuple[str, ...]] = {
     "cells": (
         "acp_cell.spec.ts",
+        "big_edit.spec.ts",
         "code_card.spec.ts",
         "context.spec.ts",
         "noninteractive.spec.ts",
@@ -111,6 +112,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "terminals": (
         "terminal.spec.ts",
         "terminal_render.spec.ts",
+        "terminal_phase.spec.ts",
         "sign_in_terminal.spec.ts",
     ),
 }

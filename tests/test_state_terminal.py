@@ -9,7 +9,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from acp_notebook._protocol import TerminalExitStatus
-from acp_notebook._state._terminal import ExitStatus, TerminalState, patch_meta
+from acp_notebook._state._terminal import (
+    ExitStatus,
+    TerminalPhase,
+    TerminalState,
+    patch_meta,
+    terminal_phase,
+)
 
 
 def test_patch_meta_none_clears_an_object_patches_by_key() -> None:
@@ -137,3 +143,66 @@ def test_the_html_marks_what_was_omitted() -> None:
     assert term.html.startswith(
         f'<span class="acp-omitted">[… {term.omitted_bytes} bytes omitted …]</span>\n'
     )
+
+
+def _term(
+    *, snapshot: bytes = b"", chunk: bytes = b"", status: TerminalExitStatus | None = None
+) -> TerminalState:
+    term = TerminalState("t")
+    if snapshot:
+        term.replace(snapshot)
+    if chunk:
+        term.append(chunk)
+    term.exit_status = status
+    return term
+
+
+REFUSED = b"User refused permission to run tool"
+
+
+def test_phase_a_command_asked_about_waits_and_says_nothing_ran() -> None:
+    assert terminal_phase(_term(), asking=True) == TerminalPhase("waiting", "waiting for approval")
+    # bytes already: it runs (an agent that asks while its command runs)
+    assert terminal_phase(_term(chunk=b"x"), asking=True).state == "running"
+    assert terminal_phase(_term()) == TerminalPhase("running", "running")
+
+
+@pytest.mark.parametrize("how", ["snapshot", "chunk"])
+def test_phase_a_refused_command_did_not_run_and_its_bytes_are_the_agents_words(how: str) -> None:
+    # claude-agent-acp: the tool result as a snapshot (v2) or streamed (v1), exitStatus {}
+    term = _term(**{how: REFUSED}, status=TerminalExitStatus())  # type: ignore[arg-type]
+    phase = terminal_phase(term, refused=True)
+    assert phase == TerminalPhase("not-run", "not run", REFUSED.decode(), shows_bytes=False)
+    # before its exit arrives too, and with nothing sent at all
+    assert terminal_phase(_term(), refused=True).label == "not run"
+    assert terminal_phase(_term(), refused=True).note == ""
+
+
+def test_phase_an_exit_code_says_it_ran_even_after_a_refusal() -> None:
+    term = _term(chunk=b"out\n", status=TerminalExitStatus(exit_code=1))
+    assert terminal_phase(term, refused=True) == TerminalPhase("exited", "exit 1")
+
+
+def test_phase_a_cancelled_turn_stops_a_command_the_agent_reports_no_exit_for() -> None:
+    cut = b"The user doesn't want to proceed with this tool use."
+    term = _term(snapshot=cut, status=TerminalExitStatus())
+    assert terminal_phase(term, cancelled=True) == TerminalPhase(
+        "stopped", "stopped", cut.decode(), shows_bytes=False
+    )
+    # what streamed before the cut is the command's own output: it stays on the screen
+    streamed = terminal_phase(_term(chunk=b"tick\n", status=TerminalExitStatus()), cancelled=True)
+    assert streamed == TerminalPhase("stopped", "stopped")
+    # a signal or a code is a real exit, cancelled or not
+    killed = _term(chunk=b"x", status=TerminalExitStatus(signal="SIGTERM"))
+    assert terminal_phase(killed, cancelled=True) == TerminalPhase("exited", "signal SIGTERM")
+    # not cancelled: an empty exit status is "exited", as before
+    assert terminal_phase(_term(snapshot=b"x", status=TerminalExitStatus())).label == "exited"
+
+
+def test_streamed_says_whether_the_kept_bytes_include_chunks() -> None:
+    term = TerminalState("t")
+    assert not term.streamed
+    term.append(b"a")
+    assert term.streamed
+    term.replace(b"snapshot")
+    assert not term.streamed

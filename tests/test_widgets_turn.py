@@ -388,6 +388,41 @@ def test_cards_go_with_their_tool_call(make_view: Callable[..., TurnView]) -> No
     assert choices == [("ok", "click"), (None, "closed")]
 
 
+def test_a_terminal_asked_about_waits_then_a_refusal_says_not_run_with_the_agents_words(
+    make_view: Callable[..., TurnView],
+) -> None:
+    # claude-agent-acp's order (issue 25, finding 1): the terminal and its command come before
+    # the permission request; after a "No" the tool result arrives as the output snapshot.
+    state, turn = session()
+    apply(state, RUN, TERM)
+    view = make_view(turn)
+    subject = {"type": "tool_call", "toolCall": {"toolCallId": "call_1", "title": "pytest -q"}}
+    card = PermissionCard(permission(subject), lambda o, b: None)
+    view.add_card(card)
+    [widget] = view.terminal_widgets.values()
+    assert (widget.phase, widget.label) == ("waiting", "waiting for approval")
+    card.mark_decided("no", "click")
+    words = b"User refused permission to run tool"
+    snapshot = {"sessionUpdate": "terminal_update", "terminalId": "term_1"}
+    apply(state, {**snapshot, "output": {"data": b64(words)}}, {**snapshot, "exitStatus": {}})
+    view.refresh()
+    assert (widget.phase, widget.label, widget.note) == ("not-run", "not run", words.decode())
+    assert widget.data == b""  # the words are the note, never the screen's bytes
+    text = view.static_text()
+    assert "agent: User refused permission to run tool" in text and "[not run]" in text
+    assert "[exited]" not in text and "[running]" not in text
+    html = view.static_html()
+    assert '<div class="acp-terminal-note">User refused permission to run tool</div>' in html
+
+
+def test_a_running_terminal_carries_when_it_started(make_view: Callable[..., TurnView]) -> None:
+    state, turn = session()
+    apply(state, RUN, TERM)
+    view = make_view(turn)
+    [widget] = view.terminal_widgets.values()
+    assert widget.phase == "running" and widget.started_at > 0 and widget.note == ""
+
+
 # -- static output -------------------------------------------------------------------------------
 
 
@@ -434,15 +469,16 @@ def test_static_bundle_is_a_deterministic_transcript(make_view: Callable[..., Tu
             "",
             "Tool call: Run tests [execute] - completed",
             "  at tests/test_x.py:3",
-            "  $ pytest -q  (in /work)",
-            "  3 passed",
-            "  100%",
-            "  [exit 0]",
+            # the card first: it was asked before the command ran (issue 25, finding 17)
             "  Permission request: Run pytest?",
             "    command: pytest -q",
             "    cwd: /work",
             "    options: Allow [allow once], Reject [reject once]",
             "    decision: Approved: Allow - by policy --allow 'pytest*' · allow once",
+            "  $ pytest -q  (in /work)",
+            "  3 passed",
+            "  100%",
+            "  [exit 0]",
             "",
             "Tool call: Edit files [edit] - completed",
             "  diff: modify src/a.py (+1 -1)",

@@ -23,7 +23,7 @@ from ._reducer import (
     TurnState,
     UsageState,
 )
-from ._terminal import DEFAULT_MAX_BYTES, TerminalState
+from ._terminal import DEFAULT_MAX_BYTES, TerminalPhase, TerminalState, terminal_phase
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -39,6 +39,7 @@ __all__ = [
     "MessageState",
     "PlanState",
     "SessionState",
+    "TerminalPhase",
     "TerminalState",
     "ToolCallState",
     "TurnState",
@@ -48,4 +49,5 @@ __all__ = [
     "build_diff",
     "diff_html",
     "parse_git_patch",
+    "terminal_phase",
 ]

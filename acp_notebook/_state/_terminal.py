@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 from collections import deque
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from .._connection._exit import exit_label
 from .._protocol import TerminalExitStatus
 from ._ansi import AnsiHtml, AnsiTranscript
 
-__all__ = ["BLOCK_BYTES", "DEFAULT_MAX_BYTES", "ExitStatus", "TerminalState", "patch_meta"]
+__all__ = [
+    "BLOCK_BYTES",
+    "DEFAULT_MAX_BYTES",
+    "ExitStatus",
+    "RunState",
+    "TerminalPhase",
+    "TerminalState",
+    "patch_meta",
+    "terminal_phase",
+]
 
 DEFAULT_MAX_BYTES = 16 * 2**20
 _MIN_MAX_BYTES = 8
@@ -89,6 +99,8 @@ class TerminalState:
         self._exit_status: Any = None
         self.tool_call_ids: list[str] = []  # tool calls whose content anchors this terminal
         self.reported = False  # a terminal_update or chunk has been seen
+        #: the kept bytes include streamed chunks (False: only snapshots, or nothing, so far)
+        self.streamed = False
         self.revision = 0
         self.generation = 0  # bumped by every snapshot (``replace``): stream offsets restart
         self._max = max(_MIN_MAX_BYTES, max_bytes)
@@ -115,6 +127,7 @@ class TerminalState:
     def replace(self, data: bytes) -> None:
         """A snapshot: these bytes replace everything kept so far."""
         self._reset_bytes(data)
+        self.streamed = False
         self.generation += 1
         self.revision += 1
 
@@ -122,6 +135,7 @@ class TerminalState:
         """Live output: bytes appended in order."""
         if not data:
             return
+        self.streamed = True
         if len(data) >= OWN_BLOCK_BYTES or len(data) >= BLOCK_BYTES:
             self._seal()  # a big chunk is a block of its own: not copied into the tail
             self._blocks.append(bytes(data))
@@ -292,3 +306,58 @@ class TerminalState:
             f"TerminalState({self.terminal_id!r}, command={self.command!r}, "
             f"bytes={self._total - self._start}, exited={self.exited})"
         )
+
+
+RunState = Literal["waiting", "running", "not-run", "stopped", "exited"]
+
+
+@dataclass(frozen=True)
+class TerminalPhase:
+    """What a terminal's header says about its command, read from more than its bytes.
+
+    ``state``: ``waiting`` (a permission about it is still asked: nothing ran), ``running``,
+    ``not-run`` (the permission was refused: nothing ran), ``stopped`` (the turn was cancelled and
+    the agent reported no exit code or signal), ``exited``. ``label`` is the badge's words.
+    ``note`` holds the agent's words sent as the terminal's output when nothing ran or the run
+    was cut (claude-agent-acp sends its tool result, "User refused permission to run tool",
+    as the output snapshot): prose, shown as a line of text, never in the terminal's screen.
+    ``shows_bytes``: whether the bytes belong on the screen.
+    """
+
+    state: RunState
+    label: str
+    note: str = ""
+    shows_bytes: bool = True
+
+
+def _no_exit_report(status: Any) -> bool:
+    """No exit status yet, or one with neither a code nor a signal (``{}``): the agent did not
+    say how a process ended, or that one ran."""
+    return getattr(status, "exit_code", None) is None and getattr(status, "signal", None) is None
+
+
+def terminal_phase(
+    term: TerminalState, *, asking: bool = False, refused: bool = False, cancelled: bool = False
+) -> TerminalPhase:
+    """The :class:`TerminalPhase` of ``term``. ``asking``: a permission request about one of its
+    tool calls (or about it) is still open; ``refused``: one was answered with anything but an
+    allow; ``cancelled``: its turn was cancelled (Interrupt, Stop)."""
+    status = term.exit_status
+    if refused and _no_exit_report(status):
+        # Nothing ran: whatever came as output (claude-agent-acp streams its tool result in v1,
+        # sends it as a snapshot in v2) is the agent's words. An exit code says it ran after all.
+        return TerminalPhase("not-run", "not run", _note(term), shows_bytes=False)
+    if status is None:
+        if asking and term.total_bytes == 0:
+            return TerminalPhase("waiting", "waiting for approval")
+        return TerminalPhase("running", "running")
+    if cancelled and _no_exit_report(status):
+        if term.streamed:  # what streamed before the cut is the command's own output
+            return TerminalPhase("stopped", "stopped")
+        return TerminalPhase("stopped", "stopped", _note(term), shows_bytes=False)
+    return TerminalPhase("exited", term.exit_label)
+
+
+def _note(term: TerminalState) -> str:
+    """The agent's words sent as the output of a command that did not run (plain text)."""
+    return term.text.strip() if term.total_bytes else ""

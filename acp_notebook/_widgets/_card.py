@@ -349,6 +349,16 @@ class PermissionCard(AskCard):
         return self._outcome is not None
 
     @property
+    def verdict(self) -> str:
+        """``asking`` until decided, then ``allowed`` (an ``allow_*`` option was chosen) or
+        ``refused`` (anything else: a reject, a cancel, a timeout, a close)."""
+        outcome = self._outcome
+        if outcome is None:
+            return "asking"
+        kind = next((str(o.kind) for o in self.request.options if o.option_id == outcome[0]), "")
+        return "allowed" if kind.startswith("allow") else "refused"
+
+    @property
     def outcome_text(self) -> str:
         """``pending`` or the line :meth:`mark_decided` shows."""
         outcome = self._outcome

@@ -61,6 +61,8 @@ background:#eee;color:#333;margin-left:4px}
 .acp-diff-add{color:#14532d;background:#dcfce7}.acp-diff-del{color:#7f1d1d;background:#fee2e2}
 .acp-diff-hunk{color:var(--jp-content-link-color,#1e40af);font-weight:600}.acp-diff-note{color:#6b7280;font-style:italic}
 .acp-diff-fold .acp-diff-file-header{display:none}
+.acp-diff-big>.acp-diff{max-height:24em;overflow:auto}
+.acp-prompt-more>summary{cursor:pointer;color:var(--jp-ui-font-color2,#666);font-family:var(--jp-ui-font-family,sans-serif)}
 .acp-diff-body,.acp-generic,.acp-tool-call-text{margin:2px 0;padding:4px;overflow-x:auto;
 background:var(--jp-layout-color2,#f6f6f6)}
 .acp-turn pre.acp-diff-body,.acp-turn pre.acp-generic,.acp-turn pre.acp-tool-call-text,
@@ -119,6 +121,9 @@ line-height:1.4}
 #: and in the saved notebook; the rest is counted ("N more lines"). One 60 MB diff put 86 MB of
 #: HTML into a saved notebook; a person reviews a few hundred lines, the file holds the rest.
 DIFF_SHOWN_LINES = 500
+#: A file's diff with more lines than this starts folded (its summary says ``+N -M``), and
+#: opened it scrolls in a box: the card under it stays within a screen.
+DIFF_OPEN_LINES = 40
 #: ... and at most this many characters of them (a line past it is cut with "…").
 DIFF_SHOWN_CHARS = 60_000
 #: Only this many characters of a patch's text are parsed; the lines of the rest are counted
@@ -282,6 +287,11 @@ def _diff_stats(view: DiffView, index: int, cut: bool = False) -> str:
     return f" (+{added} -{removed}{' in the part read' if cut else ''})"
 
 
+def _entry_lines(view: DiffView, index: int) -> int:
+    file = view.entries[index].file
+    return 0 if file is None else sum(len(h.lines) for h in file.hunks)
+
+
 def _entry_label(view: DiffView, index: int, cut: bool = False) -> str:
     entry = view.entries[index]
     target = entry.path or entry.old_path or "?"
@@ -337,10 +347,9 @@ def diff_item_html(item: Any) -> str:
         # in the finished markup (its tags are plain ASCII, so only the text can hold any).
         body = visible_lines(diff_html(DiffView((entry,), view.patch_format), budget))
         label = _entry_label(view, index, bool(unread))
-        out.append(
-            f'<details open class="acp-diff-fold"><summary><code>{e(label)}'
-            f"</code></summary>{body}</details>"
-        )
+        big = _entry_lines(view, index) > DIFF_OPEN_LINES
+        state = ' class="acp-diff-fold acp-diff-big"' if big else ' open class="acp-diff-fold"'
+        out.append(f"<details{state}><summary><code>{e(label)}</code></summary>{body}</details>")
     if view.extra_files or view.patch_text is not None:
         rest = visible_lines(
             diff_html(DiffView((), view.patch_format, view.patch_text, view.extra_files), budget)

@@ -133,22 +133,27 @@ def terminal_transcript(
     exit_label: str,
     body: tuple[str, str] | None,
     omitted_bytes: int = 0,
+    note: str = "",
 ) -> tuple[str, str]:
     """Deterministic ``(text, html)`` of one terminal: a header (``$ command``, the directory,
     the exit label as a badge), then ``body`` (the end of its output, as :func:`render_tail`
     gives it; None: no output part at all, as for a terminal only listed), then the exit label.
 
     ``omitted_bytes`` were dropped before the body (a memory bound): a first line says so.
+    ``note``: the agent's words about a command that did not run, a line under the header.
     Agent text (command, directory) shows hidden characters visibly; all of it is escaped.
     """
     label = visible_text(exit_label)
     head = "$" if command is None else f"$ {visible_text(command)}"
     lines = [f"{head}  (in {visible_text(cwd)})" if cwd else head]
     body_text, body_html = body if body is not None else ("", "")
+    said = visible_text(note, multiline=True).strip()
     if body is not None and omitted_bytes:
-        note = omitted_note(omitted_bytes)
-        body_text = f"{note}\n{body_text}"
-        body_html = f'<span class="acp-omitted">{html.escape(note)}</span>\n{body_html}'
+        dropped = omitted_note(omitted_bytes)
+        body_text = f"{dropped}\n{body_text}"
+        body_html = f'<span class="acp-omitted">{html.escape(dropped)}</span>\n{body_html}'
+    if said:
+        lines.append(f"agent: {said}")
     if body_text.strip():
         lines.append(body_text.rstrip("\n"))
     lines.append(f"[{label}]")
@@ -158,6 +163,8 @@ def terminal_transcript(
     if cwd:
         header.append(f"in <code>{html.escape(visible_text(cwd))}</code> ")
     header.append(f'<span class="acp-badge">{html.escape(label)}</span></div>')
+    if said:
+        header.append(f'<div class="acp-terminal-note">{html.escape(said)}</div>')
     pre = (
         f'<pre class="acp-terminal-body" style="{TERMINAL_PRE_STYLE}">{body_html}</pre>'
         if body is not None

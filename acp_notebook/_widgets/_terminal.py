@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import ipywidgets  # type: ignore[import-untyped]
-from traitlets import Bool, Dict, Int, Unicode
+from traitlets import Bool, Dict, Float, Int, Unicode
 
 from .._connection._exit import exit_label
 from ._coalesce import (
@@ -68,6 +68,15 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
     #: the views send what the user types (a sign-in terminal's PTY); an agent's terminals
     #: stay read-only
     accepts_input = Bool(False).tag(sync=True)
+    #: what the header says beyond the exit status (``_state.TerminalPhase``): ``""`` (the exit
+    #: status alone), ``waiting``, ``running``, ``not-run``, ``stopped`` or ``exited``; its
+    #: badge words; the agent's words about a command that did not run (a line of text, never in
+    #: the screen); when it was first seen running (``time.time()``, 0 unknown): the view shows
+    #: the time since while no output arrived
+    phase = Unicode("").tag(sync=True)
+    phase_label = Unicode("").tag(sync=True)
+    note = Unicode("").tag(sync=True)
+    started_at = Float(0.0).tag(sync=True)
 
     def __init__(
         self,
@@ -187,11 +196,17 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
         text, markup = terminal_transcript(
             command=self.command or None,
             cwd=self.cwd or None,
-            exit_label=exit_badge(self.exit_status),
+            exit_label=self.label,
             body=self._render_static(self.data),
             omitted_bytes=self.omitted_bytes,
+            note=self.note,
         )
         return {"text/plain": text, "text/html": markup}
+
+    @property
+    def label(self) -> str:
+        """The badge's words: the phase's, else ``running`` or the exit label."""
+        return self.phase_label or exit_badge(self.exit_status)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         bundle: dict[str, Any] = super()._repr_mimebundle_(**kwargs)
@@ -199,4 +214,4 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
         return bundle
 
     def __repr__(self) -> str:
-        return f"TerminalWidget(command={self.command!r}, status={exit_badge(self.exit_status)!r})"
+        return f"TerminalWidget(command={self.command!r}, status={self.label!r})"

@@ -6,7 +6,14 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from .._state import MessageState, TerminalState, ToolCallState, TurnState
+from .._state import (
+    MessageState,
+    TerminalPhase,
+    TerminalState,
+    ToolCallState,
+    TurnState,
+    terminal_phase,
+)
 from ._markdown import render_markdown
 from ._parts import (
     NO_MATH,
@@ -56,17 +63,50 @@ class Transcribed(Protocol):
 
     def call_cards(self, call_id: str) -> list[Any]: ...
 
+    def terminal_phase(self, term: TerminalState) -> TerminalPhase: ...
+
     def footer_text(self, turn: TurnState) -> str: ...
 
     def footer_html(self, turn: TurnState) -> str: ...
 
 
+#: A prompt echo shows this many lines; the rest folds (a 2,000-line prompt must not push the
+#: turn 100 screens down) ...
+PROMPT_SHOWN_LINES = 8
+#: ... and keeps at most this many in all, live and saved: the cell's source has the whole prompt.
+PROMPT_KEPT_LINES = 40
+
+
+def _prompt_parts(prompt: str) -> tuple[list[str], list[str], int]:
+    """(the lines shown, the folded lines kept, how many more lines are left out)."""
+    lines = visible_lines(prompt).splitlines() or [""]
+    if len(lines) <= PROMPT_SHOWN_LINES + 2:  # folding two lines saves nothing
+        return lines, [], 0
+    kept = lines[PROMPT_SHOWN_LINES:PROMPT_KEPT_LINES]
+    return lines[:PROMPT_SHOWN_LINES], kept, len(lines) - PROMPT_SHOWN_LINES - len(kept)
+
+
+def _prompt_left_out(count: int) -> str:
+    return f"… {count:,} more lines: the cell's source holds the whole prompt"
+
+
 def _prompt_html(prompt: str) -> str:
-    return f'<div class="acp-turn-prompt">{e(visible_lines(prompt))}</div>'
+    shown, folded, left_out = _prompt_parts(prompt)
+    body = e("\n".join(shown))
+    if folded:
+        more = len(folded) + left_out
+        rest = "\n".join(folded) + (f"\n{_prompt_left_out(left_out)}" if left_out else "")
+        body += (
+            f'<details class="acp-prompt-more"><summary>{more:,} more lines of the prompt'
+            f"</summary>{e(rest)}</details>"
+        )
+    return f'<div class="acp-turn-prompt">{body}</div>'
 
 
 def _prompt_text(prompt: str) -> list[str]:
-    return [f"> {line}" for line in visible_lines(prompt).splitlines() or [""]]
+    shown, folded, left_out = _prompt_parts(prompt)
+    lines = [f"> {line}" for line in shown + folded]
+    return lines + ([f"> {_prompt_left_out(left_out)}"] if left_out else [])
 
 
 def _markdown(text: str) -> str:
@@ -165,20 +205,26 @@ def _elapsed(seconds: float) -> str:
     return f"{hours} h {minutes} min"
 
 
-def terminal_transcript(term: TerminalState, *, body: bool = True) -> tuple[str, str]:
+def terminal_transcript(
+    term: TerminalState, *, body: bool = True, phase: TerminalPhase | None = None
+) -> tuple[str, str]:
     """Deterministic ``(text, html)`` of a terminal (:func:`_static.terminal_transcript`):
     header, the end of its output (at most ``STATIC_LINES`` lines / ``STATIC_BYTES``; the live
     view and ``term.data`` keep it all), the exit state. Without ``body``: the header (command
-    cut to ``LABEL_COMMAND_CHARS``) and the exit state only."""
+    cut to ``LABEL_COMMAND_CHARS``) and the exit state only. ``phase`` (the view's
+    ``terminal_phase``) words the state and moves the agent's words out of the output."""
+    phase = phase or terminal_phase(term)
     command = term.command
     if command is not None and not body:
         command = _short_command(term)  # made visible already: visible() leaves it as it is
+    shown = body and phase.shows_bytes
     return static_terminal_transcript(
         command=command,
         cwd=term.cwd,
-        exit_label=term.exit_label,
-        body=_terminal_body(term) if body else None,
-        omitted_bytes=term.omitted_bytes,
+        exit_label=phase.label,
+        body=_terminal_body(term) if shown else None,
+        omitted_bytes=term.omitted_bytes if shown else 0,
+        note=phase.note if body else "",
     )
 
 
@@ -198,11 +244,13 @@ class StaticTerminals:
     def __init__(self) -> None:
         self.seen = 0
 
-    def next(self, term: TerminalState) -> tuple[str, str] | None:
+    def next(
+        self, term: TerminalState, phase: TerminalPhase | None = None
+    ) -> tuple[str, str] | None:
         self.seen += 1
         if self.seen > MAX_LIVE_TERMINALS + STATIC_LISTED_TERMINALS:
             return None
-        return terminal_transcript(term, body=self.seen <= MAX_LIVE_TERMINALS)
+        return terminal_transcript(term, body=self.seen <= MAX_LIVE_TERMINALS, phase=phase)
 
     def notes(self) -> list[str]:
         """What was left out, as lines for the end of the transcript."""
@@ -243,7 +291,7 @@ def transcript_text(view: Transcribed) -> str:
             lines += _call_text(view, item, terms, anchored, shown)
     for term_id, term in terms.items():
         if term_id not in anchored and term.reported:
-            transcript = shown.next(term)
+            transcript = shown.next(term, view.terminal_phase(term))
             if transcript is not None:
                 lines += ["", transcript[0]]
     more = view.unlisted_calls()
@@ -267,6 +315,9 @@ def _call_text(
     shown: StaticTerminals,
 ) -> list[str]:
     lines: list[str] = []
+    # the cards first: asked before anything ran (as the live view lays them out)
+    for card in view.call_cards(call.tool_call_id):
+        lines += [f"  {line}" for line in card.transcript_text(call)]
     says_title = False  # a terminal below shows the call's title as its whole command
     for item in call.content:
         term_id = getattr(item, "terminal_id", None)
@@ -274,14 +325,12 @@ def _call_text(
             term = terms.get(term_id)
             if term is not None and term.reported and term_id not in anchored:
                 anchored.add(term_id)
-                transcript = shown.next(term)
+                transcript = shown.next(term, view.terminal_phase(term))
                 if transcript is not None:
                     says_title |= _says(term, call, shown)
                     lines += [f"  {line}" for line in transcript[0].split("\n")]
             continue
         lines += [f"  {line}" for line in content_text(item)]
-    for card in view.call_cards(call.tool_call_id):
-        lines += [f"  {line}" for line in card.transcript_text(call)]
     head = tool_call_header_text(
         call.title, call.kind, call.status, call.locations, with_title=not says_title
     )
@@ -311,7 +360,7 @@ def transcript_html(view: Transcribed) -> str:
             out.append(_call_html(view, item, terms, anchored, shown))
     for term_id, term in terms.items():
         if term_id not in anchored and term.reported:
-            transcript = shown.next(term)
+            transcript = shown.next(term, view.terminal_phase(term))
             if transcript is not None:
                 out.append(transcript[1])
     more = view.unlisted_calls()
@@ -332,7 +381,7 @@ def _call_html(
     anchored: set[str],
     shown: StaticTerminals,
 ) -> str:
-    out: list[str] = []
+    out = [card.transcript_html(call) for card in view.call_cards(call.tool_call_id)]
     says_title = False  # as in _call_text
     for item in call.content:
         term_id = getattr(item, "terminal_id", None)
@@ -340,7 +389,7 @@ def _call_html(
             term = terms.get(term_id)
             if term is not None and term.reported and term_id not in anchored:
                 anchored.add(term_id)
-                transcript = shown.next(term)
+                transcript = shown.next(term, view.terminal_phase(term))
                 if transcript is not None:
                     says_title |= _says(term, call, shown)
                     out.append(transcript[1])
@@ -349,7 +398,6 @@ def _call_html(
                 continue
         out.append(content_html(item, _not_started))
     out.append(_io_html(call))
-    out += [card.transcript_html(call) for card in view.call_cards(call.tool_call_id)]
     out.append("</div>")
     head = tool_call_header_html(
         call.title, call.kind, call.status, call.locations, with_title=not says_title

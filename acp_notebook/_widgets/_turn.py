@@ -29,7 +29,14 @@ import ipywidgets  # type: ignore[import-untyped]
 from ipywidgets.widgets.widget_string import HTMLStyle  # type: ignore[import-untyped]
 
 from .._protocol import TerminalToolCallContent
-from .._state import MessageState, TerminalState, ToolCallState, TurnState
+from .._state import (
+    MessageState,
+    TerminalPhase,
+    TerminalState,
+    ToolCallState,
+    TurnState,
+    terminal_phase,
+)
 from ._asking import close_deep
 from ._background import BackgroundSection
 from ._card import PermissionCard
@@ -42,6 +49,7 @@ from ._parts import (
     set_if_changed,
     tool_call_header_html,
     visible,
+    visible_lines,
 )
 from ._terminal import TerminalWidget
 from ._transcript import (
@@ -91,6 +99,9 @@ class _TermFeed:
         self.generation = 0
         self.fed = 0  # stream offset (since the last snapshot) fed to the widget
         self.meta: tuple[Any, ...] | None = None
+        #: the bytes are the agent's words, not output: the screen is left empty (TerminalPhase)
+        self.hidden = False
+        self.started_at = 0.0  # when it was first seen running (time.time()), else 0
 
     def take_new(self, term: TerminalState) -> None:
         """Feed the widget the bytes it has not had (same snapshot generation only)."""
@@ -256,8 +267,14 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
     def _feed_new_bytes(self, term_id: str) -> None:
         feed = self._terms.get(term_id)
         term = self.turn.session.terminals.get(term_id)  # a fed view means it is this turn's
-        if self._closed or feed is None or term is None or term.generation != feed.generation:
-            return  # the next refresh creates the view or applies the snapshot
+        if (
+            self._closed
+            or feed is None
+            or term is None
+            or term.generation != feed.generation
+            or feed.hidden
+        ):
+            return  # the next refresh creates the view, applies the snapshot or the phase
         feed.take_new(term)
 
     # -- refresh -------------------------------------------------------------------------------
@@ -394,7 +411,9 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             set_if_changed(part.header, "value", header)
         for card in part.cards:
             card.show_with(call)
-        children: list[Any] = [part.header]
+        # The card comes before what it authorises (it is asked before anything runs), so its
+        # buttons stay near the header however long the diff or the output below grows.
+        children: list[Any] = [part.header, *part.cards]
         # Terminals without a live view (not started yet, or past the cap) share one slot, at
         # the place of the first: a call with 1,000 terminals does not make 1,000 models.
         quiet: list[Any] = []
@@ -421,7 +440,6 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             set_if_changed(quiet_slot, "value", self._quiet_terminals_html(quiet))
         if part.io is not None and part.io.value:
             children.append(part.io)
-        children += part.cards
         set_children(part.box, children)
 
     # -- the live terminal cap ------------------------------------------------------------------
@@ -511,6 +529,9 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         widget = feed.widget
         size = term.size
         caps = term.capabilities
+        phase = self.terminal_phase(term)
+        if phase.state == "running" and not feed.started_at:
+            feed.started_at = time.time()
         meta = (  # the header is text in the front end: hidden characters made visible
             visible(term.command or ""),
             visible(term.cwd or ""),
@@ -518,11 +539,21 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             size.rows if size is not None else 24,
             _exit_dict(term.exit_status),
             caps is not None and getattr(caps, "cancel", None) is not None,
+            phase.state,
+            phase.label,
+            visible_lines(phase.note),
+            feed.started_at,
         )
-        if term.generation != feed.generation:
+        if not phase.shows_bytes:
+            if not feed.hidden:  # the agent's words go to the note, not the screen
+                widget.replace(b"")
+                feed.hidden = True
+            feed.generation, feed.fed = term.generation, term.total_bytes
+        elif term.generation != feed.generation or feed.hidden:
             widget.replace(term.data)
             feed.generation = term.generation
             feed.fed = term.total_bytes
+            feed.hidden = False
         else:
             feed.take_new(term)
         if meta != feed.meta:
@@ -536,6 +567,10 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                 set_if_changed(widget, "rows", meta[3])
                 set_if_changed(widget, "exit_status", meta[4])
                 set_if_changed(widget, "can_cancel", meta[5])
+                set_if_changed(widget, "phase", meta[6])
+                set_if_changed(widget, "phase_label", meta[7])
+                set_if_changed(widget, "note", meta[8])
+                set_if_changed(widget, "started_at", meta[9])
             placed = feed.meta is not None and feed.meta[0] == meta[0]
             feed.meta = meta
             if not placed:  # a new view goes where the reference was; its command to the header
@@ -543,6 +578,27 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                     part = self._calls.get(call_id)
                     if part is not None:
                         self._layout_call(part)
+
+    def terminal_phase(self, term: TerminalState) -> TerminalPhase:
+        """What ``term``'s header says (``_state.terminal_phase``), from the cards of this turn
+        about it: one still asking means nothing ran yet; the last one refused means nothing ran.
+        A turn cancelled (or a tool call of it cancelled) cuts a run."""
+        calls = set(term.tool_call_ids)
+        cards = [
+            card
+            for card in self._cards
+            if card.terminal_id == term.terminal_id or card.tool_call_id in calls
+        ]
+        known = self.turn.tool_calls
+        cancelled = self.turn.stop_reason == "cancelled" or any(
+            getattr(known.get(call_id), "status", None) == "cancelled" for call_id in calls
+        )
+        return terminal_phase(
+            term,
+            asking=any(card.verdict == "asking" for card in cards),
+            refused=bool(cards) and cards[-1].verdict == "refused",
+            cancelled=cancelled,
+        )
 
     # -- background work -----------------------------------------------------------------------
     def _sync_background(self, turn: TurnState) -> bool:

@@ -12,7 +12,7 @@
 import { DOMWidgetModel, DOMWidgetView, ISerializers } from '@jupyter-widgets/base';
 import type { ITheme, Terminal } from '@xterm/xterm';
 
-import { exitBadge, exitState } from './exit';
+import { exitState, terminalBadge, terminalNote } from './exit';
 import {
   IExitStatus,
   ITerminalCancel,
@@ -132,7 +132,11 @@ export class TerminalModel extends DOMWidgetModel {
       rows: 24,
       exit_status: null,
       can_cancel: false,
-      accepts_input: false
+      accepts_input: false,
+      phase: '',
+      phase_label: '',
+      note: '',
+      started_at: 0
     };
   }
 
@@ -147,6 +151,8 @@ export class TerminalView extends DOMWidgetView {
   private _commandEl: HTMLElement | null = null;
   private _cwdEl: HTMLElement | null = null;
   private _badgeEl: HTMLElement | null = null;
+  private _noteEl: HTMLElement | null = null;
+  private _clock: number | null = null;
   private _stopButton: HTMLButtonElement | null = null;
   private _copyButton: HTMLButtonElement | null = null;
   private _copiedTimer: number | null = null;
@@ -161,6 +167,11 @@ export class TerminalView extends DOMWidgetView {
   async render(): Promise<void> {
     this.el.classList.add('acp-terminal');
     this.el.appendChild(this._buildHeader());
+    // The agent's words about a command that did not run, or a hint while one runs quietly:
+    // text, never in the screen.
+    this._noteEl = document.createElement('div');
+    this._noteEl.className = 'acp-terminal-note';
+    this.el.appendChild(this._noteEl);
     this._screen = document.createElement('div');
     this._screen.className = 'acp-terminal-screen';
     this.el.appendChild(this._screen);
@@ -169,7 +180,8 @@ export class TerminalView extends DOMWidgetView {
     this.listenTo(this.model, 'msg:custom', this._onMessage);
     this.listenTo(
       this.model,
-      'change:command change:cwd change:exit_status change:can_cancel',
+      'change:command change:cwd change:exit_status change:can_cancel change:phase ' +
+        'change:phase_label change:note change:started_at',
       this._updateHeader
     );
     this.listenTo(this.model, 'change:exit_status', this._fitHeight);
@@ -255,6 +267,7 @@ export class TerminalView extends DOMWidgetView {
         window.clearTimeout(timer);
       }
     }
+    this._setClock(false);
     this._themeObserver?.disconnect();
     this._themeObserver = null;
     this._resizeObserver?.disconnect();
@@ -448,16 +461,38 @@ export class TerminalView extends DOMWidgetView {
     if (this._cwdEl) {
       this._cwdEl.textContent = cwd ? `in ${cwd}` : '';
     }
+    const phase: string = this.model.get('phase') || '';
+    const startedAt = Number(this.model.get('started_at')) || 0;
+    const running = exitState(status) === 'running' && (phase === '' || phase === 'running');
+    const elapsed = running && startedAt > 0 ? Math.max(0, Date.now() / 1000 - startedAt) : null;
+    const badge = terminalBadge(phase, this.model.get('phase_label') || '', status, elapsed);
     if (this._badgeEl) {
-      this._badgeEl.textContent = exitBadge(status);
-      this._badgeEl.dataset.state = exitState(status);
+      this._badgeEl.textContent = badge.text;
+      this._badgeEl.dataset.state = badge.state;
     }
+    this.el.dataset.run = phase || exitState(status);
+    const note = terminalNote(this.model.get('note') || '', status, this._bytes, elapsed);
+    if (this._noteEl) {
+      this._noteEl.textContent = note;
+      this._noteEl.style.display = note ? '' : 'none';
+    }
+    // the time it runs, once a second, while it runs
+    this._setClock(elapsed !== null);
     if (this._stopButton) {
       const running = status === null || status === undefined;
       const show = Boolean(this.model.get('can_cancel')) && running;
       this._stopButton.style.display = show ? '' : 'none';
       this._stopButton.disabled = this._stopping;
       this._stopButton.textContent = this._stopping ? 'Stopping…' : 'Stop';
+    }
+  }
+
+  private _setClock(on: boolean): void {
+    if (on && this._clock === null) {
+      this._clock = window.setInterval(() => this._updateHeader(), 1000);
+    } else if (!on && this._clock !== null) {
+      window.clearInterval(this._clock);
+      this._clock = null;
     }
   }
 

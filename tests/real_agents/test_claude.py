@@ -224,3 +224,81 @@ def test_kernel_v1_mode_shows_a_bash_commands_output_in_a_live_terminal(
     out = kern.run("[x] = t.terminals.values(); print(repr(x.data), x.exit_status.exit_code)")
     assert out.text().strip() == "b'Exit code 3\\r\\none\\r\\ntwo' 3"
     assert "terminal_output" in kern.run("%acp log -n 60").text()  # what claude sent
+
+
+def _terminal_models(k: Kernel) -> list[dict[str, Any]]:
+    return [s for s in k.models.values() if s.get("_model_name") == "TerminalModel"]
+
+
+@pytest.mark.parametrize("protocol", ["v2", "v1"])
+def test_kernel_refused_command_says_not_run_with_the_agents_words_beside_the_screen(
+    kern: Kernel, claude: ClaudeLaunch, tmp_path: Path, protocol: str
+) -> None:
+    # Issue 25, finding 1: claude-agent-acp shows a terminal for the command it asks about
+    # (terminal_update before the permission request); after "No" it sends the tool result
+    # ("User refused permission to run tool") as the terminal's output with an empty exitStatus.
+    kern.run(f"import os; os.environ['ACP_NOTEBOOK_NODE_MODULES'] = {str(NODE_MODULES)!r}")
+    claude.env["CLAUDE_AGENT_ACP_PROTOCOL"] = protocol
+    assert f"protocol {protocol}" in kern.run(f"%acp connect claude {claude.env_options()}").text()
+    claude.api.add(
+        ToolUse("Bash", {"command": "rm -rf data", "description": "Remove the data"}),
+        Text("I did not remove it"),
+    )
+    cell = kern.submit("%%acp -o t\nremove the data folder\n", new_cell_id())
+    no = kern.wait_for(partial(kern.buttons, "No"), "the No (reject) button")
+    # while the card asks (nothing clicked yet), the terminal says nothing ran (not "running")
+    asking = kern.wait_for(
+        lambda: [
+            m
+            for m in _terminal_models(kern)
+            if m.get("command") == "rm -rf data" and m.get("phase") == "waiting"
+        ],
+        "the terminal of the command asked about, waiting",
+    )
+    assert asking[0]["phase_label"] == "waiting for approval"
+    kern.click(no[0])
+    kern.wait_for(partial(getattr, cell, "done"), "the cell to finish after the click")
+    assert cell.error is None, cell.text()
+    [model] = _terminal_models(kern)
+    assert (model["phase"], model["phase_label"]) == ("not-run", "not run")
+    assert model["note"] == "User refused permission to run tool"
+    # the agent's words are the note, not the screen's bytes: the view was given none
+    out = kern.run(
+        "from ipywidgets.widgets.widget import _instances as i; from acp_notebook._widgets "
+        "import TerminalWidget as T; [w] = [x for x in i.values() if isinstance(x, T)]; "
+        "print(repr(w.data))"
+    ).text()
+    assert out.strip() == "b''"
+    text = cell.text()
+    assert "[not run]" in text and "agent: User refused permission to run tool" in text
+    assert "[exited]" not in text
+
+
+def test_kernel_interrupted_command_says_stopped_and_keeps_the_agents_words_out_of_the_screen(
+    kern: Kernel, claude: ClaudeLaunch
+) -> None:
+    # Issue 25, finding 2: claude-agent-acp sends a command's output only when it ends; while it
+    # runs the view counts the time (started_at); Interrupt cuts it, and the agent then sends
+    # its tool result as the output with an empty exitStatus: that is prose, not what ran.
+    kern.run(f"import os; os.environ['ACP_NOTEBOOK_NODE_MODULES'] = {str(NODE_MODULES)!r}")
+    assert "protocol v2" in kern.run(f"%acp connect claude {claude.env_options()}").text()
+    claude.api.add(
+        ToolUse("Bash", {"command": "touch begun; sleep 60", "description": "Wait a minute"}),
+        Text("stopped"),
+    )
+    cell = kern.submit("%%acp -o t\nwait a minute\n", new_cell_id())
+    kern.click(kern.wait_for(partial(kern.buttons, "Yes"), "the Yes button")[0])
+    running = kern.wait_for(
+        lambda: [m for m in _terminal_models(kern) if m.get("phase") == "running"],
+        "the terminal, running",
+    )
+    assert running[0]["started_at"] > 0 and running[0]["note"] == ""
+    kern.km.interrupt_kernel()
+    kern.wait_for(partial(getattr, cell, "done"), "the cell to end after Interrupt")
+    [model] = _terminal_models(kern)
+    assert (model["phase"], model["phase_label"]) == ("stopped", "stopped"), model
+    # the agent's words are a note, not the screen's bytes
+    assert model["note"].startswith("The user doesn't want to proceed with this tool use.")
+    text = cell.text()
+    assert "[stopped]" in text and "[exited]" not in text
+    assert "  agent: The user doesn't want to proceed" in text
