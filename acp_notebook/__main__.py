@@ -11,6 +11,7 @@ import anyio
 
 from ._client._connect import connect
 from ._protocol import RequestPermissionRequest
+from ._protocol._visible import visible_text
 
 DEMO_PROMPT = """\
 Hello! I will run two commands. The first is allowed by the demo's policy,
@@ -27,12 +28,18 @@ def embedded_agent_argv(data_dir: str | None = None) -> list[str]:
     return argv
 
 
+def _said(text: str | None) -> str:
+    """Agent text as a person reads it, in quotes: hidden characters made visible, backslashes
+    as typed (a repr doubles them)."""
+    return f"“{visible_text(text or '')}”"
+
+
 async def demo(workdir: Path) -> int:
     def policy(request: RequestPermissionRequest) -> str | None:
         subject = request.subject
         command = getattr(subject, "command", "")
         wanted = "reject_once" if "touch" in command else "allow_once"
-        print(f"-- permission asked: {request.title!r} -> {wanted}")
+        print(f"-- permission asked: {_said(request.title)} -> {wanted}")
         for option in request.options:
             if option.kind == wanted:
                 return option.option_id
@@ -48,9 +55,9 @@ async def demo(workdir: Path) -> int:
         print("-- agent said:")
         print(turn.text.rstrip())
         for call in turn.tool_calls.values():
-            print(f"-- tool call {call.title!r}: {call.status}")
+            print(f"-- tool call {_said(call.title)}: {call.status}")
         for terminal in turn.terminals.values():
-            print(f"-- terminal of {terminal.command!r} ({terminal.exit_label}):")
+            print(f"-- terminal of {_said(terminal.command)} ({terminal.exit_label}):")
             print(terminal.text.rstrip())
         print(f"-- stop reason: {stop}")
         ran = (workdir / "should-not-exist").exists()

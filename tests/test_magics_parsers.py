@@ -58,3 +58,21 @@ def test_acp_help_lists_every_subcommand() -> None:
     text = _parsers.acp_help()
     for sub in _parsers._SUBCOMMANDS:
         assert f"%acp {sub}" in text, sub
+
+
+def test_a_mistyped_option_gets_a_did_you_mean() -> None:
+    # Issue 25, finding 20: no "did you mean" for `--alow` or `conect`.
+    with pytest.raises(UsageError) as raised:
+        _parsers.parse_cell_line("--alow 'ls*'")
+    assert "unrecognized arguments: --alow ls*; did you mean '--allow'?" in str(raised.value)
+    with pytest.raises(UsageError) as raised:
+        _parsers.parse_cell_line("--zzzz")
+    assert "did you mean" not in str(raised.value)  # nothing close: no guess
+
+
+@pytest.mark.parametrize(
+    "word, hint",
+    [("conect", "; did you mean 'connect'?"), ("stauts", "; did you mean 'status'?"), ("x", "")],
+)
+def test_did_you_mean_a_subcommand(word: str, hint: str) -> None:
+    assert _parsers.did_you_mean(word, _parsers._SUBCOMMANDS) == hint

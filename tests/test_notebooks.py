@@ -84,7 +84,9 @@ def test_denied_command_does_not_run(cells: list[Any]) -> None:
     assert "Tool call: rm notes.txt [execute] - failed" in text
     assert "by policy --deny 'rm *'" in text
     # the command once: its terminal's header shows it, the tool call's header does not repeat it
-    assert "Tool call [execute] - completed\n  $ ls  (in " in text
+    # (the card first: it was asked before the command ran)
+    assert "Tool call [execute] - completed\n  Permission request: Run this command?" in text
+    assert "· allow once\n  $ ls  (in " in text
     assert text.count("$ ls") == 2  # the prompt, and the terminal
     check = cells[cells.index(cell) + 1]
     assert _text(check).startswith("notes.txt exists: True\n")

@@ -4,11 +4,14 @@ import base64
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acp_notebook._protocol import parse_session_update
+from acp_notebook._protocol._updates import Cost
 from acp_notebook._state import SessionState, ansi_to_html, ansi_to_text
+from acp_notebook._state._reducer import UsageState
 
 
 def b64(data: bytes) -> str:
@@ -518,3 +521,21 @@ def test_block_storage_keeps_the_same_bytes_whatever_the_block_size(
         assert many.since(offset) == one.since(offset)
         assert (many.data, many.text, many.html) == (one.data, one.text, one.html)
     assert many.omitted_bytes == one.omitted_bytes and many.total_bytes == len(data)
+
+
+@pytest.mark.parametrize(
+    "amount, shown",
+    [
+        (0.0009800000000000002, "0.00098 USD"),  # issue 25, finding 15: float noise
+        (12.5, "12.5 USD"),
+        (3, "3 USD"),
+        (0.0, "0 USD"),
+        (1234.56789123, "1234.567891 USD"),
+        (2e-9, "2e-09 USD"),
+    ],
+)
+def test_cost_text_has_no_float_noise(amount: float, shown: str) -> None:
+    usage = UsageState()
+    assert usage.cost_text == ""
+    usage.cost = Cost(amount=amount, currency="USD")
+    assert usage.cost_text == shown

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from acp_notebook._client._permission import PermissionDecision
-from acp_notebook._protocol import RequestPermissionRequest
+from acp_notebook._protocol import PermissionOption, RequestPermissionRequest
 from acp_notebook._widgets import PermissionCard
-from acp_notebook._widgets._card import button_style
+from acp_notebook._widgets._card import button_style, option_badge_html
 from acp_notebook._widgets._parts import STYLE
 
 OPTIONS = [
@@ -92,32 +92,34 @@ def test_one_button_per_option_styled_by_kind(make_card: Callable[..., Any]) -> 
     assert "acp-kind-always" in classes[3] and "acp-kind-unknown" in classes[4]
 
 
-def test_each_button_has_its_kind_beside_it(make_card: Callable[..., Any]) -> None:
+def test_a_button_says_its_kind_once(make_card: Callable[..., Any]) -> None:
+    # Issue 25, finding 16: "Allow once [allow once]" said it twice. A name that says its kind
+    # gets no badge (the colour and the tooltip say it); an unknown kind keeps one.
     card, _ = make_card()
     badges = card.option_html
-    for words, html in zip(
-        ["allow once", "allow always", "reject once", "reject always", "unknown kind"],
-        badges,
-        strict=True,
-    ):
-        assert f">{words}</span>" in html
-    assert "acp-kind-allow" in badges[0] and "acp-kind-reject" in badges[2]
-    assert "acp-kind-unknown" in badges[4]
-    # each button sits in one box with its badge
+    assert badges[:4] == ["", "", "", ""]  # Allow once, Always allow, Reject, Never
+    assert ">unknown kind</span>" in badges[4] and "acp-kind-unknown" in badges[4]
+    tips = [b.tooltip for b in card.buttons]
+    assert tips == ["allow once", "allow always", "reject once", "reject always", "_custom_later"]
+    # each button sits in one box, with a badge only where it adds something
     for group, button in zip(card._button_box.children, card.buttons, strict=True):
         assert group.children[0] is button
+    assert [len(g.children) for g in card._button_box.children] == [1, 1, 1, 1, 2]
     text = card.static_bundle()["text/plain"]
     assert (
         "options: Allow once [allow once], Always allow [allow always], Reject [reject once], "
         "Never [reject always], Ask later [unknown kind: _custom_later]"
     ) in text
     html = card.static_bundle()["text/html"]
-    assert "allow always" in html and "unknown kind" in html
+    assert "Always allow" in html and "unknown kind" in html and ">allow always<" not in html
 
 
 def test_closing_a_card_closes_its_badges(make_card: Callable[..., Any]) -> None:
     card, _ = make_card()
-    parts = [*card._button_box.children, *(g.children[1] for g in card._button_box.children)]
+    parts = [
+        *card._button_box.children,
+        *(c for g in card._button_box.children for c in g.children),
+    ]
     card.close()
     assert all(p.comm is None for p in parts)
 
@@ -212,7 +214,6 @@ def test_command_hidden_characters_are_made_visible(make_card: Callable[..., Any
     assert "\x1b" not in html and "\u202e" not in html and "\r" not in html and "\u2066" not in html
     assert "⟨ESC⟩" in html and "⟨CR⟩" in html and "⟨U+202E RLO⟩" in html and "⟨U+2066 LRI⟩" in html
     assert 'class="acp-card-warning"' in html
-    assert "terminal <code>t1</code>" in html and "tool call <code>c1</code>" in html
     text = card.static_bundle()["text/plain"]
     assert "warning: hidden characters made visible: ESC, CR, U+202E RLO, U+2066 LRI" in text
     assert "\x1b" not in text
@@ -442,13 +443,11 @@ def test_a_decided_tool_call_card_shows_no_pending_state(make_card: Callable[...
     assert "pending" not in card.transcript_html()
 
 
-def test_ids_are_only_inside_a_details_fold(make_card: Callable[..., Any]) -> None:
+def test_a_card_has_no_ids_fold(make_card: Callable[..., Any]) -> None:
+    # Issue 25, finding 16: every card had an "ids" fold a person reads nothing in.
     card, _ = make_card(request(command()))
     info = card._info.value
-    assert "t1" in info and "c1" in info  # still there for whoever needs them ...
-    folded = re.sub(r"<details.*?</details>", "", info, flags=re.S)
-    assert "<code>t1</code>" not in folded and "<code>c1</code>" not in folded  # ... folded away
-    assert re.search(r"<details[^>]*><summary>ids</summary>.*<code>t1</code>", info, re.S)
+    assert "<summary>ids</summary>" not in info and "<code>t1</code>" not in info
 
 
 def test_countdown_says_when_it_will_cancel(make_card: Callable[..., Any]) -> None:
@@ -524,3 +523,58 @@ def test_finding_6_an_execute_call_whose_command_is_not_known_says_so(
     call = {"toolCallId": "c5", "title": "Edit a.py", "kind": "edit", "rawInput": {"path": "a"}}
     card, _ = make_card(request({"type": "tool_call", "toolCall": call}))
     assert "not known" not in card._info.value
+
+
+@pytest.mark.parametrize(
+    "name, kind, badge",
+    [
+        ("Yes", "allow_once", ""),
+        ("No", "reject_once", ""),
+        ("Yes, and don't ask again", "allow_always", ""),
+        ("Yes", "allow_always", "allow always"),  # the name does not say it lasts
+        ("Allow", "reject_once", "reject once"),  # and a warning: the name misleads
+        ("Later", "reject_once", "reject once"),  # the name says nothing of its effect
+    ],
+)
+def test_a_badge_only_where_the_name_does_not_say_the_kind(
+    name: str, kind: str, badge: str
+) -> None:
+    html = option_badge_html(PermissionOption.model_validate(
+        {"optionId": "o", "name": name, "kind": kind}
+    ))  # fmt: skip
+    if badge:
+        assert f">{badge}</span>" in html
+    else:
+        assert html == ""
+    assert ("ALLOWS" in html or "REJECTS" in html) == (name == "Allow")
+
+
+def test_a_tool_call_card_names_its_command_once() -> None:
+    # claude-agent-acp: the request's title is the command, the tool call's title too, and its
+    # terminal header shows it: the card asks "Run this command?" and does not repeat it.
+    from acp_notebook._state import ToolCallState  # the box the card sits in
+
+    payload = {
+        "sessionId": "s1",
+        "title": "rm -rf data",
+        "subject": {"type": "tool_call", "toolCall": {
+            "toolCallId": "c1", "title": "rm -rf data", "kind": "execute",
+            "rawInput": {"command": "rm -rf data"},
+        }},
+        "options": [{"optionId": "y", "name": "Yes", "kind": "allow_once"}],
+    }  # fmt: skip
+    card = PermissionCard(RequestPermissionRequest.model_validate(payload), lambda o, b: None)
+    try:
+        assert card._info.value.count("rm -rf data") == 2  # alone: title and command line
+        call = ToolCallState("c1")
+        call.title = "rm -rf data"
+        card.show_with(call)
+        info = card._info.value
+        assert "rm -rf data" not in info and "Run this command?" in info
+        assert "command: rm -rf data" not in "\n".join(card.transcript_text(call))
+        # a box whose title differs (or a second command) keeps the command on the card
+        call.title = "Terminal"
+        card.show_with(call)
+        assert '<div class="acp-card-command">$ rm -rf data</div>' in card._info.value
+    finally:
+        card.close()

@@ -18,6 +18,8 @@ from acp_notebook._widgets._parts import STYLE
 from acp_notebook._widgets._turn import LIVE_TEXT
 
 Published = list[tuple[str, str, Any]]
+#: what a saved terminal says keeps the lines it left out (issue 25, finding 14)
+KEEPS = "(`-o` keeps them all; the live view scrolls back 10,000 lines)"
 
 
 def b64(data: bytes) -> str:
@@ -530,7 +532,7 @@ def test_huge_terminal_transcript_is_capped(make_view: Callable[..., TurnView]) 
     text = bundle["text/plain"]
     assert "line 059999" in text and "line 059800\n" in text and "line 059799" not in text
     # the lines before the converted tail are counted too
-    note = "… 59,800 earlier lines not saved in the notebook (the live view and `-o` keep them)"
+    note = "… 59,800 earlier lines not saved in the notebook " + KEEPS
     assert note in text and note in bundle["text/html"]
     assert len(text) < 4000 and len(bundle["text/html"]) < 8000
 
@@ -543,7 +545,7 @@ def test_seq_3000_saves_only_its_last_200_lines(make_view: Callable[..., TurnVie
     apply(state, {"sessionUpdate": "terminal_update", "terminalId": "term_1", "exitStatus": {}})
     view.refresh()
     bundle = view.static_bundle()
-    note = "… 2,800 earlier lines not saved in the notebook (the live view and `-o` keep them)"
+    note = "… 2,800 earlier lines not saved in the notebook " + KEEPS
     text, html = bundle["text/plain"], bundle["text/html"]
     body = text.split(note + "\n", 1)[1].split("\n  [exited]", 1)[0]
     assert body.split("\n") == [f"  {i}" for i in range(2801, 3001)]
@@ -563,7 +565,10 @@ def test_static_terminal_caps_bytes_and_a_single_huge_line() -> None:
     wide = [f"{i:04d} " + "x" * 995 for i in range(60)]  # 60 lines of 1000 characters
     text, html = cap_tail("\n".join(wide), "\n".join(wide))
     lines = text.split("\n")
-    assert lines[0] == "… 44 earlier lines not saved in the notebook (the live view keeps them)"
+    assert (
+        lines[0]
+        == "… 44 earlier lines not saved in the notebook (the live view scrolls back 10,000 lines)"
+    )
     assert lines[1].startswith("0044 ") and lines[-1].startswith("0059 ")
     assert len(text.encode()) <= STATIC_BYTES + 100 and len(html.encode()) <= STATIC_BYTES + 200
     # one line of 100 KB (no newline at all): its end, marked as cut; coloured HTML stays safe
@@ -1081,6 +1086,20 @@ def test_the_footer_speaks_plainly(
     view.refresh()
     assert view.footer_text(turn) == footer
     assert "stop reason" not in view._footer.value and "requires_action" not in view._footer.value
+
+
+def test_a_card_asking_is_waiting_for_you_without_a_state_update(
+    make_view: Callable[..., TurnView],
+) -> None:
+    # Issue 25, finding 10: a v1 agent sends no requires_action; its card asks all the same.
+    state, turn = session()
+    view = make_view(turn)
+    apply(state, RUN, view=view)
+    card = PermissionCard(permission(None), lambda o, b: None)
+    view.add_card(card)
+    assert view.footer_text(turn) == "waiting for you"
+    card.mark_decided("ok", "click")
+    assert view.footer_text(turn) == "working…"
 
 
 def test_a_failed_or_ended_turn_says_why(make_view: Callable[..., TurnView]) -> None:

@@ -33,6 +33,7 @@ from ._parsers import (
     _positive_seconds,
     _sub_parser,
     acp_help,
+    did_you_mean,
 )
 from ._words import _ErrorBox, _one_line, _say, capability_summary, show, words
 
@@ -495,9 +496,10 @@ def _acp_line(nb: Notebook, line: str) -> None:
         return
     handler = _HANDLERS.get(argv[0])
     if handler is None:
+        hint = did_you_mean(argv[0], _SUBCOMMANDS)
         raise UsageError(
-            f"%acp: unknown subcommand {argv[0]!r}; try one of {', '.join(_SUBCOMMANDS)}"
-            " (or %acp --help)"
+            f"%acp: unknown subcommand {argv[0]!r}{hint or ';'} try one of"
+            f" {', '.join(_SUBCOMMANDS)} (or %acp --help)"
         )
     try:
         handler(nb, argv[1:])

@@ -4,6 +4,7 @@ help, ``%acp?`` and ``%%acp?``), and the sub-parsers of the ``%acp`` subcommands
 from __future__ import annotations
 
 import argparse
+import difflib
 import inspect
 import shlex
 import textwrap
@@ -57,6 +58,26 @@ _SUBCOMMANDS = (
 )
 
 
+def did_you_mean(word: str, choices: Sequence[str]) -> str:
+    """``; did you mean 'connect'?`` for a word close to one of ``choices``, else ``""``."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.75)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _option_hint(message: str, parser: argparse.ArgumentParser) -> str:
+    """For argparse's "unrecognized arguments: --alow ..." the closest real option, if any."""
+    if "unrecognized arguments:" not in message:
+        return ""
+    words = message.split("unrecognized arguments:", 1)[1].split()
+    options = [o for action in parser._actions for o in action.option_strings]
+    for word in words:
+        if word.startswith("-"):
+            hint = did_you_mean(word.split("=", 1)[0], options)
+            if hint:
+                return hint
+    return ""
+
+
 class _HelpShown(Exception):
     """A subcommand's ``--help`` was printed: the magic returns normally."""
 
@@ -65,7 +86,7 @@ class _SubParser(argparse.ArgumentParser):
     """A subcommand's parser: ``--help`` prints and returns, a bad option is one UsageError."""
 
     def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{self.prog}: {message} ({usage(self)})")
+        raise UsageError(f"{self.prog}: {message}{_option_hint(message, self)} ({usage(self)})")
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
         if status == 0:  # after --help
@@ -229,7 +250,8 @@ def parse_cell_line(line: str) -> argparse.Namespace:
     try:
         return parser.parse_args(argv)
     except UsageError as exc:
-        raise UsageError(f"%%acp: {exc} ({usage(parser)})") from None
+        hint = _option_hint(str(exc), parser)
+        raise UsageError(f"%%acp: {exc}{hint} ({usage(parser)})") from None
 
 
 @magic_arguments.magic_arguments(name="acp")

@@ -135,9 +135,8 @@ def _usage_text(usage: Any) -> str:
         parts.append(
             f"{usage.used}" + (f"/{usage.size}" if usage.size is not None else "") + " tokens"
         )
-    cost = wire(usage.cost) if usage.cost is not None else None
-    if isinstance(cost, dict) and "amount" in cost:
-        parts.append(f"{cost['amount']} {cost.get('currency', '')}".strip())
+    if usage.cost_text:
+        parts.append(usage.cost_text)
     return visible(", ".join(parts))
 
 

@@ -31,7 +31,7 @@ from .._notebook._facts import (
     status_text,
 )
 from .._notebook._owner import Notebook
-from .._widgets import AgentPanel, PermissionCard
+from .._widgets import AgentPanel, PermissionCard, TerminalWidget
 from .._widgets._parts import e, set_children, set_if_changed, visible, visible_lines
 from ._html import (
     _agent_html,
@@ -115,7 +115,15 @@ class SidePanel:
         terms, self._terms_head, self._terms = _section("acp-panel-terminals", "Terminals")
         work, self._work_head, self._work = _section("acp-panel-background", "Background work")
         self._work_rows: dict[tuple[str, str, str], _Row] = {}
-        logs, self._log_head, self._log_body = _section("acp-panel-log", "Protocol log")
+        self._log_body = ipywidgets.VBox()
+        # The protocol log folds (a person opens it when something went wrong): with it open, a
+        # request waiting in another notebook would sit below it (issue 25, finding 9).
+        logs = ipywidgets.Accordion(
+            children=(self._log_body,), titles=("Protocol log",), selected_index=None
+        )
+        logs.add_class("acp-panel-section")
+        logs.add_class("acp-panel-log")
+        self._logs = logs
         grants, self._grants_head, self._grants = _section("acp-panel-grants", "Grants")
         self._grants_html = ipywidgets.HTML(value="")
         self._grants.children = (self._grants_html,)
@@ -463,12 +471,14 @@ class SidePanel:
                 self._term_rows[id(widget)] = row
             name = visible(names.get(id(run.session), run.session.id))
             where = visible(_cell_id(run) or str(run.key))
-            state = "running" if not run_done(run) else "finished"
+            # the terminal's own state, not its turn's: a background command runs on after its
+            # turn ended (issue 25, finding 6)
+            state = "running" if _runs(widget) else "finished"
             set_if_changed(
                 row.info,
                 "value",
                 f'<div class="acp-panel-terminal-label" data-state="{state}">'
-                f"session <b>{e(name)}</b> · {e(where)} · {state}</div>",
+                f"session <b>{e(name)}</b> · {e(where)} · {e(widget.label)}</div>",
             )
             rows.append(row.box)
         keep = {id(widget) for _r, _t, widget in chosen}
@@ -477,9 +487,7 @@ class SidePanel:
             row.info.close()
             row.box.close()  # never the terminal model itself: the cell still shows it
         set_children(self._terms, rows)
-        live = sum(
-            1 for run, _t, widget in chosen if widget.exit_status is None and not run_done(run)
-        )
+        live = sum(1 for _run, _t, widget in chosen if _runs(widget))
         head = f"Terminals ({len(chosen)} shown, {live} running)" if chosen else "Terminals (none)"
         set_if_changed(
             self._terms_head, "value", f'<div class="acp-panel-section-title">{e(head)}</div>'
@@ -661,3 +669,8 @@ class SidePanel:
             if not self.closed:
                 self._sync_inbox()
             return status_text(self.nb, self._handles.values(), self._runs)
+
+
+def _runs(widget: TerminalWidget) -> bool:
+    """The terminal's command is running: no exit status, and not one that never ran."""
+    return widget.exit_status is None and widget.phase in ("", "running")

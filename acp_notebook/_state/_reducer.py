@@ -159,6 +159,22 @@ class UsageState:
         self.size: int | None = None
         self.cost: Any = None  # Cost model
 
+    @property
+    def cost_text(self) -> str:
+        """``0.00098 USD``: the cost without binary float noise (0.0009800000000000002 is what
+        an agent's sum of prices sends), ``""`` when the agent sent none."""
+        cost = self.cost
+        amount = getattr(cost, "amount", None)
+        if amount is None:
+            return ""
+        if isinstance(amount, float) and amount and abs(amount) < 1e-6:
+            shown = f"{amount:.3g}"  # a tiny price keeps its digits
+        elif isinstance(amount, float):
+            shown = f"{round(amount, 6):f}".rstrip("0").rstrip(".") or "0"
+        else:
+            shown = str(amount)
+        return f"{shown} {getattr(cost, 'currency', '') or ''}".strip()
+
 
 class TurnState:
     """What belongs to one prompt turn.

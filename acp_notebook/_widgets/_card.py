@@ -183,12 +183,33 @@ def _option_warnings(option: PermissionOption) -> list[str]:
     return warnings
 
 
-def option_badge_html(option: PermissionOption) -> str:
-    """The badge shown beside an option's button, and the warning when its name misleads."""
+#: Words that make a name say its option lasts ("Always allow", "Yes, and don't ask again").
+_LASTING_WORDS = frozenset({"always", "again", "forever", "never", "permanently", "all"})
+
+
+def _says_kind(option: PermissionOption) -> bool:
+    """Whether the option's name already says what its kind does: the same effect, and lasting
+    exactly when the kind is an ``*_always`` one (``Allow once``, ``Always allow``, ``Yes``)."""
     kind = str(option.kind)
-    classes = " ".join(["acp-badge", "acp-kind-badge", *_kind_classes(kind)])
-    html = f'<span class="{classes}">{e(kind_badge(kind))}</span>'
-    for warning in _option_warnings(option):
+    effect = _effect(kind)
+    if effect is None or _reads_as(option.name) != effect:
+        return False
+    text = unicodedata.normalize("NFKC", option.name).casefold().replace("\u2019", "'")
+    lasting = bool(_LASTING_WORDS.intersection(_WORD.findall(text)))
+    return lasting == kind.endswith("_always")
+
+
+def option_badge_html(option: PermissionOption) -> str:
+    """What is shown beside an option's button: its kind as a badge only when the name does
+    not already say it (the button's colour and tooltip always do), and the warning when the
+    name misleads. Empty when there is nothing to add: a label is not said twice."""
+    kind = str(option.kind)
+    warnings = _option_warnings(option)
+    html = ""
+    if warnings or not _says_kind(option):
+        classes = " ".join(["acp-badge", "acp-kind-badge", *_kind_classes(kind)])
+        html = f'<span class="{classes}">{e(kind_badge(kind))}</span>'
+    for warning in warnings:
         html += f' <span class="acp-card-warning acp-kind-mismatch">{e(warning)}</span>'
     return html
 
@@ -285,9 +306,10 @@ class PermissionCard(AskCard):
         # a card undecided, the card answers it cancelled itself.
         self.invalid = invalid_options(request)
         self._call: Any = None  # the tool call whose box shows this card (show_with)
-        self._info = ipywidgets.HTML(value=STYLE + self.request_html(with_ids=True))
+        self._info = ipywidgets.HTML(value=STYLE + self.request_html())
         self._buttons: list[ipywidgets.Button] = []
         self._badges: list[ipywidgets.HTML] = []
+        self._option_html: list[str] = []
         groups: list[ipywidgets.HBox] = []
         # An invalid request gets no buttons at all (not even disabled ones): its options may
         # be thousands, and none of them can be chosen.
@@ -296,18 +318,21 @@ class PermissionCard(AskCard):
             button = ipywidgets.Button(
                 description=visible(option.name),  # styled by kind, never by name
                 button_style=button_style(kind),
-                tooltip=visible(kind),
+                tooltip=kind_badge(kind) if _effect(kind) else visible(kind),
                 layout=ipywidgets.Layout(width="auto"),  # the whole label, never "Allo…"
             )
             for name in _kind_classes(kind):
                 button.add_class(name)
             button.on_click(self._click_handler(option.option_id))
             self._buttons.append(button)
-            badge = ipywidgets.HTML(
-                value=option_badge_html(option), layout=ipywidgets.Layout(width="auto")
-            )
-            self._badges.append(badge)
-            group = ipywidgets.HBox([button, badge])
+            said = option_badge_html(option)
+            self._option_html.append(said)
+            parts: list[Any] = [button]
+            if said:  # a badge (a widget model) only where it adds something
+                badge = ipywidgets.HTML(value=said, layout=ipywidgets.Layout(width="auto"))
+                self._badges.append(badge)
+                parts.append(badge)
+            group = ipywidgets.HBox(parts)
             group.add_class("acp-card-option")
             groups.append(group)
         self._button_box = ipywidgets.HBox(groups, layout=ipywidgets.Layout(flex_flow="row wrap"))
@@ -372,8 +397,9 @@ class PermissionCard(AskCard):
 
     @property
     def option_html(self) -> list[str]:
-        """The kind badge (and any warning) beside each button, in option order."""
-        return [str(badge.value) for badge in self._badges]
+        """What is beside each button, in option order: its kind badge where the name does not
+        say it, any warning; ``""`` where the button says it all."""
+        return list(self._option_html)
 
     # -- choosing -------------------------------------------------------------------------
     def _click_handler(self, option_id: str) -> Callable[[Any], None]:
@@ -428,29 +454,41 @@ class PermissionCard(AskCard):
         with self._lock:
             self._call = call
             if self._info.comm is not None:
-                value = STYLE + self.request_html(with_ids=True, call=call)
+                value = STYLE + self.request_html(call=call)
                 if self._info.value != value:
                     self._info.value = value
+
+    def _command(self) -> str | None:
+        """The one command this request asks to run: a command subject's, or the one command
+        of a tool call subject (``tool_call_commands``: what ``--allow``/``--deny`` judge)."""
+        subject = self.subject
+        if isinstance(subject, CommandPermissionSubject):
+            return subject.command
+        if isinstance(subject, ToolCallPermissionSubject):
+            commands = tool_call_commands(self.request)
+            return commands[0] if len(commands) == 1 else None
+        return None
 
     def _command_shown(self, call: Any) -> bool:
         """The box of ``call`` shows this request's command, character for character: as the
         call's title (or its terminal's header, which replaces an equal title)."""
-        subject = self.subject
-        if call is None or not isinstance(subject, CommandPermissionSubject):
+        command = self._command()
+        if call is None or not command or "\n" in command:
             return False
         title = getattr(call, "title", None)
-        return isinstance(title, str) and visible(title) == visible(subject.command)
+        return isinstance(title, str) and visible(title) == visible(command)
 
     def _title(self, call: Any) -> str:
         """The request's title; once the box shows the command, the command in it reads
-        "this command" (it is on screen right above, in full)."""
+        "this command" (it is on screen right above, in full), and a title that is only the
+        command asks "Run this command?"."""
         title = visible(self.request.title)
-        subject = self.subject
-        if self._command_shown(call) and isinstance(subject, CommandPermissionSubject):
-            command = visible(subject.command)
-            if command:
-                title = title.replace(f"`{command}`", "this command")
-                title = title.replace(command, "this command")
+        command = visible(self._command() or "")
+        if command and self._command_shown(call):
+            if title.strip(" `") == command:
+                return "Run this command?"
+            title = title.replace(f"`{command}`", "this command")
+            title = title.replace(command, "this command")
         return title
 
     @staticmethod
@@ -465,7 +503,7 @@ class PermissionCard(AskCard):
         return same_title, bool(asked_content) and asked_content == shown
 
     # -- rendering --------------------------------------------------------------------------
-    def request_html(self, *, with_ids: bool = False, call: Any = None) -> str:
+    def request_html(self, *, call: Any = None) -> str:
         """The request (title, description, subject), every agent string escaped. In the box
         of tool call ``call``, what the box shows already is left out: the command when it is
         the call's title, a tool call's header and content when they are the call's own."""
@@ -494,30 +532,27 @@ class PermissionCard(AskCard):
             warning = _hidden_warning(subject.command, subject.cwd)
             if warning:
                 parts.append(f'<div class="acp-card-warning">⚠ {e(warning)}</div>')
-            if with_ids and (subject.terminal_id or subject.tool_call_id):
-                refs = []
-                if subject.terminal_id:
-                    refs.append(f"terminal <code>{e(visible(subject.terminal_id))}</code>")
-                if subject.tool_call_id:
-                    refs.append(f"tool call <code>{e(visible(subject.tool_call_id))}</code>")
-                parts.append(
-                    '<details class="acp-ids"><summary>ids</summary>'
-                    f'<div class="acp-card-refs">for {" · ".join(refs)}</div></details>'
-                )
         elif isinstance(subject, ToolCallPermissionSubject):
             asked = subject.tool_call
             same_title, same_content = self._same_call(subject, call)
             if not same_title:
                 parts.append(
                     tool_call_header_html(
-                        asked.title, asked.kind, None, asked.locations or [], with_status=False
+                        asked.title,
+                        asked.kind,
+                        None,
+                        asked.locations or [],
+                        with_status=False,
+                        # the card's own title says it already
+                        with_title=visible(asked.title or "") != visible(request.title),
                     )
                 )
             if not same_content:
                 for item in asked.content or []:
                     parts.append(content_html(item))
             commands = tool_call_commands(request)
-            for command in commands:  # what --allow/--deny judge: always on the card
+            # what --allow/--deny judge: on the card, unless the box right above shows it whole
+            for command in () if self._command_shown(call) else commands:
                 parts.append(
                     f'<div class="acp-card-command">$ {e(make_visible(command).text)}</div>'
                 )
@@ -566,7 +601,7 @@ class PermissionCard(AskCard):
                 for item in asked.content or []:
                     lines += [f"    {line}" for line in content_text(item)]
             commands = tool_call_commands(request)
-            for command in commands:
+            for command in () if self._command_shown(call) else commands:
                 lines.append(f"  command: {make_visible(command).text}")
             warning = _hidden_warning(*commands) if commands else None
             if warning:

@@ -28,7 +28,10 @@ STATIC_LINES = 200
 #: ... and at most this many bytes (UTF-8) of text, and of HTML.
 STATIC_BYTES = 16 * 1024
 #: What :func:`cap_tail`'s note says keeps the lines it leaves out.
-LIVE_KEEPS = "the live view keeps them"
+#: (labextension/src/terminal.ts's SCROLLBACK: the lines a live view keeps above its screen;
+#: the note must not promise more, issue 25, finding 14)
+LIVE_SCROLLBACK_LINES = 10_000
+LIVE_KEEPS = f"the live view scrolls back {LIVE_SCROLLBACK_LINES:,} lines"
 
 
 def _utf8_len(text: str) -> int:

@@ -33,7 +33,7 @@ from ._parts import (
     visible_prose,
     wire,
 )
-from ._static import STATIC_TERMINAL_BYTES, cap_tail, render_tail
+from ._static import LIVE_SCROLLBACK_LINES, STATIC_TERMINAL_BYTES, cap_tail, render_tail
 from ._static import terminal_transcript as static_terminal_transcript
 
 #: A turn shows at most this many live terminal views on its own; the others are listed (command,
@@ -173,7 +173,7 @@ def _exit_dict(status: Any) -> dict[str, Any] | None:
 
 
 #: What a static terminal's note says keeps the lines the notebook does not.
-TURN_KEEPS = "the live view and `-o` keep them"
+TURN_KEEPS = f"`-o` keeps them all; the live view scrolls back {LIVE_SCROLLBACK_LINES:,} lines"
 
 
 def _terminal_body(term: TerminalState) -> tuple[str, str]:

@@ -37,7 +37,7 @@ from .._state import (
     TurnState,
     terminal_phase,
 )
-from ._asking import close_deep
+from ._asking import AskCard, close_deep
 from ._background import BackgroundSection
 from ._card import PermissionCard
 from ._parts import (
@@ -584,10 +584,11 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         about it: one still asking means nothing ran yet; the last one refused means nothing ran.
         A turn cancelled (or a tool call of it cancelled) cuts a run."""
         calls = set(term.tool_call_ids)
-        cards = [
+        cards = [  # (the view also holds question and code cards: they ask about no command)
             card
             for card in self._cards
-            if card.terminal_id == term.terminal_id or card.tool_call_id in calls
+            if isinstance(card, PermissionCard)
+            and (card.terminal_id == term.terminal_id or card.tool_call_id in calls)
         ]
         known = self.turn.tool_calls
         cancelled = self.turn.stop_reason == "cancelled" or any(
@@ -663,7 +664,9 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             return visible(f"ended: {turn.ended_by}")
         if not turn.done:
             state = turn.session.state
-            if state == "requires_action":
+            # v2 says so (requires_action); a v1 agent only asks: a card still asking says it
+            asking = any(isinstance(c, AskCard) and not c.decided for c in self._cards)
+            if state == "requires_action" or asking:
                 return "waiting for you"
             if state in (None, "", "running", "idle"):
                 return "working…"
@@ -682,9 +685,8 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         if usage.used is None or usage.size is None:
             return ""
         text = f"context: {usage.used} / {usage.size} tokens"
-        cost = usage.cost
-        if cost is not None:
-            text += f", cost {cost.amount} {cost.currency}"
+        if usage.cost_text:
+            text += f", cost {usage.cost_text}"
         return visible(text)
 
     def footer_html(self, turn: TurnState, *, live: bool = False) -> str:

@@ -70,9 +70,18 @@ export function badgeDataset(
   return next;
 }
 
-/** The active notebook's section first, then the others in the order they came. */
-export function orderSections<T>(sections: readonly T[], active: T | null): T[] {
-  return active ? [active, ...sections.filter(s => s !== active)] : [...sections];
+/**
+ * The sections with requests waiting first (a request in another notebook must not sit below
+ * the active notebook's log), the active notebook's first among equals, then the others in the
+ * order they came.
+ */
+export function orderSections<T>(
+  sections: readonly T[],
+  active: T | null,
+  pending: (section: T) => number = () => 0
+): T[] {
+  const first = active ? [active, ...sections.filter(s => s !== active)] : [...sections];
+  return [...first.filter(s => pending(s) > 0), ...first.filter(s => !(pending(s) > 0))];
 }
 
 /**

@@ -504,7 +504,7 @@ export class AcpSidePanel extends Panel {
 
   private _render(): void {
     const active = this._activeSection();
-    orderSections(this._sections, active).forEach((section, i) => {
+    orderSections(this._sections, active, s => s.pending).forEach((section, i) => {
       this.insertWidget(2 + i, section);
       section.render(this._isExpanded(section, active), section === active);
     });

@@ -51,6 +51,14 @@ describe('a kernel section', () => {
     expect(orderSections(['a', 'b'], null)).toEqual(['a', 'b']);
   });
 
+  it('puts every notebook with requests waiting first, the active one first among them', () => {
+    const waiting: Record<string, number> = { a: 0, b: 0, c: 2, d: 1 };
+    const pending = (s: string): number => waiting[s];
+    expect(orderSections(['a', 'b', 'c', 'd'], 'b', pending)).toEqual(['c', 'd', 'b', 'a']);
+    waiting.b = 1;
+    expect(orderSections(['a', 'b', 'c', 'd'], 'b', pending)).toEqual(['b', 'c', 'd', 'a']);
+  });
+
   it('is open as chosen, else when active, waiting, or alone', () => {
     expect(isExpanded(false, true, 5, 1)).toBe(false);
     expect(isExpanded(true, false, 0, 3)).toBe(true);

@@ -106,8 +106,10 @@ test.describe('agent side panel', () => {
     await expect(page.locator('li.lm-TabBar-tab[data-acp-badge]')).toHaveCount(0);
     await expect(cardB).toContainText('Rejected');
 
-    // the protocol log can be saved for a bug report
+    // the protocol log is folded; opened, it can be saved for a bug report
     const log = panel.locator('.acp-panel-log');
+    await expect(log.getByRole('button', { name: 'Save' })).toBeHidden();
+    await log.getByText('Protocol log', { exact: true }).click();
     await expect(log.locator('.acp-panel-log-pre')).toContainText('session/request_permission');
     const [download] = await Promise.all([
       page.waitForEvent('download'),

@@ -94,13 +94,16 @@ test.describe('side panel across notebooks', () => {
     await expect(panel).toBeVisible();
     const sections = panel.locator('.acp-kernel-section');
     await expect(sections).toHaveCount(2);
-    // the active notebook first, named, and saying it has nothing waiting
-    await expect(sections.nth(0)).toHaveAttribute('data-notebook', /two\.ipynb$/);
+    // the notebook with a request waiting first, even though the other one is active (issue
+    // 25, finding 9): its request is not below the active notebook's sections and log
+    await expect(sections.nth(0)).toHaveAttribute('data-notebook', /one\.ipynb$/);
+    await expect(sections.nth(1)).toHaveAttribute('data-notebook', /two\.ipynb$/);
     const two = panel.locator('.acp-kernel-section[data-notebook$="two.ipynb"]');
     await expect(two.locator('.acp-kernel-section-header')).toContainText('two.ipynb');
     await expect(two.locator('.acp-kernel-section-header')).toContainText('no pending requests');
-    // the other notebook's request is shown, not hidden behind "(empty)"
-    await expect(sections.nth(1)).toHaveAttribute('data-notebook', /one\.ipynb$/);
+    // the logs fold: the active notebook's log does not push anything down
+    await expect(two.locator('.acp-panel-log')).toContainText('Protocol log');
+    await expect(two.locator('.acp-panel-log .acp-panel-log-pick')).toBeHidden();
     const one = panel.locator('.acp-kernel-section[data-notebook$="one.ipynb"]');
     await expect(one.locator('.acp-kernel-section-header')).toContainText('1 pending');
     const entry = one.locator('.acp-inbox-entry');

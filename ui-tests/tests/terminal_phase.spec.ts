@@ -45,6 +45,19 @@ test.describe('terminals of an agent that sends output at the end', () => {
     await expect(asked.locator('.acp-exit-badge')).toHaveText('waiting for approval');
     await expect(asked).toHaveAttribute('data-run', 'waiting');
     await expect(asked.locator('.acp-terminal-screen')).toBeHidden();
+    // finding 16: the tool call names its command once (the terminal's header); the card asks
+    // "Run this command?" right below, and no badge repeats what a button says
+    const box = refused.locator('.acp-tool-call');
+    const said = ((await box.innerText()).match(/rm -rf data/g) ?? []).length;
+    expect(said).toBe(1);
+    await expect(card.locator('.acp-card-title')).toHaveText('🔐 Run this command?');
+    await expect(card.locator('.acp-card-command')).toHaveCount(0);
+    await expect(card.locator('.acp-kind-badge')).toHaveCount(0);
+    await expect(card.getByRole('button', { name: 'No', exact: true })).toHaveAttribute(
+      'title',
+      'reject once'
+    );
+    await refused.screenshot({ path: path.join(ARTIFACTS, 'terminal-waiting-card.png') });
     await card.getByRole('button', { name: 'No', exact: true }).click();
     await expect(asked.locator('.acp-exit-badge')).toHaveText('not run');
     await expect(asked.locator('.acp-exit-badge')).toHaveAttribute('data-state', 'idle');
