@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from acp_notebook._notebook._facts import agent_facts, choices, log_text, status_text
+import pytest
+
+from acp_notebook._notebook._facts import (
+    SessionFacts,
+    agent_facts,
+    choices,
+    log_text,
+    state_label,
+    status_text,
+)
 from acp_notebook._notebook._owner import Notebook
 
 
@@ -95,3 +104,22 @@ def test_the_status_text_names_env_variables_never_their_values_and_marks_closed
     assert secret not in text
     assert "closed (exit 0), argv fake-agent --flag 'a b', env API_KEY=***" in text
     assert "stderr tail: key *** rejected" in text
+
+
+@pytest.mark.parametrize(
+    "state, stop, label",
+    [
+        ("requires_action", None, "waiting for you"),
+        ("running", None, "working"),
+        ("idle", "end_turn", "idle (finished)"),
+        ("idle", "cancelled", "idle (cancelled)"),
+        ("some_future_state", None, "some_future_state"),
+    ],
+)
+def test_a_sessions_state_is_said_in_plain_words(state: str, stop: str | None, label: str) -> None:
+    # Issue 25, finding 22: the panel said "requires_action".
+    facts = SessionFacts(
+        label="default", agent="a", id="s1", cwd="/", title="", state=state, stop_reason=stop,
+        usage="", commands=(), config=(), pending=0, closed=False,
+    )  # fmt: skip
+    assert state_label(facts) == label

@@ -347,13 +347,13 @@ def test_sessions_show_title_usage_commands_and_config(k: Kernel, tmp_path: Path
 
     text = k.wait_for(
         lambda: (
-            all(s in session_html() for s in ("/review", "idle (end_turn)", "1200/200000"))
+            all(s in session_html() for s in ("/review", "idle (finished)", "1200/200000"))
             and session_html()
         ),
         "the session row with commands, usage and the idle state",
     )
     assert "<b>cfg</b>" in text and "configure me" in text  # name, and title from session_info
-    assert "idle (end_turn)" in text
+    assert "idle (finished)" in text
     assert "1200/200000 tokens" in text
     picker = k.wait_for(lambda: with_class(k, "acp-panel-config", panel), "the mode selector")[0]
     state = k.models[picker]

@@ -50,7 +50,7 @@ def test_a_sessions_row_names_its_state_usage_and_commands() -> None:
         closed=False,
     )
     html = _session_html(facts)
-    assert HOSTILE not in html and "idle (end_turn)" in html
+    assert HOSTILE not in html and "idle (finished)" in html
     assert "usage: 10/100 tokens" in html and "<code>/plan</code>" in html
 
 

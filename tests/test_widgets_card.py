@@ -578,3 +578,27 @@ def test_a_tool_call_card_names_its_command_once() -> None:
         assert '<div class="acp-card-command">$ rm -rf data</div>' in card._info.value
     finally:
         card.close()
+
+
+def test_a_card_about_run_code_shows_the_code_and_says_the_code_card_follows() -> None:
+    # Issue 25, finding 5: Claude asks its own permission for mcp__notebook__run_code first; the
+    # card said only that raw name, with no code.
+    code = "df.describe()\nprint('<b>')"
+    payload = {
+        "sessionId": "s1",
+        "title": "mcp__notebook__run_code",
+        "subject": {"type": "tool_call", "toolCall": {
+            "toolCallId": "c1", "title": "mcp__notebook__run_code", "rawInput": {"code": code},
+        }},
+        "options": [{"optionId": "y", "name": "Yes", "kind": "allow_once"}],
+    }  # fmt: skip
+    card = PermissionCard(RequestPermissionRequest.model_validate(payload), lambda o, b: None)
+    try:
+        info = card._info.value
+        assert "run_code (MCP server &quot;notebook&quot;)" in info
+        assert "mcp__notebook__run_code" not in info
+        shown = "df.describe()\nprint(&#x27;&lt;b&gt;&#x27;)"  # escaped, lines kept
+        assert f'<pre class="acp-card-code">{shown}</pre>' in info
+        assert "the kernel's code card follows" in info
+    finally:
+        card.close()

@@ -263,12 +263,19 @@ def grants_text(nb: Notebook) -> str:
     return "\n".join(lines)
 
 
+#: A session's state in plain words, not the protocol's (issue 25, finding 22: the panel said
+#: ``requires_action``).
+_STATE_WORDS = {"requires_action": "waiting for you", "running": "working"}
+_STOP_WORDS = {"end_turn": "finished", "max_tokens": "token limit", "refusal": "refused"}
+
+
 def state_label(f: SessionFacts) -> str:
     if f.closed:
         return "closed"
+    state = _STATE_WORDS.get(str(f.state), str(f.state))
     if f.stop_reason:
-        return f"{f.state} ({f.stop_reason})"
-    return str(f.state)
+        return f"{state} ({_STOP_WORDS.get(str(f.stop_reason), str(f.stop_reason))})"
+    return state
 
 
 def run_done(run: Any) -> bool:

@@ -48,6 +48,7 @@ from ._parts import (
     generic_text,
     tool_call_header_html,
     tool_call_header_text,
+    tool_title,
     visible,
     visible_lines,
     wire,
@@ -212,6 +213,28 @@ def option_badge_html(option: PermissionOption) -> str:
     for warning in warnings:
         html += f' <span class="acp-card-warning acp-kind-mismatch">{e(warning)}</span>'
     return html
+
+
+#: The kernel tools' MCP server and its tool that runs code (acp_notebook/_kernel/_tools.py):
+#: an agent may ask its own permission to call it; the kernel's code card follows.
+_RUN_CODE_TITLES = ("mcp__notebook__run_code", "run_code")
+
+
+def _code_html(call: Any) -> list[str]:
+    """A tool call that carries code to run (``rawInput.code``): the code on the card, and for
+    the notebook's own run_code, that the code card follows (issue 25, finding 5: Claude asked
+    about ``mcp__notebook__run_code`` with no code shown)."""
+    raw = getattr(call, "raw_input", None)
+    code = raw.get("code") if isinstance(raw, dict) else None
+    if not isinstance(code, str) or not code:
+        return []
+    parts = [f'<pre class="acp-card-code">{e(visible_lines(code))}</pre>']
+    if (getattr(call, "title", None) or "") in _RUN_CODE_TITLES:
+        parts.append(
+            '<div class="acp-card-note">This lets the agent ask to run it: the kernel\'s code'
+            " card follows, and nothing runs before you allow it there too.</div>"
+        )
+    return parts
 
 
 _BY = {
@@ -482,7 +505,7 @@ class PermissionCard(AskCard):
         """The request's title; once the box shows the command, the command in it reads
         "this command" (it is on screen right above, in full), and a title that is only the
         command asks "Run this command?"."""
-        title = visible(self.request.title)
+        title = tool_title(visible(self.request.title))
         command = visible(self._command() or "")
         if command and self._command_shown(call):
             if title.strip(" `") == command:
@@ -550,6 +573,7 @@ class PermissionCard(AskCard):
             if not same_content:
                 for item in asked.content or []:
                     parts.append(content_html(item))
+            parts += _code_html(asked)
             commands = tool_call_commands(request)
             # what --allow/--deny judge: on the card, unless the box right above shows it whole
             for command in () if self._command_shown(call) else commands:

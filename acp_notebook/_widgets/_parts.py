@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -219,6 +220,16 @@ def _location_text(loc: Any) -> str:
     return visible(f"{path}:{line}" if line is not None else path)
 
 
+_MCP_NAME = re.compile(r"^mcp__([A-Za-z0-9_-]+?)__([A-Za-z0-9_.-]+)$")
+
+
+def tool_title(title: str) -> str:
+    """A tool's name in words: ``mcp__notebook__run_code`` (how Claude names an MCP server's
+    tool) reads ``run_code (MCP server "notebook")``; anything else as it is."""
+    match = _MCP_NAME.match(title)
+    return f'{match[2]} (MCP server "{match[1]}")' if match else title
+
+
 def tool_call_header_html(
     title: str | None,
     kind: str | None,
@@ -236,7 +247,8 @@ def tool_call_header_html(
     if with_status:
         parts.append(f"{_TOOL_STATUS_ICON.get(status, '•')} ")
     if with_title:
-        parts.append(f'<span class="acp-tool-call-title">{e(visible(title or "tool call"))}</span>')
+        shown = tool_title(visible(title or "tool call"))
+        parts.append(f'<span class="acp-tool-call-title">{e(shown)}</span>')
     if kind:
         parts.append(f' <span class="acp-badge acp-tool-kind">{e(visible(kind))}</span>')
     if with_status:
@@ -264,7 +276,7 @@ def tool_call_header_text(
     with_title: bool = True,
 ) -> list[str]:
     """As :func:`tool_call_header_html`, in plain text."""
-    line = f"Tool call: {visible(title or 'tool call')}" if with_title else "Tool call"
+    line = f"Tool call: {tool_title(visible(title or 'tool call'))}" if with_title else "Tool call"
     if kind:
         line += f" [{visible(kind)}]"
     if with_status:

@@ -581,7 +581,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
 
     def terminal_phase(self, term: TerminalState) -> TerminalPhase:
         """What ``term``'s header says (``_state.terminal_phase``), from the cards of this turn
-        about it: one still asking means nothing ran yet; the last one refused means nothing ran.
+        about it: one still asking means nothing ran yet; all of them refused means nothing ran.
         A turn cancelled (or a tool call of it cancelled) cuts a run."""
         calls = set(term.tool_call_ids)
         cards = [  # (the view also holds question and code cards: they ask about no command)
@@ -597,7 +597,9 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         return terminal_phase(
             term,
             asking=any(card.verdict == "asking" for card in cards),
-            refused=bool(cards) and cards[-1].verdict == "refused",
+            # refused: asked and never allowed (an allowed command may have run, whatever a
+            # later request about it was answered)
+            refused=bool(cards) and all(card.verdict == "refused" for card in cards),
             cancelled=cancelled,
         )
 

@@ -215,7 +215,9 @@ def test_kernel_v1_mode_shows_a_bash_commands_output_in_a_live_terminal(
     assert cell.error is None, cell.text()
     assert (work / "ran.txt").exists()
     text = cell.text()
-    assert f"  command: {command}\n" in text
+    # the command once: its terminal's header shows it, the card above asks about "this command"
+    assert "  Permission request: Run this command?\n" in text
+    assert f"  command: {command}\n" not in text
     assert "It printed two lines" in text
     # the cell's live xterm terminal: the command, its output, its exit code
     [model] = [s for s in kern.models.values() if s.get("_model_name") == "TerminalModel"]

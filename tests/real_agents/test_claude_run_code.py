@@ -54,6 +54,14 @@ def _run(
 
     kern.wait_for(asked, "Claude's permission card or the code card")
     if not code_button(kern, button):  # Claude asks before an MCP tool it has not been allowed
+        # its card shows the code and says the code card follows (issue 25, finding 5)
+        shown = "\n".join(
+            str(m.get("value", ""))
+            for m in kern.models.values()
+            if m.get("_model_name") == "HTMLModel"
+        )
+        assert "run_code (MCP server &quot;notebook&quot;)" in shown
+        assert "the kernel's code card follows" in shown and "made = 6 * 7" in shown
         kern.click((kern.buttons("Yes") or kern.buttons("Allow once"))[0])
     card = kern.wait_for(partial(code_button, kern, button), "the code card")
     assert not (work / "made.txt").exists()  # shown, not run
