@@ -289,7 +289,11 @@ def test_kernel_interrupted_command_says_stopped_and_keeps_the_agents_words_out_
         Text("stopped"),
     )
     cell = kern.submit("%%acp -o t\nwait a minute\n", new_cell_id())
-    kern.click(kern.wait_for(partial(kern.buttons, "Yes"), "the Yes button")[0])
+    [yes] = kern.wait_for(partial(kern.buttons, "Yes"), "the Yes button")
+    kern.click(yes)
+    # The terminal came with the tool call, before the request: until the card has taken the
+    # click, a "running" seen here may be the view from before the request was asked.
+    kern.wait_for(lambda: kern.models[yes].get("disabled"), "the card to take the click")
     running = kern.wait_for(
         lambda: [m for m in _terminal_models(kern) if m.get("phase") == "running"],
         "the terminal, running",
