@@ -68,6 +68,9 @@ class Kernel:
         self.closed: set[str] = set()
         self.comm_msgs: list[tuple[float, dict[str, Any]]] = []
         self.executions: dict[str, Execution] = {}
+        #: display id -> the data of its latest display_data or update_display_data, whatever
+        #: the message's parent (a transcript a background command keeps up to date)
+        self.displays: dict[str, dict[str, Any]] = {}
 
     # -- iopub ------------------------------------------------------------------------
     def _take(self, msg: dict[str, Any]) -> None:
@@ -86,6 +89,10 @@ class Kernel:
                 self.models[content["comm_id"]].update(data.get("state", {}))
         elif kind == "comm_close":
             self.closed.add(content["comm_id"])
+        elif kind in ("display_data", "update_display_data"):
+            display_id = (content.get("transient") or {}).get("display_id")
+            if display_id:
+                self.displays[display_id] = content.get("data", {})
         parent = msg["parent_header"].get("msg_id")
         execution = self.executions.get(parent)
         if execution is not None:

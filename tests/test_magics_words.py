@@ -94,3 +94,37 @@ def test_a_sign_in_outcome_is_one_line_without_what_was_typed() -> None:
     line = _words._signed_in_line(NB, failed, typed)
     assert line.startswith("not signed in: %acp connect: could not connect 'a'")
     assert SECRET not in line
+
+
+def test_a_resumed_sessions_history_is_listed_in_words() -> None:
+    # Issue 25, finding 19: `%acp resume` printed "1 tool calls, 1 terminals replayed", no history.
+    from acp_notebook._protocol import parse_session_update
+    from acp_notebook._state import SessionState
+
+    state = SessionState()
+    for update in [
+        {"sessionUpdate": "user_message", "messageId": "u1",
+         "content": [{"type": "text", "text": "count the rows\nof data.csv"}]},
+        {"sessionUpdate": "agent_message_chunk", "messageId": "a1",
+         "content": {"type": "text", "text": "There are \u202e 12 rows."}},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "title": "wc -l data.csv",
+         "kind": "execute", "status": "completed"},
+    ]:  # fmt: skip
+        state.apply(parse_session_update(update))
+    lines = _words.history_lines(state)
+    assert lines == [
+        "you: count the rows",
+        "agent: There are ⟨U+202E RLO⟩ 12 rows.",
+        "tool call: wc -l data.csv [execute] - completed",
+    ]
+    shown: list[Any] = []
+    original = _words.display
+    _words.display = lambda obj, **kw: shown.append(obj)
+    try:
+        _words.show_history("acp: resumed s1 as session 'default': 1 tool call replayed", lines)
+    finally:
+        _words.display = original
+    [bundle] = shown
+    assert bundle["text/plain"].splitlines()[1] == "  you: count the rows"
+    assert bundle["text/html"].startswith("<details><summary>acp: resumed s1")
+    assert "<li>agent: There are ⟨U+202E RLO⟩ 12 rows.</li>" in bundle["text/html"]

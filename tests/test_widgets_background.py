@@ -147,10 +147,16 @@ def test_a_later_turn_carries_on_the_background_work_an_earlier_turn_started() -
     view2.refresh()
     assert turn2.background == [("terminal", "t1")]
     assert "still running: 1" in text(view2) and "tail -f build.log" in text(view2)
-    assert b"tick 0" in view2.terminal_widgets["t1"].data  # a live view, with what came before
+    # a live view from where this turn began: what came before is the first cell's (issue 25,
+    # finding 6: it was copied in full into every later turn), and its note says so
+    live = view2.terminal_widgets["t1"]
+    live.flush()
+    assert live.data == b"" and "started in an earlier cell" in live.note
     fed = view2._terms["t1"].fed
     apply(state, out("t1", b"tick 1\r\n"), view=view2)
     assert view2._terms["t1"].fed == fed + len(b"tick 1\r\n")
+    live.flush()
+    assert live.data == b"tick 1\r\n"
     view2.background.rows[("terminal", "t1")].stop.click()  # type: ignore[union-attr]
     assert stops == [("terminal", "t1")]
 

@@ -425,6 +425,34 @@ def test_a_running_terminal_carries_when_it_started(make_view: Callable[..., Tur
     assert widget.phase == "running" and widget.started_at > 0 and widget.note == ""
 
 
+def test_a_later_turn_shows_a_carried_on_terminal_from_where_it_began(
+    make_view: Callable[..., TurnView],
+) -> None:
+    # Issue 25, finding 6: a command left running in the background was copied in full into
+    # every later turn. Its output before a turn began stays with the cell that started it.
+    state, first = session("start the build")
+    apply(state, TERM, out("term_1", b"one\n"))
+    idle = {**IDLE, "background": [{"type": "terminal", "terminalId": "term_1"}]}
+    apply(state, out("term_1", b"two\n"), idle)
+    second = state.begin_turn("what next?")
+    apply(state, out("term_1", b"three\n"))
+    view = make_view(second, "what next?")
+    view.refresh()
+    [widget] = view.terminal_widgets.values()
+    widget.flush()
+    assert widget.data == b"three\n"  # not one, two: they are the first cell's
+    assert widget.note == "started in an earlier cell, which shows its output until this turn began"
+    text = view.static_text()
+    assert "three" in text and "one" not in text and "two" not in text
+    assert "note: started in an earlier cell" in text  # ours, not the agent's
+    # the first turn's own view keeps it whole
+    own = make_view(first, "start the build")
+    own.refresh()
+    [mine] = own.terminal_widgets.values()
+    mine.flush()
+    assert mine.data == b"one\ntwo\nthree\n" and mine.note == ""
+
+
 # -- static output -------------------------------------------------------------------------------
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -23,7 +24,7 @@ from .._notebook._errors import (
     NotebookError,
 )
 from .._notebook._owner import Notebook
-from .._notebook._record import Record
+from .._notebook._record import Record, follow_background
 from .._notebook._start import CellRequest
 from .._policy._rules import Policy
 from ._parsers import parse_cell_line
@@ -130,11 +131,14 @@ def _unattended_timeout(shell: Any, key: str) -> float | None:
 
 
 def _finish_cell(run: CellRun, record: Record | None = None) -> None:
-    """Show the turn's final transcript (and empty the slot its record kept while it ran)."""
+    """Show the turn's final transcript (and empty the slot its record kept while it ran); a
+    command the turn left running in the background keeps it up to date."""
     bundle = run.io.call(run.view.static_bundle)  # the state is only read on the I/O thread
-    show(_Static(bundle), raw=False)
+    display_id = uuid.uuid4().hex
+    show(_Static(bundle), raw=False, display_id=display_id)
     if record is not None:
         record.close()
+    run.io.call(functools.partial(follow_background, run, display_id))
 
 
 async def run_cell_async(line: str, body: str) -> None:

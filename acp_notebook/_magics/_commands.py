@@ -35,7 +35,16 @@ from ._parsers import (
     acp_help,
     did_you_mean,
 )
-from ._words import _ErrorBox, _one_line, _say, capability_summary, show, words
+from ._words import (
+    _ErrorBox,
+    _one_line,
+    _say,
+    capability_summary,
+    history_lines,
+    show,
+    show_history,
+    words,
+)
 
 
 def embedded_agent_argv() -> list[str]:
@@ -374,11 +383,20 @@ def _resume(nb: Notebook, argv: list[str]) -> None:
     parser.add_argument("--name", default=None, help="the agent (default: the default agent)")
     args = _parse_sub(parser, argv)
     state = nb.resume(args.session, args.session_id, agent=args.name).session.state
-    _say(
+    counted = [
+        _count(len(state.messages), "message"),
+        _count(len(state.tool_calls), "tool call"),
+        _count(len(state.terminals), "terminal"),
+    ]
+    show_history(
         f"acp: resumed {args.session_id} as session {args.session!r}: "
-        f"{len(state.messages)} messages, {len(state.tool_calls)} tool calls, "
-        f"{len(state.terminals)} terminals replayed"
+        f"{', '.join(counted)} replayed",
+        history_lines(state),
     )
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
 
 
 def _status(nb: Notebook, argv: list[str]) -> None:

@@ -4,6 +4,7 @@ seam through which the rooms display."""
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -216,3 +217,44 @@ def _signed_in_line(nb: Notebook, outcome: Any, secrets: Mapping[str, str]) -> s
     signed = f", signed in with {outcome.method!r}" if outcome.method is not None else ""
     line = f"restarted {outcome.agent!r} ({outcome.restarted}){added}{signed}{session}"
     return redact(line, secrets)
+
+
+#: A resumed session's history shows at most this many entries, each cut to one short line.
+HISTORY_ENTRIES = 40
+HISTORY_CHARS = 160
+
+
+def history_lines(state: Any) -> list[str]:
+    """A replayed session's history in words, oldest first: each message as ``you:``/``agent:``
+    and its first line, then each tool call's title, kind and status (issue 25, finding 19:
+    ``%acp resume`` printed only counts). Agent text made visible, each entry one line."""
+    entries: list[str] = []
+    for message in state.messages.values():
+        if message.role == "thought" or not message.text.strip():
+            continue
+        who = "you" if message.role == "user" else "agent"
+        entries.append(f"{who}: {message.text.strip().splitlines()[0]}")
+    for call in state.tool_calls.values():
+        kind = f" [{call.kind}]" if call.kind else ""
+        entries.append(f"tool call: {call.title or call.tool_call_id}{kind} - {call.status}")
+    shown = [_cut(visible_text(entry), HISTORY_CHARS) for entry in entries[-HISTORY_ENTRIES:]]
+    left_out = len(entries) - len(shown)
+    return ([f"… {left_out:,} earlier entries"] if left_out else []) + shown
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def show_history(summary: str, lines: list[str]) -> None:
+    """The resume line, with the replayed history folded under it (text for a plain front end)."""
+    if not lines:
+        _say(summary)
+        return
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
+    markup = (
+        f"<details><summary>{html.escape(visible_text(summary))}</summary>"
+        f'<ul class="acp-history">{items}</ul></details>'
+    )
+    text = "\n".join([visible_text(summary), *(f"  {line}" for line in lines)])
+    show({"text/plain": text, "text/html": markup}, raw=True)

@@ -279,6 +279,9 @@ class CellRun:
     _open_questions: int = 0
     #: the one line that counts requests refused past the caps (made on the first one)
     overflow: Any = None
+    #: called (I/O thread) after each refresh of the view once the turn went idle: its saved
+    #: transcript follows the background work (``_record.follow_background``)
+    after_refresh: list[Callable[[], None]] = field(default_factory=list, repr=False)
 
     # -- I/O thread -------------------------------------------------------------------
     def attach(self) -> None:
@@ -292,6 +295,11 @@ class CellRun:
         self._detach_requests()
         self.background = False
         self.after_idle = False
+        for hook in list(self.after_refresh):  # the last look: the background is over here
+            try:
+                hook()
+            except Exception:
+                log.exception("following the background work failed")
         if self._unsubscribe_updates is not None:
             self._unsubscribe_updates()
             self._unsubscribe_updates = None
@@ -351,6 +359,11 @@ class CellRun:
             self.view.refresh()
         except Exception:
             log.exception("refreshing the turn view failed")
+        for hook in list(self.after_refresh):
+            try:
+                hook()
+            except Exception:
+                log.exception("following the background work failed")
 
     # -- permission requests (I/O thread) ---------------------------------------------------
     async def ask(self, decision: PermissionDecision) -> Answer:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import html
 import logging
+import time
 import uuid
 from typing import Any
 
@@ -99,6 +100,7 @@ class Record:
                 self._closed = True
                 bundle = await asyncio.wrap_future(self.run.io.submit(_bundle_of, self.run))
                 self._write(bundle)
+                self.run.io.call(lambda: follow_background(self.run, self.display_id))
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -127,3 +129,44 @@ class Record:
             return
         self._closed = True
         self._write(slot_bundle())
+
+
+def follow_background(run: CellRun, display_id: str) -> None:
+    """While the turn's background work runs on after its idle (a command started with the
+    turn), the transcript shown under ``display_id`` follows it: rewritten at most every
+    :data:`SNAPSHOT_INTERVAL` seconds (the last change always), and a last time when the work
+    ends or the next turn takes over (issue 25, finding 13: the saved record kept ``running``
+    and none of the output that came after the idle). I/O thread; nothing when no work is left.
+    """
+    if not run.background:
+        return
+    written = [time.monotonic()]
+    due = [False]
+
+    def write() -> None:
+        due[0] = False
+        written[0] = time.monotonic()
+        update_display(run.view.static_bundle(), raw=True, display_id=display_id)
+
+    def trailing() -> None:
+        if due[0]:
+            write()
+
+    def refreshed() -> None:
+        ending = not run.background
+        if ending:
+            if refreshed in run.after_refresh:
+                run.after_refresh.remove(refreshed)
+            write()
+            return
+        wait = SNAPSHOT_INTERVAL - (time.monotonic() - written[0])
+        if wait <= 0:
+            write()
+        elif not due[0]:
+            due[0] = True
+            try:
+                asyncio.get_running_loop().call_later(wait, trailing)
+            except RuntimeError:  # not on the I/O loop: the next refresh writes it
+                due[0] = False
+
+    run.after_refresh.append(refreshed)

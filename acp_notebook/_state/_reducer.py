@@ -202,6 +202,8 @@ class TurnState:
         self.notices: list[Notice] = []
         self.unknown_updates: list[Any] = []
         self.late_ids: set[str] = set()
+        #: terminal id -> (generation, stream offset) of every terminal when the turn began
+        self.terminals_at_start: dict[str, tuple[int, int]] = {}
 
     # -- recording (called by the session) ---------------------------------
     def _touch(self, ids: dict[str, None], key: str) -> None:
@@ -376,6 +378,10 @@ class SessionState:
         if self.turns and not self.turns[-1].done:
             self.turns[-1].done = True
         turn = TurnState(self, prompt_text, len(self.turns))
+        # where each terminal an earlier turn started stood: this turn shows what comes after
+        turn.terminals_at_start = {
+            tid: (term.generation, term.total_bytes) for tid, term in self.terminals.items()
+        }
         self.turns.append(turn)
         self.revision += 1
         return turn
@@ -505,6 +511,8 @@ class SessionState:
         turn = self._turn
         if turn is not None:
             turn._touch(turn._terminal_ids, terminal_id)
+            if term.first_turn is None:
+                term.first_turn = turn.index
         return term
 
     def _decode(self, data: str, what: str) -> bytes | None:

@@ -101,6 +101,9 @@ class TerminalState:
         self.reported = False  # a terminal_update or chunk has been seen
         #: the kept bytes include streamed chunks (False: only snapshots, or nothing, so far)
         self.streamed = False
+        #: the index of the turn it was first reported in (None: before any turn); a later
+        #: turn that carries it on shows only its output from then on
+        self.first_turn: int | None = None
         self.revision = 0
         self.generation = 0  # bumped by every snapshot (``replace``): stream offsets restart
         self._max = max(_MIN_MAX_BYTES, max_bytes)

@@ -72,7 +72,7 @@ font-family:var(--jp-code-font-family,monospace);font-size:var(--jp-code-font-si
 line-height:1.3}
 .acp-card{border:1px solid #d97706;border-radius:4px;padding:4px 8px;margin:4px 0}
 .acp-card-command{font-family:var(--jp-code-font-family,monospace);white-space:pre-wrap;
-word-break:break-all;background:var(--jp-layout-color2,#f6f6f6);padding:2px 4px}
+overflow-wrap:anywhere;background:var(--jp-layout-color2,#f6f6f6);padding:2px 4px}
 .acp-card-warning{color:#b91c1c;font-weight:600}
 .acp-card-option{align-items:center;margin-right:10px}
 .acp-kind-badge.acp-kind-allow{background:#dcfce7;color:#14532d}

@@ -137,13 +137,15 @@ def terminal_transcript(
     body: tuple[str, str] | None,
     omitted_bytes: int = 0,
     note: str = "",
+    said_by: str = "agent",
 ) -> tuple[str, str]:
     """Deterministic ``(text, html)`` of one terminal: a header (``$ command``, the directory,
     the exit label as a badge), then ``body`` (the end of its output, as :func:`render_tail`
     gives it; None: no output part at all, as for a terminal only listed), then the exit label.
 
     ``omitted_bytes`` were dropped before the body (a memory bound): a first line says so.
-    ``note``: the agent's words about a command that did not run, a line under the header.
+    ``note``: the agent's words about a command that did not run, a line under the header
+    (``said_by`` names who says it in the text: ``agent``, or ``note`` for our own).
     Agent text (command, directory) shows hidden characters visibly; all of it is escaped.
     """
     label = visible_text(exit_label)
@@ -156,7 +158,7 @@ def terminal_transcript(
         body_text = f"{dropped}\n{body_text}"
         body_html = f'<span class="acp-omitted">{html.escape(dropped)}</span>\n{body_html}'
     if said:
-        lines.append(f"agent: {said}")
+        lines.append(f"{said_by}: {said}")
     if body_text.strip():
         lines.append(body_text.rstrip("\n"))
     lines.append(f"[{label}]")

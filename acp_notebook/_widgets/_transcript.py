@@ -65,6 +65,8 @@ class Transcribed(Protocol):
 
     def terminal_phase(self, term: TerminalState) -> TerminalPhase: ...
 
+    def carried_from(self, term: TerminalState) -> int | None: ...
+
     def footer_text(self, turn: TurnState) -> str: ...
 
     def footer_html(self, turn: TurnState) -> str: ...
@@ -206,26 +208,47 @@ def _elapsed(seconds: float) -> str:
 
 
 def terminal_transcript(
-    term: TerminalState, *, body: bool = True, phase: TerminalPhase | None = None
+    term: TerminalState,
+    *,
+    body: bool = True,
+    phase: TerminalPhase | None = None,
+    since: int | None = None,
 ) -> tuple[str, str]:
     """Deterministic ``(text, html)`` of a terminal (:func:`_static.terminal_transcript`):
     header, the end of its output (at most ``STATIC_LINES`` lines / ``STATIC_BYTES``; the live
     view and ``term.data`` keep it all), the exit state. Without ``body``: the header (command
     cut to ``LABEL_COMMAND_CHARS``) and the exit state only. ``phase`` (the view's
-    ``terminal_phase``) words the state and moves the agent's words out of the output."""
+    ``terminal_phase``) words the state and moves the agent's words out of the output.
+    ``since``: a stream offset (a terminal an earlier turn started): only its output from
+    there, and a note that says where the rest is."""
     phase = phase or terminal_phase(term)
     command = term.command
     if command is not None and not body:
         command = _short_command(term)  # made visible already: visible() leaves it as it is
     shown = body and phase.shows_bytes
+    note = phase.note if body else ""
+    if since is not None:
+        part = render_tail(term.since(since), keeps=TURN_KEEPS) if shown else None
+        return static_terminal_transcript(
+            command=command,
+            cwd=term.cwd,
+            exit_label=phase.label,
+            body=part,
+            note=note or CARRIED_NOTE,
+            said_by="agent" if note else "note",
+        )
     return static_terminal_transcript(
         command=command,
         cwd=term.cwd,
         exit_label=phase.label,
         body=_terminal_body(term) if shown else None,
         omitted_bytes=term.omitted_bytes if shown else 0,
-        note=phase.note if body else "",
+        note=note,
     )
+
+
+#: What a terminal an earlier turn started says in a later turn (its view and its record).
+CARRIED_NOTE = "started in an earlier cell, which shows its output until this turn began"
 
 
 def _says(term: TerminalState, call: ToolCallState, shown: StaticTerminals) -> bool:
@@ -245,12 +268,13 @@ class StaticTerminals:
         self.seen = 0
 
     def next(
-        self, term: TerminalState, phase: TerminalPhase | None = None
+        self, term: TerminalState, phase: TerminalPhase | None = None, since: int | None = None
     ) -> tuple[str, str] | None:
         self.seen += 1
         if self.seen > MAX_LIVE_TERMINALS + STATIC_LISTED_TERMINALS:
             return None
-        return terminal_transcript(term, body=self.seen <= MAX_LIVE_TERMINALS, phase=phase)
+        body = self.seen <= MAX_LIVE_TERMINALS
+        return terminal_transcript(term, body=body, phase=phase, since=since)
 
     def notes(self) -> list[str]:
         """What was left out, as lines for the end of the transcript."""
@@ -291,7 +315,7 @@ def transcript_text(view: Transcribed) -> str:
             lines += _call_text(view, item, terms, anchored, shown)
     for term_id, term in terms.items():
         if term_id not in anchored and term.reported:
-            transcript = shown.next(term, view.terminal_phase(term))
+            transcript = shown.next(term, view.terminal_phase(term), view.carried_from(term))
             if transcript is not None:
                 lines += ["", transcript[0]]
     more = view.unlisted_calls()
@@ -325,7 +349,7 @@ def _call_text(
             term = terms.get(term_id)
             if term is not None and term.reported and term_id not in anchored:
                 anchored.add(term_id)
-                transcript = shown.next(term, view.terminal_phase(term))
+                transcript = shown.next(term, view.terminal_phase(term), view.carried_from(term))
                 if transcript is not None:
                     says_title |= _says(term, call, shown)
                     lines += [f"  {line}" for line in transcript[0].split("\n")]
@@ -360,7 +384,7 @@ def transcript_html(view: Transcribed) -> str:
             out.append(_call_html(view, item, terms, anchored, shown))
     for term_id, term in terms.items():
         if term_id not in anchored and term.reported:
-            transcript = shown.next(term, view.terminal_phase(term))
+            transcript = shown.next(term, view.terminal_phase(term), view.carried_from(term))
             if transcript is not None:
                 out.append(transcript[1])
     more = view.unlisted_calls()
@@ -389,7 +413,7 @@ def _call_html(
             term = terms.get(term_id)
             if term is not None and term.reported and term_id not in anchored:
                 anchored.add(term_id)
-                transcript = shown.next(term, view.terminal_phase(term))
+                transcript = shown.next(term, view.terminal_phase(term), view.carried_from(term))
                 if transcript is not None:
                     says_title |= _says(term, call, shown)
                     out.append(transcript[1])

@@ -53,6 +53,7 @@ from ._parts import (
 )
 from ._terminal import TerminalWidget
 from ._transcript import (
+    CARRIED_NOTE,
     MAX_LISTED_TOOL_CALLS,
     MAX_LIVE_TERMINALS,
     _elapsed,
@@ -526,10 +527,16 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                 callback = self._on_cancel_terminal
                 widget.on_cancel(lambda _w: callback(term_id))
             feed = self._terms[term_id] = _TermFeed(widget)
+            since = self.carried_from(term)
+            if since is not None:
+                # an earlier turn's command (background work this turn carries on): its output
+                # before this turn is in that turn's cell; this view starts where the turn did
+                feed.generation, feed.fed = term.generation, since
         widget = feed.widget
         size = term.size
         caps = term.capabilities
         phase = self.terminal_phase(term)
+        note = phase.note or (CARRIED_NOTE if self.carried_from(term) is not None else "")
         if phase.state == "running" and not feed.started_at:
             feed.started_at = time.time()
         meta = (  # the header is text in the front end: hidden characters made visible
@@ -541,7 +548,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             caps is not None and getattr(caps, "cancel", None) is not None,
             phase.state,
             phase.label,
-            visible_lines(phase.note),
+            visible_lines(note),
             feed.started_at,
         )
         if not phase.shows_bytes:
@@ -578,6 +585,19 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                     part = self._calls.get(call_id)
                     if part is not None:
                         self._layout_call(part)
+
+    def carried_from(self, term: TerminalState) -> int | None:
+        """The stream offset this turn shows ``term`` from, when an earlier turn started it
+        (its command ran on in the background): the bytes before are that turn's, shown and
+        saved in its cell, not copied into every later one (issue 25, finding 6). None for a
+        terminal of this turn."""
+        first = term.first_turn
+        if first is None or first >= self.turn.index:
+            return None
+        at_start = self.turn.terminals_at_start.get(term.terminal_id)
+        if at_start is None or at_start[0] != term.generation:
+            return None  # a snapshot since the turn began: this turn's to show whole
+        return at_start[1]
 
     def terminal_phase(self, term: TerminalState) -> TerminalPhase:
         """What ``term``'s header says (``_state.terminal_phase``), from the cards of this turn

@@ -109,3 +109,34 @@ def test_a_background_tool_call_stops_with_tool_call_cancel(tmp_path: Path) -> N
         assert "failed" in html_values(k)
         cancels = [m for m in received(work) if m.get("method") == "tool_call/cancel"]
         assert [m["params"] for m in cancels] == [{"sessionId": "b1", "toolCallId": "c1"}]
+
+
+def test_the_saved_transcript_follows_a_command_left_running_after_the_idle(
+    tmp_path: Path,
+) -> None:
+    # Issue 25, finding 13: the record saved "running" and none of what came after the idle.
+    work = tmp_path / "w"
+    work.mkdir()
+    with acp_kernel(tmp_path) as k:
+        k.run(f"%acp connect -- {sys.executable} {AGENT} terminal {work}")
+        cell = k.run("%%acp\ngo\n", new_cell_id())
+        finals = [
+            m["content"]["transient"]["display_id"]
+            for m in cell.of_type("display_data")
+            if "finished" in m["content"]["data"].get("text/plain", "")
+            and (m["content"].get("transient") or {}).get("display_id")
+        ]
+        [shown] = finals  # the final transcript, with a display id it is updated under
+        assert "tick 3" not in k.displays[shown]["text/plain"]
+        k.wait_for(
+            lambda: "tick 3" in k.displays[shown]["text/plain"],
+            "the saved transcript to hold output that came after the idle",
+        )
+        term = terminal_model(k)
+        content = {"comm_id": term, "data": {"method": "custom", "content": {"type": "cancel"}}}
+        k.kc.shell_channel.send(k.kc.session.msg("comm_msg", content))  # the stop button
+        k.wait_for(
+            lambda: "[signal SIGTERM]" in k.displays[shown]["text/plain"],
+            "the saved transcript to say how the command ended",
+        )
+        assert "[running]" not in k.displays[shown]["text/plain"]
