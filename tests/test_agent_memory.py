@@ -10,7 +10,8 @@ import anyio
 import pytest
 
 from acp_notebook import AgentExited, ConnectionClosed, connect_streams
-from acp_notebook._client._errors import InitializeTimeout
+from acp_notebook._client._connect import NOISE_LIMIT
+from acp_notebook._client._errors import InitializeTimeout, NotSpeakingAcp
 from acp_notebook._connection._jsonrpc import Connection
 from acp_notebook._connection._lines import memory_byte_pipe
 from acp_notebook._protocol import RequestPermissionRequest
@@ -77,6 +78,25 @@ async def test_a_peer_that_never_answers_initialize_times_out() -> None:
                 pytest.fail("initialize cannot have succeeded")
     assert caught.value.seconds == 0.2
     assert caught.value.stderr_tail == ""
+
+
+@pytest.mark.parametrize("lines", [NOISE_LIMIT - 1, NOISE_LIMIT])
+async def test_a_peer_that_writes_prose_instead_of_json_rpc_is_stopped_at_once(lines: int) -> None:
+    # Issue 25, finding 20: a program that is not an ACP agent (or one started without its ACP
+    # option) writes prose on stdout; after NOISE_LIMIT such lines the client stops waiting,
+    # long before the initialize timeout. Fewer lines (a stray banner) wait for the answer.
+    to_peer, peer_reads = memory_byte_pipe(64)
+    peer_writes, from_peer = memory_byte_pipe(64)
+    async with peer_reads, peer_writes:
+        for n in range(lines):
+            await peer_writes.send(f"Welcome to the tool, line {n}\n".encode())
+        expected = NotSpeakingAcp if lines >= NOISE_LIMIT else InitializeTimeout
+        with anyio.fail_after(HANG_GUARD), pytest.raises(expected) as caught:
+            async with connect_streams(from_peer, to_peer, initialize_timeout=1.0):
+                pytest.fail("initialize cannot have succeeded")
+    if lines >= NOISE_LIMIT:
+        assert isinstance(caught.value, NotSpeakingAcp) and caught.value.lines == NOISE_LIMIT
+        assert "is it an ACP agent" in caught.value.status
 
 
 async def test_a_turn_fails_when_the_peer_closes_its_stream(tmp_path: Path) -> None:

@@ -49,8 +49,19 @@ def test_an_initialize_timeout_keeps_its_stderr() -> None:
 
 
 def test_a_program_that_cannot_start_and_an_error_with_no_stderr() -> None:
+    # the program is named, in words; no "[Errno 2]"
+    failed = ConnectFailed(FileNotFoundError(2, "No such file or directory", "/x/agent"), [])
+    assert (
+        str(failed)
+        == failed.summary
+        == ("cannot start it: there is no program '/x/agent' (is it installed, and on PATH?)")
+    )
+    failed = ConnectFailed(PermissionError(13, "Permission denied", "/x/agent"), [])
+    assert failed.summary == "cannot start it: '/x/agent' is not a program this user may run"
     failed = ConnectFailed(FileNotFoundError(2, "No such file or directory"), [])
-    assert str(failed) == failed.summary == "cannot start it: [Errno 2] No such file or directory"
+    assert failed.summary == "cannot start it: No such file or directory"
+    failed = ConnectFailed(OSError(8, "Exec format error", "/x/agent"), [])
+    assert failed.summary == "cannot start it: Exec format error ('/x/agent')"
     refused = UnsupportedProtocolVersion("the agent answered protocol version 1")
     failed = ConnectFailed(refused, [TOO_LONG, TOO_LONG, NOT_JSON])
     assert failed.summary == (

@@ -200,7 +200,9 @@ def test_failed_or_interrupted_connect_fails_the_cell(tmp_path: Path) -> None:
         assert reply["status"] == "error" and reply["ename"] == "UsageError"
         assert "a line that is not JSON-RPC: 'not json'" in reply["evalue"]
         text = cell.text()
-        assert "Could not connect" in text and "IPython.core.display.HTML object" not in text
+        # One problem and no stderr: the error's one line says it all, once (no box above it)
+        assert "Could not connect" not in text and "IPython.core.display.HTML object" not in text
+        assert text.count("not JSON-RPC") == 1, text
 
         # Interrupt while the agent never answers: the cell fails and the agent is stopped.
         pid_file = tmp_path / "pid"

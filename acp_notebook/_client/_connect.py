@@ -17,7 +17,7 @@ from .._connection._jsonrpc import Connection, Problem
 from .._connection._process import AgentProcess, open_agent_connection
 from ._agent import Agent, ProtocolChoice
 from ._elicitation import ElicitationHandler
-from ._errors import InitializeTimeout, absolute_cwd
+from ._errors import InitializeTimeout, NotSpeakingAcp, absolute_cwd
 from ._permission import PermissionHandler
 
 log = logging.getLogger("acp_notebook.client")
@@ -118,15 +118,29 @@ def _unwrapped() -> Iterator[None]:
         raise leaf from leaf.__cause__
 
 
+#: Lines that are not JSON-RPC, before the answer to ``initialize``, after which the agent is
+#: stopped at once (`NotSpeakingAcp`): stdout is for the protocol alone, and a program that
+#: writes prose there is not speaking it (waiting out the timeout would only make a person wait).
+NOISE_LIMIT = 3
+
+
 class _ProblemList(list[Problem]):
-    """``agent.problems``, telling an optional callback about each new one."""
+    """``agent.problems``, telling an optional callback about each new one; ``noisy`` is set
+    once `NOISE_LIMIT` lines were not JSON-RPC."""
 
     def __init__(self, callback: Callable[[Problem], None] | None) -> None:
         super().__init__()
         self._callback = callback
+        self.noisy = anyio.Event()
+
+    @property
+    def bad_lines(self) -> int:
+        return sum(1 for problem in self if problem.kind == "unparsable")
 
     def append(self, problem: Problem) -> None:
         super().append(problem)
+        if problem.kind == "unparsable" and self.bad_lines >= NOISE_LIMIT:
+            self.noisy.set()
         if self._callback is not None:
             try:
                 self._callback(problem)
@@ -148,11 +162,12 @@ def _single_error(group: BaseExceptionGroup[BaseException]) -> BaseException | N
 
 
 class _GaveUp(ConnectionClosed):
-    """Fails a pending ``initialize`` that timed out or whose caller was cancelled."""
+    """Fails a pending ``initialize`` that timed out, that came after too many lines that are
+    not JSON-RPC (``why``: "timeout", "noise"), or whose caller was cancelled (``why`` None)."""
 
-    def __init__(self, timed_out: bool) -> None:
-        super().__init__("initialize timed out" if timed_out else "initialize was abandoned")
-        self.timed_out = timed_out
+    def __init__(self, why: str | None) -> None:
+        super().__init__(f"initialize gave up ({why})" if why else "initialize was abandoned")
+        self.why = why
 
 
 async def _initialize(
@@ -162,8 +177,9 @@ async def _initialize(
     tg: anyio.abc.TaskGroup,
     timeout: float | None,
 ) -> None:
-    """``agent.initialize()``, bounded by ``timeout``; when it times out or the caller is
-    cancelled, the agent is stopped at once (no grace period: it never answered).
+    """``agent.initialize()``, bounded by ``timeout`` and by `NOISE_LIMIT` lines that are not
+    JSON-RPC; when either is reached or the caller is cancelled, the agent is stopped at once
+    (no grace period: it never answered).
 
     The request is not cancelled but *failed* (``connection.fail``): a cancelled request
     sends ``$/cancel_request``, for which the connection would start a task in a task
@@ -172,15 +188,18 @@ async def _initialize(
     finished = False
     guard_scope = anyio.CancelScope()
 
+    noisy = agent.problems.noisy if isinstance(agent.problems, _ProblemList) else anyio.Event()
+
     async def guard() -> None:
-        timed_out = False
+        why: str | None = None
         try:
             with guard_scope:
-                await anyio.sleep(math.inf if timeout is None else timeout)
-                timed_out = True
+                with anyio.move_on_after(math.inf if timeout is None else timeout) as waited:
+                    await noisy.wait()
+                why = "timeout" if waited.cancelled_caught else "noise"
         finally:
-            if not finished:  # timed out, or cancelled from outside (the caller gave up)
-                connection.fail(_GaveUp(timed_out))
+            if not finished:  # gave up, or cancelled from outside (the caller gave up)
+                connection.fail(_GaveUp(why))
 
     tg.start_soon(guard)
     try:
@@ -190,9 +209,11 @@ async def _initialize(
         tail = ""
         if process is not None:
             await process.aclose(grace=0)
-            if exc.timed_out:
+            if exc.why is not None:
                 tail = (await process.exit_error()).stderr_tail
-        if exc.timed_out:
+        if exc.why == "noise":
+            raise NotSpeakingAcp(getattr(agent.problems, "bad_lines", 0), tail) from None
+        if exc.why == "timeout":
             raise InitializeTimeout(timeout or 0, tail) from None
         await anyio.lowlevel.checkpoint_if_cancelled()  # the caller's cancellation goes on
         raise

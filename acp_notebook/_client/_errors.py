@@ -43,11 +43,11 @@ class ProtocolViolation(AcpError):
     """The agent sent something that does not parse as ACP v2."""
 
 
-class InitializeTimeout(AcpError, TimeoutError):
-    """The agent did not answer ``initialize`` in time; it was stopped."""
+class StoppedBeforeInitialize(AcpError):
+    """The agent was stopped before it answered ``initialize``: ``status`` says why (each
+    subclass), ``stderr_tail`` is the end of what it wrote on stderr ("" when nothing)."""
 
-    def __init__(self, seconds: float, stderr_tail: str) -> None:
-        self.seconds = seconds
+    def __init__(self, stderr_tail: str) -> None:
         self.stderr_tail = stderr_tail
         tail = stderr_tail.rstrip()
         text = self.status
@@ -57,7 +57,36 @@ class InitializeTimeout(AcpError, TimeoutError):
     @property
     def status(self) -> str:
         """What happened, in a few words (as `AgentExited.status`)."""
+        return "the agent was stopped before it answered `initialize`"
+
+
+class InitializeTimeout(StoppedBeforeInitialize, TimeoutError):
+    """The agent did not answer ``initialize`` in time; it was stopped."""
+
+    def __init__(self, seconds: float, stderr_tail: str) -> None:
+        self.seconds = seconds
+        super().__init__(stderr_tail)
+
+    @property
+    def status(self) -> str:
         return f"the agent did not answer `initialize` within {self.seconds:g} s and was stopped"
+
+
+class NotSpeakingAcp(StoppedBeforeInitialize):
+    """Before answering ``initialize`` the agent wrote ``lines`` lines that are not JSON-RPC
+    (a program that is not an ACP agent, or one started without its ACP option); it was
+    stopped then, without waiting for the timeout."""
+
+    def __init__(self, lines: int, stderr_tail: str) -> None:
+        self.lines = lines
+        super().__init__(stderr_tail)
+
+    @property
+    def status(self) -> str:
+        return (
+            f"the agent was stopped after {self.lines} lines of output that is not ACP, before"
+            " it answered `initialize` (is it an ACP agent, started with its ACP option?)"
+        )
 
 
 def _auth_method_name(method: p.AuthMethod) -> str:

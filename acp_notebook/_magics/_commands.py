@@ -192,12 +192,13 @@ def _report_connect(
 ) -> AgentHandle:
     """Run ``start`` (``Notebook.connect`` or ``reconnect``: the new agent replaces the old one
     of its name only once initialized) and say what happened; a failure is one UsageError,
-    with the whole story shown above it."""
+    with the whole story (stderr, every problem) shown above it when there is more to it."""
     try:
         handle, old = start()
     except ConnectFailed as exc:
-        title = f"Could not connect {name!r} ({shlex.join(command)})"
-        show(_ErrorBox(title, redact(str(exc), env)))
+        if exc.stderr_tail or len(exc.problems) > 1:  # more than the one line below says
+            title = f"Could not connect {name!r} ({shlex.join(command)})"
+            show(_ErrorBox(title, redact(str(exc), env)))
         summary = redact(exc.summary, env)
         if isinstance(exc.error, UnsupportedProtocolVersion):
             summary += " (acp_notebook speaks ACP v1 and v2)"

@@ -1,15 +1,16 @@
 """Why an agent could not be connected, told from the errors' and problems' fields.
 
 Nothing here reads another layer's wording: what happened comes from the error's own fields
-(``status`` and ``stderr_tail`` of `AgentExited` and `InitializeTimeout`), what the agent sent
-wrong from the `Problem` values the connection and the client reported.
+(``status`` and ``stderr_tail`` of `AgentExited` and `StoppedBeforeInitialize`: a timeout, or
+lines that are not ACP), what the agent sent wrong from the `Problem` values the connection
+and the client reported.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .._client._errors import InitializeTimeout
+from .._client._errors import StoppedBeforeInitialize
 from .._connection._errors import AgentExited, ConnectionClosed
 from .._connection._jsonrpc import Problem
 
@@ -20,12 +21,22 @@ STDERR_HEADING = "; last lines of its stderr:\n"
 
 def _what_happened(error: BaseException) -> tuple[str, str | None]:
     """(what happened, in words; the agent's stderr tail, or None when the error has none)."""
-    if isinstance(error, AgentExited | InitializeTimeout):
+    if isinstance(error, AgentExited | StoppedBeforeInitialize):
         return error.status, error.stderr_tail
-    text = str(error) or type(error).__name__
     if isinstance(error, OSError) and not isinstance(error, TimeoutError):
-        text = f"cannot start it: {text}"
-    return text, None
+        return f"cannot start it: {_start_failure(error)}", None
+    return str(error) or type(error).__name__, None
+
+
+def _start_failure(error: OSError) -> str:
+    """Why the agent's program could not be started, in words (no ``[Errno 2]``)."""
+    program = error.filename
+    if isinstance(error, FileNotFoundError) and program is not None:
+        return f"there is no program {str(program)!r} (is it installed, and on PATH?)"
+    if isinstance(error, PermissionError) and program is not None:
+        return f"{str(program)!r} is not a program this user may run"
+    reason = error.strerror or str(error) or type(error).__name__
+    return f"{reason} ({str(program)!r})" if program is not None else reason
 
 
 def describe_problem(problem: Problem) -> str:
