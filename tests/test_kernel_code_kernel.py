@@ -240,4 +240,4 @@ def test_run_code_through_mcp_times_out_closed(mk: Kernel, tmp_path: Path) -> No
     text = cell.text()
     # As a permission card's countdown does, the card's ends the turn: the tool call with it.
     assert "decision: Not run - no answer before the code card's timeout" in text, text
-    assert "run_code [other] - cancelled" in text
+    assert "run_code - cancelled" in text

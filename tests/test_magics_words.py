@@ -115,7 +115,7 @@ def test_a_resumed_sessions_history_is_listed_in_words() -> None:
     assert lines == [
         "you: count the rows",
         "agent: There are ⟨U+202E RLO⟩ 12 rows.",
-        "tool call: wc -l data.csv [execute] - completed",
+        "tool call: wc -l data.csv [command] - completed",
     ]
     shown: list[Any] = []
     original = _words.display

@@ -81,11 +81,11 @@ def test_allowed_command_shows_its_terminal(cells: list[Any]) -> None:
 def test_denied_command_does_not_run(cells: list[Any]) -> None:
     cell = _acp_cell(cells, "%%acp --allow '*' --deny 'rm *'")
     text = _text(cell)
-    assert "Tool call: rm notes.txt [execute] - failed" in text
+    assert "Tool call: rm notes.txt [command] - failed" in text
     assert "by policy --deny 'rm *'" in text
     # the command once: its terminal's header shows it, the tool call's header does not repeat it
     # (the card first: it was asked before the command ran)
-    assert "Tool call [execute] - completed\n  Permission request: Run this command?" in text
+    assert "Tool call [command] - completed\n  Permission request: Run this command?" in text
     assert "· allow once\n  $ ls  (in " in text
     assert text.count("$ ls") == 2  # the prompt, and the terminal
     check = cells[cells.index(cell) + 1]
@@ -254,7 +254,7 @@ def test_kernel_context_notebook_runs_agent_code_that_the_next_cell_uses() -> No
     )
     assert "acp: kernel tools on for 'tools'" in connect
     inspected = _text(_acp_cell(cells, "%%acp --agent tools"))
-    assert "Tool call: notebook: inspect_variable [other] - completed" in inspected
+    assert "Tool call: notebook: inspect_variable - completed" in inspected
     assert "units: float64, 2 null" in inspected
     ran = _acp_cell(cells, "%%acp --agent tools --allow-code")
     text = _text(ran)
@@ -263,9 +263,7 @@ def test_kernel_context_notebook_runs_agent_code_that_the_next_cell_uses() -> No
     assert "Code request: acp_notebook agent 0.1.0 asks to run code in the kernel" in text
     assert '    filled = sales.assign(units=sales["units"].interpolate())' in text
     assert "decision: Allowed - by policy --allow-code; ran" in text
-    assert (
-        "Tool call: notebook: run_code [other] - completed\n  months filled in: 2\n  973.5" in text
-    )
+    assert "Tool call: notebook: run_code - completed\n  months filled in: 2\n  973.5" in text
     assert "acp-code-source" in _text(ran, "text/html")  # highlighted in the saved HTML
     uses = next(c for c in cells if c.source.startswith('filled["units"].tolist()'))
     assert _text(uses) == "[120.0, 95.0, 119.0, 143.0, 160.0, 165.5, 171.0]"

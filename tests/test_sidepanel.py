@@ -280,6 +280,11 @@ def test_always_allow_is_listed_by_grants_and_in_the_panel(k: Kernel, tmp_path: 
     assert "ACP has no method to list or revoke" in text
     assert "Grants: 1" in k.run("%acp panel").text()
     assert pending(k) == 0
+    # Issue 25, finding 12: a later turn that ran under the grant, with no card, says so.
+    later = k.run("%%acp --session g\n$ echo granted > g.txt\n").text()
+    assert "Permission request" not in later, later
+    note = "1 tool call ran without asking, under the 1 “always allow” answer of this session"
+    assert f"finished · {note} (%acp grants)" in later, later
 
 
 def test_text_summary_inbox_follows_the_decisions(k: Kernel, tmp_path: Path) -> None:

@@ -531,6 +531,9 @@ def test_finding_6_an_execute_call_whose_command_is_not_known_says_so(
         ("Yes", "allow_once", ""),
         ("No", "reject_once", ""),
         ("Yes, and don't ask again", "allow_always", ""),
+        # Claude names the command's words in it; a "\n" there is no "n" (no false warning)
+        ("Yes, and don't ask again for printf 'compiled\\n' commands", "allow_always", ""),
+        ("n", "reject_once", ""),  # a single letter answers when it stands alone
         ("Yes", "allow_always", "allow always"),  # the name does not say it lasts
         ("Allow", "reject_once", "reject once"),  # and a warning: the name misleads
         ("Later", "reject_once", "reject once"),  # the name says nothing of its effect

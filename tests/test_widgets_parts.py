@@ -17,6 +17,8 @@ from acp_notebook._widgets._parts import (
     set_children,
     set_if_changed,
     start_countdown,
+    tool_call_header_html,
+    tool_call_header_text,
 )
 
 
@@ -94,3 +96,22 @@ def test_a_countdown_expires_once_unless_stopped() -> None:
         assert called == []
     finally:
         status.close()
+
+
+def test_a_tool_calls_kind_and_status_read_as_words_not_protocol_names() -> None:
+    # Issue 25, finding 22: "execute" and "other" were protocol jargon on every tool call.
+    html = tool_call_header_html("ls -l", "execute", "in_progress", [])
+    assert 'title="tool kind: execute">command</span>' in html
+    assert ">in progress</span>" in html and ">execute<" not in html
+    assert tool_call_header_text("ls -l", "execute", "in_progress", []) == [
+        "Tool call: ls -l [command] - in progress"
+    ]
+    # "other" says nothing: no badge at all
+    assert "acp-tool-kind" not in tool_call_header_html("lookup", "other", "completed", [])
+    assert tool_call_header_text("lookup", "other", "completed", []) == [
+        "Tool call: lookup - completed"
+    ]
+    # the kinds whose names are words already, and unknown ones (hidden characters shown), as sent
+    assert ">edit</span>" in tool_call_header_html("a.py", "edit", "completed", [])
+    odd = tool_call_header_html("x", "poke\u202e", "completed", [])
+    assert "poke\u202e" not in odd and "acp-tool-kind" in odd

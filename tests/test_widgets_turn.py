@@ -497,7 +497,7 @@ def test_static_bundle_is_a_deterministic_transcript(make_view: Callable[..., Tu
             "",
             "Running **tests** <now>.",
             "",
-            "Tool call: Run tests [execute] - completed",
+            "Tool call: Run tests [command] - completed",
             "  at tests/test_x.py:3",
             # the card first: it was asked before the command ran (issue 25, finding 17)
             "  Permission request: Run pytest?",
@@ -670,7 +670,7 @@ def test_hidden_characters_are_visible_outside_the_card(
         assert "⟨U+202E RLO⟩" in value, where
     text = bundle["text/plain"]
     assert text.startswith("> $ echo ⟨U+202E RLO⟩exe.txt⟨ESC⟩[2K⟨BEL⟩\n> second\tline\n")
-    assert "Tool call: Run ⟨U+202E RLO⟩txt.exe [execute]" in text
+    assert "Tool call: Run ⟨U+202E RLO⟩txt.exe [command]" in text
     assert "  at src/⟨U+202E RLO⟩cod.py:3" in text
     assert "  [pending] step ⟨U+202E RLO⟩1" in text
     assert "  out⟨ESC⟩[31m⟨U+202E RLO⟩" in text and "said ⟨U+202E RLO⟩it⟨ESC⟩[1m" in text
@@ -1130,6 +1130,39 @@ def test_a_card_asking_is_waiting_for_you_without_a_state_update(
     assert view.footer_text(turn) == "working…"
 
 
+def test_a_command_run_under_an_always_answer_says_so_when_the_turn_ends(
+    make_view: Callable[..., TurnView],
+) -> None:
+    # Issue 25, finding 12: after "Always allow" the agent asks no more; a later turn whose
+    # command ran without a card says that it ran under the session's "always" answers.
+    held = [0]
+    state, turn = session()
+    view = make_view(turn, grants=lambda: held[0])
+    done = {**RUN, "status": "completed"}
+    apply(state, done, TERM, IDLE, view=view)
+    view.refresh()
+    assert view.footer_text(turn) == "finished"  # no "always" answer: nothing to say
+    held[0] = 1
+    note = "1 tool call ran without asking, under the 1 “always allow” answer of this session"
+    assert view.footer_text(turn) == f"finished · {note} (%acp grants)"
+    assert note in view.static_text() and note in view.static_html()
+    # a call that was asked about in this turn ran under its own card, not under the grant
+    state, turn = session()
+    asked = make_view(turn, grants=lambda: 1)
+    subject = {"type": "tool_call", "toolCall": {"toolCallId": "call_1", "title": "pytest -q"}}
+    card = PermissionCard(permission(subject), lambda o, b: None)
+    asked.add_card(card)
+    card.mark_decided("ok", "click")
+    apply(state, done, TERM, IDLE, view=asked)
+    assert asked.footer_text(turn) == "finished"
+    # a call that only reads, or is still pending, is not counted
+    state, turn = session()
+    reading = make_view(turn, grants=lambda: 2)
+    read = {**RUN, "kind": "read", "content": [], "status": "completed"}
+    apply(state, read, {**RUN, "toolCallId": "call_9", "status": "pending"}, TERM, IDLE)
+    assert reading.footer_text(turn) == "finished"
+
+
 def test_a_failed_or_ended_turn_says_why(make_view: Callable[..., TurnView]) -> None:
     state, turn = session()
     view = make_view(turn)
@@ -1206,4 +1239,4 @@ def test_a_title_that_differs_from_the_running_command_stays(
     assert ">ls</span>" in view._calls["call_ls"].header.value  # the title is not dropped
     assert view.terminal_widgets["term_ls"].command == "rm -rf ~"
     text = view.static_bundle()["text/plain"]
-    assert "Tool call: ls [execute]" in text and "$ rm -rf ~" in text
+    assert "Tool call: ls [command]" in text and "$ rm -rf ~" in text

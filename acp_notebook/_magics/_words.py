@@ -30,6 +30,7 @@ from .._notebook._failures import ConnectFailed
 from .._notebook._owner import Notebook
 from .._notebook._redact import redact
 from .._protocol._visible import visible_text
+from .._widgets._parts import status_words, tool_kind_words
 
 display: Any = vars(_display)["display"]
 
@@ -235,8 +236,10 @@ def history_lines(state: Any) -> list[str]:
         who = "you" if message.role == "user" else "agent"
         entries.append(f"{who}: {message.text.strip().splitlines()[0]}")
     for call in state.tool_calls.values():
-        kind = f" [{call.kind}]" if call.kind else ""
-        entries.append(f"tool call: {call.title or call.tool_call_id}{kind} - {call.status}")
+        said = tool_kind_words(call.kind)
+        kind = f" [{said}]" if said else ""
+        title = call.title or call.tool_call_id
+        entries.append(f"tool call: {title}{kind} - {status_words(call.status)}")
     shown = [_cut(visible_text(entry), HISTORY_CHARS) for entry in entries[-HISTORY_ENTRIES:]]
     left_out = len(entries) - len(shown)
     return ([f"… {left_out:,} earlier entries"] if left_out else []) + shown

@@ -100,6 +100,11 @@ def start_cell(nb: Notebook, request: CellRequest) -> CellStarted:
             on_cancel_terminal=stop_terminal,
             on_cancel_tool_call=stop_tool_call,
             call_soon=io.soon,
+            grants=lambda: sum(
+                1
+                for d in list(session.permissions)
+                if not d.pending and d.option_kind == "allow_always"
+            ),
         )
 
     view = io.call(make_view)

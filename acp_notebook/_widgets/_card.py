@@ -138,6 +138,10 @@ def _reads_as(name: str) -> str | None:
     )
     text = unicodedata.normalize("NFKC", bare).casefold().replace("\u2019", "'")
     words = _WORD.findall(text)
+    if len(words) > 1:
+        # "y" and "n" answer only standing alone: in a longer name a single letter is part of
+        # something else (Claude's "Yes, and don't ask again for printf 'a\n' commands")
+        words = [word for word in words if len(word) > 1]
     allow = False
     for index, word in enumerate(words):
         if word in _REJECT_WORDS:

@@ -230,6 +230,29 @@ def tool_title(title: str) -> str:
     return f'{match[2]} (MCP server "{match[1]}")' if match else title
 
 
+#: A tool call's ``kind`` in words where the protocol's name is jargon; "other" says nothing
+#: (no badge). Kinds not listed (read, edit, delete, move, search, unknown ones) show as sent.
+TOOL_KIND_WORDS = {
+    "execute": "command",
+    "think": "thinking",
+    "fetch": "web fetch",
+    "switch_mode": "mode change",
+    "other": "",
+}
+
+
+def tool_kind_words(kind: str | None) -> str:
+    """What a tool call's header says of its ``kind`` ("" for none, or for "other")."""
+    if not kind:
+        return ""
+    return TOOL_KIND_WORDS.get(kind, visible(kind))
+
+
+def status_words(status: str | None) -> str:
+    """A tool call's status as a header says it: ``in_progress`` reads "in progress"."""
+    return visible(status or "pending").replace("_", " ")
+
+
 def tool_call_header_html(
     title: str | None,
     kind: str | None,
@@ -249,11 +272,15 @@ def tool_call_header_html(
     if with_title:
         shown = tool_title(visible(title or "tool call"))
         parts.append(f'<span class="acp-tool-call-title">{e(shown)}</span>')
-    if kind:
-        parts.append(f' <span class="acp-badge acp-tool-kind">{e(visible(kind))}</span>')
+    said = tool_kind_words(kind)
+    if said:
+        parts.append(
+            f' <span class="acp-badge acp-tool-kind" title="tool kind: {e(visible(kind or ""))}">'
+            f"{e(said)}</span>"
+        )
     if with_status:
         parts.append(
-            f' <span class="acp-badge acp-status-{css(status)}">{e(visible(status))}</span>'
+            f' <span class="acp-badge acp-status-{css(status)}">{e(status_words(status))}</span>'
         )
     locs = [_location_text(loc) for loc in locations]
     if locs:
@@ -277,10 +304,11 @@ def tool_call_header_text(
 ) -> list[str]:
     """As :func:`tool_call_header_html`, in plain text."""
     line = f"Tool call: {tool_title(visible(title or 'tool call'))}" if with_title else "Tool call"
-    if kind:
-        line += f" [{visible(kind)}]"
+    said = tool_kind_words(kind)
+    if said:
+        line += f" [{said}]"
     if with_status:
-        line += f" - {visible(status or 'pending')}"
+        line += f" - {status_words(status)}"
     lines = [line]
     locs = [_location_text(loc) for loc in locations]
     if locs:

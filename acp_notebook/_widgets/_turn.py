@@ -195,6 +195,11 @@ class TerminalList(ipywidgets.VBox):  # type: ignore[misc]
         return [self.summary, self.picker, self.open_button]
 
 
+#: Tool-call kinds an agent asks about (besides any call with a terminal): one that ran with no
+#: card in a session holding "always allow" answers ran under them.
+ASKED_KINDS = frozenset({"execute", "edit", "delete", "move"})
+
+
 class TurnView(ipywidgets.VBox):  # type: ignore[misc]
     """Live view of one turn; see the module docstring for the threading and caching rules."""
 
@@ -207,12 +212,16 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         on_cancel_tool_call: TerminalCancel | None = None,
         call_soon: Callable[..., Any] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        grants: Callable[[], int] | None = None,
     ) -> None:
         """``call_soon(fn, *args)``, when given, runs ``fn(*args)`` on the thread that applies
         updates: opening a listed terminal (a click, on the kernel's thread) reads the state
         there. Without it the terminal opens on the clicking thread. ``clock`` times the live
-        footer's elapsed label (whole seconds: it changes at most once a second, on a refresh)."""
+        footer's elapsed label (whole seconds: it changes at most once a second, on a refresh).
+        ``grants()``: how many requests of the session were answered "always allow" so far (the
+        agent keeps those; the finished turn says when a command ran without asking under them)."""
         self.turn = turn
+        self._grants = grants
         self._clock = clock
         self._started = clock()
         self.prompt_text = prompt_text
@@ -681,7 +690,41 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
     def footer_text(self, turn: TurnState) -> str:
         """How the turn stands, in plain words: ``working…``, ``waiting for you``,
         ``finished``, ``cancelled``, ``failed: <message>``, ``stopped: <why>``, ``ended: <why>``
-        (the turn ended without its idle state: the agent exited ...)."""
+        (the turn ended without its idle state: the agent exited ...). A finished turn whose
+        commands or edits ran without a card, in a session holding "always allow" answers, says
+        so after it (`unasked_note`)."""
+        said = self._footer_state(turn)
+        note = self.unasked_note(turn) if turn.done or turn.ended_by is not None else ""
+        return f"{said} · {note}" if note else said
+
+    def unasked_note(self, turn: TurnState) -> str:
+        """``1 tool call ran without asking, under the 1 “always allow” answer of this session
+        (%acp grants)``, or "" (no such call, or no such answer: then the agent asks nothing
+        for its own reasons, its mode, which the turn cannot tell)."""
+        held = self._grants() if self._grants is not None else 0
+        if not held:
+            return ""
+        asked_calls = {
+            card.tool_call_id for card in self._cards if isinstance(card, PermissionCard)
+        }
+        asked_terms = {card.terminal_id for card in self._cards if isinstance(card, PermissionCard)}
+        ran = sum(
+            1
+            for call in list(turn.tool_calls.values())
+            if (call.kind in ASKED_KINDS or call.terminal_ids)
+            and call.status in ("in_progress", "completed")
+            and call.tool_call_id not in asked_calls
+            and not asked_terms.intersection(call.terminal_ids)
+        )
+        if not ran:
+            return ""
+        calls = "1 tool call" if ran == 1 else f"{ran} tool calls"
+        answers = (
+            "the 1 “always allow” answer" if held == 1 else f"the {held} “always allow” answers"
+        )
+        return f"{calls} ran without asking, under {answers} of this session (%acp grants)"
+
+    def _footer_state(self, turn: TurnState) -> str:
         if turn.ended_by is not None:  # the agent exited, the connection closed ...
             return visible(f"ended: {turn.ended_by}")
         if not turn.done:

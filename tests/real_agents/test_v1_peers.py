@@ -46,7 +46,7 @@ def test_pydantic_acp_turn_renders_messages_and_tool_calls_after_a_click(
     assert cell.error is None, cell.text()
     text = cell.text()
     assert "All done: I added and I deleted." in text
-    assert "Tool call: add [execute] - completed" in text
+    assert "Tool call: add [command] - completed" in text
     assert "Tool call: delete_file [delete] - completed" in text
     assert "options: Allow [allow once], Deny [reject once]" in text
     assert (tmp_path / "work" / "deleted.txt").read_text() == "deleted a\n"
@@ -108,7 +108,7 @@ def test_fast_agent_turns_render_messages_and_an_approved_mcp_tool_call(
     kern.wait_for(partial(getattr, cell, "done"), "the cell to finish after the click")
     assert cell.error is None, cell.text()
     text = cell.text()
-    assert "Tool call: python/shout [other] - completed" in text
+    assert "Tool call: python/shout - completed" in text
     assert "HELLO!" in text
     assert "Permission request: python/shout" in text
     assert "decision: Approved: Allow Once" in text
