@@ -114,6 +114,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "terminal_render.spec.ts",
         "terminal_phase.spec.ts",
         "sign_in_terminal.spec.ts",
+        "claude_turn.spec.ts",
+        "carried_terminal.spec.ts",
     ),
 }
 

@@ -10,6 +10,7 @@ import re
 import shlex
 import shutil
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,6 +67,14 @@ class ClaudeLaunch:
 @pytest.fixture
 def claude(tmp_path: Path) -> Iterator[ClaudeLaunch]:
     _need(not_installed())
+    with claude_launch(tmp_path) as launch:
+        yield launch
+
+
+@contextmanager
+def claude_launch(tmp_path: Path) -> Iterator[ClaudeLaunch]:
+    """The fake API on 127.0.0.1 and how to start claude-agent-acp against it, all under
+    ``tmp_path`` (a kernel can use it too: the browser tests' Claude turn does)."""
     home = tmp_path / "home"
     (home / ".claude").mkdir(parents=True)
     # Mode "default" asks before commands that change things (the initial mode, "auto",

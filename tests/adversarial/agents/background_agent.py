@@ -15,6 +15,9 @@ Modes:
              the terminal runs on
   tool_call  ``tool_call/cancel`` answers ``{}``, the call becomes ``failed``, then
              ``background: []``
+  carry      as ``terminal``, and a later prompt starts nothing new: it answers a line and
+             goes idle with ``t1`` still in ``background`` (claude-agent-acp's shape: a
+             command of the first prompt runs on through the next turns)
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ WORK = Path(sys.argv[2])
 RECEIVED = WORK / "received.jsonl"
 
 _stopped = threading.Event()
+_started = threading.Event()
 
 
 def chunk(session_id: str, text: str) -> None:
@@ -42,7 +46,33 @@ def chunk(session_id: str, text: str) -> None:
     )
 
 
+def later_turn(session_id: str) -> None:
+    update(session_id, {"sessionUpdate": "state_update", "state": "running"})
+    update(
+        session_id,
+        {
+            "sessionUpdate": "agent_message_chunk",
+            "messageId": "a2",
+            "content": {"type": "text", "text": "it is still running"},
+        },
+    )
+    item = {"type": "terminal", "terminalId": "t1"}
+    update(
+        session_id,
+        {
+            "sessionUpdate": "state_update",
+            "state": "idle",
+            "stopReason": "end_turn",
+            "background": [item],
+        },
+    )
+
+
 def turn(session_id: str) -> None:
+    if MODE == "carry" and _started.is_set():
+        later_turn(session_id)
+        return
+    _started.set()
     update(session_id, {"sessionUpdate": "state_update", "state": "running"})
     update(
         session_id,
