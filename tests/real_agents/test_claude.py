@@ -258,6 +258,19 @@ def test_kernel_refused_command_says_not_run_with_the_agents_words_beside_the_sc
         "the terminal of the command asked about, waiting",
     )
     assert asking[0]["phase_label"] == "waiting for approval"
+    # Issue 25, finding 7: the record a restart leaves (saved as the turn goes) holds the
+    # request the turn waits on, not only the prompt and "working…"
+    record = kern.wait_for(
+        lambda: [
+            d["text/plain"]
+            for d in kern.displays.values()
+            if "Still running when this was saved" in d.get("text/plain", "")
+            and "decision: pending" in d.get("text/plain", "")
+        ],
+        "the running record to hold the pending request",
+    )[-1]
+    assert "Permission request: Run this command?" in record, record
+    assert "$ rm -rf data" in record and "[waiting for approval]" in record, record
     kern.click(no[0])
     kern.wait_for(partial(getattr, cell, "done"), "the cell to finish after the click")
     assert cell.error is None, cell.text()

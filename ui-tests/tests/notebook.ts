@@ -6,6 +6,21 @@ import * as path from 'path';
 import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
 import type { Locator } from '@playwright/test';
 
+/**
+ * Galata waits at most 15 s for a condition it is given no limit for: JupyterLab's start
+ * (`waitForAppStarted`, the Launcher tab becoming active), a file listed in the file browser. In
+ * a loaded CI run (four pytest workers beside two browsers) JupyterLab took longer to start and
+ * two specs failed before their first line ("Timed out waiting for condition to be fulfilled").
+ * Those waits get 90 s instead (a test has 120 s): still a condition, never a sleep. Every spec
+ * imports this module, so the limit is set before any of Galata's fixtures runs.
+ */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const galataUtils = require('@jupyterlab/galata/lib/utils') as {
+  waitForCondition: (fn: () => boolean | Promise<boolean>, timeout?: number) => Promise<void>;
+};
+const galataWait = galataUtils.waitForCondition;
+galataUtils.waitForCondition = (fn, timeout) => galataWait(fn, timeout ?? 90000);
+
 /** Where screenshots go (git-ignored; `docs/images/` holds the committed copy). */
 export const ARTIFACTS = path.resolve(__dirname, '..', '..', 'test-artifacts');
 
@@ -56,7 +71,8 @@ export async function openPath(page: IJupyterLabPageFixture, filePath: string): 
 
 /** The output area of code cell `index` of the active notebook. */
 export function cellOutput(page: IJupyterLabPageFixture, index: number): Locator {
-  return page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell')
+  return page
+    .locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell')
     .nth(index)
     .locator('.jp-OutputArea');
 }
