@@ -105,10 +105,17 @@ def test_failed_connect_raises_and_names_what_the_agent_wrote(acp: SimpleNamespa
     message = str(info.value)
     assert "could not connect" in message and "exited with code 0" in message
     assert "a line that is not JSON-RPC: 'not json'" in message
+    # one problem, no stderr: the one line says it all, and no box above repeats it (issue 25,
+    # finding 20); with stderr the box shows the whole story
+    assert acp.shown == []
+    with pytest.raises(UsageError) as info:
+        acp.run(f"""connect -- {PY} -c "import sys; print('not json'); sys.exit('it broke')" """)
+    assert "its stderr is shown above" in str(info.value)
     (box,) = acp.shown
     bundle = box._repr_mimebundle_()
     assert bundle["text/plain"].startswith("Could not connect")
     assert "not JSON-RPC" in bundle["text/plain"] and "acp-error" in bundle["text/html"]
+    assert "it broke" in bundle["text/plain"]
 
 
 # -- 3. a failed reconnect keeps the agent that works ---------------------------------------------
@@ -120,7 +127,7 @@ def test_failed_reconnect_keeps_the_old_agent_and_a_good_one_replaces_it(
 ) -> None:
     acp.run("connect --name a2")
     old = acp.nb.agents["a2"]
-    with pytest.raises(UsageError, match="No such file"):
+    with pytest.raises(UsageError, match="there is no program 'no-such-thing-acp-test'"):
         acp.run("connect --name a2 -- no-such-thing-acp-test")
     assert acp.nb.agents["a2"] is old and old.alive
     acp.run("connect --name a2")
