@@ -295,11 +295,7 @@ class CellRun:
         self._detach_requests()
         self.background = False
         self.after_idle = False
-        for hook in list(self.after_refresh):  # the last look: the background is over here
-            try:
-                hook()
-            except Exception:
-                log.exception("following the background work failed")
+        self._after_refresh()  # the last look: the background is over here
         if self._unsubscribe_updates is not None:
             self._unsubscribe_updates()
             self._unsubscribe_updates = None
@@ -359,6 +355,9 @@ class CellRun:
             self.view.refresh()
         except Exception:
             log.exception("refreshing the turn view failed")
+        self._after_refresh()
+
+    def _after_refresh(self) -> None:
         for hook in list(self.after_refresh):
             try:
                 hook()
