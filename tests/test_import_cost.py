@@ -64,6 +64,9 @@ _NOT_AT_LOAD_EXT = [
     "uvicorn",
     "starlette",
     "markdown_it",  # agent Markdown, rendered when the first message shows
+    "mdit_py_plugins",
+    "latex2mathml",  # math in agent Markdown, on the first math shown
+    "nh3",
 ]  # (pygments, the code card's highlighting, is imported lazily too; IPython's shell has it)
 
 

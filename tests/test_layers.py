@@ -180,7 +180,11 @@ RULES = [
     Rule(
         f"{PKG}._widgets",
         (*_pkg("_protocol", "_state", "_client"), f"{PKG}._connection._exit"),
-        frozenset({"IPython", "idna", "ipywidgets", "markdown_it", "traitlets"} | THIRD_PARTY_OK),
+        frozenset(
+            {"IPython", "idna", "ipywidgets", "markdown_it", "mdit_py_plugins", "latex2mathml"}
+            | {"nh3", "traitlets"}
+            | THIRD_PARTY_OK
+        ),
     ),
     # notebook: the owner of a kernel's agents and cells; every layer below, never a face.
     Rule(

@@ -3,7 +3,11 @@ links, images never loaded)."""
 
 from __future__ import annotations
 
+from html.parser import HTMLParser
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from acp_notebook._widgets._markdown import render_markdown, safe_link
 
@@ -112,3 +116,171 @@ def test_an_image_is_a_link_with_its_alt_text_escaped() -> None:
     assert "[image: a&quot;b&lt;c]" in html
     assert 'class="acp-md-image"' in html
     assert ">[image]</a>" in render_markdown("![](https://e/c.png)")
+
+
+# -- math (issue 25, finding 22) -----------------------------------------------------------------
+
+
+class _Tags(HTMLParser):
+    """Every element and attribute name in a piece of HTML, with the attributes' values."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: set[str] = set()
+        self.attributes: list[tuple[str, str]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+        self.attributes += [(name, value or "") for name, value in attrs]
+
+
+def _tags(html: str) -> _Tags:
+    parser = _Tags()
+    parser.feed(html)
+    return parser
+
+
+def test_inline_and_block_math_become_mathml() -> None:
+    inline = render_markdown("The area is $\\pi r^2$.")
+    assert inline.startswith('<p>The area is <math display="inline">')
+    assert "<msup><mi>r</mi><mn>2</mn></msup>" in inline and "$" not in inline
+    block = render_markdown("$$\n\\frac{a}{b}\n$$")
+    assert '<div class="acp-math"><math display="block">' in block and "<mfrac>" in block
+    # $$...$$ inside a line is display math too, as JupyterLab shows it
+    assert '<math display="block">' in render_markdown("so $$x$$ holds")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["costs $5 to $10", "a $ b $ c", "echo `$x$`", "```\n$x^2$\n```", "price: $$5"],
+)
+def test_dollars_that_are_not_math_stay_text(text: str) -> None:
+    html = render_markdown(text)
+    assert "<math" not in html
+    assert "$" in html
+
+
+def test_tex_that_cannot_be_read_stays_as_code() -> None:
+    html = render_markdown("see $\\begin{bad$ here")
+    assert '<code class="acp-math-source">\\begin{bad</code>' in html and "<math" not in html
+
+
+@pytest.mark.parametrize(
+    "tex",
+    [
+        "\\href{javascript:alert(1)}{x}",
+        "\\href{https://example.org}{x}",
+        "\\class{acp-card}{x}",
+        "\\style{position:fixed;inset:0}{x}",
+        "\\cssId{panel}{x}",
+        "\\text{<img src=x onerror=alert(1)>}",
+        "\\text{<script>alert(1)</script>}",
+        "\\text{<a href=javascript:alert(1)>x</a>}",
+        "\\mathrm{<svg onload=alert(1)>}",
+        "\\operatorname{<iframe src=//evil>}",
+        "\\unicode{x202E}",
+        "</math><img src=x onerror=alert(1)>",
+        "\\begin{array}{c}<b>x</b>\\end{array}",
+    ],
+)
+def test_math_from_agent_text_carries_no_link_class_style_or_markup(tex: str) -> None:
+    html = render_markdown(f"see ${tex}$ and\n\n$$\n{tex}\n$$\n")
+    found = _tags(html)
+    assert found.tags <= MATH_ELEMENTS | {"p", "div", "code"}, found.tags
+    names = {name for name, _ in found.attributes}
+    assert names <= MATH_LAYOUT | {"class"}, names
+    assert {value for name, value in found.attributes if name == "class"} <= {
+        "acp-math",
+        "acp-math-source",
+    }
+    assert not any("javascript" in value or "evil" in value for _, value in found.attributes)
+
+
+MATH_ELEMENTS = frozenset(
+    [
+        "math",
+        "mrow",
+        "mi",
+        "mn",
+        "mo",
+        "ms",
+        "mtext",
+        "mspace",
+        "msup",
+        "msub",
+        "msubsup",
+        "mfrac",
+        "msqrt",
+        "mroot",
+        "mover",
+        "munder",
+        "munderover",
+        "mmultiscripts",
+        "mprescripts",
+        "none",
+        "mtable",
+        "mtr",
+        "mtd",
+        "mstyle",
+        "mpadded",
+        "mphantom",
+        "menclose",
+        "merror",
+        "semantics",
+    ]
+)
+MATH_LAYOUT = frozenset(
+    [
+        "display",
+        "displaystyle",
+        "scriptlevel",
+        "mathvariant",
+        "stretchy",
+        "fence",
+        "separator",
+        "lspace",
+        "rspace",
+        "accent",
+        "accentunder",
+        "movablelimits",
+        "largeop",
+        "symmetric",
+        "form",
+        "minsize",
+        "maxsize",
+        "linethickness",
+        "notation",
+        "width",
+        "height",
+        "depth",
+        "voffset",
+        "columnalign",
+        "rowalign",
+        "columnlines",
+        "rowlines",
+        "columnspacing",
+        "rowspacing",
+        "frame",
+        "framespacing",
+        "align",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([*"$\\{}<>&\"'=/ abx^_:;()[]\n`", "href", "class", "text", "script"]),
+        max_size=40,
+    ).map("".join)
+)
+def test_any_text_with_dollars_renders_only_known_elements(text: str) -> None:
+    found = _tags(render_markdown(text))
+    markdown = {"p", "code", "pre", "em", "strong", "a", "br", "hr", "ul", "ol", "li", "h1",
+                "h2", "h3", "h4", "h5", "h6", "blockquote", "div", "table", "thead", "tbody", "tr",
+                "th", "td"}  # fmt: skip
+    assert found.tags <= MATH_ELEMENTS | markdown, (text, found.tags)
+    for name, value in found.attributes:
+        assert not name.startswith("on") and name not in {"style", "id", "src"}, (text, name)
+        if name == "href":
+            assert safe_link(value), (text, value)

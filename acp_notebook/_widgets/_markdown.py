@@ -6,6 +6,14 @@ text is escaped, never passed through. Links keep only an allow-listed scheme (`
 ``data:``, ``vbscript:``, ``file:`` ...) stays literal text. Images are never loaded: an image
 becomes a link to its source, so agent text cannot make the browser fetch a URL by itself.
 GitHub-style tables are on (their cells are inline Markdown, escaped the same way).
+
+Math between dollars (``$x^2$`` inline, ``$$...$$`` as a block; a ``$`` next to a space opens
+or closes nothing, so "costs $5 to $10" stays text) is turned into MathML in the kernel by
+latex2mathml, the way JupyterLab shows math in Markdown but with no script in the browser:
+MathJax would also run ``\\href`` and ``\\class`` from agent text. latex2mathml copies some TeX
+into attributes and ``\\text{}`` into markup as it is, so its output goes through nh3 with only
+MathML presentation elements and layout attributes allowed (no link, class, style or id). TeX
+it cannot read stays as code.
 """
 
 from __future__ import annotations
@@ -24,6 +32,25 @@ __all__ = ["render_markdown", "safe_link"]
 
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*):")
 _ALLOWED_SCHEMES = frozenset({"http", "https", "mailto"})
+#: MathML presentation elements kept from latex2mathml's output; everything else is dropped.
+_MATH_TAGS = frozenset(
+    {
+        "math", "mrow", "mi", "mn", "mo", "ms", "mtext", "mspace", "msup", "msub", "msubsup",
+        "mfrac", "msqrt", "mroot", "mover", "munder", "munderover", "mmultiscripts",
+        "mprescripts", "none", "mtable", "mtr", "mtd", "mstyle", "mpadded", "mphantom",
+        "menclose", "merror", "semantics",
+    }
+)  # fmt: skip
+#: Layout attributes only: no href (``\\href``), class (``\\class``), style (``\\style``), id.
+_MATH_ATTRIBUTES = frozenset(
+    {
+        "display", "displaystyle", "scriptlevel", "mathvariant", "stretchy", "fence",
+        "separator", "lspace", "rspace", "accent", "accentunder", "movablelimits", "largeop",
+        "symmetric", "form", "minsize", "maxsize", "linethickness", "notation", "width",
+        "height", "depth", "voffset", "columnalign", "rowalign", "columnlines", "rowlines",
+        "columnspacing", "rowspacing", "frame", "framespacing", "align",
+    }
+)  # fmt: skip
 _INVISIBLE = re.compile(r"[\x00-\x20\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
 
 
@@ -55,19 +82,54 @@ def _image(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any)
     )
 
 
+def math_html(tex: str, *, block: bool) -> str:
+    """MathML for ``tex`` (sanitized), or the TeX as code when latex2mathml cannot read it."""
+    import latex2mathml.converter
+    import nh3
+
+    try:
+        mathml = latex2mathml.converter.convert(tex, display="block" if block else "inline")
+    except Exception:  # latex2mathml raises its own errors, and others on odd input
+        return f'<code class="acp-math-source">{escape(tex)}</code>'
+    clean = nh3.clean(
+        mathml,
+        tags=set(_MATH_TAGS),
+        attributes={"*": set(_MATH_ATTRIBUTES)},
+        strip_comments=True,
+        link_rel=None,
+    )
+    return clean
+
+
+def _math_inline(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+    # $$x$$ within a line is display math on its own line, as in JupyterLab
+    return math_html(tokens[idx].content, block=tokens[idx].type == "math_inline_double")
+
+
+def _math_block(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+    return f'<div class="acp-math">{math_html(tokens[idx].content, block=True)}</div>\n'
+
+
 @functools.cache
 def _renderer() -> MarkdownIt:
     """The one renderer, made on first use: markdown-it is imported when the first message
     shows, not by ``%load_ext``."""
     from markdown_it import MarkdownIt
+    from mdit_py_plugins.dollarmath import dollarmath_plugin
 
     class _SafeMarkdown(MarkdownIt):
         def validateLink(self, url: str) -> bool:
             return safe_link(url)
 
     md = _SafeMarkdown("commonmark", {"html": False}).enable("table")
+    # no labels: "$$x$$ (eq1)" would give the label an id; a $ beside a space is not math
+    md.use(dollarmath_plugin, allow_labels=False, allow_space=False, double_inline=True)
     md.add_render_rule("link_open", _link_open)
     md.add_render_rule("image", _image)
+    for kind in ("math_inline", "math_inline_double"):
+        md.add_render_rule(kind, _math_inline)
+    for kind in ("math_block", "math_block_label"):
+        md.add_render_rule(kind, _math_block)
     return md
 
 
