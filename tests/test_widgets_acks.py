@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.adversarial.test_oracle_scenarios_kernel import VALID, form_fields
-from tests.kernel_driver import Execution, Kernel, acp_kernel, new_cell_id
+from tests.kernel_driver import Execution, Kernel, acp_kernel, kernel, new_cell_id
 
 ROOT = Path(__file__).resolve().parents[1]
 AGENT = ROOT / "tests" / "oracle" / "scenario_agent.mjs"
@@ -112,3 +112,81 @@ def test_acknowledging_is_installed_once_and_only_on_a_kernel_that_dispatches() 
     wrapped = kernel.dispatch_shell
     assert acknowledge_comms(kernel) is True
     assert kernel.dispatch_shell is wrapped  # not wrapped twice
+
+
+def _on_subshell_while_a_cell_runs(k: Kernel, subshell: str, release: Path) -> list[str]:
+    """Run a cell that waits for ``release``; meanwhile send a widget message over
+    ``subshell`` (as JupyterLab 4.4+ sends widget messages), wait for its ``idle``, then let the
+    cell end. Returns the status messages from the widget message's ``idle`` to the cell's
+    ``idle``, each as ``state:parent-type``."""
+    seen: list[dict[str, Any]] = []
+    take = k._take
+
+    def keep(msg: dict[str, Any]) -> None:
+        seen.append(msg)
+        take(msg)
+
+    k._take = keep  # type: ignore[method-assign]
+    try:
+        cell = k.submit(
+            f"import os, time\nwhile not os.path.exists({str(release)!r}):\n    time.sleep(0.02)\n"
+        )
+        k.wait_for(lambda: "busy" in statuses(cell), "the cell to start")
+        msg = k.kc.session.msg("comm_msg", {"comm_id": "no-such-comm", "data": {}})
+        msg["header"]["subshell_id"] = subshell
+        widget = Execution(msg["header"]["msg_id"])
+        k.executions[widget.msg_id] = widget
+        k.kc.shell_channel.send(msg)
+        k.wait_for(lambda: widget.done, "the subshell's idle for the widget message", guard=SHORT)
+        assert not cell.done
+        release.touch()
+        k.wait_for(lambda: cell.done, "the cell to end", guard=SHORT)
+    finally:
+        k._take = take  # type: ignore[method-assign]
+    found = [
+        (m["content"]["execution_state"], m["parent_header"].get("msg_id"))
+        for m in seen
+        if m["msg_type"] == "status"
+    ]
+    start = found.index(("idle", widget.msg_id))
+    end = found.index(("idle", cell.msg_id))
+    kinds = {widget.msg_id: "widget", cell.msg_id: "cell"}
+    return [f"{state}:{kinds.get(parent, 'other')}" for state, parent in found[start : end + 1]]
+
+
+def test_a_widget_message_on_a_subshell_leaves_the_running_cell_busy(tmp_path: Path) -> None:
+    """JupyterLab shows the kernel's status from every status message, whichever shell sent
+    it: a click handled on a subshell said Idle while the cell still ran (issue 25, finding 8)."""
+    with acp_kernel(tmp_path) as k:
+        request = k.kc.session.msg("create_subshell_request", {})
+        k.kc.control_channel.send(request)
+        reply = k.kc.control_channel.get_msg(timeout=SHORT)
+        assert reply["content"]["status"] == "ok", reply["content"]
+        subshell = reply["content"]["subshell_id"]
+        # %load_ext acp_notebook installed the acknowledgements: busy again for the cell
+        assert _on_subshell_while_a_cell_runs(k, subshell, tmp_path / "go-1") == [
+            "idle:widget",
+            "busy:cell",
+            "idle:cell",
+        ]
+        # a cell that has ended is not said busy again by a later widget message
+        msg = k.kc.session.msg("comm_msg", {"comm_id": "no-such-comm", "data": {}})
+        msg["header"]["subshell_id"] = subshell
+        after = Execution(msg["header"]["msg_id"])
+        k.executions[after.msg_id] = after
+        k.kc.shell_channel.send(msg)
+        k.wait_for(lambda: after.done, "the idle for a message after the cell", guard=SHORT)
+        k.run("pass")  # whatever followed the idle has arrived by now
+        assert statuses(after) == ["busy", "idle"]
+
+
+def test_without_the_acknowledgements_the_subshells_idle_is_the_last_word(tmp_path: Path) -> None:
+    """The same kernel and messages without ``_acks``: what a front end saw before the fix."""
+    with kernel(str(tmp_path)) as k:
+        request = k.kc.session.msg("create_subshell_request", {})
+        k.kc.control_channel.send(request)
+        subshell = k.kc.control_channel.get_msg(timeout=SHORT)["content"]["subshell_id"]
+        assert _on_subshell_while_a_cell_runs(k, subshell, tmp_path / "go") == [
+            "idle:widget",
+            "idle:cell",
+        ]

@@ -10,12 +10,23 @@ a form field reached the kernel, every later one stayed in the browser for good.
 that way is followed by ``idle`` (parent: that message, which releases the front end's
 throttle) and then ``busy`` (parent: the running cell's request, so that the kernel still
 shows busy). Messages dispatched the ordinary way keep ipykernel's own ``busy``/``idle``.
+
+JupyterLab 4.4 and later send widget messages over a subshell of their own when the kernel has
+subshells (ipykernel 7). A subshell's thread handles them beside the running cell, with
+ipykernel's own ``busy`` and ``idle`` (parent: the widget message), and JupyterLab shows the
+kernel's status from every status message, whichever shell it is about: one click on a card
+and the notebook said Idle while its cell still ran. So the cell the main shell runs is kept
+(IPython's ``pre_run_cell`` and ``post_run_cell`` on the main thread), and a message a subshell
+handled while it runs is followed by ``busy`` again (parent: that cell's request). A lock
+orders that ``busy`` against the cell's end: once ``post_run_cell`` has cleared the cell, no
+``busy`` can follow its ``idle``.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import threading
 from typing import Any
 
 __all__ = ["acknowledge_comms", "acknowledge_running_kernel"]
@@ -33,6 +44,8 @@ def acknowledge_comms(kernel: Any) -> bool:
         return False
     if getattr(dispatch, _MARK, False):
         return True
+    main = MainCell()
+    main.follow(getattr(kernel, "shell", None), kernel)
 
     @functools.wraps(dispatch)
     async def dispatch_shell(msg: Any, /, *args: Any, **kwargs: Any) -> Any:
@@ -42,6 +55,8 @@ def acknowledge_comms(kernel: Any) -> bool:
         finally:
             if kwargs.get("concurrent"):
                 _acknowledge(kernel, running)
+            elif kwargs.get("subshell_id", args[0] if args else None) is not None:
+                main.still_busy(kernel)
 
     setattr(dispatch_shell, _MARK, True)
     kernel.dispatch_shell = dispatch_shell
@@ -58,6 +73,43 @@ def acknowledge_running_kernel() -> bool:
     except Exception:  # no IPython at all
         return False
     return acknowledge_comms(getattr(shell, "kernel", None))
+
+
+class MainCell:
+    """The request of the cell the main shell runs, if one runs: set and cleared on the main
+    thread, read by subshells' threads under :attr:`lock`."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.parent: Any = None
+
+    def follow(self, shell: Any, kernel: Any) -> None:
+        """Keep the main shell's cell from ``shell``'s events (nothing without a shell)."""
+        events = getattr(shell, "events", None)
+        if events is None:
+            return
+
+        def started(_info: Any) -> None:
+            if threading.current_thread() is threading.main_thread():
+                with self.lock:
+                    self.parent = _parent(kernel)
+
+        def ended(_result: Any) -> None:
+            if threading.current_thread() is threading.main_thread():
+                with self.lock:
+                    self.parent = None
+
+        events.register("pre_run_cell", started)
+        events.register("post_run_cell", ended)
+
+    def still_busy(self, kernel: Any) -> None:
+        """After a subshell's ``idle``: ``busy`` again for the main shell's cell, if one runs."""
+        with self.lock:
+            if self.parent:
+                try:
+                    kernel._publish_status("busy", "shell", parent=self.parent)
+                except Exception:  # never let an acknowledgement break the kernel's dispatch
+                    log.exception("saying busy again after a subshell's message failed")
 
 
 def _parent(kernel: Any) -> Any:
