@@ -114,6 +114,23 @@ def test_acknowledging_is_installed_once_and_only_on_a_kernel_that_dispatches() 
     assert kernel.dispatch_shell is wrapped  # not wrapped twice
 
 
+def _new_subshell(k: Kernel) -> str:
+    k.kc.control_channel.send(k.kc.session.msg("create_subshell_request", {}))
+    reply = k.kc.control_channel.get_msg(timeout=SHORT)
+    assert reply["content"]["status"] == "ok", reply["content"]
+    return str(reply["content"]["subshell_id"])
+
+
+def _widget_message_on(k: Kernel, subshell: str) -> Execution:
+    """A widget message (to no comm) over ``subshell``, tracked until its ``idle``."""
+    msg = k.kc.session.msg("comm_msg", {"comm_id": "no-such-comm", "data": {}})
+    msg["header"]["subshell_id"] = subshell
+    tracked = Execution(msg["header"]["msg_id"])
+    k.executions[tracked.msg_id] = tracked
+    k.kc.shell_channel.send(msg)
+    return tracked
+
+
 def _on_subshell_while_a_cell_runs(k: Kernel, subshell: str, release: Path) -> list[str]:
     """Run a cell that waits for ``release``; meanwhile send a widget message over
     ``subshell`` (as JupyterLab 4.4+ sends widget messages), wait for its ``idle``, then let the
@@ -132,11 +149,7 @@ def _on_subshell_while_a_cell_runs(k: Kernel, subshell: str, release: Path) -> l
             f"import os, time\nwhile not os.path.exists({str(release)!r}):\n    time.sleep(0.02)\n"
         )
         k.wait_for(lambda: "busy" in statuses(cell), "the cell to start")
-        msg = k.kc.session.msg("comm_msg", {"comm_id": "no-such-comm", "data": {}})
-        msg["header"]["subshell_id"] = subshell
-        widget = Execution(msg["header"]["msg_id"])
-        k.executions[widget.msg_id] = widget
-        k.kc.shell_channel.send(msg)
+        widget = _widget_message_on(k, subshell)
         k.wait_for(lambda: widget.done, "the subshell's idle for the widget message", guard=SHORT)
         assert not cell.done
         release.touch()
@@ -158,11 +171,7 @@ def test_a_widget_message_on_a_subshell_leaves_the_running_cell_busy(tmp_path: P
     """JupyterLab shows the kernel's status from every status message, whichever shell sent
     it: a click handled on a subshell said Idle while the cell still ran (issue 25, finding 8)."""
     with acp_kernel(tmp_path) as k:
-        request = k.kc.session.msg("create_subshell_request", {})
-        k.kc.control_channel.send(request)
-        reply = k.kc.control_channel.get_msg(timeout=SHORT)
-        assert reply["content"]["status"] == "ok", reply["content"]
-        subshell = reply["content"]["subshell_id"]
+        subshell = _new_subshell(k)
         # %load_ext acp_notebook installed the acknowledgements: busy again for the cell
         assert _on_subshell_while_a_cell_runs(k, subshell, tmp_path / "go-1") == [
             "idle:widget",
@@ -170,11 +179,7 @@ def test_a_widget_message_on_a_subshell_leaves_the_running_cell_busy(tmp_path: P
             "idle:cell",
         ]
         # a cell that has ended is not said busy again by a later widget message
-        msg = k.kc.session.msg("comm_msg", {"comm_id": "no-such-comm", "data": {}})
-        msg["header"]["subshell_id"] = subshell
-        after = Execution(msg["header"]["msg_id"])
-        k.executions[after.msg_id] = after
-        k.kc.shell_channel.send(msg)
+        after = _widget_message_on(k, subshell)
         k.wait_for(lambda: after.done, "the idle for a message after the cell", guard=SHORT)
         k.run("pass")  # whatever followed the idle has arrived by now
         assert statuses(after) == ["busy", "idle"]
@@ -183,9 +188,7 @@ def test_a_widget_message_on_a_subshell_leaves_the_running_cell_busy(tmp_path: P
 def test_without_the_acknowledgements_the_subshells_idle_is_the_last_word(tmp_path: Path) -> None:
     """The same kernel and messages without ``_acks``: what a front end saw before the fix."""
     with kernel(str(tmp_path)) as k:
-        request = k.kc.session.msg("create_subshell_request", {})
-        k.kc.control_channel.send(request)
-        subshell = k.kc.control_channel.get_msg(timeout=SHORT)["content"]["subshell_id"]
+        subshell = _new_subshell(k)
         assert _on_subshell_while_a_cell_runs(k, subshell, tmp_path / "go") == [
             "idle:widget",
             "idle:cell",
