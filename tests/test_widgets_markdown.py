@@ -284,3 +284,41 @@ def test_any_text_with_dollars_renders_only_known_elements(text: str) -> None:
         assert not name.startswith("on") and name not in {"style", "id", "src"}, (text, name)
         if name == "href":
             assert safe_link(value), (text, value)
+
+
+def test_math_that_would_make_a_hidden_character_stays_as_code() -> None:
+    # \unicode makes the character after the agent's text was made visible: it would act
+    for tex in ("\\unicode{x202E}abc", "\\unicode{x1B}[31m"):
+        html = render_markdown(f"see ${tex}$")
+        assert "<math" not in html and "acp-math-source" in html, html
+        assert "\u202e" not in html and "\x1b" not in html
+
+
+def test_math_cannot_move_over_what_is_around_it() -> None:
+    for tex in (
+        "\\kern-1000em x",
+        "\\hspace{-50em} x",
+        "\\mathllap{Approved}",
+        "\\hspace{9999999999999em}",
+    ):
+        found = _tags(render_markdown(f"${tex}$"))
+        for name, value in found.attributes:
+            if name in {"width", "lspace", "rspace", "height", "depth", "voffset"}:
+                assert not value.startswith("-") and len(value) <= 12, (tex, name, value)
+    # ordinary spacing stays
+    assert 'width="1em"' in render_markdown("$a\\quad b$")
+
+
+@pytest.mark.timeout(20)
+def test_macro_definitions_and_long_tex_stay_as_code() -> None:
+    for tex in (
+        "\\def\\f#1{\\f{#1#1}}\\f{x}",
+        "\\newcommand{\\f}[1]{\\f{#1#1}}\\f{x}",
+        "x+" * 1500,
+    ):
+        html = render_markdown(f"${tex}$")
+        assert "<math" not in html and "acp-math-source" in html
+
+
+def test_a_code_fence_names_no_class() -> None:
+    assert render_markdown("```acp-card\nx\n```") == "<pre><code>x\n</code></pre>\n"

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections.abc import Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
@@ -64,6 +65,11 @@ def safe_link(url: str) -> bool:
     return match.group(1).lower() in _ALLOWED_SCHEMES
 
 
+def _fence(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
+    tokens[idx].info = ""  # no "language-<info>" class: the agent would choose its name
+    return str(self.fence(tokens, idx, options, env))
+
+
 def _link_open(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
     token = tokens[idx]
     token.attrSet("target", "_blank")
@@ -82,23 +88,53 @@ def _image(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any)
     )
 
 
+#: TeX longer than this stays as code: its MathML is about ten times as long.
+MATH_LIMIT = 2000
+#: Macro definitions stay as code: latex2mathml expands a macro that doubles its argument
+#: until the kernel runs out of memory (``\\def\\f#1{\\f{#1#1}}\\f{x}``).
+_DEFINES = re.compile(
+    r"\\(?:[egx]?def|let|(?:re)?newcommand|providecommand|(?:re)?newenvironment|Declare\w*)"
+    r"(?![a-zA-Z])"
+)
+#: Layout values that move math over what is around it (negative or huge) are dropped.
+_SHIFTS = frozenset({"width", "height", "depth", "lspace", "rspace", "voffset"})
+
+
+def _layout_only(tag: str, attribute: str, value: str) -> str | None:
+    if attribute in _SHIFTS and (value.lstrip().startswith("-") or len(value) > 12):
+        return None
+    return value
+
+
+def _shows_hidden(mathml: str) -> bool:
+    """True when the MathML's text holds a control or format character (a bidi override from
+    ``\\unicode{x202E}``): made after the agent text was made visible, so it would act."""
+    text = re.sub(r"<[^>]*>", "", mathml)
+    return any(unicodedata.category(c) in ("Cc", "Cf") for c in text if c not in "\n\t")
+
+
 def math_html(tex: str, *, block: bool) -> str:
-    """MathML for ``tex`` (sanitized), or the TeX as code when latex2mathml cannot read it."""
+    """MathML for ``tex`` (sanitized), or the TeX as code when latex2mathml cannot read it,
+    or it is longer than :data:`MATH_LIMIT`, defines a macro or makes a hidden character."""
     import latex2mathml.converter
     import nh3
 
+    source = f'<code class="acp-math-source">{escape(tex)}</code>'
+    if len(tex) > MATH_LIMIT or _DEFINES.search(tex):
+        return source
     try:
         mathml = latex2mathml.converter.convert(tex, display="block" if block else "inline")
     except Exception:  # latex2mathml raises its own errors, and others on odd input
-        return f'<code class="acp-math-source">{escape(tex)}</code>'
+        return source
     clean = nh3.clean(
         mathml,
         tags=set(_MATH_TAGS),
         attributes={"*": set(_MATH_ATTRIBUTES)},
+        attribute_filter=_layout_only,
         strip_comments=True,
         link_rel=None,
     )
-    return clean
+    return source if _shows_hidden(clean) else clean
 
 
 def _math_inline(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any) -> str:
@@ -124,6 +160,7 @@ def _renderer() -> MarkdownIt:
     md = _SafeMarkdown("commonmark", {"html": False}).enable("table")
     # no labels: "$$x$$ (eq1)" would give the label an id; a $ beside a space is not math
     md.use(dollarmath_plugin, allow_labels=False, allow_space=False, double_inline=True)
+    md.add_render_rule("fence", _fence)
     md.add_render_rule("link_open", _link_open)
     md.add_render_rule("image", _image)
     for kind in ("math_inline", "math_inline_double"):
