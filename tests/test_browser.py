@@ -6,13 +6,18 @@ The suite drives a real JupyterLab in Debian's chromium. Everything it needs is 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import secrets
 import shutil
 import socket
 import subprocess
 import sys
 import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -117,6 +122,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "claude_turn.spec.ts",
         "carried_terminal.spec.ts",
     ),
+    # its server's kernels run behind a Kernel Gateway on 127.0.0.1 (_kernel_gateway)
+    "gateway": ("gateway.spec.ts",),
 }
 
 
@@ -145,13 +152,75 @@ def test_playwright_suite_passes(group: str) -> None:
     # must stay short (a worker's tmp_path is too long).
     with tempfile.TemporaryDirectory(prefix="acp-ui-", ignore_cleanup_errors=True) as tmp:
         env["TMPDIR"] = tmp
-        output = _playwright(GROUPS[group], env)
+        with contextlib.ExitStack() as servers:
+            if group == "gateway":
+                env.update(servers.enter_context(_kernel_gateway(tmp, env)))
+            output = _playwright(GROUPS[group], env)
     # An empty run must not count as a pass.
     passed = re.search(r"^\s*(\d+) passed", output, re.MULTILINE)
     assert passed is not None, f"no passed tests reported:\n{output}"
     assert int(passed.group(1)) >= 1, output
     assert not re.search(r"^\s*\d+ (failed|flaky|skipped)", output, re.MULTILINE), output
     print(output)  # each spec's time, shown with -s or on failure
+
+
+GATEWAY_START = 120.0  # seconds: a guard for the gateway to answer (it starts in a few)
+
+
+@contextlib.contextmanager
+def _kernel_gateway(tmp: str, env: dict[str, str]) -> Iterator[dict[str, str]]:
+    """A Kernel Gateway 3 on 127.0.0.1 (its kernels are this Python's), for as long as the
+    block runs; yields the options that point a JupyterLab server at it."""
+    token = secrets.token_hex(16)
+    for attempt in range(1, PORT_TRIES + 1):
+        port = _free_port()
+        log = Path(tmp) / f"kernel-gateway-{attempt}.log"
+        with log.open("wb") as out:
+            gateway = subprocess.Popen(
+                [
+                    sys.executable, "-m", "jupyter", "kernelgateway",
+                    "--KernelGatewayApp.ip=127.0.0.1", f"--KernelGatewayApp.port={port}",
+                    "--KernelGatewayApp.port_retries=0", f"--KernelGatewayApp.auth_token={token}",
+                    # without it the gateway answers JupyterLab's kernel listing with 403
+                    "--JupyterWebsocketPersonality.list_kernels=True",
+                ],
+                cwd=tmp, env=env, stdout=out, stderr=subprocess.STDOUT,
+            )  # fmt: skip
+        try:
+            if _answers(f"http://127.0.0.1:{port}/api/kernelspecs", token, gateway):
+                yield {
+                    "ACP_UI_SERVER_ARGS": f"--GatewayClient.url=http://127.0.0.1:{port} "
+                    f"--GatewayClient.auth_token={token}"
+                }
+                return
+        finally:
+            gateway.terminate()
+            try:
+                gateway.wait(10)
+            except subprocess.TimeoutExpired:
+                gateway.kill()
+                gateway.wait(10)
+        said = log.read_text(errors="replace")
+        if not PORT_TAKEN.search(said) or attempt == PORT_TRIES:
+            raise AssertionError(f"the Kernel Gateway did not start:\n{said[-3000:]}")
+    raise AssertionError("unreachable")  # pragma: no cover - the last try returns or fails
+
+
+def _answers(url: str, token: str, server: subprocess.Popen[bytes]) -> bool:
+    """True once ``url`` answers 200; False when ``server`` exits first."""
+    deadline = time.monotonic() + GATEWAY_START
+    request = urllib.request.Request(url, headers={"Authorization": f"token {token}"})
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            return False
+        try:
+            with urllib.request.urlopen(request, timeout=5) as answer:
+                if answer.status == 200:
+                    return True
+        except OSError:  # not listening yet (URLError is an OSError)
+            pass
+        time.sleep(0.2)  # poll interval while the gateway starts; the loop's condition decides
+    raise AssertionError(f"the Kernel Gateway did not answer {url} in {GATEWAY_START} s")
 
 
 def test_a_port_taken_before_the_server_binds_it_starts_the_group_again(

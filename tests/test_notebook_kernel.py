@@ -374,3 +374,19 @@ def test_agent_option_picks_the_agent_and_names_its_session(k: Kernel, tmp_path:
     assert f"session '{first_agent}' belongs to agent '{first_agent}', not 'second'" in clash
     unknown = k.run("%%acp --agent nobody\nhi\n", ok=False).text()
     assert "no agent named 'nobody'" in unknown
+
+
+def test_config_chooses_how_terminal_bytes_travel(tmp_path: Path) -> None:
+    """``%config AcpMagics.terminal_transport`` (issue 26): terminals made afterwards send base64
+    text, not binary frames; ``auto`` goes back to what the kernel can see (no gateway here)."""
+    with acp_kernel(tmp_path) as kern:
+        made = "from acp_notebook._widgets import TerminalWidget\nprint(TerminalWidget().text_safe)"
+        assert kern.run(made).text().strip() == "False"
+        kern.run("%config AcpMagics.terminal_transport = 'text'")
+        assert kern.run(made).text().strip() == "True"
+        kern.run("%config AcpMagics.terminal_transport = 'auto'")
+        assert kern.run(made).text().strip() == "False"
+        bad = kern.run("%config AcpMagics.terminal_transport = 'carrier pigeon'", ok=False)
+        said = bad.text() + str(bad.error or "")
+        assert "carrier pigeon" in said and "auto" in said, said  # refused, naming the choices
+        assert kern.run(made).text().strip() == "False"

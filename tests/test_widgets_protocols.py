@@ -106,6 +106,7 @@ def test_the_python_side_is_read_as_typescript_spells_it() -> None:
     assert chunk == {
         "type": {"required": True, "type": ["'chunk'"]},
         "seq": {"required": True, "type": ["number"]},
+        "b64": {"required": False, "type": ["string"]},  # the bytes, on a text-safe path
     }
     assert py["interfaces"]["IExitStatus"]["signal"] == {
         "required": False,
@@ -147,3 +148,17 @@ def test_python_readers_take_only_the_messages_views_send() -> None:
         assert read({"type": "resize", "cols": cols, "rows": rows}) is None, (cols, rows)
     assert _protocols.read_panel_message({"type": "rendered"}) == {"type": "rendered"}
     assert _protocols.read_panel_message({"type": "copy", "text": "x"}) is None
+
+
+def test_a_ready_asks_for_text_only_with_true() -> None:
+    read = _protocols.read_terminal_message
+    assert read({"type": "ready", "token": "t", "text": True}) == {
+        "type": "ready",
+        "token": "t",
+        "text": True,
+    }
+    for text in (False, "true", 1, None):
+        assert read({"type": "ready", "token": "t", "text": text}) == {
+            "type": "ready",
+            "token": "t",
+        }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import threading
@@ -475,3 +476,62 @@ def test_real_timers_run_on_one_long_lived_thread() -> None:
     assert len({id(t) for t in threads}) == 1 and threads[0].is_alive()
     assert threads[0] is not threading.main_thread()
     assert cancelled == []
+
+
+# -- text-safe transport (issue 26: a gateway's relay breaks on binary frames) -----------------
+
+
+@pytest.mark.parametrize(
+    ("environ", "text"),
+    [
+        ({}, False),
+        ({"KERNEL_GATEWAY": "1"}, True),  # Kernel Gateway
+        ({"KERNEL_ID": "5c1e", "KERNEL_USERNAME": "ada"}, True),  # Enterprise Gateway
+        ({"KERNEL_GATEWAY": "0"}, False),
+        ({"ACP_NOTEBOOK_TERMINAL_TRANSPORT": "text"}, True),
+        ({"ACP_NOTEBOOK_TERMINAL_TRANSPORT": " TEXT "}, True),
+        ({"ACP_NOTEBOOK_TERMINAL_TRANSPORT": "binary", "KERNEL_GATEWAY": "1"}, False),
+        ({"ACP_NOTEBOOK_TERMINAL_TRANSPORT": "auto", "KERNEL_ID": "k"}, True),
+        ({"ACP_NOTEBOOK_TERMINAL_TRANSPORT": "bogus"}, False),
+    ],
+)
+def test_text_safe_is_chosen_by_the_setting_else_by_a_gateway(
+    environ: dict[str, str], text: bool
+) -> None:
+    from acp_notebook._widgets._terminal import text_safe_default
+
+    assert text_safe_default(environ) is text
+
+
+def test_a_text_safe_terminal_sends_base64_and_no_buffer(
+    make_widget: Callable[..., TerminalWidget],
+) -> None:
+    scheduler = ManualScheduler()
+    widget = make_widget(schedule=scheduler, text_safe=True)
+    sent = recording(widget)
+    widget.feed(SAMPLE + b"\xff\xfe not utf-8")
+    scheduler.fire_all()
+    widget._handle_view_msg(widget, {"type": "ready", "token": "v"}, [])
+    assert [m[1] for m in sent] == [[], []]  # no binary frame at all
+    chunk, backlog = (m[0] for m in sent)
+    assert chunk["type"] == "chunk" and backlog["type"] == "backlog"
+    for message in (chunk, backlog):
+        assert base64.b64decode(message["b64"]) == SAMPLE + b"\xff\xfe not utf-8"
+        json.dumps(message).encode("utf-8")  # the whole message is plain text
+
+
+def test_a_view_that_asks_for_text_gets_text_from_then_on(
+    make_widget: Callable[..., TerminalWidget],
+) -> None:
+    scheduler = ManualScheduler()
+    widget = make_widget(schedule=scheduler)
+    sent = recording(widget)
+    widget.feed(b"before")
+    scheduler.fire_all()
+    assert sent[-1] == ({"type": "chunk", "seq": 1}, [b"before"])
+    widget._handle_view_msg(widget, {"type": "ready", "token": "v", "text": True}, [])
+    assert widget.text_safe
+    assert sent[-1][1] == [] and base64.b64decode(sent[-1][0]["b64"]) == b"before"
+    widget.feed(b"after")
+    scheduler.fire_all()
+    assert sent[-1] == ({"type": "chunk", "seq": 2, "b64": base64.b64encode(b"after").decode()}, [])

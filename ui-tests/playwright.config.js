@@ -32,7 +32,9 @@ module.exports = {
     // port_retries=0 (Galata's server config sets it too): a taken port fails the start
     // (tests/test_browser.py starts the group again on another port), never a server on some
     // other port while this one is awaited
-    command: `jupyter lab --config jupyter_server_test_config.py --ServerApp.port=${port} --ServerApp.port_retries=0`,
+    // ACP_UI_SERVER_ARGS: more options for a group's server (the gateway group's
+    // --GatewayClient.url and token)
+    command: `jupyter lab --config jupyter_server_test_config.py --ServerApp.port=${port} --ServerApp.port_retries=0 ${process.env.ACP_UI_SERVER_ARGS || ''}`,
     url: `http://localhost:${port}/lab`,
     timeout: 120000,
     reuseExistingServer: !process.env.CI

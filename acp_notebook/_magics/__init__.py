@@ -16,16 +16,18 @@ layer and word its results; the workflows are the notebook's.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, magics_class
-from traitlets import Float
+from traitlets import Enum, Float, observe
 
 from .._connection._errors import AcpError
 from .._notebook._cells import NONINTERACTIVE_TIMEOUT, TIMEOUT_ENV
 from .._notebook._owner import Notebook
+from .._widgets._terminal import TRANSPORT_ENV
 from ._cell import _finish_cell, _notebook_of, _start_cell, run_cell_async
 from ._commands import _acp_line, default_agent_name
 from ._parsers import _plain_help, acp_options, cell_magic, cell_options, line_magic
@@ -45,6 +47,19 @@ class AcpMagics(Magics):
         f" answered cancelled and the turn ends. Default: ${TIMEOUT_ENV}, else"
         f" {NONINTERACTIVE_TIMEOUT:g}; 0 waits forever. --timeout on a cell wins.",
     ).tag(config=True)
+
+    terminal_transport = Enum(
+        ("auto", "text", "binary"),
+        "auto",
+        help=f"How terminal bytes reach the browser: binary frames, or base64 text for a path"
+        f" that breaks on binary (jupyter_server's relay to a Kernel or Enterprise Gateway);"
+        f" auto is text behind a gateway the kernel can see, binary elsewhere. Sets"
+        f" ${TRANSPORT_ENV} for the kernel; terminals made later follow it.",
+    ).tag(config=True)
+
+    @observe("terminal_transport")
+    def _terminal_transport_changed(self, change: Any) -> None:
+        os.environ[TRANSPORT_ENV] = str(change["new"])
 
     def __init__(self, shell: Any = None, *, notebook: Notebook | None = None, **kwargs: Any):
         super().__init__(shell, **kwargs)

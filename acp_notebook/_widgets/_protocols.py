@@ -1,7 +1,9 @@
 """The custom messages between the kernel's widgets and the labextension, as types.
 
 Every message is a JSON object with a ``type`` naming it; terminal bytes travel as the
-message's one binary buffer, never in the JSON. The front end's side is
+message's one binary buffer, never in the JSON, except on a path that cannot carry binary
+frames (a gateway's relay: ``TerminalWidget.text_safe``), where they are the message's ``b64``
+field (base64) and the message has no buffer. The front end's side is
 ``labextension/src/protocol.ts``: each ``TypedDict`` here is an interface ``I<Name>`` there
 with the same fields (tests/test_widgets_protocols.py compares the two, reading the TypeScript
 with the TypeScript compiler). ``read_*`` turn what a view sent (any JSON) into one of these
@@ -53,14 +55,20 @@ MAX_CELLS = 1000
 # -- terminal: kernel -> views ------------------------------------------------------------------
 
 
-class TerminalChunk(TypedDict):
-    """The next bytes of the transcript (the buffer)."""
+class _Base64(TypedDict, total=False):
+    """On a text-safe path: the message's bytes as base64, and no buffer."""
+
+    b64: str
+
+
+class TerminalChunk(_Base64):
+    """The next bytes of the transcript (the buffer, or ``b64``)."""
 
     type: Literal["chunk"]
     seq: int
 
 
-class TerminalReset(TypedDict):
+class TerminalReset(_Base64):
     """The bytes (the buffer) replace the whole screen; ``omitted`` earlier bytes are gone."""
 
     type: Literal["reset"]
@@ -68,7 +76,7 @@ class TerminalReset(TypedDict):
     omitted: int
 
 
-class TerminalBacklog(TypedDict):
+class TerminalBacklog(_Base64):
     """Every kept byte up to chunk ``seq`` (the buffer), for the view that sent ``token``."""
 
     type: Literal["backlog"]
@@ -83,8 +91,13 @@ TerminalToView = TerminalChunk | TerminalReset | TerminalBacklog
 # -- terminal: views -> kernel ------------------------------------------------------------------
 
 
-class TerminalReady(TypedDict):
-    """A view wants the backlog, answered with this ``token``."""
+class _AsksText(TypedDict, total=False):
+    text: bool
+
+
+class TerminalReady(_AsksText):
+    """A view wants the backlog, answered with this ``token``; with ``text``, it asks that the
+    bytes come as text from now on (its front end knows a relay on the way breaks binary)."""
 
     type: Literal["ready"]
     token: str
@@ -176,7 +189,10 @@ def read_terminal_message(content: object) -> TerminalFromView | None:
     kind = content.get("type")
     if kind == "ready":
         token = content.get("token")
-        return TerminalReady(type="ready", token=token if isinstance(token, str) else "")
+        ready = TerminalReady(type="ready", token=token if isinstance(token, str) else "")
+        if content.get("text") is True:
+            ready["text"] = True
+        return ready
     if kind == "cancel":
         return TerminalCancel(type="cancel")
     if kind == "input":

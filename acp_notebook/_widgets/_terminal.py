@@ -7,6 +7,8 @@ of bytes; ``ready`` and ``cancel`` from them, and ``input`` and ``resize`` while
 
 from __future__ import annotations
 
+import base64
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -32,6 +34,23 @@ from ._version import MODULE_NAME, MODULE_VERSION
 CancelCallback = Callable[["TerminalWidget"], None]
 InputCallback = Callable[["TerminalWidget", str], None]
 ResizeCallback = Callable[["TerminalWidget", int, int], None]
+
+
+#: ``text``, ``binary`` or ``auto`` (the default): how terminal bytes travel to the views.
+#: ``%config AcpMagics.terminal_transport`` sets it for the kernel.
+TRANSPORT_ENV = "ACP_NOTEBOOK_TERMINAL_TRANSPORT"
+
+
+def text_safe_default(environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether terminal bytes go as base64 text: ``$ACP_NOTEBOOK_TERMINAL_TRANSPORT`` when it
+    says ``text`` or ``binary``; else text behind a gateway, which the kernel sees from
+    Kernel Gateway's ``KERNEL_GATEWAY=1`` or Enterprise Gateway's ``KERNEL_ID``
+    (jupyter_server's relay of a gateway's websocket decodes every binary frame as UTF-8 and
+    drops the kernel's connection at the first terminal chunk)."""
+    chosen = environ.get(TRANSPORT_ENV, "").strip().lower()
+    if chosen in ("text", "binary"):
+        return chosen == "text"
+    return environ.get("KERNEL_GATEWAY") == "1" or bool(environ.get("KERNEL_ID"))
 
 
 def exit_badge(exit_status: ExitStatus | Mapping[str, Any] | None) -> str:
@@ -77,6 +96,9 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
     phase_label = Unicode("").tag(sync=True)
     note = Unicode("").tag(sync=True)
     started_at = Float(0.0).tag(sync=True)
+    #: the bytes go as base64 in the message (``b64``), not as a binary buffer: for a path
+    #: that breaks on binary frames (:func:`text_safe_default`; a view may also ask for it)
+    text_safe = Bool(False).tag(sync=True)
 
     def __init__(
         self,
@@ -91,6 +113,7 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
         budget: FlushBudget | None = SHARED_BUDGET,
         **kwargs: Any,
     ) -> None:
+        kwargs.setdefault("text_safe", text_safe_default())
         super().__init__(**kwargs)
         self._render_static: StaticRenderer = render_static or render_tail
         self._cancel_callbacks: list[CancelCallback] = []
@@ -171,6 +194,8 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
         if message is None:
             return
         if message["type"] == "ready":
+            if message.get("text"):
+                self.text_safe = True
             self._coalescer.send_backlog(message["token"])
         elif message["type"] == "input":  # never logged: it may be a password
             if self.accepts_input:
@@ -186,7 +211,12 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
                 callback(self)
 
     def _send_custom(self, content: TerminalToView, buffers: list[bytes]) -> None:
-        self.send(content, buffers)
+        if self.text_safe:
+            wire = dict(content)
+            wire["b64"] = base64.b64encode(b"".join(buffers)).decode("ascii")
+            self.send(wire, [])
+        else:
+            self.send(content, buffers)
 
     # -- static output -----------------------------------------------------------------------
 

@@ -11,6 +11,8 @@
 export interface ITerminalChunk {
   type: 'chunk';
   seq: number;
+  /** the bytes as base64, instead of the buffer (the model's `text_safe`: behind a gateway) */
+  b64?: string;
 }
 
 /** The bytes (the buffer) replace the whole screen; `omitted` earlier bytes are gone. */
@@ -18,6 +20,7 @@ export interface ITerminalReset {
   type: 'reset';
   seq: number;
   omitted: number;
+  b64?: string;
 }
 
 /** Every kept byte up to chunk `seq` (the buffer), for the view that sent `token`. */
@@ -26,16 +29,21 @@ export interface ITerminalBacklog {
   seq: number;
   token: string;
   omitted: number;
+  b64?: string;
 }
 
 export type TerminalToView = ITerminalChunk | ITerminalReset | ITerminalBacklog;
 
 // -- terminal: views -> kernel ----------------------------------------------------------------
 
-/** This view wants the backlog, answered with `token`. */
+/**
+ * This view wants the backlog, answered with `token`; with `text`, the bytes come as base64
+ * text from now on (a relay on the way breaks binary frames).
+ */
 export interface ITerminalReady {
   type: 'ready';
   token: string;
+  text?: boolean;
 }
 
 /** The Stop button was pressed. */
@@ -115,17 +123,19 @@ export function readTerminalMessage(content: unknown): TerminalToView | null {
     return null;
   }
   const seq = count(content.seq);
+  const text = typeof content.b64 === 'string' ? { b64: content.b64 } : {};
   switch (content.type) {
     case 'chunk':
-      return { type: 'chunk', seq };
+      return { type: 'chunk', seq, ...text };
     case 'reset':
-      return { type: 'reset', seq, omitted: count(content.omitted) };
+      return { type: 'reset', seq, omitted: count(content.omitted), ...text };
     case 'backlog':
       return {
         type: 'backlog',
         seq,
         token: String(content.token ?? ''),
-        omitted: count(content.omitted)
+        omitted: count(content.omitted),
+        ...text
       };
     default:
       return null;

@@ -116,3 +116,30 @@ export function bufferText(term: IBufferOwner): string {
   }
   return lines.join('\n');
 }
+
+/** The bytes that `b64` (base64, as the kernel sends them on a text-safe path) stands for. */
+export function fromBase64(b64: string): Uint8Array {
+  let binary: string;
+  try {
+    binary = atob(b64);
+  } catch {
+    return new Uint8Array(); // not base64: nothing to write, never a broken view
+  }
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) {
+    bytes[i] = binary.charCodeAt(i);
+  }
+  return bytes;
+}
+
+/** Where a person (or an operator's page) asks every terminal view for text-safe bytes. */
+export const TEXT_TERMINALS_KEY = 'acp-notebook:terminal-transport';
+
+/** True when this browser asks for text-safe terminal bytes (`localStorage`, key above). */
+export function textTerminalsAsked(): boolean {
+  try {
+    return window.localStorage.getItem(TEXT_TERMINALS_KEY) === 'text';
+  } catch {
+    return false; // storage refused (a sandboxed frame): binary, the default
+  }
+}

@@ -21,7 +21,15 @@ import {
   ITerminalResize,
   readTerminalMessage
 } from './protocol';
-import { bufferText, ChunkSequencer, newToken, replacePrefix, toBytes } from './stream';
+import {
+  bufferText,
+  ChunkSequencer,
+  fromBase64,
+  newToken,
+  replacePrefix,
+  textTerminalsAsked,
+  toBytes
+} from './stream';
 import { MODULE_NAME, MODULE_VERSION } from './version';
 
 /** How long the test hooks (data-* attributes) wait after the last write. */
@@ -498,6 +506,9 @@ export class TerminalView extends DOMWidgetView {
 
   private _requestBacklog(): void {
     const ready: ITerminalReady = { type: 'ready', token: newToken() };
+    if (textTerminalsAsked()) {
+      ready.text = true;
+    }
     this._stream.request(ready.token);
     this.el.dataset.phase = 'waiting';
     this.send(ready);
@@ -511,7 +522,12 @@ export class TerminalView extends DOMWidgetView {
     if (!this._term || message === null) {
       return;
     }
-    const data = buffers && buffers.length ? toBytes(buffers[0]) : new Uint8Array();
+    const data =
+      message.b64 !== undefined
+        ? fromBase64(message.b64)
+        : buffers && buffers.length
+          ? toBytes(buffers[0])
+          : new Uint8Array();
     const step = this._stream.receive(message);
     switch (step.action) {
       case 'drop':

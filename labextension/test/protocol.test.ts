@@ -3,6 +3,18 @@ import { describe, expect, it } from 'vitest';
 import { readPanelMessage, readTerminalMessage } from '../src/protocol';
 
 describe('readTerminalMessage', () => {
+  it('keeps the bytes a text-safe path sends as base64, and only a string', () => {
+    expect(readTerminalMessage({ type: 'chunk', seq: 1, b64: 'YQ==' })).toEqual({
+      type: 'chunk',
+      seq: 1,
+      b64: 'YQ=='
+    });
+    expect(readTerminalMessage({ type: 'chunk', seq: 1, b64: 7 })).toEqual({
+      type: 'chunk',
+      seq: 1
+    });
+  });
+
   it('keeps the fields of each message the kernel sends', () => {
     expect(readTerminalMessage({ type: 'chunk', seq: 3 })).toEqual({ type: 'chunk', seq: 3 });
     expect(readTerminalMessage({ type: 'reset', seq: 4, omitted: 10 })).toEqual({

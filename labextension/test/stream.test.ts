@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   bufferText,
   ChunkSequencer,
+  fromBase64,
   IBufferOwner,
   newToken,
   replacePrefix,
@@ -114,5 +115,16 @@ describe('bufferText', () => {
 
   it('is empty for an empty screen', () => {
     expect(bufferText(fakeTerminal([['', false]]))).toBe('');
+  });
+});
+
+describe('fromBase64', () => {
+  it('gives back every byte, not only UTF-8', () => {
+    const bytes = fromBase64(btoa(String.fromCharCode(0x61, 0x0a, 0xff, 0xfe, 0x00, 0x1b)));
+    expect(Array.from(bytes)).toEqual([0x61, 0x0a, 0xff, 0xfe, 0x00, 0x1b]);
+  });
+
+  it('gives nothing for text that is not base64', () => {
+    expect(fromBase64('not base64!').byteLength).toBe(0);
   });
 });
