@@ -390,3 +390,20 @@ def test_config_chooses_how_terminal_bytes_travel(tmp_path: Path) -> None:
         said = bad.text() + str(bad.error or "")
         assert "carrier pigeon" in said and "auto" in said, said  # refused, naming the choices
         assert kern.run(made).text().strip() == "False"
+
+
+def test_an_agent_off_the_allowlist_is_refused_in_one_line(tmp_path: Path) -> None:
+    """The operator's list (the kernel's environment) and %config's, which only narrows it."""
+    with acp_kernel(tmp_path) as kern:
+        kern.run("import os; os.environ['ACP_NOTEBOOK_ALLOWED_AGENTS'] = 'claude, embedded'")
+        refused = kern.run("%acp connect -- /bin/cat", ok=False)
+        said = str(refused.error) + refused.text()
+        assert "'/bin/cat' is not an allowed agent here; allowed: claude, embedded" in said, said
+        assert "Traceback" not in refused.text()
+        kern.run("%config AcpMagics.allowed_agents = ['claude']")
+        refused = kern.run("%acp connect", ok=False)  # the embedded agent: narrowed away
+        said = str(refused.error) + refused.text()
+        assert "'embedded' is not an allowed agent here; allowed: claude" in said, said
+        kern.run("%config AcpMagics.allowed_agents = None")
+        kern.run("%acp connect --name ok")  # on the operator's list: it starts
+        assert "  ok [default]: acp_notebook agent" in kern.run("%acp status").text()

@@ -22,7 +22,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, magics_class
-from traitlets import Enum, Float, observe
+from traitlets import Enum, Float, List, Unicode, observe
 
 from .._connection._errors import AcpError
 from .._notebook._cells import NONINTERACTIVE_TIMEOUT, TIMEOUT_ENV
@@ -57,6 +57,23 @@ class AcpMagics(Magics):
         f" ${TRANSPORT_ENV} for the kernel; terminals made later follow it.",
     ).tag(config=True)
 
+    allowed_agents = List(
+        Unicode(),
+        default_value=None,
+        allow_none=True,
+        help="The agents %acp connect may start (None: any): registry shortcuts (claude),"
+        " 'embedded', programs by absolute path (/opt/bin/agent) or globs over the command"
+        " line (npx -y @acme/*). The"
+        " kernel's $ACP_NOTEBOOK_ALLOWED_AGENTS applies too: an agent must be on both lists"
+        " that are set, so this narrows an operator's list and never widens it.",
+    ).tag(config=True)
+
+    @observe("allowed_agents")
+    def _allowed_agents_changed(self, change: Any) -> None:
+        notebook = getattr(self, "notebook", None)  # config is applied before __init__ ends
+        if notebook is not None:
+            notebook.set_allowed_agents(change["new"])
+
     @observe("terminal_transport")
     def _terminal_transport_changed(self, change: Any) -> None:
         os.environ[TRANSPORT_ENV] = str(change["new"])
@@ -64,6 +81,7 @@ class AcpMagics(Magics):
     def __init__(self, shell: Any = None, *, notebook: Notebook | None = None, **kwargs: Any):
         super().__init__(shell, **kwargs)
         self.notebook = notebook if notebook is not None else Notebook()
+        self.notebook.set_allowed_agents(self.allowed_agents)
 
     @line_magic("acp")
     def acp(self, line: str) -> None:

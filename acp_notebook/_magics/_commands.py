@@ -15,6 +15,7 @@ from IPython.core.error import UsageError
 
 from .._client._errors import AuthenticationRequired, UnsupportedProtocolVersion
 from .._connection._errors import AcpError
+from .._notebook._allowlist import EMBEDDED
 from .._notebook._bridge import CONNECT_TIMEOUT, AgentHandle
 from .._notebook._errors import (
     DEFAULT_SESSION,
@@ -124,6 +125,7 @@ def _connect(nb: Notebook, argv: list[str]) -> None:
     cwd = os.path.abspath(os.path.expanduser(args.cwd or os.getcwd()))
     if not os.path.isdir(cwd):
         raise UsageError(f"%acp connect: {cwd} is not a directory")
+    shortcut: str | None = args.agent  # what the allowlist names the agent by
     if args.agent is not None:
         if agent_argv:
             raise UsageError("%acp connect: give either AGENT or -- ARGV, not both")
@@ -134,6 +136,7 @@ def _connect(nb: Notebook, argv: list[str]) -> None:
     else:
         command = agent_argv or embedded_agent_argv()
         name = args.name or default_agent_name(agent_argv)
+        shortcut = None if agent_argv else EMBEDDED
     if args.kernel_tools:
         _kernel_tools_source(nb)
     handle = _report_connect(
@@ -148,6 +151,7 @@ def _connect(nb: Notebook, argv: list[str]) -> None:
             env=env,
             kernel_tools=args.kernel_tools,
             protocol=_PROTOCOLS[args.protocol],
+            shortcut=shortcut,
         ),
     )
     if args.kernel_tools:

@@ -16,6 +16,7 @@ from .._connection._errors import AgentExited
 from .._notebook._bridge import AgentHandle
 from .._notebook._errors import (
     AgentGone,
+    AgentNotAllowed,
     NoKernelTools,
     NoSuchAgent,
     NoSuchMethod,
@@ -104,6 +105,12 @@ def words(error: NotebookError, nb: Notebook) -> str:
             f"%%acp: session {error.session!r} is busy: a turn started earlier (with --bg?) is"
             f" still running. Wait for it to end, stop it with `%acp cancel --session"
             f" {error.session}`, or use another session with `--session NAME`"
+        )
+    if isinstance(error, AgentNotAllowed):
+        return (
+            f"%acp connect: {error.agent!r} is not an allowed agent here; allowed:"
+            f" {', '.join(error.allowed) or 'none'} (set by ACP_NOTEBOOK_ALLOWED_AGENTS or"
+            " AcpMagics.allowed_agents)"
         )
     if isinstance(error, NoKernelTools):
         return (

@@ -98,3 +98,13 @@ class UnsupportedMethod(NotebookError):
         self.agent = agent
         self.method = method
         self.kind = kind
+
+
+class AgentNotAllowed(NotebookError):
+    """``agent`` (a shortcut, ``embedded`` or a program) is on none of the ``allowed`` entries
+    of an allowlist that applies (``_allowlist``)."""
+
+    def __init__(self, agent: str, allowed: Sequence[str]) -> None:
+        super().__init__(agent, tuple(allowed))
+        self.agent = agent
+        self.allowed = tuple(allowed)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .._client._errors import AuthenticationRequired
 from .._client._session import Session
+from ._allowlist import Allowlist
 from ._bridge import CONNECT_TIMEOUT, AgentHandle, Connector, IOThread, open_agent
 from ._errors import (
     DEFAULT_SESSION,
@@ -137,6 +138,7 @@ class Notebook:
         self._tooled: set[str] = set()  # agents connected with --kernel-tools
         #: back-pressure on background floods while the user's cells run (``_pacing``)
         self.pacing = CellPacing()
+        self._allowlist = Allowlist()  # the configured list; the environment's is read on use
 
     # -- the cell being run, the panel, the kernel's objects: set by commands ------------------
     @property
@@ -251,12 +253,16 @@ class Notebook:
         connector: Connector | None = None,
         kernel_tools: bool = False,
         protocol: Literal["auto", 1, 2] = "auto",
+        shortcut: str | None = None,
     ) -> tuple[AgentHandle, AgentHandle | None]:
         """Start and initialize an agent; only then does it replace the open agent of that
         name (closed: its pending requests fail closed, its session names are forgotten).
         Returns ``(new, replaced)``. Raises ``ConnectFailed`` and leaves the old one alone.
         ``kernel_tools``: its sessions get the kernel's MCP server (``NoKernelTools`` if the
-        agent takes none; the new agent is closed then)."""
+        agent takes none; the new agent is closed then). ``shortcut``: the registry shortcut
+        (or ``"embedded"``) ``argv`` was made from, which the allowlist names it by; an agent
+        the allowlist refuses raises ``AgentNotAllowed`` before anything starts."""
+        self._allowlist.check(shortcut, argv)
         env = dict(env or {})
         if connector is None and self.connector is not None:
             connector = self.connector(list(argv), cwd, env)
@@ -289,6 +295,11 @@ class Notebook:
                 self._tooled.add(name)
         self.events.emit("agent_connected", handle)
         return handle, old
+
+    def set_allowed_agents(self, entries: Sequence[str] | None) -> None:
+        """The configured allowlist (``AcpMagics.allowed_agents``; None: not set). The
+        environment's (``ACP_NOTEBOOK_ALLOWED_AGENTS``) applies as well, whatever this says."""
+        self._allowlist = Allowlist(None if entries is None else tuple(entries))
 
     def reconnect(
         self, name: str, env: Mapping[str, str] | None = None
