@@ -65,6 +65,9 @@ class Kernel:
         self.km = km
         self.kc = kc
         self.models: dict[str, dict[str, Any]] = {}  # comm id -> state
+        #: like JupyterLab with the labextension: each terminal's view says ``ready`` when its
+        #: model opens (without it, a turn shows its terminals as text after a few seconds)
+        self.extension = True
         self.closed: set[str] = set()
         self.comm_msgs: list[tuple[float, dict[str, Any]]] = []
         self.executions: dict[str, Execution] = {}
@@ -79,6 +82,8 @@ class Kernel:
         if kind == "comm_open":
             state = dict(content.get("data", {}).get("state", {}))
             self.models[content["comm_id"]] = state
+            if self.extension and state.get("_model_name") == "TerminalModel":
+                self.terminal_ready(content["comm_id"])
         elif kind == "comm_msg":
             self.comm_msgs.append((time.monotonic(), msg))
             data = content.get("data", {})
@@ -140,6 +145,14 @@ class Kernel:
         if ok and execution.error:
             raise AssertionError("cell failed:\n" + "\n".join(execution.error["traceback"]))
         return execution
+
+    def terminal_ready(self, comm_id: str) -> None:
+        """What a terminal's view in the labextension sends once it renders."""
+        content = {
+            "comm_id": comm_id,
+            "data": {"method": "custom", "content": {"type": "ready", "token": uuid.uuid4().hex}},
+        }
+        self.kc.shell_channel.send(self.kc.session.msg("comm_msg", content))
 
     def click(self, comm_id: str) -> None:
         """What the browser sends when a person clicks an ipywidgets Button."""

@@ -7,6 +7,7 @@ The suite drives a real JupyterLab in Debian's chromium. Everything it needs is 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import secrets
@@ -124,6 +125,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
     ),
     # its server's kernels run behind a Kernel Gateway on 127.0.0.1 (_kernel_gateway)
     "gateway": ("gateway.spec.ts",),
+    # its server has the acp-notebook extension disabled (_without_the_extension)
+    "plain": ("no_extension.spec.ts",),
 }
 
 
@@ -155,6 +158,8 @@ def test_playwright_suite_passes(group: str) -> None:
         with contextlib.ExitStack() as servers:
             if group == "gateway":
                 env.update(servers.enter_context(_kernel_gateway(tmp, env)))
+            if group == "plain":
+                env.update(_without_the_extension(tmp))
             output = _playwright(GROUPS[group], env)
     # An empty run must not count as a pass.
     passed = re.search(r"^\s*(\d+) passed", output, re.MULTILINE)
@@ -162,6 +167,17 @@ def test_playwright_suite_passes(group: str) -> None:
     assert int(passed.group(1)) >= 1, output
     assert not re.search(r"^\s*\d+ (failed|flaky|skipped)", output, re.MULTILINE), output
     print(output)  # each spec's time, shown with -s or on failure
+
+
+def _without_the_extension(tmp: str) -> dict[str, str]:
+    """A Jupyter config dir whose page config disables acp-notebook (what
+    `jupyter labextension disable acp-notebook` writes), for the group's server only."""
+    config = Path(tmp) / "jupyter-config"
+    (config / "labconfig").mkdir(parents=True)
+    (config / "labconfig" / "page_config.json").write_text(
+        json.dumps({"disabledExtensions": {"acp-notebook": True}})
+    )
+    return {"JUPYTER_CONFIG_DIR": str(config)}
 
 
 GATEWAY_START = 120.0  # seconds: a guard for the gateway to answer (it starts in a few)

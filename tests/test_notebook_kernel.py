@@ -407,3 +407,75 @@ def test_an_agent_off_the_allowlist_is_refused_in_one_line(tmp_path: Path) -> No
         kern.run("%config AcpMagics.allowed_agents = None")
         kern.run("%acp connect --name ok")  # on the operator's list: it starts
         assert "  ok [default]: acp_notebook agent" in kern.run("%acp status").text()
+
+
+def _final_outputs(cell: Any) -> tuple[list[str], list[tuple[str, str]]]:
+    """The display ids the cell showed things under, and every update: (display id, html)."""
+    shown = [
+        str(m["content"].get("transient", {}).get("display_id", ""))
+        for m in cell.of_type("display_data")
+    ]
+    updates = [
+        (str(m["content"]["transient"]["display_id"]), m["content"]["data"].get("text/html", ""))
+        for m in cell.of_type("update_display_data")
+    ]
+    return shown, updates
+
+
+PRINTF = (
+    "%%acp --allow 'printf *' --allow 'sleep *'\n"
+    "$ printf 'alpha\\nbravo\\n'; sleep 1.5; printf 'charlie\\n'\n"
+)
+
+
+def test_without_the_labextension_terminals_show_as_text_and_the_turn_once(k: Kernel) -> None:
+    """A widget front end whose terminal views never say ready (VS Code, Colab: no
+    labextension, so TerminalModel is an error box): after a short wait the turn's terminals
+    are standard HTML widgets with their output, the running record stays empty, and the
+    final transcript replaces the live view instead of showing beside it (issue 26)."""
+    k.run("import acp_notebook._notebook._start as _s; _s.TEXT_TERMINALS_AFTER = 0.5")
+    k.extension = False
+    cell = k.submit(PRINTF, new_cell_id())
+
+    def text_terminal() -> bool:
+        return any(
+            s.get("_model_name") == "HTMLModel" and "charlie" in str(s.get("value", ""))
+            and "acp-terminal-body" in str(s.get("value", ""))
+            for s in k.models.values()
+        )  # fmt: skip
+
+    k.wait_for(text_terminal, "the terminal as text with its output")
+    k.wait_for(lambda: cell.done, "the cell to end")
+    assert cell.error is None, cell.error
+    shown, updates = _final_outputs(cell)
+    view_ids = [d for d in shown if d.startswith("acp-view-")]
+    assert len(view_ids) == 1  # the live view, under its display id
+    final = [html for display_id, html in updates if display_id == view_ids[0]]
+    assert len(final) == 1 and "charlie" in final[0] and "acp-turn-static" in final[0]
+    # no second transcript beside it: the other display is the record's slot, left empty
+    slots = [d for d in shown if d and not d.startswith("acp-view-")]
+    assert len(slots) == 1 and len(shown) == 2, shown
+    last = [html for display_id, html in updates if display_id == slots[0]][-1:]
+    assert last in ([], ['<div class="acp-static-slot"></div>']), last
+    assert k.run("print(_s.TEXT_TERMINALS_AFTER)").text().strip() == "0.5"
+    # the kernel has learnt it: a later turn, with no terminal at all, shows once as well
+    later = k.run("%%acp\nhello\n", new_cell_id())
+    shown, updates = _final_outputs(later)
+    view_ids = [d for d in shown if d.startswith("acp-view-")]
+    assert len(view_ids) == 1 and len(shown) == 2, shown
+    assert [d for d, html in updates if "acp-turn-static" in html] == view_ids
+    assert not any("acp-static-running" in html for _, html in updates)
+
+
+def test_with_the_labextension_terminals_stay_live_and_the_transcript_follows(
+    k: Kernel,
+) -> None:
+    k.run("import acp_notebook._notebook._start as _s; _s.TEXT_TERMINALS_AFTER = 0.5")
+    cell = k.run(PRINTF, new_cell_id())  # the driver's terminal views say ready
+    _, updates = _final_outputs(cell)
+    assert not any(display_id.startswith("acp-view-") for display_id, _ in updates)
+    assert "charlie" in cell.html() and "acp-turn-static" in cell.html()
+    assert not any(
+        s.get("_model_name") == "HTMLModel" and "acp-terminal-body" in str(s.get("value", ""))
+        for s in k.models.values()
+    ), [s.get("value") for s in k.models.values() if "acp-terminal" in str(s.get("value"))]

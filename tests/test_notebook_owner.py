@@ -191,3 +191,65 @@ def test_shutdown_closes_every_agent_and_stops_the_io_thread(nb: Notebook, tmp_p
     nb.shutdown()
     assert nb.agents == {} and not a.alive and io.stopped
     assert nb.io is not io  # a later use starts a new one
+
+
+def test_the_panel_rendered_by_the_labextension_says_the_extension_is_here() -> None:
+    from acp_notebook._widgets import AgentPanel
+
+    class Panel:  # what _sidepanel attaches: the SidePanel holds its AgentPanel as .panel
+        def __init__(self) -> None:
+            self.panel = AgentPanel()
+
+    nb = Notebook()
+    holder = Panel()
+    try:
+        assert nb.extension is None
+        nb.attach_panel(holder)
+        nb.extension_missing()
+        assert nb.extension is False
+        holder.panel._handle_front_end_msg(holder.panel, {"type": "rendered"}, [])
+        assert nb.extension is True  # another client with the extension: seen wins
+        nb.extension_missing()
+        assert nb.extension is True
+    finally:
+        holder.panel.close()
+        nb.shutdown()
+
+
+def test_a_panel_no_front_end_renders_tells_the_kernel_the_extension_is_missing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import time
+
+    from acp_notebook._notebook import _owner
+    from acp_notebook._widgets import AgentPanel
+
+    class Panel:
+        def __init__(self) -> None:
+            self.panel = AgentPanel()
+
+    monkeypatch.setattr(_owner, "PANEL_WAIT", 0.05)
+    made: list[Panel] = []
+    quiet, shown = Notebook(), Notebook()
+    try:
+        for nb in (quiet, shown):
+            nb.cell_started("cell-1")  # a cell a front end ran (it came with a cell id)
+            made.append(Panel())
+            nb.attach_panel(made[-1])
+        made[1].panel._handle_front_end_msg(made[1].panel, {"type": "rendered"}, [])
+        deadline = time.monotonic() + 10
+        while quiet.extension is None and time.monotonic() < deadline:
+            time.sleep(0.01)  # polls the condition; the deadline is a guard
+        assert quiet.extension is False
+        assert shown.extension is True
+        headless = Notebook()  # no cell id, no widget front end: nothing is concluded
+        made.append(Panel())
+        headless.attach_panel(made[-1])
+        time.sleep(0.2)  # the subject: four times the wait passes and nothing is decided
+        assert headless.extension is None
+        headless.shutdown()
+    finally:
+        for holder in made:
+            holder.panel.close()
+        quiet.shutdown()
+        shown.shutdown()

@@ -40,7 +40,9 @@ def _coalescer(**kwargs: object) -> tuple[ByteCoalescer, Sent]:
 
 
 def _keys(name: str) -> set[str]:
-    return set(getattr(_protocols, name).__annotations__)
+    """The fields every message of this type has (not the optional ``b64`` of a text-safe
+    path, which the widget adds)."""
+    return set(getattr(_protocols, name).__required_keys__)
 
 
 def test_every_message_has_exactly_the_fields_of_its_type() -> None:

@@ -1240,3 +1240,62 @@ def test_a_title_that_differs_from_the_running_command_stays(
     assert view.terminal_widgets["term_ls"].command == "rm -rf ~"
     text = view.static_bundle()["text/plain"]
     assert "Tool call: ls [command]" in text and "$ rm -rf ~" in text
+
+
+# -- terminals as text, for a front end without the labextension (issue 26) ----------------------
+
+
+def test_terminals_as_text_replace_the_terminal_widget_and_stay_current(
+    make_view: Callable[..., TurnView], published: Published
+) -> None:
+    made: list[TerminalWidget] = []
+    state, turn = session()
+    apply(state, RUN, TERM, out("term_1", b"alpha\r\n"))
+    view = make_view(turn, on_terminal=made.append)
+    widget = view.terminal_widgets["term_1"]
+    assert made == [widget]
+    box = view._calls["call_1"].box
+    assert widget in box.children and not view.text_terminals
+
+    view.use_text_terminals()
+    text = widget.text_view()
+    assert view.text_terminals and text in box.children and widget not in box.children
+    assert "alpha" in text.value and "pytest -q" in text.value
+    published.clear()
+    apply(state, out("term_1", b"bravo\r\n\x1b[31mcharlie\x1b[0m\r\n"))
+    view.refresh()
+    widget.flush()
+    assert "bravo" in text.value and "charlie" in text.value
+    # no bytes go to a view that cannot load the terminal's model
+    custom = [m for m in published if m[1] == widget.model_id and m[2].get("method") == "custom"]
+    assert custom == []
+    apply(
+        state,
+        {"sessionUpdate": "terminal_update", "terminalId": "term_1", "exitStatus": {"exitCode": 2}},
+    )
+    view.refresh()
+    assert "exit 2" in text.value
+    assert "\x1b" not in text.value  # colours as markup, not escape codes
+
+
+def test_a_view_told_at_its_start_shows_text_and_a_loose_terminal_too(
+    make_view: Callable[..., TurnView],
+) -> None:
+    state, turn = session()
+    apply(state, TERM, out("term_1", b"loose\r\n"))  # no tool call anchors it
+    view = make_view(turn, text_terminals=True)
+    widget = view.terminal_widgets["term_1"]
+    assert widget.text_view() in view._terminals.children
+    assert widget not in view._terminals.children
+    assert "loose" in widget.text_view().value
+
+
+def test_a_ready_from_a_view_is_reported() -> None:
+    seen: list[TerminalWidget] = []
+    widget = TerminalWidget()
+    try:
+        widget.on_ready(seen.append)
+        widget._handle_view_msg(widget, {"type": "ready", "token": "t"}, [])
+        assert seen == [widget]
+    finally:
+        widget.close()

@@ -24,7 +24,7 @@ from .._notebook._errors import (
     NotebookError,
 )
 from .._notebook._owner import Notebook
-from .._notebook._record import Record, follow_background
+from .._notebook._record import Record, follow_background, update_display
 from .._notebook._start import CellRequest
 from .._policy._rules import Policy
 from ._parsers import parse_cell_line
@@ -94,7 +94,8 @@ def _start_cell_inner(nb: Notebook, shell: Any, line: str, body: str) -> CellRun
         )
     if attached or args.cells:  # what goes to the agent, shown before it goes
         show(Attached(attached, started.accepts, cells_asked=args.cells or 0))
-    show(started.view)
+    # with a display id: a view whose terminals show as text is replaced by its transcript
+    show(started.view, display_id=view_display_id(started.view))
     nb.begin_cell(started)
     return started.run
 
@@ -130,12 +131,27 @@ def _unattended_timeout(shell: Any, key: str) -> float | None:
     return noninteractive_timeout(getattr(magics, "noninteractive_timeout", None))
 
 
+def view_display_id(view: Any) -> str:
+    """The display id a cell's live view is shown under."""
+    return f"acp-view-{getattr(view, 'model_id', '') or id(view)}"
+
+
 def _finish_cell(run: CellRun, record: Record | None = None) -> None:
     """Show the turn's final transcript (and empty the slot its record kept while it ran); a
-    command the turn left running in the background keeps it up to date."""
+    command the turn left running in the background keeps it up to date. Where the view showed
+    its terminals as text (a front end without the labextension, whose CSS would hide one of
+    the two), the transcript replaces the live view: the cell shows the turn once."""
+    from IPython.core.getipython import get_ipython
+
+    nb = _notebook_of(get_ipython())
+    as_text = run.io.call(functools.partial(nb.text_terminals, run))
     bundle = run.io.call(run.view.static_bundle)  # the state is only read on the I/O thread
-    display_id = uuid.uuid4().hex
-    show(_Static(bundle), raw=False, display_id=display_id)
+    if as_text:
+        display_id = view_display_id(run.view)
+        update_display(_Static(bundle), raw=False, display_id=display_id)
+    else:
+        display_id = uuid.uuid4().hex
+        show(_Static(bundle), raw=False, display_id=display_id)
     if record is not None:
         record.close()
     run.io.call(functools.partial(follow_background, run, display_id))
@@ -151,7 +167,9 @@ async def run_cell_async(line: str, body: str) -> None:
     except UsageError as exc:
         raise _visible_error(exc) from None
     args = parse_cell_line(line)
-    record = Record(run, bg=args.bg)  # the transcript so far, saved as the turn goes
+    nb = _notebook_of(shell)
+    # the transcript so far, saved as the turn goes (not where nothing would hide it)
+    record = Record(run, bg=args.bg, plain=lambda: nb.extension is False)
     record.start()
     if args.bg:
         run.no_waiter()  # no cell waits: the agent's run_code is refused, never left queued

@@ -104,6 +104,12 @@ def shorten_base64(text: str, keep: int = 24) -> str:
     return _B64.sub(lambda m: f'"{m[1]}":"{m[2][:keep]}…(+{len(m[2]) - keep} chars)"', text)
 
 
+#: Seconds a widget front end has to render a new side panel before the kernel takes it for
+#: one without the labextension (turns then show their terminals as text: ``_start``).
+PANEL_WAIT = 10.0
+PANEL_TRIES = 6
+
+
 # -- the notebook ----------------------------------------------------------------------------
 
 
@@ -139,6 +145,8 @@ class Notebook:
         #: back-pressure on background floods while the user's cells run (``_pacing``)
         self.pacing = CellPacing()
         self._allowlist = Allowlist()  # the configured list; the environment's is read on use
+        #: whether a front end with the labextension showed a view here (None: not known yet)
+        self._extension: bool | None = None
 
     # -- the cell being run, the panel, the kernel's objects: set by commands ------------------
     @property
@@ -157,6 +165,33 @@ class Notebook:
 
     def attach_panel(self, panel: Any) -> None:
         self._panel = panel
+        # a front end with the labextension renders the panel as soon as it is made; a widget
+        # front end that has not after PANEL_WAIT seconds lacks it (VS Code, Colab)
+        model = getattr(panel, "panel", None)
+        on_rendered = getattr(model, "on_rendered", None)
+        if on_rendered is None:
+            return
+        on_rendered(self.extension_seen)
+        self._await_panel(model, PANEL_TRIES)
+
+    def _await_panel(self, model: Any, tries: int) -> None:
+        """After PANEL_WAIT seconds: a panel no front end rendered, while a widget front end
+        runs the cells (a cell id, or ipywidgets' control comm), means no labextension. No
+        such sign yet (``%load_ext`` in the cell that connected, before a cell id was seen):
+        look again, up to ``tries`` times."""
+        from ._cells import front_end_seen
+
+        def due() -> None:
+            if getattr(model, "rendered", False) or getattr(model, "comm", None) is None:
+                return
+            if self._cell_id is not None or front_end_seen():
+                self.extension_missing()
+            elif tries > 1:
+                self._await_panel(model, tries - 1)
+
+        timer = threading.Timer(PANEL_WAIT, due)
+        timer.daemon = True
+        timer.start()
 
     def detach_panel(self) -> Any:
         """Forget the panel; returns it (to be closed by its maker)."""
@@ -295,6 +330,26 @@ class Notebook:
                 self._tooled.add(name)
         self.events.emit("agent_connected", handle)
         return handle, old
+
+    @property
+    def extension(self) -> bool | None:
+        """True once a view of the labextension said it renders here (a terminal's ``ready``);
+        False once a front end failed to (terminals then show as text); None: not known."""
+        return self._extension
+
+    def extension_seen(self) -> None:
+        self._extension = True  # also after a front end without it was seen (another client)
+
+    def extension_missing(self) -> None:
+        if self._extension is None:
+            self._extension = False
+
+    def text_terminals(self, run: CellRun) -> bool:
+        """Whether ``run``'s view shows its terminals as text (see ``_start.shows_text``);
+        I/O thread."""
+        from ._start import shows_text
+
+        return shows_text(self, run)
 
     def set_allowed_agents(self, entries: Sequence[str] | None) -> None:
         """The configured allowlist (``AcpMagics.allowed_agents``; None: not set). The

@@ -28,6 +28,7 @@ import html
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import IPython.display as _display
@@ -76,8 +77,13 @@ async def _bundle_of(run: CellRun) -> dict[str, str]:
 class Record:
     """The slot of one cell's turn and the task that keeps it fresh (main thread only)."""
 
-    def __init__(self, run: CellRun, *, bg: bool = False) -> None:
+    def __init__(
+        self, run: CellRun, *, bg: bool = False, plain: Callable[[], bool] | None = None
+    ) -> None:
+        """``plain()``: the front end lacks the labextension (nothing hides the slot while the
+        live view shows): the slot then stays empty, and the transcript replaces the view."""
         self.run = run
+        self._plain = plain
         self.bg = bg  # the turn outlives its cell: the slot gets the final transcript
         self.display_id = uuid.uuid4().hex
         self.updates = 0  # update_display_data messages sent (for tests and measurements)
@@ -110,6 +116,15 @@ class Record:
         """Write the transcript so far into the slot, if anything changed since last time."""
         changes = self.run.changes
         if changes == self._seen:
+            return
+        if getattr(self.run.view, "text_terminals", False) or (
+            self._plain is not None and self._plain()
+        ):
+            # no labextension: nothing hides the slot while the live view shows, so it stays
+            # empty (the live view is replaced by the transcript when the turn ends)
+            if self._seen != -1:
+                self._seen = -1
+                self._write(slot_bundle())
             return
         bundle = await asyncio.wrap_future(self.run.io.submit(_bundle_of, self.run))
         if self._closed:

@@ -10,6 +10,8 @@ the notebook's other errors), never worded here.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -17,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from .._client._errors import TurnInProgress
 from .._policy._rules import Policy
 from ._attach import Attachment, accepts, prompt_blocks
-from ._cells import CellRun
+from ._cells import CellRun, front_end_seen
 from ._errors import DEFAULT_SESSION, SessionBusy
 
 if TYPE_CHECKING:
@@ -63,6 +65,64 @@ class CellStarted:
     """the cell ran before in this same session (with a cell id): the agent has its turns"""
 
 
+#: Seconds a new terminal waits for a view of it to say ``ready`` before the turn shows its
+#: terminals as text: a widget front end without the labextension (VS Code, Colab, nbclassic)
+#: cannot load the terminal's model and would show an error box in its place.
+TEXT_TERMINALS_AFTER = 5.0
+
+
+def _watch_terminal(nb: Notebook, view: Any, io: Any, front_end: bool) -> Callable[[Any], None]:
+    """What a view does with each live terminal widget it makes (I/O thread): a ``ready``
+    from a view of it says the labextension is here; with a front end and no such sign,
+    after :data:`TEXT_TERMINALS_AFTER` seconds the view shows its terminals as text, and the
+    kernel's later turns do so from the start."""
+
+    def made(widget: Any) -> None:
+        ready = threading.Event()
+        timer: list[threading.Timer] = []
+
+        def said_ready(_widget: Any) -> None:
+            ready.set()
+            nb.extension_seen()
+            for waiting in timer:
+                waiting.cancel()
+
+        widget.on_ready(said_ready)
+        if not front_end or nb.extension is True:
+            return
+
+        def check() -> None:  # the I/O thread
+            if not ready.is_set() and nb.extension is not True:
+                nb.extension_missing()
+                view.use_text_terminals()
+
+        def due() -> None:  # the timer's thread
+            # the agent's I/O loop may have closed (RuntimeError): no view left to change
+            with contextlib.suppress(RuntimeError):
+                io.soon(check)
+
+        timer.append(threading.Timer(TEXT_TERMINALS_AFTER, due))
+        timer[0].daemon = True
+        timer[0].start()
+
+    return made
+
+
+def shows_text(nb: Notebook, run: CellRun) -> bool:
+    """Whether the cell's turn is shown without the labextension (I/O thread): its view shows
+    its terminals as text, or this kernel has learnt that its front end lacks the extension;
+    then the transcript replaces the live view when the turn ends (nothing hides one of the
+    two). A turn that ends before the wait is over is not switched at its end: a terminal's
+    view may still be on its way; the wait's timer switches it if none comes, and the kernel's
+    later turns start as text."""
+    if getattr(run.view, "text_terminals", False):
+        return True
+    if nb.extension is False:
+        run.view.use_text_terminals()
+        return True
+    return False
+
+
 def start_cell(nb: Notebook, request: CellRequest) -> CellStarted:
     """Start ``request``'s turn (see the module's docstring)."""
     from .._widgets import TurnView
@@ -105,9 +165,15 @@ def start_cell(nb: Notebook, request: CellRequest) -> CellStarted:
                 for d in list(session.permissions)
                 if not d.pending and d.option_kind == "allow_always"
             ),
+            on_terminal=lambda widget: watch(widget),
+            text_terminals=nb.extension is False,
         )
 
+    front_end = request.key.startswith("cell:") or front_end_seen()
+    view: Any = None
+    watch: Callable[[Any], None] = lambda _widget: None  # noqa: E731 - set once the view is
     view = io.call(make_view)
+    watch = _watch_terminal(nb, view, io, front_end)
     run = CellRun(
         request.key, handle, session, turn, view, request.policy, request.timeout, io, nb.events
     )

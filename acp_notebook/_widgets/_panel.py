@@ -13,7 +13,7 @@ exist in some front end. ``show()`` is no message: it bumps a synced counter.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import ipywidgets  # type: ignore[import-untyped]
@@ -44,7 +44,13 @@ class AgentPanel(ipywidgets.DOMWidget):  # type: ignore[misc]
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.rendered = False
+        self._rendered_callbacks: list[Callable[[], None]] = []
         self.on_msg(self._handle_front_end_msg)
+
+    def on_rendered(self, callback: Callable[[], None]) -> None:
+        """Run ``callback()`` each time a front end with the labextension says it holds the
+        panel."""
+        self._rendered_callbacks.append(callback)
 
     def show(self) -> None:
         """Ask every connected front end to open the panel."""
@@ -70,6 +76,8 @@ class AgentPanel(ipywidgets.DOMWidget):  # type: ignore[misc]
     def _handle_front_end_msg(self, _widget: Any, content: Any, _buffers: Sequence[Any]) -> None:
         if read_panel_message(content) is not None:  # "rendered", the only one
             self.rendered = True
+            for rendered in list(self._rendered_callbacks):
+                rendered()
 
     # -- static output ------------------------------------------------------------------------
     def static_bundle(self) -> dict[str, str]:

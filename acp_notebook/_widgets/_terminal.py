@@ -16,6 +16,7 @@ import ipywidgets  # type: ignore[import-untyped]
 from traitlets import Bool, Dict, Float, Int, Unicode
 
 from .._connection._exit import exit_label
+from .._state import TerminalState
 from ._coalesce import (
     DEFAULT_BACKLOG_LIMIT,
     DEFAULT_INTERVAL,
@@ -131,6 +132,8 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
         self._input_callbacks: list[InputCallback] = []
         self._resize_callbacks: list[ResizeCallback] = []
         self._close_callbacks: list[CancelCallback] = []
+        self._ready_callbacks: list[CancelCallback] = []
+        self._text_view: ipywidgets.HTML | None = None
         self.on_msg(self._handle_view_msg)
 
     # -- bytes -------------------------------------------------------------------------------
@@ -162,6 +165,8 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
 
     def close(self) -> None:
         self._coalescer.close()
+        if self._text_view is not None:
+            self._text_view.close()
         callbacks, self._close_callbacks = self._close_callbacks, []
         for callback in callbacks:
             callback(self)
@@ -185,6 +190,34 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
         """Run ``callback(widget, cols, rows)`` when a view resizes, while ``accepts_input``."""
         self._resize_callbacks.append(callback)
 
+    def on_ready(self, callback: CancelCallback) -> None:
+        """Run ``callback(widget)`` each time a view says ``ready``: a front end with the
+        labextension renders this terminal."""
+        self._ready_callbacks.append(callback)
+
+    # -- as text, for a front end without the labextension ----------------------------------
+
+    def text_view(self) -> ipywidgets.HTML:
+        """A standard HTML widget showing this terminal as text (its header and the screen's
+        tail, as the saved transcript shows it), for a front end that cannot load
+        ``TerminalModel`` (VS Code, Colab, nbclassic without the nbextension), where the
+        terminal itself is an error box. Made once; from then on the coalesced flushes (at
+        their bounded rate) and header changes update it, and no bytes go to views."""
+        if self._text_view is None:
+            self._text_view = ipywidgets.HTML(value=self.static_bundle()["text/html"])
+            self.observe(
+                lambda _change: self._update_text_view(),
+                names=["command", "cwd", "exit_status", "phase_label", "note"],
+            )
+        return self._text_view
+
+    def _update_text_view(self) -> None:
+        view = self._text_view
+        if view is not None:
+            markup = self.static_bundle()["text/html"]
+            if view.value != markup:
+                view.value = markup
+
     def on_close(self, callback: CancelCallback) -> None:
         """Run ``callback(widget)`` once, when the widget is closed."""
         self._close_callbacks.append(callback)
@@ -196,6 +229,8 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
         if message["type"] == "ready":
             if message.get("text"):
                 self.text_safe = True
+            for ready in list(self._ready_callbacks):
+                ready(self)
             self._coalescer.send_backlog(message["token"])
         elif message["type"] == "input":  # never logged: it may be a password
             if self.accepts_input:
@@ -211,6 +246,9 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
                 callback(self)
 
     def _send_custom(self, content: TerminalToView, buffers: list[bytes]) -> None:
+        if self._text_view is not None:  # shown as text: no view to send bytes to
+            self._update_text_view()
+            return
         if self.text_safe:
             wire = dict(content)
             wire["b64"] = base64.b64encode(b"".join(buffers)).decode("ascii")
@@ -245,3 +283,22 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
 
     def __repr__(self) -> str:
         return f"TerminalWidget(command={self.command!r}, status={self.label!r})"
+
+
+class TermFeed:
+    """A terminal widget and what a turn view has given it so far (``TurnView``)."""
+
+    def __init__(self, widget: TerminalWidget) -> None:
+        self.widget = widget
+        self.generation = 0
+        self.fed = 0  # stream offset (since the last snapshot) fed to the widget
+        self.meta: tuple[Any, ...] | None = None
+        #: the bytes are the agent's words, not output: the screen is left empty (TerminalPhase)
+        self.hidden = False
+        self.started_at = 0.0  # when it was first seen running (time.time()), else 0
+
+    def take_new(self, term: TerminalState) -> None:
+        """Feed the widget the bytes it has not had (same snapshot generation only)."""
+        if term.total_bytes > self.fed:
+            self.widget.feed(term.since(self.fed))
+            self.fed = term.total_bytes

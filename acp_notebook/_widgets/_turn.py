@@ -51,7 +51,7 @@ from ._parts import (
     visible,
     visible_lines,
 )
-from ._terminal import TerminalWidget
+from ._terminal import TermFeed, TerminalWidget
 from ._transcript import (
     CARRIED_NOTE,
     MAX_LISTED_TOOL_CALLS,
@@ -90,25 +90,6 @@ STOP_WORDS = {
 LIVE_HEADER_COMMAND_CHARS = 60
 
 TerminalCancel = Callable[[str], None]
-
-
-class _TermFeed:
-    """A terminal widget and what it has been given so far."""
-
-    def __init__(self, widget: TerminalWidget) -> None:
-        self.widget = widget
-        self.generation = 0
-        self.fed = 0  # stream offset (since the last snapshot) fed to the widget
-        self.meta: tuple[Any, ...] | None = None
-        #: the bytes are the agent's words, not output: the screen is left empty (TerminalPhase)
-        self.hidden = False
-        self.started_at = 0.0  # when it was first seen running (time.time()), else 0
-
-    def take_new(self, term: TerminalState) -> None:
-        """Feed the widget the bytes it has not had (same snapshot generation only)."""
-        if term.total_bytes > self.fed:
-            self.widget.feed(term.since(self.fed))
-            self.fed = term.total_bytes
 
 
 class _Shared:
@@ -213,14 +194,20 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         call_soon: Callable[..., Any] | None = None,
         clock: Callable[[], float] = time.monotonic,
         grants: Callable[[], int] | None = None,
+        on_terminal: Callable[[TerminalWidget], None] | None = None,
+        text_terminals: bool = False,
     ) -> None:
         """``call_soon(fn, *args)``, when given, runs ``fn(*args)`` on the thread that applies
         updates: opening a listed terminal (a click, on the kernel's thread) reads the state
         there. Without it the terminal opens on the clicking thread. ``clock`` times the live
         footer's elapsed label (whole seconds: it changes at most once a second, on a refresh).
         ``grants()``: how many requests of the session were answered "always allow" so far (the
-        agent keeps those; the finished turn says when a command ran without asking under them)."""
+        agent keeps those; the finished turn says when a command ran without asking under them).
+        ``on_terminal(widget)``: each live terminal widget, once made. ``text_terminals``: show
+        terminals as text (:meth:`use_text_terminals`) from the start."""
         self.turn = turn
+        self._on_terminal = on_terminal
+        self._text_terminals = text_terminals
         self._grants = grants
         self._clock = clock
         self._started = clock()
@@ -234,7 +221,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         self._shared = _Shared()
         self._messages: dict[str, tuple[ipywidgets.HTML, int]] = {}
         self._calls: dict[str, _CallPart] = {}
-        self._terms: dict[str, _TermFeed] = {}
+        self._terms: dict[str, TermFeed] = {}
         self._auto_live = 0  # live terminal views made without being asked (<= the cap)
         self._opened: set[str] = set()  # listed terminals opened on demand
         self._listed: dict[str, None] = {}  # terminals past the cap, in the order first seen
@@ -328,7 +315,11 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             if more:
                 sections.append(self._more_calls)
             anchored = {tid for cid in listed for tid in calls[cid].terminal_ids}
-            loose = [self._terms[t].widget for t in terms if t not in anchored and t in self._terms]
+            loose = [
+                self._shown(self._terms[t].widget)
+                for t in terms
+                if t not in anchored and t in self._terms
+            ]
             set_children(self._terminals, loose)
             if loose:
                 sections.append(self._terminals)
@@ -433,7 +424,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             is_terminal = isinstance(item, TerminalToolCallContent)
             feed = self._terms.get(term_id) if isinstance(term_id, str) else None
             if feed is not None and is_terminal:
-                children.append(feed.widget)
+                children.append(self._shown(feed.widget))
                 continue
             if is_terminal and quiet:
                 quiet.append(item)
@@ -532,10 +523,12 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         feed = self._terms.get(term_id)
         if feed is None:
             widget = TerminalWidget(terminal_id=term_id)
+            if self._on_terminal is not None:
+                self._on_terminal(widget)
             if self._on_cancel_terminal is not None:
                 callback = self._on_cancel_terminal
                 widget.on_cancel(lambda _w: callback(term_id))
-            feed = self._terms[term_id] = _TermFeed(widget)
+            feed = self._terms[term_id] = TermFeed(widget)
             since = self.carried_from(term)
             if since is not None:
                 # an earlier turn's command (background work this turn carries on): its output
@@ -594,6 +587,25 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                     part = self._calls.get(call_id)
                     if part is not None:
                         self._layout_call(part)
+
+    def use_text_terminals(self) -> None:
+        """Show every live terminal of this view as text (``TerminalWidget.text_view``), for a
+        front end that cannot load the terminal model; its header and output stay current."""
+        with self._lock:
+            if self._text_terminals or self._closed:
+                return
+            self._text_terminals = True
+            for part in list(self._calls.values()):
+                self._layout_call(part)
+        self.refresh()  # the terminals without a tool call
+
+    @property
+    def text_terminals(self) -> bool:
+        return self._text_terminals
+
+    def _shown(self, widget: TerminalWidget) -> Any:
+        """What the view shows for a live terminal: itself, or its text."""
+        return widget.text_view() if self._text_terminals else widget
 
     def carried_from(self, term: TerminalState) -> int | None:
         """The stream offset this turn shows ``term`` from, when an earlier turn started it

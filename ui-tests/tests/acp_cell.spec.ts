@@ -6,20 +6,21 @@ import * as path from 'path';
 
 import { expect, test } from '@jupyterlab/galata';
 
-import { ARTIFACTS, FINAL_RECORD, LIVE_TURN, cellOutput, openNotebook, openPath } from './notebook';
+import {
+  ARTIFACTS,
+  cellOutput,
+  connectEmbedded,
+  FINAL_RECORD,
+  LIVE_TURN,
+  openNotebook,
+  openPath
+} from './notebook';
 
 /**
  * Connect the embedded agent with a fresh temporary cwd (also the kernel's cwd) and data dir,
  * so nothing the agent runs lands in the repository or the Jupyter root.
  */
-const CONNECT = [
-  'import os, sys, tempfile',
-  'work = tempfile.mkdtemp(prefix="acp-ui-")',
-  'os.chdir(work)',
-  '%load_ext acp_notebook',
-  '%acp connect --name embedded --cwd {work} -- ' +
-    '{sys.executable} -m acp_notebook.agent --data-dir {work}/.agent-data'
-].join('\n');
+const CONNECT = connectEmbedded();
 
 /**
  * Three plain lines (bare \n: one row each, no staircase), green text, then a progress bar

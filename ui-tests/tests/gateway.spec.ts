@@ -7,17 +7,9 @@
  */
 import { expect, test } from '@jupyterlab/galata';
 
-import { FINAL_RECORD, LIVE_TURN, cellOutput, openNotebook } from './notebook';
+import { cellOutput, connectEmbedded, FINAL_RECORD, LIVE_TURN, openNotebook } from './notebook';
 
-const CONNECT = [
-  'import os, sys, tempfile',
-  'work = tempfile.mkdtemp(prefix="acp-ui-")',
-  'os.chdir(work)',
-  "print('behind a gateway:', os.environ.get('KERNEL_GATEWAY'))",
-  '%load_ext acp_notebook',
-  '%acp connect --name embedded --cwd {work} -- ' +
-    '{sys.executable} -m acp_notebook.agent --data-dir {work}/.agent-data'
-].join('\n');
+const CONNECT = connectEmbedded(["print('behind a gateway:', os.environ.get('KERNEL_GATEWAY'))"]);
 
 const ALLOWED = ['%%acp --allow "printf *"', String.raw`$ printf 'alpha\nbravo\ncharlie\n'`].join(
   '\n'

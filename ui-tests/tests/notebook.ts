@@ -93,3 +93,20 @@ export const FINAL_RECORD = '.acp-turn-static:not(.acp-static-running *)';
 
 /** Inside a `%%acp` cell's output: the transcript saved while the turn still ran. */
 export const RUNNING_RECORD = '.acp-static-running .acp-turn-static';
+
+/**
+ * A cell that connects the embedded agent with a fresh temporary cwd (also the kernel's cwd)
+ * and data dir, so nothing the agent runs lands in the repository or the Jupyter root;
+ * `before` runs after the chdir, before `%load_ext`.
+ */
+export function connectEmbedded(before: string[] = []): string {
+  return [
+    'import os, sys, tempfile',
+    'work = tempfile.mkdtemp(prefix="acp-ui-")',
+    'os.chdir(work)',
+    ...before,
+    '%load_ext acp_notebook',
+    '%acp connect --name embedded --cwd {work} -- ' +
+      '{sys.executable} -m acp_notebook.agent --data-dir {work}/.agent-data'
+  ].join('\n');
+}

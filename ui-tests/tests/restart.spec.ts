@@ -8,17 +8,19 @@ import * as path from 'path';
 import { expect, test } from '@jupyterlab/galata';
 import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
 
-import { ARTIFACTS, FINAL_RECORD, LIVE_TURN, RUNNING_RECORD, cellOutput, openNotebook, openPath } from './notebook';
+import {
+  ARTIFACTS,
+  cellOutput,
+  connectEmbedded,
+  FINAL_RECORD,
+  LIVE_TURN,
+  openNotebook,
+  openPath,
+  RUNNING_RECORD
+} from './notebook';
 
 /** As in acp_cell.spec.ts: the embedded agent in a fresh temporary cwd and data dir. */
-const CONNECT = [
-  'import os, sys, tempfile',
-  'work = tempfile.mkdtemp(prefix="acp-ui-")',
-  'os.chdir(work)',
-  '%load_ext acp_notebook',
-  '%acp connect --name embedded --cwd {work} -- ' +
-    '{sys.executable} -m acp_notebook.agent --data-dir {work}/.agent-data'
-].join('\n');
+const CONNECT = connectEmbedded();
 const CONNECTED = "acp: connected 'embedded'";
 
 /** Restart the active notebook's kernel as a person does: the command, then "Restart". */
@@ -43,8 +45,7 @@ async function expectNothingLive(out: ReturnType<typeof cellOutput>): Promise<vo
   await expect(out.getByRole('button', { name: 'Allow once', exact: true })).toHaveCount(0);
   await expect(out.locator('button:enabled').filter({ visible: true })).toHaveCount(0);
   await expect(out.getByText('Error displaying widget')).toBeHidden();
-  await expect(out.locator(LIVE_TURN).filter({ visible: true }))
-    .toHaveCount(0);
+  await expect(out.locator(LIVE_TURN).filter({ visible: true })).toHaveCount(0);
 }
 
 test.describe('kernel restarts and crashes', () => {
@@ -59,9 +60,7 @@ test.describe('kernel restarts and crashes', () => {
     await expect(cellOutput(page, 0)).toContainText(CONNECTED);
     await page.notebook.runCell(1);
     const done = cellOutput(page, 1);
-    await expect(done.locator(`${LIVE_TURN} .acp-exit-badge`)).toHaveText(
-      'exit 0'
-    );
+    await expect(done.locator(`${LIVE_TURN} .acp-exit-badge`)).toHaveText('exit 0');
 
     // a turn waiting for a click: its Allow once button is live
     await page.notebook.runCell(2, { wait: false });

@@ -8,7 +8,7 @@ import * as path from 'path';
 import { expect, test } from '@jupyterlab/galata';
 import type { Locator } from '@playwright/test';
 
-import { LIVE_TURN, cellOutput, openNotebook } from './notebook';
+import { cellOutput, connectEmbedded, LIVE_TURN, openNotebook } from './notebook';
 
 const SHOTS = '/tmp';
 
@@ -64,14 +64,7 @@ const PIPE_PANEL = [
   'AgentPanel(children=(w,)).show()'
 ].join('\n');
 
-const CONNECT = [
-  'import os, sys, tempfile',
-  'work = tempfile.mkdtemp(prefix="acp-ui-")',
-  'os.chdir(work)',
-  '%load_ext acp_notebook',
-  '%acp connect --name embedded --cwd {work} -- ' +
-    '{sys.executable} -m acp_notebook.agent --data-dir {work}/.agent-data'
-].join('\n');
+const CONNECT = connectEmbedded();
 const MULTI = String.raw`printf 'one\ntwo\nthree\n'`;
 const RED = String.raw`printf '\033[31mred\033[0m plain\n'`;
 const PROGRESS = String.raw`printf 'progress 10%%\rprogress 100%%\n'`;
@@ -100,17 +93,8 @@ test.describe('terminals render like a terminal', () => {
 
     // "\r\n" is still one line end, and a "\r" redraw leaves only its final state
     await page.notebook.runCell(1);
-    await expect(view).toHaveAttribute(
-      'data-text',
-      'one\ntwo\nthree\ncrlf\nprogress 100%'
-    );
-    expect((await bufferRows(view)).rows).toEqual([
-      'one',
-      'two',
-      'three',
-      'crlf',
-      'progress 100%'
-    ]);
+    await expect(view).toHaveAttribute('data-text', 'one\ntwo\nthree\ncrlf\nprogress 100%');
+    expect((await bufferRows(view)).rows).toEqual(['one', 'two', 'three', 'crlf', 'progress 100%']);
 
     // the side panel's view of the same terminal renders the same rows
     await page.notebook.runCell(2);
@@ -122,9 +106,7 @@ test.describe('terminals render like a terminal', () => {
     await view.evaluate((el: any) => el.__acpTerm.select(0, 1, 3)); // "two"
     await view.evaluate((el: any) => el.__acpTerm.focus());
     await page.keyboard.press('Control+c');
-    await expect
-      .poll(() => page.evaluate(() => navigator.clipboard.readText()))
-      .toBe('two');
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe('two');
 
     // the copy button copies the whole text
     const copy = view.locator('.acp-terminal-copy');
@@ -136,7 +118,7 @@ test.describe('terminals render like a terminal', () => {
       .toBe('one\ntwo\nthree\ncrlf\nprogress 100%');
   });
 
-  test('the embedded agent: multi-line rows, \\r progress, colours, a flood\'s last rows', async ({
+  test("the embedded agent: multi-line rows, \\r progress, colours, a flood's last rows", async ({
     page,
     tmpPath
   }) => {
@@ -231,7 +213,7 @@ test.describe('terminals render like a terminal', () => {
     await expect(small).toHaveAttribute('data-visible-rows', '2');
   });
 
-  test('the terminal follows JupyterLab\'s theme: light, dark, high contrast', async ({
+  test("the terminal follows JupyterLab's theme: light, dark, high contrast", async ({
     page,
     tmpPath
   }) => {
