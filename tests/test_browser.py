@@ -114,7 +114,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "noninteractive.spec.ts",
         "question_form.spec.ts",
     ),
-    "panel": ("panel.spec.ts", "panel_kernels.spec.ts", "restart.spec.ts"),
+    "panel": ("panel.spec.ts", "panel_kernels.spec.ts", "restart.spec.ts", "subshells.spec.ts"),
     "terminals": (
         "terminal.spec.ts",
         "terminal_render.spec.ts",

@@ -71,7 +71,9 @@ class CellStarted:
 TEXT_TERMINALS_AFTER = 5.0
 
 
-def _watch_terminal(nb: Notebook, view: Any, io: Any, front_end: bool) -> Callable[[Any], None]:
+def _watch_terminal(
+    nb: Notebook, view_of: Callable[[], Any], io: Any, front_end: bool
+) -> Callable[[Any], None]:
     """What a view does with each live terminal widget it makes (I/O thread): a ``ready``
     from a view of it says the labextension is here; with a front end and no such sign,
     after :data:`TEXT_TERMINALS_AFTER` seconds the view shows its terminals as text, and the
@@ -94,7 +96,7 @@ def _watch_terminal(nb: Notebook, view: Any, io: Any, front_end: bool) -> Callab
         def check() -> None:  # the I/O thread
             if not ready.is_set() and nb.extension is not True:
                 nb.extension_missing()
-                view.use_text_terminals()
+                view_of().use_text_terminals()
 
         def due() -> None:  # the timer's thread
             # the agent's I/O loop may have closed (RuntimeError): no view left to change
@@ -165,15 +167,12 @@ def start_cell(nb: Notebook, request: CellRequest) -> CellStarted:
                 for d in list(session.permissions)
                 if not d.pending and d.option_kind == "allow_always"
             ),
-            on_terminal=lambda widget: watch(widget),
+            on_terminal=_watch_terminal(nb, lambda: view, io, front_end),
             text_terminals=nb.extension is False,
         )
 
     front_end = request.key.startswith("cell:") or front_end_seen()
-    view: Any = None
-    watch: Callable[[Any], None] = lambda _widget: None  # noqa: E731 - set once the view is
     view = io.call(make_view)
-    watch = _watch_terminal(nb, view, io, front_end)
     run = CellRun(
         request.key, handle, session, turn, view, request.policy, request.timeout, io, nb.events
     )

@@ -7,38 +7,18 @@
 import * as path from 'path';
 
 import { expect, test } from '@jupyterlab/galata';
-import type { Locator } from '@playwright/test';
 
+import { CONNECT_SCENARIOS, CONNECTED_SCENARIOS, field, fillDeploymentForm } from './forms';
 import { ARTIFACTS, LIVE_TURN, cellOutput, openNotebook } from './notebook';
-
-/** The scenario agent, found from the (editable) package, in a fresh temporary cwd. */
-const CONNECT = [
-  'import os, pathlib, shutil, tempfile, acp_notebook',
-  'work = tempfile.mkdtemp(prefix="acp-ui-")',
-  'os.chdir(work)',
-  'agent = pathlib.Path(acp_notebook.__file__).parents[1] / "tests" / "oracle" / "scenario_agent.mjs"',
-  'node = shutil.which("node")',
-  '%load_ext acp_notebook',
-  '%acp connect --name scenarios --cwd {work} -- {node} {agent} {work}'
-].join('\n');
-
-const CONNECTED = "acp: connected 'scenarios'";
-
-/** The field of the form whose label reads exactly `title`. */
-function field(form: Locator, title: string): Locator {
-  return form
-    .locator('.acp-elicit-field')
-    .filter({ has: form.page().locator('b', { hasText: new RegExp(`^${title}$`) }) });
-}
 
 test.describe('a question form', () => {
   test('filled with the keyboard and the mouse, its answer reaches the agent', async ({
     page,
     tmpPath
   }) => {
-    await openNotebook(page, tmpPath, 'question.ipynb', [CONNECT, '%%acp\nform']);
+    await openNotebook(page, tmpPath, 'question.ipynb', [CONNECT_SCENARIOS, '%%acp\nform']);
     await page.notebook.runCell(0);
-    await expect(cellOutput(page, 0)).toContainText(CONNECTED);
+    await expect(cellOutput(page, 0)).toContainText(CONNECTED_SCENARIOS);
 
     // The cell awaits its turn, so do not wait for it: the Submit click lets it finish.
     await page.notebook.runCell(1, { wait: false });
@@ -61,29 +41,7 @@ test.describe('a question form', () => {
     await expect(field(form, 'Email').locator('.acp-card-warning')).toContainText('required');
     await form.screenshot({ path: path.join(ARTIFACTS, 'question-form-errors.png') });
 
-    // Typed with the keyboard, field after field (Tab leaves a number field: it commits).
-    await name.click();
-    await page.keyboard.type('da'); // "Ada"
-    await field(form, 'Email').locator('input').click();
-    await page.keyboard.type('ada@example.org');
-    await field(form, 'Day').locator('input').click();
-    await page.keyboard.type('2026-12-01');
-    const ratio = field(form, 'Ratio').locator('input');
-    await ratio.click();
-    await page.keyboard.press('ControlOrMeta+a');
-    await page.keyboard.type('1.25');
-    await page.keyboard.press('Tab');
-    const count = field(form, 'Count').locator('input');
-    await count.click();
-    await page.keyboard.press('ControlOrMeta+a');
-    await page.keyboard.type('4');
-    await page.keyboard.press('Tab');
-    // ... and the mouse: a checkbox, a dropdown, two items of a multiple choice
-    await field(form, 'Fast').locator('input[type="checkbox"]').click();
-    await field(form, 'Color').locator('select').selectOption({ label: 'blue' });
-    const tags = field(form, 'Tags').locator('select');
-    await tags.locator('option', { hasText: 'alpha' }).click();
-    await tags.locator('option', { hasText: 'gamma' }).click({ modifiers: ['ControlOrMeta'] });
+    await fillDeploymentForm(page, form);
     await form.screenshot({ path: path.join(ARTIFACTS, 'question-form-filled.png') });
 
     await form.getByRole('button', { name: 'Submit', exact: true }).click();
