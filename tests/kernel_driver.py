@@ -66,8 +66,11 @@ class Kernel:
         self.kc = kc
         self.models: dict[str, dict[str, Any]] = {}  # comm id -> state
         #: like JupyterLab with the labextension: each terminal's view says ``ready`` when its
-        #: model opens (without it, a turn shows its terminals as text after a few seconds)
+        #: model opens (without it, a turn shows its terminals as text after a few seconds)...
         self.extension = True
+        #: ... and the side panel's model says ``rendered`` (without it, `%acp panel` prints the
+        #: panel as text, and a request whose cell is gone fails closed for want of a panel)
+        self.panel_view = True
         self.closed: set[str] = set()
         self.comm_msgs: list[tuple[float, dict[str, Any]]] = []
         self.executions: dict[str, Execution] = {}
@@ -84,6 +87,8 @@ class Kernel:
             self.models[content["comm_id"]] = state
             if self.extension and state.get("_model_name") == "TerminalModel":
                 self.terminal_ready(content["comm_id"])
+            if self.panel_view and state.get("_model_name") == "AgentPanelModel":
+                self.custom(content["comm_id"], {"type": "rendered"})
         elif kind == "comm_msg":
             self.comm_msgs.append((time.monotonic(), msg))
             data = content.get("data", {})
@@ -148,10 +153,11 @@ class Kernel:
 
     def terminal_ready(self, comm_id: str) -> None:
         """What a terminal's view in the labextension sends once it renders."""
-        content = {
-            "comm_id": comm_id,
-            "data": {"method": "custom", "content": {"type": "ready", "token": uuid.uuid4().hex}},
-        }
+        self.custom(comm_id, {"type": "ready", "token": uuid.uuid4().hex})
+
+    def custom(self, comm_id: str, message: dict[str, Any]) -> None:
+        """A widget's custom message from the front end."""
+        content = {"comm_id": comm_id, "data": {"method": "custom", "content": message}}
         self.kc.shell_channel.send(self.kc.session.msg("comm_msg", content))
 
     def click(self, comm_id: str) -> None:

@@ -263,6 +263,7 @@ def test_an_agent_that_prints_its_token_to_stderr_does_not_show_it(
     k: Kernel, tmp_path: Path
 ) -> None:
     agent = Path(__file__).parent / "adversarial" / "agents" / "leaky_agent.py"
+    k.panel_view = False  # no front end holds the panel: `%acp panel` prints it as text
     k.run(
         f"%acp connect --kernel-tools --env LEAKY_SECRET=hunter2-env-value"
         f" -- {sys.executable} {agent}"

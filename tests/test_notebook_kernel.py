@@ -428,13 +428,29 @@ PRINTF = (
 )
 
 
-def test_without_the_labextension_terminals_show_as_text_and_the_turn_once(k: Kernel) -> None:
+@pytest.fixture
+def plain(tmp_path: Path) -> Iterator[Kernel]:
+    """A kernel whose front end lacks the labextension (VS Code, Colab): no terminal view says
+    ready, no front end renders the side panel."""
+    with acp_kernel(tmp_path) as kern:
+        kern.extension = kern.panel_view = False
+        data = tmp_path / "agent-data"
+        kern.run(
+            f"%acp connect -- {sys.executable} -m acp_notebook.agent --data-dir {data}",
+            new_cell_id(),
+        )
+        yield kern
+
+
+def test_without_the_labextension_terminals_show_as_text_and_the_turn_once(
+    plain: Kernel,
+) -> None:
     """A widget front end whose terminal views never say ready (VS Code, Colab: no
     labextension, so TerminalModel is an error box): after a short wait the turn's terminals
     are standard HTML widgets with their output, the running record stays empty, and the
     final transcript replaces the live view instead of showing beside it (issue 26)."""
+    k = plain
     k.run("import acp_notebook._notebook._start as _s; _s.TEXT_TERMINALS_AFTER = 0.5")
-    k.extension = False
     cell = k.submit(PRINTF, new_cell_id())
 
     def text_terminal() -> bool:

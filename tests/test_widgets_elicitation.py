@@ -302,3 +302,37 @@ def test_a_form_at_the_field_cap_is_built() -> None:
     assert card.refused is None and answers.calls == []
     assert set(card.buttons) == {"accept", "decline", "cancel"}
     card.close_quietly()
+
+
+def test_a_forms_fields_share_their_layout_and_style_models() -> None:
+    """JupyterLab's perComm setting gives every widget model a kernel subshell: a 20-field form
+    made 275 models and ipykernel ran out of zmq sockets. The fields share theirs."""
+    import ipywidgets
+    from pydantic import TypeAdapter
+
+    from acp_notebook import _protocol as p
+    from acp_notebook._widgets import ElicitationCard
+
+    properties = {f"f{i}": {"type": "string", "description": "a field"} for i in range(20)}
+    request = TypeAdapter(p.CreateElicitationRequest).validate_python(
+        {
+            "sessionId": "s1",
+            "mode": "form",
+            "message": "Twenty fields",
+            "requestedSchema": {"type": "object", "properties": properties},
+        }
+    )
+    from ipywidgets.widgets.widget import _instances
+
+    before = set(_instances)
+    card = ElicitationCard(request, on_answer=lambda *answer: None)
+    try:
+        made = [_instances[m] for m in set(_instances) - before]
+        layouts = [w for w in made if isinstance(w, ipywidgets.Layout)]
+        # six models a field (label, input and its style, description, error, box) and the
+        # card's own: each field's layouts and HTML styles would add eight more (about 300)
+        assert len(made) <= 6 * 20 + 30, len(made)
+        assert len(layouts) <= 12, len(layouts)  # the card's own few (a field's: 100 more)
+    finally:
+        card.close()
+    assert not set(_instances) - before  # the shared models close with it

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 import ipywidgets  # type: ignore[import-untyped]
+from ipywidgets.widgets.widget_string import HTMLStyle  # type: ignore[import-untyped]
 
 from .. import _protocol as p
 from .._client._elicitation import message_of, schema_of, too_many_fields
@@ -102,31 +103,49 @@ def _label(name: str, prop: Any, required: bool) -> str:
     return f"<b>{e(visible(title))}</b>{star}{small}"
 
 
+class _FormModels:
+    """The layout and style models every field of one form shares: ipywidgets makes a Layout
+    (and a style) per widget otherwise, 275 models for a 20-field form, and JupyterLab's
+    ``perComm`` setting gives each model a kernel subshell of its own (ipykernel ran out of
+    zmq sockets at about 200)."""
+
+    def __init__(self) -> None:
+        self.html_layout = ipywidgets.Layout()
+        self.html_style = HTMLStyle()
+        self.input_layout = ipywidgets.Layout(width="auto")
+        self.box_layout = ipywidgets.Layout()
+
+    def html(self, value: str) -> ipywidgets.HTML:
+        return ipywidgets.HTML(value=value, layout=self.html_layout, style=self.html_style)
+
+    def widgets(self) -> list[Any]:
+        return [self.html_layout, self.html_style, self.input_layout, self.box_layout]
+
+
 class _Field:
     """One form field: its widget, how to read it, and its inline error line."""
 
-    def __init__(self, name: str, prop: Any, required: bool) -> None:
+    def __init__(self, name: str, prop: Any, required: bool, shared: _FormModels) -> None:
         self.name = name
         self.prop = prop
         self.required = required
         self.touched = False
-        self.error = ipywidgets.HTML(value="")
-        self.widget = self._make(prop)
+        self.error = shared.html("")
+        self.widget = self._make(prop, shared.input_layout)
         self.widget.observe(self._touch, names="value")
-        parts = [ipywidgets.HTML(value=_label(name, prop, required)), self.widget]
+        parts = [shared.html(_label(name, prop, required)), self.widget]
         description = getattr(prop, "description", None)
         if description:
-            parts.append(ipywidgets.HTML(value=f"<small>{e(visible_lines(description))}</small>"))
+            parts.append(shared.html(f"<small>{e(visible_lines(description))}</small>"))
         if isinstance(prop, p.UnknownPropertySchema):
             raw = json.dumps(prop.to_wire(), indent=1, sort_keys=True, default=str)
             parts.append(
-                ipywidgets.HTML(
-                    value='<pre class="acp-generic">unknown field type: '
-                    f"{e(visible_lines(raw))}</pre>"
+                shared.html(
+                    f'<pre class="acp-generic">unknown field type: {e(visible_lines(raw))}</pre>'
                 )
             )
         parts.append(self.error)
-        self.box = ipywidgets.VBox(parts)
+        self.box = ipywidgets.VBox(parts, layout=shared.box_layout)
         self.box.add_class("acp-elicit-field")
         if isinstance(prop, p.BooleanPropertySchema):
             self.box.add_class("acp-elicit-boolean")
@@ -135,8 +154,7 @@ class _Field:
         self.touched = True
         self.show_error(None)  # the old error no longer describes the new value
 
-    def _make(self, prop: Any) -> Any:
-        layout = ipywidgets.Layout(width="auto")
+    def _make(self, prop: Any, layout: ipywidgets.Layout) -> Any:
         choices = p.property_choices(prop)
         if isinstance(prop, p.StringPropertySchema) and choices is not None:
             options: list[tuple[str, Any]] = [(visible(label), v) for v, label in choices]
@@ -158,9 +176,7 @@ class _Field:
             number = prop.default if prop.default is not None else prop.minimum or 0.0
             return ipywidgets.FloatText(value=float(number), layout=layout)
         if isinstance(prop, p.BooleanPropertySchema):
-            return ipywidgets.Checkbox(
-                value=bool(prop.default), indent=False, layout=ipywidgets.Layout(width="auto")
-            )
+            return ipywidgets.Checkbox(value=bool(prop.default), indent=False, layout=layout)
         if isinstance(prop, p.MultiSelectPropertySchema):
             options = [(visible(label), v) for v, label in choices or []]
             known = {v for _, v in options}
@@ -235,10 +251,11 @@ class ElicitationCard(AskCard):
         self.refused = too_many_fields(request)
         self._info = ipywidgets.HTML(value=STYLE + _FORM_STYLE + self.request_html())
         schema = self.schema
+        self._models = _FormModels()
         if schema is not None and self.refused is None:
             required = set(schema.required or [])
             for name, prop in schema.properties.items():
-                self.fields[name] = _Field(name, prop, name in required)
+                self.fields[name] = _Field(name, prop, name in required, self._models)
         self._buttons: dict[str, ipywidgets.Button] = {}
         known = schema is not None or isinstance(request, p.UrlElicitationRequest)
         known = known and self.refused is None
@@ -361,7 +378,7 @@ class ElicitationCard(AskCard):
         owned: list[Any] = [*self._buttons.values(), self._button_box, self._info, self._status]
         for item in self.fields.values():
             owned += item.widgets()
-        return [*owned, self._form]
+        return [*owned, self._form, *self._models.widgets()]
 
     def mark_decided(
         self, action: str | None, decided_by: str | None, detail: str = "", content: Any = None

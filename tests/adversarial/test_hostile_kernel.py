@@ -51,6 +51,7 @@ def test_hidden_characters_are_visible_in_every_plain_text_output(tmp_path: Path
     work = tmp_path / "w"
     work.mkdir()
     with acp_kernel(tmp_path) as k:
+        k.panel_view = False  # no front end holds the panel: `%acp panel` prints it as text
         connect = k.run(f"%acp connect -- {sys.executable} {HOSTILE} control_chars {work}")
         error, _cell = run_failing(k, "%%acp\ngo\n")
         outputs = {
