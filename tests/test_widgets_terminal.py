@@ -535,3 +535,21 @@ def test_a_view_that_asks_for_text_gets_text_from_then_on(
     widget.feed(b"after")
     scheduler.fire_all()
     assert sent[-1] == ({"type": "chunk", "seq": 2, "b64": base64.b64encode(b"after").decode()}, [])
+
+
+def test_the_text_view_is_redrawn_at_a_bounded_rate_and_the_last_change_always(
+    make_widget: Callable[..., TerminalWidget],
+) -> None:
+    scheduler = ManualScheduler()
+    widget = make_widget(schedule=scheduler, command="flood")
+    text = widget.text_view()
+    for i in range(50):  # a flood: every chunk flushed at once
+        widget.feed(f"line {i}\r\n".encode())
+        widget.flush()
+    assert "line 49" not in text.value  # within the interval of the first drawing: not yet
+    armed = [t for t in scheduler.timers if not t.cancelled]
+    assert len(armed) == 1  # one redraw due, however many flushes came
+    scheduler.fire_all()
+    assert "line 49" in text.value
+    widget.close()
+    assert not [t for t in scheduler.timers if not t.cancelled]

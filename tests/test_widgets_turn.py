@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -1245,6 +1246,13 @@ def test_a_title_that_differs_from_the_running_command_stays(
 # -- terminals as text, for a front end without the labextension (issue 26) ----------------------
 
 
+def _wait_for(check: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + 10  # a guard: the redraw is due within TEXT_VIEW_INTERVAL
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.01)
+
+
 def test_terminals_as_text_replace_the_terminal_widget_and_stay_current(
     make_view: Callable[..., TurnView], published: Published
 ) -> None:
@@ -1265,7 +1273,8 @@ def test_terminals_as_text_replace_the_terminal_widget_and_stay_current(
     apply(state, out("term_1", b"bravo\r\n\x1b[31mcharlie\x1b[0m\r\n"))
     view.refresh()
     widget.flush()
-    assert "bravo" in text.value and "charlie" in text.value
+    _wait_for(lambda: "charlie" in text.value, "the text view's redraw")
+    assert "bravo" in text.value
     # no bytes go to a view that cannot load the terminal's model
     custom = [m for m in published if m[1] == widget.model_id and m[2].get("method") == "custom"]
     assert custom == []
@@ -1274,7 +1283,7 @@ def test_terminals_as_text_replace_the_terminal_widget_and_stay_current(
         {"sessionUpdate": "terminal_update", "terminalId": "term_1", "exitStatus": {"exitCode": 2}},
     )
     view.refresh()
-    assert "exit 2" in text.value
+    _wait_for(lambda: "exit 2" in text.value, "the exit in the text view")
     assert "\x1b" not in text.value  # colours as markup, not escape codes
 
 

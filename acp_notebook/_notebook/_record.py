@@ -117,9 +117,7 @@ class Record:
         changes = self.run.changes
         if changes == self._seen:
             return
-        if getattr(self.run.view, "text_terminals", False) or (
-            self._plain is not None and self._plain()
-        ):
+        if self._plain is not None and self._plain():
             # no labextension: nothing hides the slot while the live view shows, so it stays
             # empty (the live view is replaced by the transcript when the turn ends)
             if self._seen != -1:

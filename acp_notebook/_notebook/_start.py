@@ -75,26 +75,20 @@ def _watch_terminal(
     nb: Notebook, view_of: Callable[[], Any], io: Any, front_end: bool
 ) -> Callable[[Any], None]:
     """What a view does with each live terminal widget it makes (I/O thread): a ``ready``
-    from a view of it says the labextension is here; with a front end and no such sign,
-    after :data:`TEXT_TERMINALS_AFTER` seconds the view shows its terminals as text, and the
-    kernel's later turns do so from the start."""
+    from a view of it says the labextension is here. While the kernel does not know yet, with a
+    widget front end, the view's first terminal starts one wait: no ``ready`` from any view
+    within :data:`TEXT_TERMINALS_AFTER` seconds, and the view shows its terminals as text
+    (and the kernel's later turns do so from the start)."""
+    waiting = threading.Event()  # one wait per view
 
     def made(widget: Any) -> None:
-        ready = threading.Event()
-        timer: list[threading.Timer] = []
-
-        def said_ready(_widget: Any) -> None:
-            ready.set()
-            nb.extension_seen()
-            for waiting in timer:
-                waiting.cancel()
-
-        widget.on_ready(said_ready)
-        if not front_end or nb.extension is True:
+        widget.on_ready(lambda _widget: nb.extension_seen())
+        if not front_end or nb.extension is not None or waiting.is_set():
             return
+        waiting.set()
 
         def check() -> None:  # the I/O thread
-            if not ready.is_set() and nb.extension is not True:
+            if nb.extension is not True:
                 nb.extension_missing()
                 view_of().use_text_terminals()
 
@@ -103,9 +97,9 @@ def _watch_terminal(
             with contextlib.suppress(RuntimeError):
                 io.soon(check)
 
-        timer.append(threading.Timer(TEXT_TERMINALS_AFTER, due))
-        timer[0].daemon = True
-        timer[0].start()
+        timer = threading.Timer(TEXT_TERMINALS_AFTER, due)
+        timer.daemon = True
+        timer.start()
 
     return made
 

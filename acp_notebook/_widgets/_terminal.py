@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import base64
 import os
+import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -26,6 +28,7 @@ from ._coalesce import (
     ByteCoalescer,
     FlushBudget,
     Schedule,
+    TimerHandle,
     thread_timer,
 )
 from ._protocols import ExitStatus, TerminalToView, read_terminal_message
@@ -36,6 +39,9 @@ CancelCallback = Callable[["TerminalWidget"], None]
 InputCallback = Callable[["TerminalWidget", str], None]
 ResizeCallback = Callable[["TerminalWidget", int, int], None]
 
+
+#: The text view of a terminal (``TerminalWidget.text_view``) is redrawn at most this often.
+TEXT_VIEW_INTERVAL = 0.5
 
 #: ``text``, ``binary`` or ``auto`` (the default): how terminal bytes travel to the views.
 #: ``%config AcpMagics.terminal_transport`` sets it for the kernel.
@@ -134,6 +140,10 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
         self._close_callbacks: list[CancelCallback] = []
         self._ready_callbacks: list[CancelCallback] = []
         self._text_view: ipywidgets.HTML | None = None
+        self._schedule = schedule
+        self._text_lock = threading.Lock()
+        self._text_at = 0.0  # when the text view was last drawn (time.monotonic())
+        self._text_timer: TimerHandle | None = None  # a redraw due later
         self.on_msg(self._handle_view_msg)
 
     # -- bytes -------------------------------------------------------------------------------
@@ -165,6 +175,10 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
 
     def close(self) -> None:
         self._coalescer.close()
+        with self._text_lock:
+            timer, self._text_timer = self._text_timer, None
+        if timer is not None:
+            timer.cancel()
         if self._text_view is not None:
             self._text_view.close()
         callbacks, self._close_callbacks = self._close_callbacks, []
@@ -201,9 +215,11 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
         """A standard HTML widget showing this terminal as text (its header and the screen's
         tail, as the saved transcript shows it), for a front end that cannot load
         ``TerminalModel`` (VS Code, Colab, nbclassic without the nbextension), where the
-        terminal itself is an error box. Made once; from then on the coalesced flushes (at
-        their bounded rate) and header changes update it, and no bytes go to views."""
+        terminal itself is an error box. Made once; from then on the coalesced flushes and
+        header changes redraw it, at most every :data:`TEXT_VIEW_INTERVAL` seconds (the last
+        change always), and no bytes go to views."""
         if self._text_view is None:
+            self._text_at = time.monotonic()
             self._text_view = ipywidgets.HTML(value=self.static_bundle()["text/html"])
             self.observe(
                 lambda _change: self._update_text_view(),
@@ -211,12 +227,26 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
             )
         return self._text_view
 
-    def _update_text_view(self) -> None:
-        view = self._text_view
-        if view is not None:
-            markup = self.static_bundle()["text/html"]
-            if view.value != markup:
-                view.value = markup
+    def _update_text_view(self, *, due: bool = False) -> None:
+        """Redraw the text view now, or once the interval since the last redraw is over (a
+        flood flushes 28 times a second; each redraw reads the whole backlog). ``due``: the
+        timer armed for that has fired."""
+        with self._text_lock:
+            if due:
+                self._text_timer = None
+            elif self._text_timer is not None:
+                return  # a redraw is already due
+            view = self._text_view
+            if view is None:
+                return
+            wait = self._text_at + TEXT_VIEW_INTERVAL - time.monotonic()
+            if wait > 0 and not due:
+                self._text_timer = self._schedule(wait, lambda: self._update_text_view(due=True))
+                return
+            self._text_at = time.monotonic()
+        markup = self.static_bundle()["text/html"]
+        if view.value != markup:
+            view.value = markup
 
     def on_close(self, callback: CancelCallback) -> None:
         """Run ``callback(widget)`` once, when the widget is closed."""
