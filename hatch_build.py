@@ -14,7 +14,7 @@ from typing import Any
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
-BUILT = "acp_notebook/labextension/static/style.js"
+BUILT = ("acp_notebook/labextension/static/style.js", "acp_notebook/nbextension/index.js")
 MESSAGE = """
 acp_notebook: building the JupyterLab extension needs Node.js (>= 18), and `node` is not on
 PATH. Without the extension every terminal and the side panel fail to render.
@@ -40,6 +40,8 @@ class NodeCheckHook(BuildHookInterface):
         if self.target_name != "wheel" or shutil.which("node"):
             return
         root = Path(self.root)
-        if (root / BUILT).exists() and (version == "standard" or not _stale(root)):
+        if all((root / built).exists() for built in BUILT) and (
+            version == "standard" or not _stale(root)
+        ):
             return  # jupyter-builder will not build: nothing needs Node
         raise RuntimeError(MESSAGE)

@@ -71,6 +71,9 @@ class Kernel:
         #: ... and the side panel's model says ``rendered`` (without it, `%acp panel` prints the
         #: panel as text, and a request whose cell is gone fails closed for want of a panel)
         self.panel_view = True
+        #: a terminal view on a page without the extension's styles (VS Code with the
+        #: nbextension): its ``ready`` says ``unstyled``
+        self.unstyled = False
         self.closed: set[str] = set()
         self.comm_msgs: list[tuple[float, dict[str, Any]]] = []
         self.executions: dict[str, Execution] = {}
@@ -153,7 +156,10 @@ class Kernel:
 
     def terminal_ready(self, comm_id: str) -> None:
         """What a terminal's view in the labextension sends once it renders."""
-        self.custom(comm_id, {"type": "ready", "token": uuid.uuid4().hex})
+        ready: dict[str, Any] = {"type": "ready", "token": uuid.uuid4().hex}
+        if self.unstyled:
+            ready["unstyled"] = True
+        self.custom(comm_id, ready)
 
     def custom(self, comm_id: str, message: dict[str, Any]) -> None:
         """A widget's custom message from the front end."""

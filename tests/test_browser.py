@@ -27,6 +27,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 UI_TESTS = ROOT / "ui-tests"
 BUILT_EXTENSION = ROOT / "acp_notebook" / "labextension"
+BUILT_NBEXTENSION = ROOT / "acp_notebook" / "nbextension"
+NBCONFIG = ROOT / "jupyter-config" / "nbconfig" / "notebook.d" / "acp-notebook.json"
 CHROMIUM = Path(os.environ.get("ACP_CHROMIUM", "/usr/bin/chromium"))
 
 SETUP_HINT = "run `bash .ci/run`, or follow ui-tests/README.md"
@@ -43,6 +45,8 @@ def _missing_prerequisites() -> list[str]:
             missing.append(f"ui-tests/node_modules/{package} (cd ui-tests && jlpm install)")
     if not (BUILT_EXTENSION / "package.json").is_file():
         missing.append("the built extension in acp_notebook/labextension (labextension/build.sh)")
+    if not (BUILT_NBEXTENSION / "index.js").is_file():
+        missing.append("the built nbextension in acp_notebook/nbextension (labextension/build.sh)")
     return missing
 
 
@@ -127,6 +131,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "gateway": ("gateway.spec.ts",),
     # its server has the acp-notebook extension disabled (_without_the_extension)
     "plain": ("no_extension.spec.ts",),
+    # the classic notebook with this build of the nbextension (_classic_notebook)
+    "classic": ("classic.spec.ts",),
 }
 
 
@@ -160,6 +166,8 @@ def test_playwright_suite_passes(group: str) -> None:
                 env.update(servers.enter_context(_kernel_gateway(tmp, env)))
             if group == "plain":
                 env.update(_without_the_extension(tmp))
+            if group == "classic":
+                env.update(_classic_notebook(tmp))
             output = _playwright(GROUPS[group], env)
     # An empty run must not count as a pass.
     passed = re.search(r"^\s*(\d+) passed", output, re.MULTILINE)
@@ -178,6 +186,20 @@ def _without_the_extension(tmp: str) -> dict[str, str]:
         json.dumps({"disabledExtensions": {"acp-notebook": True}})
     )
     return {"JUPYTER_CONFIG_DIR": str(config)}
+
+
+def _classic_notebook(tmp: str) -> dict[str, str]:
+    """The classic notebook's server (nbclassic), given this build of the nbextension: a
+    Jupyter path holding a copy of ``acp_notebook/nbextension`` (the server refuses to serve a
+    file through a symlink that leads out of its nbextensions directory) and a config dir that
+    enables it, as the wheel's ``etc/jupyter/nbconfig/notebook.d/acp-notebook.json`` does."""
+    data = Path(tmp) / "jupyter-data"
+    shutil.copytree(BUILT_NBEXTENSION, data / "nbextensions" / "acp-notebook")
+    config = Path(tmp) / "jupyter-config"
+    (config / "nbconfig").mkdir(parents=True)
+    shutil.copy(NBCONFIG, config / "nbconfig" / "notebook.json")
+    path = os.pathsep.join(filter(None, [str(data), os.environ.get("JUPYTER_PATH")]))
+    return {"ACP_UI_APP": "nbclassic", "JUPYTER_PATH": path, "JUPYTER_CONFIG_DIR": str(config)}
 
 
 GATEWAY_START = 120.0  # seconds: a guard for the gateway to answer (it starts in a few)

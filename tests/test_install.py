@@ -9,6 +9,7 @@ then), and the venv lives in another.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -87,6 +88,16 @@ def test_the_wheel_in_a_fresh_venv_is_an_enabled_labextension(wheel: Path, tmp_p
     section = next((s for s in sections if s.startswith(own)), "")
     assert re.search(r"acp-notebook v[0-9.]+ +enabled +OK", section), text
     assert (venv / "share/jupyter/labextensions/acp-notebook/static/style.js").is_file()
+    # the nbextension (the classic notebook, VS Code's local kernels): its module, an entry
+    # whose require.config call VS Code reads as text, and the config that loads it
+    nbextension = venv / "share/jupyter/nbextensions/acp-notebook"
+    assert (nbextension / "index.js").read_text().startswith('define(["@jupyter-widgets/base"]')
+    entry = (nbextension / "extension.js").read_text()
+    assert (
+        "require.config({" in entry and '"acp-notebook": "nbextensions/acp-notebook/index"' in entry
+    )
+    config = venv / "etc/jupyter/nbconfig/notebook.d/acp-notebook.json"
+    assert json.loads(config.read_text()) == {"load_extensions": {"acp-notebook/extension": True}}
 
 
 def _source_copy(dest: Path) -> Path:

@@ -483,6 +483,30 @@ def test_without_the_labextension_terminals_show_as_text_and_the_turn_once(
     assert not any("acp-static-running" in html for _, html in updates)
 
 
+def test_on_an_unstyled_page_terminals_stay_live_and_the_turn_shows_once(k: Kernel) -> None:
+    """VS Code with the nbextension: the terminal's view renders (its ``ready`` says the page
+    lacks our output-area styles), so the terminal stays a live xterm, but nothing would hide
+    the transcript beside the live view: it replaces the view when the turn ends, and the
+    running record stays empty."""
+    k.unstyled = True
+    cell = k.run(PRINTF, new_cell_id())
+    shown, updates = _final_outputs(cell)
+    view_ids = [d for d in shown if d.startswith("acp-view-")]
+    assert len(view_ids) == 1 and len(shown) == 2, shown
+    final = [html for display_id, html in updates if display_id == view_ids[0]]
+    assert len(final) == 1 and "charlie" in final[0] and "acp-turn-static" in final[0]
+    slot = next(d for d in shown if not d.startswith("acp-view-"))
+    last = [html for display_id, html in updates if display_id == slot][-1:]
+    assert last in ([], ['<div class="acp-static-slot"></div>']), last
+    assert not any(
+        s.get("_model_name") == "HTMLModel" and "acp-terminal-body" in str(s.get("value", ""))
+        for s in k.models.values()
+    )  # the terminal was never switched to text
+    facts = "nb = _notebook_of(get_ipython()); print(nb.extension, nb.unstyled)"
+    said = k.run(f"from acp_notebook._magics import _notebook_of\n{facts}").text().strip()
+    assert said == "True True"
+
+
 def test_with_the_labextension_terminals_stay_live_and_the_transcript_follows(
     k: Kernel,
 ) -> None:

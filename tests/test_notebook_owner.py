@@ -253,3 +253,66 @@ def test_a_panel_no_front_end_renders_tells_the_kernel_the_extension_is_missing(
             holder.panel.close()
         quiet.shutdown()
         shown.shutdown()
+
+
+def test_the_classic_notebooks_panel_answers_without_a_sidebar(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The nbextension holds the panel's model but has no sidebar: the kernel learns that the
+    extension's views render here (so its terminals stay live), while ``%acp panel`` and the
+    cards keep to the cell (the panel is not rendered)."""
+    import time
+
+    from acp_notebook._notebook import _owner
+    from acp_notebook._widgets import AgentPanel
+
+    class Panel:
+        def __init__(self) -> None:
+            self.panel = AgentPanel()
+
+    monkeypatch.setattr(_owner, "PANEL_WAIT", 0.05)
+    nb = Notebook()
+    holder = Panel()
+    seen: list[bool] = []
+    try:
+        nb.cell_started("cell-1")
+        holder.panel.on_rendered(lambda: seen.append(True))
+        nb.attach_panel(holder)
+        holder.panel._handle_front_end_msg(holder.panel, {"type": "rendered", "sidebar": False}, [])
+        assert seen == [True] and nb.extension is True
+        assert holder.panel.answered and not holder.panel.rendered
+        time.sleep(0.2)  # the subject: four times the panel's wait passes, nothing changes
+        assert nb.extension is True and not nb.unstyled
+    finally:
+        holder.panel.close()
+        nb.shutdown()
+
+
+def test_a_view_on_an_unstyled_page_keeps_live_terminals_and_shows_the_turn_once() -> None:
+    """VS Code with the nbextension: terminals render (a ``ready`` came), but no stylesheet of
+    ours hides the transcript while the live view shows, so the transcript replaces the view
+    when the turn ends, and the view's terminals are not switched to text."""
+    from acp_notebook._notebook._start import shows_text
+
+    class View:
+        text_terminals = False
+        switched = 0
+
+        def use_text_terminals(self) -> None:
+            self.switched += 1
+
+    class Run:
+        view = View()
+
+    nb = Notebook()
+    try:
+        run: Any = Run()
+        nb.extension_seen()
+        assert not shows_text(nb, run)
+        nb.extension_seen(unstyled=True)
+        assert nb.unstyled and nb.extension is True
+        assert shows_text(nb, run) and run.view.switched == 0
+        nb.extension_seen()  # a later styled view does not make the page styled again
+        assert nb.unstyled
+    finally:
+        nb.shutdown()

@@ -150,6 +150,27 @@ def test_python_readers_take_only_the_messages_views_send() -> None:
     assert _protocols.read_panel_message({"type": "copy", "text": "x"}) is None
 
 
+def test_a_panel_without_a_sidebar_says_so_only_with_false() -> None:
+    read = _protocols.read_panel_message
+    assert read({"type": "rendered", "sidebar": False}) == {"type": "rendered", "sidebar": False}
+    for sidebar in (True, 0, "false", None):
+        assert read({"type": "rendered", "sidebar": sidebar}) == {"type": "rendered"}
+
+
+def test_a_ready_says_its_page_is_unstyled_only_with_true() -> None:
+    read = _protocols.read_terminal_message
+    assert read({"type": "ready", "token": "t", "unstyled": True}) == {
+        "type": "ready",
+        "token": "t",
+        "unstyled": True,
+    }
+    for unstyled in (False, "true", 1, None):
+        assert read({"type": "ready", "token": "t", "unstyled": unstyled}) == {
+            "type": "ready",
+            "token": "t",
+        }
+
+
 def test_a_ready_asks_for_text_only_with_true() -> None:
     read = _protocols.read_terminal_message
     assert read({"type": "ready", "token": "t", "text": True}) == {

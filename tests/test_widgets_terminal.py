@@ -537,6 +537,17 @@ def test_a_view_that_asks_for_text_gets_text_from_then_on(
     assert sent[-1] == ({"type": "chunk", "seq": 2, "b64": base64.b64encode(b"after").decode()}, [])
 
 
+def test_a_ready_says_whether_its_page_is_unstyled(
+    make_widget: Callable[..., TerminalWidget],
+) -> None:
+    widget = make_widget()
+    seen: list[bool] = []
+    widget.on_ready(lambda ready: seen.append(ready.unstyled))
+    widget._handle_view_msg(widget, {"type": "ready", "token": "a", "unstyled": True}, [])
+    widget._handle_view_msg(widget, {"type": "ready", "token": "b"}, [])
+    assert seen == [True, False] and not widget.unstyled
+
+
 def test_the_text_view_is_redrawn_at_a_bounded_rate_and_the_last_change_always(
     make_widget: Callable[..., TerminalWidget],
 ) -> None:

@@ -6,6 +6,10 @@ const path = require('path');
 const baseConfig = require('@jupyterlab/galata/lib/playwright-config');
 
 const port = process.env.ACP_UI_PORT || '8899';
+// ACP_UI_APP=nbclassic: the classic notebook instead of JupyterLab (tests/test_browser.py's
+// group "classic", whose specs use Playwright without Galata)
+const classic = process.env.ACP_UI_APP === 'nbclassic';
+const app = classic ? 'nbclassic' : 'lab';
 const artifacts = path.resolve(__dirname, '..', 'test-artifacts');
 
 module.exports = {
@@ -34,8 +38,8 @@ module.exports = {
     // other port while this one is awaited
     // ACP_UI_SERVER_ARGS: more options for a group's server (the gateway group's
     // --GatewayClient.url and token)
-    command: `jupyter lab --config jupyter_server_test_config.py --ServerApp.port=${port} --ServerApp.port_retries=0 ${process.env.ACP_UI_SERVER_ARGS || ''}`,
-    url: `http://localhost:${port}/lab`,
+    command: `jupyter ${app} --config jupyter_server_test_config.py --ServerApp.port=${port} --ServerApp.port_retries=0 ${process.env.ACP_UI_SERVER_ARGS || ''}`,
+    url: `http://localhost:${port}/${classic ? 'nbclassic/tree' : 'lab'}`,
     timeout: 120000,
     reuseExistingServer: !process.env.CI
   }

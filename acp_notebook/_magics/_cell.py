@@ -169,7 +169,7 @@ async def run_cell_async(line: str, body: str) -> None:
     args = parse_cell_line(line)
     nb = _notebook_of(shell)
     # the transcript so far, saved as the turn goes (not where nothing would hide it)
-    record = Record(run, bg=args.bg, plain=lambda: nb.extension is False)
+    record = Record(run, bg=args.bg, plain=lambda: nb.extension is False or nb.unstyled)
     record.start()
     if args.bg:
         run.no_waiter()  # no cell waits: the agent's run_code is refused, never left queued

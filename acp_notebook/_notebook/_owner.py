@@ -147,6 +147,7 @@ class Notebook:
         self._allowlist = Allowlist()  # the configured list; the environment's is read on use
         #: whether a front end with the labextension showed a view here (None: not known yet)
         self._extension: bool | None = None
+        self._unstyled = False
 
     # -- the cell being run, the panel, the kernel's objects: set by commands ------------------
     @property
@@ -182,7 +183,7 @@ class Notebook:
         from ._cells import front_end_seen
 
         def due() -> None:
-            if getattr(model, "rendered", False) or getattr(model, "comm", None) is None:
+            if getattr(model, "answered", False) or getattr(model, "comm", None) is None:
                 return
             if self._cell_id is not None or front_end_seen():
                 self.extension_missing()
@@ -337,8 +338,18 @@ class Notebook:
         False once a front end failed to (terminals then show as text); None: not known."""
         return self._extension
 
-    def extension_seen(self) -> None:
+    def extension_seen(self, unstyled: bool = False) -> None:
         self._extension = True  # also after a front end without it was seen (another client)
+        if unstyled:
+            self._unstyled = True
+
+    @property
+    def unstyled(self) -> bool:
+        """True once a terminal's view said its page lacks the extension's output-area styles
+        (VS Code with the nbextension): its terminals render live, but nothing hides a turn's
+        transcript while the live view shows, so the transcript replaces the view at the end
+        and the running record stays empty, as without the extension."""
+        return self._unstyled
 
     def extension_missing(self) -> None:
         if self._extension is None:

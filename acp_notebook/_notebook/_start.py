@@ -82,7 +82,7 @@ def _watch_terminal(
     waiting = threading.Event()  # one wait per view
 
     def made(widget: Any) -> None:
-        widget.on_ready(lambda _widget: nb.extension_seen())
+        widget.on_ready(lambda seen: nb.extension_seen(unstyled=seen.unstyled))
         if not front_end or nb.extension is not None or waiting.is_set():
             return
         waiting.set()
@@ -106,17 +106,18 @@ def _watch_terminal(
 
 def shows_text(nb: Notebook, run: CellRun) -> bool:
     """Whether the cell's turn is shown without the labextension (I/O thread): its view shows
-    its terminals as text, or this kernel has learnt that its front end lacks the extension;
-    then the transcript replaces the live view when the turn ends (nothing hides one of the
-    two). A turn that ends before the wait is over is not switched at its end: a terminal's
-    view may still be on its way; the wait's timer switches it if none comes, and the kernel's
-    later turns start as text."""
+    its terminals as text, or this kernel has learnt that its front end lacks the extension, or
+    that its page lacks the extension's output-area styles (``Notebook.unstyled``: VS Code with
+    the nbextension, whose terminals render live); then the transcript replaces the live view
+    when the turn ends (nothing hides one of the two). A turn that ends before the wait is over
+    is not switched at its end: a terminal's view may still be on its way; the wait's timer
+    switches it if none comes, and the kernel's later turns start as text."""
     if getattr(run.view, "text_terminals", False):
         return True
     if nb.extension is False:
         run.view.use_text_terminals()
         return True
-    return False
+    return nb.unstyled
 
 
 def start_cell(nb: Notebook, request: CellRequest) -> CellStarted:

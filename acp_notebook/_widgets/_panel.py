@@ -3,7 +3,9 @@
 Creating an :class:`AgentPanel` is enough for the labextension to place its children in the
 sidebar (the model does this itself when its comm opens; no ``display()`` is needed).  Without
 the labextension (VS Code, plain IPython) the model is simply never rendered, and
-:attr:`AgentPanel.rendered` stays False.
+:attr:`AgentPanel.rendered` stays False. The nbextension (the classic notebook) holds the model
+but has no sidebar: it answers ``rendered`` with ``sidebar: false``, which sets
+:attr:`AgentPanel.answered` but not :attr:`AgentPanel.rendered`.
 
 Custom messages (typed in ``_protocols``), kernel -> front end, which acts on them and answers
 nothing: ``scroll_to`` (show a notebook cell), ``copy`` (put text on the clipboard),
@@ -43,13 +45,16 @@ class AgentPanel(ipywidgets.DOMWidget):  # type: ignore[misc]
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        #: a front end shows the panel in its sidebar
         self.rendered = False
+        #: a front end with the extension's views holds the model (sidebar or not)
+        self.answered = False
         self._rendered_callbacks: list[Callable[[], None]] = []
         self.on_msg(self._handle_front_end_msg)
 
     def on_rendered(self, callback: Callable[[], None]) -> None:
-        """Run ``callback()`` each time a front end with the labextension says it holds the
-        panel."""
+        """Run ``callback()`` each time a front end with the extension's views (the labextension
+        or the nbextension) says it holds the panel."""
         self._rendered_callbacks.append(callback)
 
     def show(self) -> None:
@@ -74,8 +79,11 @@ class AgentPanel(ipywidgets.DOMWidget):  # type: ignore[misc]
             self.send(content)
 
     def _handle_front_end_msg(self, _widget: Any, content: Any, _buffers: Sequence[Any]) -> None:
-        if read_panel_message(content) is not None:  # "rendered", the only one
-            self.rendered = True
+        message = read_panel_message(content)
+        if message is not None:  # "rendered", the only one
+            self.answered = True
+            if message.get("sidebar", True):
+                self.rendered = True
             for rendered in list(self._rendered_callbacks):
                 rendered()
 

@@ -93,11 +93,14 @@ TerminalToView = TerminalChunk | TerminalReset | TerminalBacklog
 
 class _AsksText(TypedDict, total=False):
     text: bool
+    unstyled: bool
 
 
 class TerminalReady(_AsksText):
     """A view wants the backlog, answered with this ``token``; with ``text``, it asks that the
-    bytes come as text from now on (its front end knows a relay on the way breaks binary)."""
+    bytes come as text from now on (its front end knows a relay on the way breaks binary); with
+    ``unstyled``, the page around it lacks the extension's output-area styles (VS Code with the
+    nbextension), so nothing there hides a turn's transcript while its live view shows."""
 
     type: Literal["ready"]
     token: str
@@ -164,8 +167,14 @@ class PanelDownload(TypedDict):
 PanelToFrontEnd = PanelScrollTo | PanelCopy | PanelDownload
 
 
-class PanelRendered(TypedDict):
-    """A front end with the labextension holds the panel."""
+class _Sidebar(TypedDict, total=False):
+    sidebar: bool
+
+
+class PanelRendered(_Sidebar):
+    """A front end with the labextension holds the panel. ``sidebar`` False: a front end with
+    the nbextension (the classic notebook) renders the extension's views but has no sidebar to
+    show the panel in."""
 
     type: Literal["rendered"]
 
@@ -192,6 +201,8 @@ def read_terminal_message(content: object) -> TerminalFromView | None:
         ready = TerminalReady(type="ready", token=token if isinstance(token, str) else "")
         if content.get("text") is True:
             ready["text"] = True
+        if content.get("unstyled") is True:
+            ready["unstyled"] = True
         return ready
     if kind == "cancel":
         return TerminalCancel(type="cancel")
@@ -209,5 +220,8 @@ def read_terminal_message(content: object) -> TerminalFromView | None:
 def read_panel_message(content: object) -> PanelFromFrontEnd | None:
     """``content`` as a message the side panel's front end sends, or None."""
     if isinstance(content, dict) and content.get("type") == "rendered":
-        return PanelRendered(type="rendered")
+        rendered = PanelRendered(type="rendered")
+        if content.get("sidebar") is False:
+            rendered["sidebar"] = False
+        return rendered
     return None

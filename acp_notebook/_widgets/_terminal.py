@@ -139,6 +139,8 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
         self._resize_callbacks: list[ResizeCallback] = []
         self._close_callbacks: list[CancelCallback] = []
         self._ready_callbacks: list[CancelCallback] = []
+        #: the last ``ready`` said its page lacks the extension's output-area styles
+        self.unstyled = False
         self._text_view: ipywidgets.HTML | None = None
         self._schedule = schedule
         self._text_lock = threading.Lock()
@@ -259,6 +261,7 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
         if message["type"] == "ready":
             if message.get("text"):
                 self.text_safe = True
+            self.unstyled = message.get("unstyled", False)
             for ready in list(self._ready_callbacks):
                 ready(self)
             self._coalescer.send_backlog(message["token"])

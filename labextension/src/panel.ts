@@ -37,7 +37,7 @@ import {
   managerOf
 } from './lab';
 import { IPanelRendered, readPanelMessage } from './protocol';
-import { MODULE_NAME, MODULE_VERSION } from './version';
+import { panelModelDefaults } from './version';
 
 export type { GoneReason } from './inbox';
 
@@ -546,16 +546,7 @@ export class AgentPanelModel extends DOMWidgetModel {
   defaults(): ModelAttributes {
     return {
       ...super.defaults(),
-      _model_name: 'AgentPanelModel',
-      _model_module: MODULE_NAME,
-      _model_module_version: MODULE_VERSION,
-      _view_name: 'AgentPanelView',
-      _view_module: MODULE_NAME,
-      _view_module_version: MODULE_VERSION,
-      children: [],
-      title: 'ACP agents',
-      pending_count: 0,
-      _show_requests: 0
+      ...panelModelDefaults()
     };
   }
 

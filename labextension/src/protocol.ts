@@ -44,6 +44,9 @@ export interface ITerminalReady {
   type: 'ready';
   token: string;
   text?: boolean;
+  /** The page around the view lacks this extension's output-area styles (VS Code with the
+   * nbextension): nothing hides the turn's transcript while its live view shows. */
+  unstyled?: boolean;
 }
 
 /** The Stop button was pressed. */
@@ -99,9 +102,11 @@ export interface IPanelDownload {
 
 export type PanelToFrontEnd = IPanelScrollTo | IPanelCopy | IPanelDownload;
 
-/** A front end with this extension holds the panel. */
+/** A front end with this extension holds the panel; `sidebar: false`: it renders this
+ * extension's views but has no side panel to show it in (the classic notebook). */
 export interface IPanelRendered {
   type: 'rendered';
+  sidebar?: boolean;
 }
 
 export type PanelFromFrontEnd = IPanelRendered;

@@ -30,6 +30,7 @@ import {
   textTerminalsAsked,
   toBytes
 } from './stream';
+import { pageUnstyled } from './page';
 import { MODULE_NAME, MODULE_VERSION } from './version';
 
 /** How long the test hooks (data-* attributes) wait after the last write. */
@@ -508,6 +509,9 @@ export class TerminalView extends DOMWidgetView {
     const ready: ITerminalReady = { type: 'ready', token: newToken() };
     if (textTerminalsAsked()) {
       ready.text = true;
+    }
+    if (pageUnstyled()) {
+      ready.unstyled = true;
     }
     this._stream.request(ready.token);
     this.el.dataset.phase = 'waiting';

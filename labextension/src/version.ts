@@ -4,3 +4,19 @@
  */
 export const MODULE_NAME = 'acp-notebook';
 export const MODULE_VERSION = '0.1.0';
+
+/** The side panel model's own attributes (the labextension's and the nbextension's model). */
+export function panelModelDefaults(): Record<string, unknown> {
+  return {
+    _model_name: 'AgentPanelModel',
+    _model_module: MODULE_NAME,
+    _model_module_version: MODULE_VERSION,
+    _view_name: 'AgentPanelView',
+    _view_module: MODULE_NAME,
+    _view_module_version: MODULE_VERSION,
+    children: [],
+    title: 'ACP agents',
+    pending_count: 0,
+    _show_requests: 0
+  };
+}
