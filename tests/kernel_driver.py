@@ -166,10 +166,14 @@ class Kernel:
         content = {"comm_id": comm_id, "data": {"method": "custom", "content": message}}
         self.kc.shell_channel.send(self.kc.session.msg("comm_msg", content))
 
-    def click(self, comm_id: str) -> None:
-        """What the browser sends when a person clicks an ipywidgets Button."""
+    def click(self, comm_id: str, username: str = "") -> None:
+        """What the browser sends when a person clicks an ipywidgets Button (``username``: the
+        name the front end puts in the message's header, as the labextension makes JupyterLab
+        do for its signed-in user)."""
         content = {"comm_id": comm_id, "data": {"method": "custom", "content": {"event": "click"}}}
-        self.kc.shell_channel.send(self.kc.session.msg("comm_msg", content))
+        msg = self.kc.session.msg("comm_msg", content)
+        msg["header"]["username"] = username
+        self.kc.shell_channel.send(msg)
 
     def settle(self, agent: str | None = None) -> None:
         """Return once the kernel has handled every message sent to it before (comm messages
@@ -248,6 +252,9 @@ def start_kernel(cwd: str | None = None) -> tuple[KernelManager, BlockingKernelC
     km = KernelManager(kernel_name="python3", **over_ipc())
     km.start_kernel(cwd=cwd)
     kc = km.client()
+    # JupyterLab sends every message with an empty username (jupyter_client would send $USER);
+    # a test that plays a named person says so (Kernel.click's username)
+    kc.session.username = ""
     kc.start_channels()
     try:
         kc.wait_for_ready(timeout=GUARD)

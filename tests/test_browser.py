@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -133,6 +133,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "plain": ("no_extension.spec.ts",),
     # the classic notebook with this build of the nbextension (_classic_notebook)
     "classic": ("classic.spec.ts",),
+    # two browsers, two users, one notebook (jupyter-collaboration, in the test extra)
+    "collab": ("collab.spec.ts",),
 }
 
 
@@ -168,6 +170,8 @@ def test_playwright_suite_passes(group: str) -> None:
                 env.update(_without_the_extension(tmp))
             if group == "classic":
                 env.update(_classic_notebook(tmp))
+            if group == "collab":
+                env["ACP_UI_RTC"] = "1"  # real-time collaboration on (jupyter_server_test_config)
             output = _playwright(GROUPS[group], env)
     # An empty run must not count as a pass.
     passed = re.search(r"^\s*(\d+) passed", output, re.MULTILINE)
@@ -209,21 +213,30 @@ GATEWAY_START = 120.0  # seconds: a guard for the gateway to answer (it starts i
 def _kernel_gateway(tmp: str, env: dict[str, str]) -> Iterator[dict[str, str]]:
     """A Kernel Gateway 3 on 127.0.0.1 (its kernels are this Python's), for as long as the
     block runs; yields the options that point a JupyterLab server at it."""
+    with _gateway("Kernel Gateway", tmp, env, lambda port, token: [
+        sys.executable, "-m", "jupyter", "kernelgateway",
+        "--KernelGatewayApp.ip=127.0.0.1", f"--KernelGatewayApp.port={port}",
+        "--KernelGatewayApp.port_retries=0", f"--KernelGatewayApp.auth_token={token}",
+        # without it the gateway answers JupyterLab's kernel listing with 403
+        "--JupyterWebsocketPersonality.list_kernels=True",
+    ]) as options:  # fmt: skip
+        yield options
+
+
+@contextlib.contextmanager
+def _gateway(
+    name: str, tmp: str, env: dict[str, str], argv: Callable[[int, str], list[str]]
+) -> Iterator[dict[str, str]]:
+    """Start a gateway (``argv(port, token)``) on a free port, for as long as the block runs;
+    yields the options that point a JupyterLab server at it."""
     token = secrets.token_hex(16)
     for attempt in range(1, PORT_TRIES + 1):
         port = _free_port()
-        log = Path(tmp) / f"kernel-gateway-{attempt}.log"
+        log = Path(tmp) / f"gateway-{attempt}.log"
         with log.open("wb") as out:
             gateway = subprocess.Popen(
-                [
-                    sys.executable, "-m", "jupyter", "kernelgateway",
-                    "--KernelGatewayApp.ip=127.0.0.1", f"--KernelGatewayApp.port={port}",
-                    "--KernelGatewayApp.port_retries=0", f"--KernelGatewayApp.auth_token={token}",
-                    # without it the gateway answers JupyterLab's kernel listing with 403
-                    "--JupyterWebsocketPersonality.list_kernels=True",
-                ],
-                cwd=tmp, env=env, stdout=out, stderr=subprocess.STDOUT,
-            )  # fmt: skip
+                argv(port, token), cwd=tmp, env=env, stdout=out, stderr=subprocess.STDOUT
+            )
         try:
             if _answers(f"http://127.0.0.1:{port}/api/kernelspecs", token, gateway):
                 yield {
@@ -238,9 +251,11 @@ def _kernel_gateway(tmp: str, env: dict[str, str]) -> Iterator[dict[str, str]]:
             except subprocess.TimeoutExpired:
                 gateway.kill()
                 gateway.wait(10)
+            # shown with a failing test's output (pytest prints what a test printed)
+            print(f"{name} log:\n{log.read_text(errors='replace')[-4000:]}")
         said = log.read_text(errors="replace")
         if not PORT_TAKEN.search(said) or attempt == PORT_TRIES:
-            raise AssertionError(f"the Kernel Gateway did not start:\n{said[-3000:]}")
+            raise AssertionError(f"the {name} did not start:\n{said[-3000:]}")
     raise AssertionError("unreachable")  # pragma: no cover - the last try returns or fails
 
 

@@ -146,6 +146,26 @@ def test_a_click_in_the_cell_updates_the_panels_card(nb: Notebook) -> None:
     assert seen == [("Rejected: Reject - by a click · reject once", ("no", "click", ""))]
 
 
+def test_a_click_names_who_made_it_on_every_card(
+    nb: Notebook, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The username of the click's message (``_widgets._sender``) goes with the decision: on
+    the card clicked, on the other card of the request, and in the session's decision log."""
+    from acp_notebook._widgets import _sender
+
+    monkeypatch.setattr(_sender, "sender", lambda: "Bob")
+    panel = with_panel(nb)
+    run = start(nb)
+    item = asked(nb, run)
+    [entry] = panel._entries
+    seen = settled_and_seen(run, lambda: (run.cards[0].outcome_text, entry.card.outcome_text))
+    entry.card.buttons[0].click()  # "Allow", in the panel
+    decision = wait_settled(run)
+    assert (decision.decided_by, decision.detail) == ("panel", "Bob")
+    line = "Approved: Allow - from the side panel, by Bob · allow once"
+    assert seen == [(line, line)] and item.outcome == ("yes", "panel", "Bob")
+
+
 def test_a_cancel_settles_every_card_closed(nb: Notebook) -> None:
     panel = with_panel(nb)
     run = start(nb)

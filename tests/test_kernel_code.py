@@ -139,6 +139,21 @@ def test_an_allowed_request_runs_in_the_namespace_on_the_waiting_thread(held: He
     assert "Code request:" in text and "with open(target, 'w')" in text and "made 42" in text
 
 
+def test_the_code_card_says_who_allowed_it(held: Held, monkeypatch: pytest.MonkeyPatch) -> None:
+    from acp_notebook._widgets import _sender
+
+    monkeypatch.setattr(_sender, "sender", lambda: "Alice")
+    run = start_run(held.nb)
+    waiter = waiting(run)
+    future = held.request(WRITE)
+    card = card_of(run)
+    allow(card)
+    assert future.result(GUARD).ran
+    assert card.outcome_text == "Allowed - by a click from Alice; ran"
+    held.idle()
+    waiter.result(GUARD)
+
+
 def test_the_code_runs_on_the_thread_that_waits(held: Held) -> None:
     run = start_run(held.nb)
     seen: list[int] = []

@@ -116,5 +116,5 @@ def test_unit_tests_pass() -> None:
     done = _jlpm("test")
     assert done.returncode == 0, done.stdout + done.stderr
     # vitest ran the suites (a config that matched no file would also exit non-zero, but say so)
-    for suite in ("exit", "stream", "protocol", "inbox", "page"):
+    for suite in ("exit", "stream", "protocol", "inbox", "page", "identity"):
         assert f"test/{suite}.test.ts" in done.stdout, done.stdout

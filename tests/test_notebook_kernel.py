@@ -28,13 +28,18 @@ def test_connect_reports_agent(k: Kernel) -> None:
     assert "acp_notebook agent" in out and "alive" in out
 
 
-def _click_while_waiting(k: Kernel, code: str, label: str) -> Any:
+def _click_while_waiting(k: Kernel, code: str, label: str, username: str = "") -> Any:
     """Start a turn, wait until the cell awaits it, then send the click a browser would."""
+    earlier = set(k.buttons(label))  # an earlier cell's, disabled
     cell = k.submit(code, new_cell_id())
-    button = k.wait_for(partial(k.buttons, label), f"the {label} button")
+
+    def new_button() -> list[str]:
+        return [b for b in k.buttons(label) if b not in earlier]
+
+    button = k.wait_for(new_button, f"the {label} button")
     k.wait_for(k.cell_waiting, "the cell to await its turn")
     assert not cell.done  # the cell is still waiting for the turn
-    k.click(button[0])
+    k.click(button[0], username)
     k.wait_for(partial(getattr, cell, "done"), "the cell to finish after the click")
     assert cell.error is None, cell.error
     return cell
@@ -51,6 +56,28 @@ def test_reject_click_leaves_command_unrun(k: Kernel, tmp_path: Path) -> None:
     cell = _click_while_waiting(k, "%%acp\n$ touch nope.txt\n", "Reject")
     assert not (tmp_path / "work" / "nope.txt").exists()
     assert "Rejected: Reject - by a click" in cell.text()
+
+
+def test_a_click_records_who_made_it(k: Kernel, tmp_path: Path) -> None:
+    """The username in the click's header (JupyterLab's signed-in user, set by the
+    labextension) is shown on the card and kept in the session's decision log; a name with
+    markup and a bidi override is shown escaped and visible."""
+    cell = _click_while_waiting(k, "%%acp\n$ touch named.txt\n", "Allow once", "Alice Smith")
+    assert (tmp_path / "work" / "named.txt").exists()
+    assert "Approved: Allow once - by a click from Alice Smith" in cell.text()
+    log = k.run(
+        "from acp_notebook._magics import _notebook_of\n"
+        "nb = _notebook_of(get_ipython())\n"
+        "d = nb.session('default').session.permissions[-1]\n"
+        "print(d.decided_by, '|', d.detail)"
+    ).text()
+    assert log.strip() == "click | Alice Smith"
+    hostile = "\u202eevil <img src=x onerror=alert(1)>"
+    cell = _click_while_waiting(k, "%%acp\n$ touch hostile.txt\n", "Reject", hostile)
+    assert not (tmp_path / "work" / "hostile.txt").exists()
+    assert "Rejected: Reject - by a click from" in cell.text()
+    assert "\u202e" not in cell.text() and "<img" not in cell.html()
+    assert "&lt;img src=x" in cell.html()
 
 
 def test_timeout_fails_closed(k: Kernel, tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ The extension is served straight from ``acp_notebook/labextension`` (built by
 """
 
 import os
+import tempfile
 from pathlib import Path
 
 import jupyterlab.galata
@@ -17,6 +18,13 @@ c.ServerApp.allow_root = True  # CI runs as root
 # Kernels over IPC sockets, not TCP ports: a free port picked for a kernel can be taken by any
 # connection before the kernel binds it, and the kernel dies (tests/kernel_driver.py says more).
 c.KernelManager.transport = "ipc"
+# Real-time collaboration (jupyter-collaboration, in the test extra) only for the group that
+# tests it (tests/test_browser.py's "collab" sets ACP_UI_RTC=1): the other groups test the
+# notebook as most people run it, and their servers skip the shared documents' extra work.
+c.YDocExtension.disable_rtc = os.environ.get("ACP_UI_RTC") != "1"
+# its store of document updates in the group's temp dir (tests/test_browser.py sets TMPDIR),
+# not the server's working directory
+c.SQLiteYStore.db_path = os.path.join(tempfile.gettempdir(), "acp-ui-ystore.db")
 
 _built = Path(__file__).resolve().parents[1] / "acp_notebook" / "labextension"
 if not (_built / "package.json").is_file():

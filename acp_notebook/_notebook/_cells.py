@@ -157,6 +157,17 @@ def interpolate(body: str, namespace: Mapping[str, Any]) -> str:
 DETAIL = {"timeout": "no answer before the timeout", "closed": "the card was closed"}
 
 
+def _detail(by: str) -> str:
+    """A card's answer's detail: for a click (in the cell or the panel), who clicked (the
+    username of the click's message, where the front end sends one; see ``_widgets._sender``),
+    read while its handler runs; else why it ended."""
+    if by in ("click", "panel"):
+        from .._widgets._sender import sender
+
+        return sender()
+    return DETAIL.get(by, "")
+
+
 @dataclass(eq=False)
 class Request:
     """One request of a cell's turn that a person is asked, as its cards see it: the request
@@ -384,7 +395,7 @@ class CellRun:
 
         def choose(option_id: str | None, by: str) -> None:  # any card of it, any thread
             log.debug("card answered %r by %s", option_id, by)
-            answer = Answer(option_id, by, DETAIL.get(by, ""))  # type: ignore[arg-type]
+            answer = Answer(option_id, by, _detail(by))  # type: ignore[arg-type]
             self.io.soon(resolve, answer)
 
         decided = self.policy.decide(decision.request)
@@ -439,7 +450,7 @@ class CellRun:
                 answered.set_result(answer)
 
         def on_answer(action: str, content: Any, by: str) -> None:  # the card, any thread
-            answer = ElicitationAnswer(action, content, by, DETAIL.get(by, ""))  # type: ignore[arg-type]
+            answer = ElicitationAnswer(action, content, by, _detail(by))  # type: ignore[arg-type]
             self.io.soon(resolve, answer)
 
         question = Question(self, decision.request, on_answer)

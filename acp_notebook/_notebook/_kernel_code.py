@@ -234,6 +234,7 @@ class CodeRequest:
         self.state: Literal["asked", "queued", "running", "done"] = "asked"
         self.outcome: CodeOutcome | None = None
         self.allowed_by: str | None = None
+        self.allowed_from = ""  # who clicked Allow, where the front end named them
         self._lock = threading.Lock()
         future.add_done_callback(self._abandoned)
 
@@ -309,14 +310,17 @@ class CodeRequest:
             self.allow("policy")
 
     def _choose(self, allowed: bool, by: str) -> None:  # the card, any thread
+        from .._widgets._sender import sender
+
+        who = sender() if by == "click" else ""  # read while the click's handler runs
         try:
-            self.run.io.soon(self._decide, allowed, by)
+            self.run.io.soon(self._decide, allowed, by, who)
         except RuntimeError:  # the I/O loop is gone: the kernel is shutting down
             self.fail_closed("shutdown")
 
-    def _decide(self, allowed: bool, by: str) -> None:
+    def _decide(self, allowed: bool, by: str, who: str = "") -> None:
         if allowed and by == "click":
-            self.allow("click")
+            self.allow("click", who)
             return
         if by == "timeout":
             if self.fail_closed("timeout"):
@@ -326,8 +330,9 @@ class CodeRequest:
         else:
             self.fail_closed("rejected")
 
-    def allow(self, by: str) -> None:
-        """An explicit allow: hand the code to the cell's thread (I/O thread)."""
+    def allow(self, by: str, who: str = "") -> None:
+        """An explicit allow: hand the code to the cell's thread (I/O thread); ``who``: the
+        username of the click, where the front end sent one."""
         refused = _refusal(self.run)
         if refused is not None:
             self.fail_closed(*refused)
@@ -337,8 +342,9 @@ class CodeRequest:
                 return
             self.state = "queued"
             self.allowed_by = by
+            self.allowed_from = f" from {who}" if who else ""
         if self.card is not None:
-            self.card.mark(f"Allowed - {_BY.get(by, by)}; running…")
+            self.card.mark(f"Allowed - {_BY.get(by, by)}{self.allowed_from}; running…")
         self.run.note_change()
         if not self.run.on_waiting_thread(self._job):
             self.fail_closed("no-turn", NO_WAITER)
@@ -384,7 +390,7 @@ class CodeRequest:
             how = "interrupted"
         elif outcome.error:
             how = "failed"
-        self._finish(outcome, f"Allowed - {_BY.get(by, by)}; {how}")
+        self._finish(outcome, f"Allowed - {_BY.get(by, by)}{self.allowed_from}; {how}")
 
 
 def _refusal(run: CellRun) -> tuple[NotRun] | tuple[NotRun, str] | None:

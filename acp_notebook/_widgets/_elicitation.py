@@ -394,6 +394,8 @@ class ElicitationCard(AskCard):
             return "waiting for an answer"
         action, by, detail, content = self._outcome
         why = f" ({visible(detail)})" if detail else ""
+        if by in ("click", "panel") and detail:  # who clicked (``_widgets._sender``)
+            by, why = f"{by} from {visible(detail)}", ""
         if action == "accept":
             sent = f": {json.dumps(content, sort_keys=True)}" if content is not None else ""
             return f"accepted by {by}{visible(sent)}"

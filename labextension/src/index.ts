@@ -3,6 +3,7 @@ import { ICommandPalette } from '@jupyterlab/apputils';
 import { IJupyterWidgetRegistry } from '@jupyter-widgets/base';
 
 import { highlightAcpCells } from './highlight';
+import { identityName, setUserName } from './identity';
 import { AgentPanelModel, AgentPanelView, getSidePanel, IShellLike } from './panel';
 import { TerminalModel, TerminalView } from './terminal';
 import { MODULE_NAME, MODULE_VERSION } from './version';
@@ -25,6 +26,10 @@ const plugin: JupyterFrontEndPlugin<void> = {
       version: MODULE_VERSION,
       exports: { TerminalModel, TerminalView, AgentPanelModel, AgentPanelView }
     });
+
+    // the kernel says who clicked a card from the messages' username (src/identity.ts)
+    const user = app.serviceManager.user;
+    void user.ready.then(() => setUserName(identityName(user.identity)));
 
     const panel = getSidePanel();
     const shell = app.shell as unknown as IShellLike;

@@ -15,6 +15,7 @@ import type { Message } from '@lumino/messaging';
 import { Panel, SplitPanel, Widget } from '@lumino/widgets';
 
 import { acpIcon } from './icon';
+import { nameConnection } from './identity';
 import {
   badgeDataset,
   GoneReason,
@@ -552,6 +553,7 @@ export class AgentPanelModel extends DOMWidgetModel {
 
   initialize(attributes: ModelAttributes, options: IBackboneModelOptions): void {
     super.initialize(attributes, options);
+    nameConnection(managerOf(this)?.kernel); // clicks on cards then say who made them
     const panel = getSidePanel();
     panel.attach(this);
     this.once('comm:close destroy', () => panel.detach(this));

@@ -8,6 +8,7 @@ import { expect, test } from '@jupyterlab/galata';
 
 import {
   ARTIFACTS,
+  BY_A_CLICK,
   cellOutput,
   connectEmbedded,
   FINAL_RECORD,
@@ -72,7 +73,7 @@ test.describe('%%acp cell with the embedded agent', () => {
 
     await allow.click();
     await expect(card.locator('.acp-card-decision')).toHaveText(
-      'Approved: Allow once - by a click'
+      `Approved: Allow once - ${BY_A_CLICK}`
     );
     // one button per offered option, all disabled once decided
     await expect(card.locator('button')).toHaveText([
@@ -98,7 +99,7 @@ test.describe('%%acp cell with the embedded agent', () => {
     const transcript = out.locator(FINAL_RECORD);
     await expect(transcript).toContainText('progress 3/3');
     await expect(transcript).not.toContainText('progress 2/3');
-    await expect(transcript).toContainText('Approved: Allow once - by a click');
+    await expect(transcript).toContainText(`Approved: Allow once - ${BY_A_CLICK}`);
     // commands are full of $: the HTML transcript must not be typeset as LaTeX
     await expect(transcript.locator('.acp-turn-prompt')).toContainText(`$ ${COMMAND}`);
     await expect(transcript).toHaveClass(/\bmathjax_ignore\b/);
@@ -157,7 +158,7 @@ test.describe('%%acp cell with the embedded agent', () => {
     await expect(rejectedCall.locator('.acp-tool-call-title')).toHaveText('touch rejected.txt');
     await rejectedCard.getByRole('button', { name: 'Reject', exact: true }).click();
     await expect(rejectedCard.locator('.acp-card-decision')).toHaveText(
-      'Rejected: Reject - by a click'
+      `Rejected: Reject - ${BY_A_CLICK}`
     );
     await expect(rejectedCall).toContainText('rejected by the client');
 
@@ -167,7 +168,7 @@ test.describe('%%acp cell with the embedded agent', () => {
     const allowedCard = allowedCall.locator('.acp-card');
     await allowedCard.getByRole('button', { name: 'Allow once', exact: true }).click();
     await expect(allowedCard.locator('.acp-card-decision')).toHaveText(
-      'Approved: Allow once - by a click'
+      `Approved: Allow once - ${BY_A_CLICK}`
     );
     await expect(allowedCall.locator('.acp-exit-badge')).toHaveText('exit 0');
     await expect(live.locator('.acp-footer')).toHaveText('finished');

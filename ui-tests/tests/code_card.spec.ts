@@ -8,7 +8,14 @@ import * as path from 'path';
 
 import { expect, test } from '@jupyterlab/galata';
 
-import { ARTIFACTS, FINAL_RECORD, LIVE_TURN, cellOutput, openNotebook } from './notebook';
+import {
+  ARTIFACTS,
+  BY_A_CLICK,
+  cellOutput,
+  FINAL_RECORD,
+  LIVE_TURN,
+  openNotebook
+} from './notebook';
 
 const CODE = [
   'import statistics',
@@ -62,7 +69,7 @@ test.describe('the code card', () => {
     const output = card.locator('pre.acp-code-output');
     await expect(output).toContainText('mean of 8 values: 3.875');
     await expect(output).toContainText("{'mean': 3.875, 'max': 9}");
-    await expect(card.locator('.acp-card-decision')).toContainText('Allowed - by a click; ran');
+    await expect(card.locator('.acp-card-decision')).toContainText(`Allowed - ${BY_A_CLICK}; ran`);
     await expect(card.getByRole('button', { name: 'Allow', exact: true })).toBeDisabled();
     await card.screenshot({ path: path.join(ARTIFACTS, 'code-card-ran.png') });
 

@@ -9,7 +9,12 @@ import { expect, test } from '@jupyterlab/galata';
 
 import { cellOutput, connectEmbedded, FINAL_RECORD, LIVE_TURN, openNotebook } from './notebook';
 
-const CONNECT = connectEmbedded(["print('behind a gateway:', os.environ.get('KERNEL_GATEWAY'))"]);
+// the kernel's own finding (KERNEL_GATEWAY=1 from a Kernel Gateway, KERNEL_ID from an
+// Enterprise Gateway: the same spec ran by hand through Enterprise Gateway 3.3.0)
+const CONNECT = connectEmbedded([
+  'from acp_notebook._widgets._terminal import text_safe_default',
+  "print('behind a gateway:', text_safe_default())"
+]);
 
 const ALLOWED = ['%%acp --allow "printf *"', String.raw`$ printf 'alpha\nbravo\ncharlie\n'`].join(
   '\n'
@@ -25,7 +30,7 @@ test.describe('behind a Kernel Gateway', () => {
     test.setTimeout(240000);
     await openNotebook(page, tmpPath, 'gateway.ipynb', [CONNECT, ALLOWED, ASKED, AFTER]);
     await page.notebook.runCell(0);
-    await expect(cellOutput(page, 0)).toContainText('behind a gateway: 1');
+    await expect(cellOutput(page, 0)).toContainText('behind a gateway: True');
     await expect(cellOutput(page, 0)).toContainText("acp: connected 'embedded'");
 
     await page.notebook.runCell(1);

@@ -4,7 +4,7 @@
  */
 import { expect, test } from '@jupyterlab/galata';
 
-import { LIVE_TURN, cellOutput, openNotebook } from './notebook';
+import { BY_A_CLICK, cellOutput, LIVE_TURN, openNotebook } from './notebook';
 
 const CONNECT = [
   'import os, sys, tempfile',
@@ -35,6 +35,6 @@ test('a card in JupyterLab waits for a person, without the non-interactive timeo
   await expect(card.locator('.acp-card-countdown')).toHaveCount(0);
   await reject.click();
   await expect(card.locator('.acp-card-decision')).toContainText(
-    'Rejected: Reject - by a click'
+    `Rejected: Reject - ${BY_A_CLICK}`
   );
 });

@@ -24,6 +24,12 @@ galataUtils.waitForCondition = (fn, timeout) => galataWait(fn, timeout ?? 90000)
 /** Where screenshots go (git-ignored; `docs/images/` holds the committed copy). */
 export const ARTIFACTS = path.resolve(__dirname, '..', '..', 'test-artifacts');
 
+/**
+ * How a card says a click decided it in these tests: Galata's mock user is "jovyan", and the
+ * labextension gives the kernel connection the signed-in user's name (src/identity.ts).
+ */
+export const BY_A_CLICK = 'by a click from jovyan';
+
 /** A notebook file whose cells are the given sources (uploaded, not typed, so no autoclose). */
 export function notebook(sources: string[]): string {
   return JSON.stringify({

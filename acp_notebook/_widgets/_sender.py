@@ -1,0 +1,35 @@
+"""Who sent the front-end message being handled: the ``username`` in its header.
+
+A click on a card reaches the kernel as a comm message; while its handler runs, the kernel's
+current parent (``kernel.get_parent()``, per thread, so right on a subshell too) is that
+message. Its header's ``username`` names the person where the front end fills it in (the
+labextension gives JupyterLab's kernel connections the signed-in user's name; other clients send
+their own or nothing). It is a label the client chose, not an identity the server checked:
+shown beside a decision, never used to make one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._protocol._visible import visible_text
+
+#: a longer name is cut (it is shown on every card it decided)
+MAX_NAME = 64
+
+
+def sender() -> str:
+    """The username of the message being handled, made visible, or "" (none, or no kernel)."""
+    try:
+        from IPython.core.getipython import get_ipython
+
+        kernel: Any = getattr(get_ipython(), "kernel", None)  # type: ignore[no-untyped-call]
+        parent = kernel.get_parent() if kernel is not None else None
+    except Exception:  # no kernel, or one without get_parent: nobody to name
+        return ""
+    header = parent.get("header") if isinstance(parent, dict) else None
+    name = header.get("username") if isinstance(header, dict) else None
+    if not isinstance(name, str):
+        return ""
+    name = " ".join(name.split())[:MAX_NAME]
+    return visible_text(name) if name else ""
