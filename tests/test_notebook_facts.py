@@ -123,3 +123,13 @@ def test_a_sessions_state_is_said_in_plain_words(state: str, stop: str | None, l
         usage="", commands=(), config=(), pending=0, closed=False,
     )  # fmt: skip
     assert state_label(facts) == label
+
+
+def test_a_grant_says_who_clicked_where_the_click_named_them() -> None:
+    from acp_notebook._notebook._facts import _by
+
+    assert _by("click", "Bob") == "click from Bob"
+    assert _by("panel", "Bob") == "panel from Bob"
+    assert _by("click", "") == "click"
+    assert _by("policy", "--allow 'rm *'") == "policy"  # a rule's detail is no person
+    assert "\u202e" not in _by("click", "\u202eBob")

@@ -316,3 +316,25 @@ def test_a_view_on_an_unstyled_page_keeps_live_terminals_and_shows_the_turn_once
         assert nb.unstyled
     finally:
         nb.shutdown()
+
+
+def test_a_panel_on_an_unstyled_page_says_so_for_turns_without_terminals() -> None:
+    """VS Code with the nbextension: its panel model says the page lacks our styles, so a turn
+    that opens no terminal (no ``ready`` to say it) shows once too."""
+    from acp_notebook._widgets import AgentPanel
+
+    class Panel:
+        def __init__(self) -> None:
+            self.panel = AgentPanel()
+
+    nb = Notebook()
+    holder = Panel()
+    try:
+        nb.attach_panel(holder)
+        message = {"type": "rendered", "sidebar": False, "unstyled": True}
+        holder.panel._handle_front_end_msg(holder.panel, message, [])
+        assert nb.extension is True and nb.unstyled
+        assert not holder.panel.rendered
+    finally:
+        holder.panel.close()
+        nb.shutdown()

@@ -153,6 +153,12 @@ def test_python_readers_take_only_the_messages_views_send() -> None:
 def test_a_panel_without_a_sidebar_says_so_only_with_false() -> None:
     read = _protocols.read_panel_message
     assert read({"type": "rendered", "sidebar": False}) == {"type": "rendered", "sidebar": False}
+    assert read({"type": "rendered", "sidebar": False, "unstyled": True}) == {
+        "type": "rendered",
+        "sidebar": False,
+        "unstyled": True,
+    }
+    assert read({"type": "rendered", "unstyled": 1}) == {"type": "rendered"}
     for sidebar in (True, 0, "false", None):
         assert read({"type": "rendered", "sidebar": sidebar}) == {"type": "rendered"}
 

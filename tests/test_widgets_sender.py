@@ -60,5 +60,67 @@ def test_a_hostile_name_is_cut_and_its_hidden_characters_shown(
 ) -> None:
     _with_parent(monkeypatch, {"header": {"username": "\u202eevil" + "x" * 200}})
     name = sender()
-    assert "\u202e" not in name and "RLO" in name
-    assert name.endswith("x") and name.count("x") == MAX_NAME - len("\u202eevil")
+    assert "\u202e" not in name and name.startswith("⟨U+202E RLO⟩evil")
+    assert len(name) == MAX_NAME and name.endswith("x…")
+
+
+def test_the_classic_notebooks_placeholder_names_nobody(monkeypatch: pytest.MonkeyPatch) -> None:
+    _with_parent(monkeypatch, {"header": {"username": "username"}})  # nbclassic's kernel.js
+    assert sender() == ""
+
+
+def test_hidden_characters_do_not_stretch_the_name_past_its_cap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _with_parent(monkeypatch, {"header": {"username": "\u200b" * 64}})
+    name = sender()
+    assert len(name) == MAX_NAME and name.endswith("…") and "\u200b" not in name
+
+
+def test_a_question_checked_off_the_clicking_thread_names_the_clicker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A field with a pattern is checked on a thread of its own; the answer still carries who
+    clicked, read there from the click's context (the kernel's parent is a context variable,
+    which a new thread does not inherit)."""
+    import contextvars
+    import threading
+
+    from pydantic import TypeAdapter
+
+    import acp_notebook._protocol as p
+    from acp_notebook._widgets import ElicitationCard, _sender
+
+    clicker: contextvars.ContextVar[str] = contextvars.ContextVar("clicker", default="nobody")
+    monkeypatch.setattr(_sender, "sender", clicker.get)
+    request = TypeAdapter(p.CreateElicitationRequest).validate_python(
+        {
+            "sessionId": "s1",
+            "mode": "form",
+            "message": "Your code?",
+            "requestedSchema": {
+                "type": "object",
+                "properties": {"code": {"type": "string", "pattern": "^[a-z]+$"}},
+            },
+        }
+    )
+    answers: list[tuple[str, str, str]] = []
+
+    def on_answer(action: str, content: Any, by: str) -> None:
+        answers.append((action, by, _sender.sender()))
+
+    card = ElicitationCard(request, on_answer)
+    try:
+        card.fields["code"].widget.value = "abc"
+
+        def click() -> None:  # the click's handler, on the thread that got the message
+            clicker.set("Bob")
+            card.buttons["accept"].click()
+
+        clicking = threading.Thread(target=click)
+        clicking.start()
+        clicking.join(10)
+        assert card.wait_checked(10)
+        assert answers == [("accept", "click", "Bob")]
+    finally:
+        card.close_quietly()

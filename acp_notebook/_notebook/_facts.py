@@ -236,11 +236,23 @@ def grant_facts(nb: Notebook, handles: Iterable[AgentHandle] | None = None) -> l
                         session=visible(nb.name_of(session) or "(unnamed)"),
                         session_id=visible(session.id),
                         agent=visible(handle.name),
-                        by=visible(str(decision.decided_by)),
-                        detail=visible(decision.detail),
+                        by=_by(decision.decided_by, decision.detail),
+                        detail="" if _clicked(decision.decided_by) else visible(decision.detail),
                     )
                 )
     return found
+
+
+def _clicked(decided_by: object) -> bool:
+    return decided_by in ("click", "panel")
+
+
+def _by(decided_by: object, detail: str) -> str:
+    """How a grant was decided: ``click from Bob`` where a click's message named its sender
+    (``_widgets._sender``), else the path alone."""
+    if _clicked(decided_by) and detail:
+        return visible(f"{decided_by} from {detail}")
+    return visible(str(decided_by))
 
 
 def _grant_line(f: GrantFacts) -> str:

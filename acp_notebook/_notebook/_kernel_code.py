@@ -245,14 +245,15 @@ class CodeRequest:
             self.fail_closed("cancelled", ABANDONED)
 
     # -- settling (any thread) -------------------------------------------------------------
-    def fail_closed(self, reason: str, detail: str = "") -> bool:
-        """Settle a request that has not started: it never runs. False if it started."""
+    def fail_closed(self, reason: str, detail: str = "", shown: str = "") -> bool:
+        """Settle a request that has not started: it never runs. False if it started.
+        ``shown``: more for the card's line only (who clicked; the agent is not told)."""
         with self._lock:
             if self.state not in ("asked", "queued"):
                 return False
             self.state = "done"
             self.outcome = _not_run(reason, detail)
-        self._finish(self.outcome, f"Not run - {self.outcome.error}")
+        self._finish(self.outcome, f"Not run - {self.outcome.error}{shown}")
         return True
 
     def _finish(self, outcome: CodeOutcome, line: str) -> None:
@@ -328,7 +329,7 @@ class CodeRequest:
         elif by == "closed":
             self.fail_closed("turn-ended", "the code card was closed (the cell ran again?)")
         else:
-            self.fail_closed("rejected")
+            self.fail_closed("rejected", shown=f" ({_BY['click']} from {who})" if who else "")
 
     def allow(self, by: str, who: str = "") -> None:
         """An explicit allow: hand the code to the cell's thread (I/O thread); ``who``: the

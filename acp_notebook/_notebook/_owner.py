@@ -172,7 +172,7 @@ class Notebook:
         on_rendered = getattr(model, "on_rendered", None)
         if on_rendered is None:
             return
-        on_rendered(self.extension_seen)
+        on_rendered(lambda: self.extension_seen(unstyled=getattr(model, "unstyled", False)))
         self._await_panel(model, PANEL_TRIES)
 
     def _await_panel(self, model: Any, tries: int) -> None:

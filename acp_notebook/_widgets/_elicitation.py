@@ -19,6 +19,7 @@ text field with its raw schema.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 import threading
@@ -306,8 +307,14 @@ class ElicitationCard(AskCard):
             elif self._has_pattern():
                 # A pattern is the agent's code (issue 22, finding 12): its check (bounded by
                 # PATTERN_BUDGET) runs in a thread of its own, never on the kernel's main one.
+                # run in a copy of the click's context: the kernel's current parent (who
+                # clicked, ``_sender``) is a context variable a new thread would not inherit
+                clicked = contextvars.copy_context()
                 checker = threading.Thread(
-                    target=self._submit_logged, name="acp-question-check", daemon=True
+                    target=clicked.run,
+                    args=(self._submit_logged,),
+                    name="acp-question-check",
+                    daemon=True,
                 )
                 self._checker = checker
                 checker.start()
@@ -393,15 +400,18 @@ class ElicitationCard(AskCard):
         if self._outcome is None:
             return "waiting for an answer"
         action, by, detail, content = self._outcome
+        how = f"by {by}"
         why = f" ({visible(detail)})" if detail else ""
         if by in ("click", "panel") and detail:  # who clicked (``_widgets._sender``)
-            by, why = f"{by} from {visible(detail)}", ""
+            who = visible(detail)
+            how = f"by a click from {who}" if by == "click" else f"from the side panel, by {who}"
+            why = ""
         if action == "accept":
             sent = f": {json.dumps(content, sort_keys=True)}" if content is not None else ""
-            return f"accepted by {by}{visible(sent)}"
+            return f"accepted {how}{visible(sent)}"
         if action == "decline":
-            return f"declined by {by}{why}"
-        return f"cancelled by {by}{why}"
+            return f"declined {how}{why}"
+        return f"cancelled {how}{why}"
 
     # -- text --------------------------------------------------------------------------------
     def request_html(self) -> str:

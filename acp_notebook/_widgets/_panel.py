@@ -49,6 +49,8 @@ class AgentPanel(ipywidgets.DOMWidget):  # type: ignore[misc]
         self.rendered = False
         #: a front end with the extension's views holds the model (sidebar or not)
         self.answered = False
+        #: the last front end that said so has a page without the extension's styles (VS Code)
+        self.unstyled = False
         self._rendered_callbacks: list[Callable[[], None]] = []
         self.on_msg(self._handle_front_end_msg)
 
@@ -82,6 +84,7 @@ class AgentPanel(ipywidgets.DOMWidget):  # type: ignore[misc]
         message = read_panel_message(content)
         if message is not None:  # "rendered", the only one
             self.answered = True
+            self.unstyled = message.get("unstyled", False)
             if message.get("sidebar", True):
                 self.rendered = True
             for rendered in list(self._rendered_callbacks):

@@ -169,12 +169,14 @@ PanelToFrontEnd = PanelScrollTo | PanelCopy | PanelDownload
 
 class _Sidebar(TypedDict, total=False):
     sidebar: bool
+    unstyled: bool
 
 
 class PanelRendered(_Sidebar):
     """A front end with the labextension holds the panel. ``sidebar`` False: a front end with
-    the nbextension (the classic notebook) renders the extension's views but has no sidebar to
-    show the panel in."""
+    the nbextension (the classic notebook, VS Code) renders the extension's views but has no
+    sidebar to show the panel in; ``unstyled``: its page lacks the extension's output-area
+    styles (VS Code), as a terminal's ``ready`` may say."""
 
     type: Literal["rendered"]
 
@@ -223,5 +225,7 @@ def read_panel_message(content: object) -> PanelFromFrontEnd | None:
         rendered = PanelRendered(type="rendered")
         if content.get("sidebar") is False:
             rendered["sidebar"] = False
+        if content.get("unstyled") is True:
+            rendered["unstyled"] = True
         return rendered
     return None

@@ -16,6 +16,8 @@ from .._protocol._visible import visible_text
 
 #: a longer name is cut (it is shown on every card it decided)
 MAX_NAME = 64
+#: what the classic notebook puts in every header (its kernel.js hard-codes it): nobody's name
+PLACEHOLDER = "username"
 
 
 def sender() -> str:
@@ -29,7 +31,7 @@ def sender() -> str:
         return ""
     header = parent.get("header") if isinstance(parent, dict) else None
     name = header.get("username") if isinstance(header, dict) else None
-    if not isinstance(name, str):
+    if not isinstance(name, str) or name == PLACEHOLDER:
         return ""
-    name = " ".join(name.split())[:MAX_NAME]
-    return visible_text(name) if name else ""
+    name = visible_text(" ".join(name.split()))  # a hidden character becomes a longer marker
+    return name if len(name) <= MAX_NAME else name[: MAX_NAME - 1] + "…"

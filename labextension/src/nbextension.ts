@@ -13,7 +13,7 @@ import xtermCss from '@xterm/xterm/css/xterm.css';
 
 import baseCss from '../style/base.css';
 import classicCss from '../style/classic.css';
-import { isClassicNotebook, setUnstyledPage } from './page';
+import { isClassicNotebook, pageUnstyled, setUnstyledPage } from './page';
 import { IPanelRendered } from './protocol';
 import { TerminalModel, TerminalView } from './terminal';
 import { panelModelDefaults } from './version';
@@ -45,6 +45,9 @@ export class AgentPanelModel extends DOMWidgetModel {
   initialize(attributes: ModelAttributes, options: IBackboneModelOptions): void {
     super.initialize(attributes, options);
     const rendered: IPanelRendered = { type: 'rendered', sidebar: false };
+    if (pageUnstyled()) {
+      rendered.unstyled = true; // VS Code: a turn with no terminal must show once too
+    }
     this.send({ ...rendered }, {});
   }
 }

@@ -103,10 +103,12 @@ export interface IPanelDownload {
 export type PanelToFrontEnd = IPanelScrollTo | IPanelCopy | IPanelDownload;
 
 /** A front end with this extension holds the panel; `sidebar: false`: it renders this
- * extension's views but has no side panel to show it in (the classic notebook). */
+ * extension's views but has no side panel to show it in (the nbextension); `unstyled`: its page
+ * lacks the extension's output-area styles (VS Code), as a terminal's `ready` says. */
 export interface IPanelRendered {
   type: 'rendered';
   sidebar?: boolean;
+  unstyled?: boolean;
 }
 
 export type PanelFromFrontEnd = IPanelRendered;

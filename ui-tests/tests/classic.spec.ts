@@ -91,6 +91,9 @@ test.describe('the classic notebook with the nbextension', () => {
     await expect(allow).toBeEnabled({ timeout: 60000 });
     await expect(asked.locator('.acp-card:visible')).toHaveCount(1);
     await allow.click();
+    // the classic notebook sends the placeholder "username" in every header: nobody is named
+    const decision = asked.locator('.acp-turn:not(.acp-turn-static) .acp-card-decision');
+    await expect(decision).toHaveText('Approved: Allow once - by a click', { timeout: 60000 });
     await expect(asked.locator('.acp-turn:not(.acp-turn-static) .acp-terminal')).toHaveAttribute(
       'data-run',
       /ok|exited/,
