@@ -9,7 +9,7 @@ import * as path from 'path';
 import { expect, test } from '@jupyterlab/galata';
 
 import { CONNECT_SCENARIOS, CONNECTED_SCENARIOS, field, fillDeploymentForm } from './forms';
-import { ARTIFACTS, LIVE_TURN, cellOutput, openNotebook } from './notebook';
+import { ARTIFACTS, BY_A_CLICK, LIVE_TURN, cellOutput, openNotebook } from './notebook';
 
 test.describe('a question form', () => {
   test('filled with the keyboard and the mouse, its answer reaches the agent', async ({
@@ -45,7 +45,7 @@ test.describe('a question form', () => {
     await form.screenshot({ path: path.join(ARTIFACTS, 'question-form-filled.png') });
 
     await form.getByRole('button', { name: 'Submit', exact: true }).click();
-    await expect(form.locator('.acp-card-decision')).toContainText('accepted by click');
+    await expect(form.locator('.acp-card-decision')).toContainText(`accepted ${BY_A_CLICK}`);
     await expect(form.locator('button:enabled')).toHaveCount(0);
     // The agent checked the answer against its schema and quotes it.
     const reply = live.locator('.acp-message');

@@ -8,7 +8,7 @@
 import { expect, test } from '@jupyterlab/galata';
 
 import { CONNECT_SCENARIOS, CONNECTED_SCENARIOS, field, fillDeploymentForm } from './forms';
-import { LIVE_TURN, cellOutput, connectEmbedded, openNotebook } from './notebook';
+import { BY_A_CLICK, LIVE_TURN, cellOutput, connectEmbedded, openNotebook } from './notebook';
 
 const ASKED = ['%%acp', '$ touch approved.txt'].join('\n');
 const CHECK = 'print("approved:", os.path.exists("approved.txt"))';
@@ -65,7 +65,7 @@ for (const mode of ['disabled', 'perComm']) {
         await expect(accept).toBeEnabled({ timeout: 60000 });
         await accept.click();
       }
-      await expect(form.locator('.acp-card-decision')).toContainText('accepted by click');
+      await expect(form.locator('.acp-card-decision')).toContainText(`accepted ${BY_A_CLICK}`);
       const reply = live.locator('.acp-message');
       await expect(reply).toContainText('"action":"accept"');
       if (scenario === 'form') {
