@@ -22,7 +22,8 @@ test.describe('a command carried on by a later turn', () => {
     page,
     tmpPath
   }) => {
-    test.setTimeout(120000);
+    // a guard, not a sync: three cells and a background command, on a loaded CI machine
+    test.setTimeout(240000);
     await openNotebook(page, tmpPath, 'carried.ipynb', [
       CONNECT,
       '%%acp\nstart the log',
