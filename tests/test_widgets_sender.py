@@ -124,3 +124,12 @@ def test_a_question_checked_off_the_clicking_thread_names_the_clicker(
         assert answers == [("accept", "click", "Bob")]
     finally:
         card.close_quietly()
+
+
+def test_a_named_click_has_one_wording_for_every_card() -> None:
+    from acp_notebook._widgets._sender import clicked_by
+
+    assert clicked_by("click", "Bob") == "by a click from Bob"
+    assert clicked_by("panel", "Bob") == "from the side panel, by Bob"
+    for by, who in [("click", ""), ("panel", ""), ("policy", "--allow x"), ("timeout", "t")]:
+        assert clicked_by(by, who) is None

@@ -53,6 +53,7 @@ from ._parts import (
     visible_lines,
     wire,
 )
+from ._sender import clicked_by
 
 __all__ = [
     "ChooseCallback",
@@ -280,10 +281,8 @@ def describe_decision(
         by = f"invalid request: {invalid}"
     elif decided_by == "policy":
         by = f"by policy {detail}" if detail else "by a policy rule"
-    elif decided_by in ("click", "panel") and detail:  # who clicked (``_widgets._sender``)
-        by = (
-            f"by a click from {detail}" if decided_by == "click" else f"{_BY['panel']}, by {detail}"
-        )
+    elif (named := clicked_by(decided_by, detail)) is not None:  # who clicked
+        by = named
     else:
         by = _BY.get(decided_by or "", f"by {decided_by or 'an unknown path'}")
         if detail and decided_by not in ("click", "panel", "timeout", "closed"):  # "earlier": it

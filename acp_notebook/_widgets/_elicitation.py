@@ -34,6 +34,7 @@ from .._client._elicitation import message_of, schema_of, too_many_fields
 from ._acks import acknowledge_running_kernel
 from ._asking import AskCard
 from ._parts import NO_MATH, STYLE, e, visible, visible_lines
+from ._sender import clicked_by
 from ._url import read_url
 
 __all__ = ["AnswerCallback", "ElicitationCard", "url_domain"]
@@ -402,10 +403,9 @@ class ElicitationCard(AskCard):
         action, by, detail, content = self._outcome
         how = f"by {by}"
         why = f" ({visible(detail)})" if detail else ""
-        if by in ("click", "panel") and detail:  # who clicked (``_widgets._sender``)
-            who = visible(detail)
-            how = f"by a click from {who}" if by == "click" else f"from the side panel, by {who}"
-            why = ""
+        named = clicked_by(by, visible(detail) if detail else "")
+        if named is not None:  # who clicked (``_sender``)
+            how, why = named, ""
         if action == "accept":
             sent = f": {json.dumps(content, sort_keys=True)}" if content is not None else ""
             return f"accepted {how}{visible(sent)}"

@@ -35,3 +35,15 @@ def sender() -> str:
         return ""
     name = visible_text(" ".join(name.split()))  # a hidden character becomes a longer marker
     return name if len(name) <= MAX_NAME else name[: MAX_NAME - 1] + "…"
+
+
+def clicked_by(decided_by: str | None, who: str) -> str | None:
+    """How a click that named its sender decided, in a card's words ("by a click from Bob",
+    "from the side panel, by Bob"); None for any other answer (``who`` is already visible)."""
+    if not who:
+        return None
+    if decided_by == "click":
+        return f"by a click from {who}"
+    if decided_by == "panel":
+        return f"from the side panel, by {who}"
+    return None
