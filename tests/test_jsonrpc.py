@@ -642,14 +642,12 @@ async def test_deep_notification_is_reported_not_handled() -> None:
 
 async def deep_notifications(conn: Connection, peer: RawPeer) -> None:
     note = b'{"jsonrpc":"2.0","method":"deep","params":'
-    # parses, but too deep: it is known to be a notification, so nothing is answered
+    # too deep, but known to be a notification, however deep (the reader cuts what nests past
+    # MAX_DEPTH before decoding, and reads the rest): nothing is answered
     await peer.send_raw(note + deep_list(300) + b"}\n")
-    # cannot be parsed: nobody knows whether an id follows, so it is answered with id null
     await peer.send_raw(note + deep_list(100_000) + b"}\n")
     await peer.send({"jsonrpc": "2.0", "method": "shallow"})
-    reply = await peer.recv()
-    assert reply["id"] is None and reply["error"]["code"] == -32700
-    await still_alive(conn, peer)
+    await still_alive(conn, peer)  # its first answer is the first thing written back
 
 
 async def test_deep_answer_to_our_request_fails_that_request_only() -> None:
@@ -689,14 +687,19 @@ async def test_deep_batch_element_is_refused_alone() -> None:
         assert replies[1]["result"]["method"] == "a"
         assert replies[2]["error"]["code"] == -32700
         assert replies[3]["result"]["method"] == "c"
-        # a batch too deep to parse at all is one bad line
-        await peer.send_raw(b"[" + request_line(4, deep_list(5000))[:-1] + b"]\n")
-        reply = await peer.recv()
-        assert reply["id"] is None and reply["error"]["code"] == -32700
+        # however deep: the element is read with what nests too deep cut out, and refused alone
+        await peer.send_raw(
+            b"["
+            + request_line(4, deep_list(5000))[:-1]
+            + b',{"jsonrpc":"2.0","id":5,"method":"e"}]\n'
+        )
+        replies = {r["id"]: r for r in [await peer.recv() for _ in range(2)]}
+        assert replies[4]["error"]["code"] == -32700
+        assert replies[5]["result"]["method"] == "e"
         await still_alive(conn, peer)
 
 
-async def test_id_after_the_deep_member_or_in_use_is_not_guessed() -> None:
+async def test_id_after_the_deep_member_is_read_and_one_in_use_is_not_answered_twice() -> None:
     release = anyio.Event()
 
     async def handler(method: str, params: Any) -> Any:
@@ -706,14 +709,15 @@ async def test_id_after_the_deep_member_or_in_use_is_not_guessed() -> None:
 
     with anyio.fail_after(20):
         async with raw_peer(request_handler=handler) as (_conn, peer):
-            await ids_not_guessed(peer, release)
+            await deep_ids_answered_once(peer, release)
 
 
-async def ids_not_guessed(peer: RawPeer, release: anyio.Event) -> None:
-    # the id comes after the member that cannot be read: it is not looked for
+async def deep_ids_answered_once(peer: RawPeer, release: anyio.Event) -> None:
+    # the id comes after the member nested too deeply: it is read all the same (the reader
+    # cuts out what nests too deep before decoding), and the refusal answers it
     await peer.send_raw(b'{"jsonrpc":"2.0","params":' + deep_list(100_000) + b',"id":3}\n')
     reply = await peer.recv()
-    assert reply["id"] is None and reply["error"]["code"] == -32700
+    assert reply["id"] == 3 and reply["error"]["code"] == -32700
     # an id that is in use by a request being served is not answered a second time
     await peer.send({"jsonrpc": "2.0", "id": 4, "method": "slow"})
     await peer.send_raw(request_line(4, deep_list(100_000)))

@@ -17,6 +17,7 @@ from acp_notebook._connection._lines import (
     leading_members,
     memory_byte_pipe,
     nested_deeper,
+    prune_deeper,
 )
 
 pytestmark = pytest.mark.anyio
@@ -137,6 +138,54 @@ def test_decode_json_line_refuses_with_a_reason(line: bytes, reason: str) -> Non
         decode_json_line(line)
     assert info.value.reason == reason
     assert info.value.text == line.decode("utf-8", "replace")
+
+
+@pytest.mark.parametrize(
+    ("text", "pruned"),
+    [
+        ("[[[1]]]", "[[[1]]]"),  # within the limit: the same text
+        ("[[[[1]]]]", "[[[[]]]]"),  # the fourth level is one [] past the limit
+        ('{"a":{"b":{"c":{"d":1}}},"id":7}', '{"a":{"b":{"c":[]}},"id":7}'),
+        ("[[[[1],[2]],[[[3]]]]]", "[[[[],[]],[[]]]]"),  # every container past it, each once
+        ('["[[[[", {"x": "]]]]{{{{"}]', '["[[[[", {"x": "]]]]{{{{"}]'),  # strings do not count
+        ('["\\"[[[[\\"", 1]', '["\\"[[[[\\"", 1]'),  # nor escaped quotes inside them
+        ('["[[[[', '["[[[['),  # an unterminated string: left for the decoder
+        ("[[[[[[", "[[["),  # a container past the limit never closes: the line stops before it
+    ],
+)
+def test_prune_deeper_cuts_what_nests_past_the_limit(text: str, pruned: str) -> None:
+    assert prune_deeper(text, 3) == pruned
+
+
+def test_a_deep_line_decodes_pruned_never_near_the_recursion_limit() -> None:
+    # 100,000 levels decode as MAX_DEPTH + 1 levels with the members around them intact, and the
+    # decoder is never handed the deep text (it would raise RecursionError)
+    line = b'{"params":' + b"[" * 100_000 + b"]" * 100_000 + b',"id":3}'
+    value = decode_json_line(line, max_depth=4)
+    assert value == {"params": [[[[]]]], "id": 3}
+    assert nested_deeper(value, 4) and not nested_deeper(value, 5)
+    with pytest.raises(BadJson) as info:  # the same line, without a limit
+        decode_json_line(line)
+    assert info.value.reason == "nested too deeply"
+
+
+@given(
+    st.recursive(
+        st.integers() | st.text(max_size=3),
+        lambda inner: (
+            st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+        ),
+        max_leaves=20,
+    ),
+    st.integers(1, 6),
+)
+def test_prune_deeper_matches_the_decoded_depth(value: Any, limit: int) -> None:
+    text = json.dumps(value)
+    pruned = json.loads(prune_deeper(text, limit))
+    if nested_deeper(value, limit):
+        assert nested_deeper(pruned, limit) and not nested_deeper(pruned, limit + 1)
+    else:
+        assert pruned == value
 
 
 def test_decode_json_line_accepts_what_json_allows() -> None:

@@ -27,6 +27,7 @@ Works on plain JSON values (dicts), not on protocol models.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import json
 import logging
@@ -49,6 +50,7 @@ from ._errors import (
     RpcError,
 )
 from ._lines import (
+    TOO_DEEP,
     BadJson,
     LineReader,
     LineTooLong,
@@ -506,7 +508,7 @@ class Connection:
 
     async def _read_loop(self) -> None:
         reader = self._lines
-        decode = decode_json_line
+        decode = functools.partial(decode_json_line, max_depth=MAX_DEPTH)
         log_append = self.log.append
         cancelled = anyio.get_cancelled_exc_class()
         try:
@@ -799,7 +801,7 @@ class Connection:
             logger.debug("%s: answer to %s dropped, connection closed", self.name, method)
 
 
-_TOO_DEEP: Final = "nested too deeply"  # the same words as a RecursionError in the decoder
+_TOO_DEEP: Final = TOO_DEEP  # the words of `decode_json_line` for a line nested too deeply
 
 # A line over `WIDE_CHECK_BYTES` with more than `MAX_VALUES` separators and containers is a bad
 # line: a 16 MiB `[[],[],...]` decodes to about 350 MiB. Real ACP lines are long because of

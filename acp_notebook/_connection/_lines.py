@@ -7,7 +7,10 @@ then reports the line as a `LineTooLong` item.
 
 `decode_json_line` reads one line as JSON within bounds: anything the decoder refuses
 (invalid UTF-8, bad syntax, nesting too deep for the parser, an integer of too many digits,
-``NaN``/``Infinity``) is a `BadJson` with a short reason, never another exception.
+``NaN``/``Infinity``) is a `BadJson` with a short reason, never another exception. Given a
+``max_depth``, what nests deeper is cut out before the decoder sees it (`prune_deeper`), so
+the decoder never recurses near the interpreter's limit (where a garbage collection running
+finalizers inside the recursion could raise in them, far from the line).
 `nested_deeper` tells a parsed value that nests deeper than a limit (cheaply for the common
 case), and `leading_members` reads what it can of an object that failed to parse.
 
@@ -27,6 +30,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 __all__ = [
     "DEFAULT_CHUNK_BYTES",
+    "TOO_DEEP",
     "BadJson",
     "LineReader",
     "LineTooLong",
@@ -36,6 +40,7 @@ __all__ = [
     "leading_members",
     "memory_byte_pipe",
     "nested_deeper",
+    "prune_deeper",
 ]
 
 DEFAULT_CHUNK_BYTES = 256 * 1024
@@ -190,16 +195,21 @@ def _skip_ws(text: str, pos: int) -> int:
     return pos if found is None else found.end()
 
 
-def decode_json_line(line: bytes) -> Any:
+def decode_json_line(line: bytes, max_depth: int | None = None) -> Any:
     """The JSON value of ``line``; raises `BadJson` (and only that) when it has none.
 
     ``NaN``, ``Infinity`` and ``-Infinity`` are refused (they are not JSON); lone surrogate
-    escapes such as ``"\\ud800"`` are accepted, as the JSON grammar allows them.
+    escapes such as ``"\\ud800"`` are accepted, as the JSON grammar allows them. With
+    ``max_depth``, what nests deeper is never decoded: each array or object opening below
+    that depth decodes as ``[]`` (`prune_deeper`), so the value nests ``max_depth + 1`` levels
+    there, for the caller's `nested_deeper` to refuse it whole.
     """
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise BadJson(str(exc), line.decode("utf-8", "replace")) from exc
+    if max_depth is not None:
+        text = prune_deeper(text, max_depth)
     try:
         return _decode(text)
     except json.JSONDecodeError as exc:
@@ -209,7 +219,55 @@ def decode_json_line(line: bytes) -> Any:
     except ValueError as exc:  # the only other one: int() refusing more than 4300 digits
         raise BadJson("an integer with too many digits", text) from exc
     except RecursionError as exc:
-        raise BadJson("nested too deeply", text) from exc
+        raise BadJson(TOO_DEEP, text) from exc
+
+
+TOO_DEEP = "nested too deeply"
+
+# A JSON string (escapes included), a bracket, or a quote that opens a string never closed.
+_STRING_OR_BRACKET = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]|"')
+
+
+def prune_deeper(text: str, limit: int) -> str:
+    """``text`` with each array or object that opens more than ``limit`` levels deep (``[]`` is
+    1) replaced by ``[]``, so that what it decodes to nests exactly ``limit + 1`` levels where the
+    line nested deeper; ``text`` itself when nothing nests that deep. A container that deep which
+    never closes is cut off with the rest of the line (what is left does not parse either).
+    Brackets inside strings do not count.
+
+    A line with no more than ``limit`` opening brackets is returned at once (two counts);
+    otherwise its strings and brackets are visited in one pass of a compiled pattern (strings
+    whole), without recursion. It reads brackets, not grammar: what is not JSON stays so for the
+    decoder to refuse.
+    """
+    if text.count("[") + text.count("{") <= limit:
+        return text
+    pieces: list[str] = []
+    kept = 0  # text[:kept] is in pieces
+    cut: int | None = None  # where the container being dropped opened
+    depth = 0
+    for found in _STRING_OR_BRACKET.finditer(text):
+        token = found.group()
+        if token == '"':
+            return text  # an unterminated string: the decoder says so
+        if token == "[" or token == "{":
+            depth += 1
+            if depth == limit + 1 and cut is None:
+                cut = found.start()
+        elif token == "]" or token == "}":
+            if depth == limit + 1 and cut is not None:
+                pieces.append(text[kept:cut])
+                pieces.append("[]")
+                kept = found.end()
+                cut = None
+            depth -= 1
+    if cut is not None:
+        pieces.append(text[kept:cut])
+        return "".join(pieces)
+    if not pieces:
+        return text
+    pieces.append(text[kept:])
+    return "".join(pieces)
 
 
 def nested_deeper(value: Any, limit: int, line: bytes | None = None) -> bool:
