@@ -25,6 +25,9 @@ module.exports = {
     baseURL: `http://localhost:${port}`,
     trace: 'off',
     reducedMotion: 'reduce',
+    // a click or fill that cannot happen fails after a minute, naming its line, rather than
+    // spending what is left of the test's time (Playwright's default is no limit)
+    actionTimeout: 60000,
     video: 'off',
     screenshot: 'only-on-failure',
     launchOptions: {

@@ -8,7 +8,7 @@
  */
 import * as path from 'path';
 
-import { expect, galata, test } from '@jupyterlab/galata';
+import { expect, galata, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
 
 import {
   ARTIFACTS,
@@ -33,6 +33,17 @@ const BOB = {
   },
   permissions: {}
 };
+
+/**
+ * Trust the active notebook, each wait bounded (Galata's `trust` goes through the command
+ * palette, and its clicks wait without a limit of their own).
+ */
+async function trust(page: IJupyterLabPageFixture): Promise<void> {
+  const done = page.evaluate(() => (window as any).jupyterapp.commands.execute('notebook:trust'));
+  await page.locator('.jp-Dialog').getByRole('button', { name: 'Trust' }).click();
+  await done;
+  await expect(page.locator('[data-icon="ui-components:trusted"]')).toHaveCount(1);
+}
 
 test.describe('two people on one notebook', () => {
   test('one approves, both cards say it and who', async ({
@@ -65,7 +76,7 @@ test.describe('two people on one notebook', () => {
     // in an untrusted output: the second person trusts the notebook first (trusting it while a
     // cell runs rewrites the shared outputs under the running cell, and the first person's
     // live view can be lost to the transcript)
-    expect(await bob.notebook.trust()).toBe(true);
+    await trust(bob);
 
     await page.notebook.runCell(1, { wait: false });
     const mine = cellOutput(page, 1).locator(LIVE_TURN).locator('.acp-card');

@@ -4,7 +4,7 @@
 import * as path from 'path';
 
 import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
-import type { Locator } from '@playwright/test';
+import type { Locator, Page } from '@playwright/test';
 
 /**
  * Galata waits at most 15 s for a condition it is given no limit for: JupyterLab's start
@@ -20,6 +20,34 @@ const galataUtils = require('@jupyterlab/galata/lib/utils') as {
 };
 const galataWait = galataUtils.waitForCondition;
 galataUtils.waitForCondition = (fn, timeout) => galataWait(fn, timeout ?? 90000);
+
+/**
+ * Galata's `runCell` (and `runCellByCell`, `run`) waits for the cell by polling forever: for the
+ * status bar's "Idle" with no limit, then for the cell's execution count with no limit at all.
+ * A cell that never finishes then costs the whole test's timeout, and the report names no line.
+ * The same wait, bounded: a cell gets `RUN_LIMIT` ms, then fails saying which cell it was.
+ */
+export const RUN_LIMIT = 150000;
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const galataNotebook = require('@jupyterlab/galata/lib/helpers/notebook') as {
+  NotebookHelper: {
+    prototype: { waitForRun(this: { page: Page }, cellIndex?: number): Promise<void> };
+  };
+};
+galataNotebook.NotebookHelper.prototype.waitForRun = async function (cellIndex?: number) {
+  const deadline = Date.now() + RUN_LIMIT;
+  await this.page.locator('#jp-main-statusbar >> text=Idle').waitFor({ timeout: RUN_LIMIT });
+  const executed = (index: number | undefined) =>
+    (
+      window as unknown as { galata: { haveBeenExecuted(i?: number): boolean } }
+    ).galata.haveBeenExecuted(index);
+  while (!(await this.page.evaluate(executed, cellIndex))) {
+    if (Date.now() > deadline) {
+      throw new Error(`cell ${cellIndex ?? '(all)'} did not finish within ${RUN_LIMIT / 1000} s`);
+    }
+    await this.page.waitForTimeout(20);
+  }
+};
 
 /** Where screenshots go (git-ignored; `docs/images/` holds the committed copy). */
 export const ARTIFACTS = path.resolve(__dirname, '..', '..', 'test-artifacts');
