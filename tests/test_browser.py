@@ -110,18 +110,15 @@ def _playwright(specs: tuple[str, ...], env: dict[str, str]) -> str:
 # test command can run them side by side (each group has its own JupyterLab server on its own
 # port, its own temp dir and its own output dir). Each group is about as long as the others.
 GROUPS: dict[str, tuple[str, ...]] = {
-    "cells": (
-        "acp_cell.spec.ts",
-        "big_edit.spec.ts",
-        "code_card.spec.ts",
-        "context.spec.ts",
-        "noninteractive.spec.ts",
-        "question_form.spec.ts",
-    ),
-    "panel": ("panel.spec.ts", "panel_kernels.spec.ts", "restart.spec.ts", "subshells.spec.ts"),
-    "terminals": (
-        "terminal.spec.ts",
-        "terminal_render.spec.ts",
+    # A group's specs run one after another on one server; the groups run side by side on the
+    # suite's workers. The longest group is the browser tier's floor: none holds more than
+    # about four minutes of a loaded run (--durations in a CI log).
+    "cells": ("acp_cell.spec.ts", "big_edit.spec.ts", "code_card.spec.ts"),
+    "forms": ("context.spec.ts", "noninteractive.spec.ts", "question_form.spec.ts"),
+    "panel": ("panel.spec.ts", "panel_kernels.spec.ts"),
+    "kernels": ("restart.spec.ts", "subshells.spec.ts"),
+    "terminals": ("terminal.spec.ts", "terminal_render.spec.ts"),
+    "turns": (
         "terminal_phase.spec.ts",
         "sign_in_terminal.spec.ts",
         "claude_turn.spec.ts",

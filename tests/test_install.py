@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -64,18 +65,39 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return found
 
 
-def test_the_wheel_in_a_fresh_venv_is_an_enabled_labextension(wheel: Path, tmp_path: Path) -> None:
-    venv = tmp_path / "venv"
-    env = _clean_env(tmp_path)
-    _run([sys.executable, "-m", "venv", str(venv)], tmp_path, env)
+@dataclass(frozen=True)
+class LabVenv:
+    """A fresh venv with only the wheel and JupyterLab installed (by pip), and its environment."""
+
+    venv: Path
+    env: dict[str, str]
+    pip_install: list[str]
+
+
+@pytest.fixture(scope="module")
+def lab_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> LabVenv:
+    """Made once for this module's tests (JupyterLab's install is most of their time); a test
+    that installs more into it says so, and the others ask nothing that more would change."""
+    tmp = tmp_path_factory.mktemp("lab-venv")
+    venv = tmp / "venv"
+    env = _clean_env(tmp)
+    _run([sys.executable, "-m", "venv", str(venv)], tmp, env)
     python = venv / "bin" / "python"
     probe = [str(python), "-c", "import acp_notebook"]
-    before = subprocess.run(probe, cwd=tmp_path, env=env, capture_output=True, timeout=60)
+    before = subprocess.run(probe, cwd=tmp, env=env, capture_output=True, timeout=60)
     assert before.returncode != 0  # a fresh venv: nothing of this checkout is importable there
-    # --no-compile: the test asks what gets installed, not for bytecode of JupyterLab's whole
+    # --no-compile: the tests ask what gets installed, not for bytecode of JupyterLab's whole
     # tree, which is most of the install's CPU time.
     pip_install = [str(python), "-m", "pip", "install", "-q", "--no-compile"]
-    _run([*pip_install, str(wheel), "jupyterlab"], tmp_path, env)
+    _run([*pip_install, str(wheel), "jupyterlab"], tmp, env)
+    return LabVenv(venv, env, pip_install)
+
+
+def test_the_wheel_in_a_fresh_venv_is_an_enabled_labextension(
+    lab_venv: LabVenv, tmp_path: Path
+) -> None:
+    venv, env = lab_venv.venv, lab_venv.env
+    python = venv / "bin" / "python"
 
     where = _run([str(python), "-c", WHERE], tmp_path, env).stdout.strip()
     assert Path(where).is_relative_to(venv.resolve()), where  # the installed copy, not ROOT
@@ -153,17 +175,13 @@ print(path.name, "ran", sum(c.cell_type == "code" for c in nb.cells), "code cell
 
 
 def test_every_example_notebook_runs_with_the_examples_extra_and_says_so_without(
-    wheel: Path, tmp_path: Path
+    wheel: Path, lab_venv: LabVenv, tmp_path: Path
 ) -> None:
     # Issue 25, finding 4: after the README's install two of the four stopped with
     # ModuleNotFoundError. Only the wheel (first alone, then with its `examples` extra), and
-    # JupyterLab.
-    venv = tmp_path / "venv"
-    env = _clean_env(tmp_path)
-    _run([sys.executable, "-m", "venv", str(venv)], tmp_path, env)
-    python = str(venv / "bin" / "python")
-    pip_install = [python, "-m", "pip", "install", "-q", "--no-compile"]
-    _run([*pip_install, str(wheel), "jupyterlab"], tmp_path, env)
+    # JupyterLab. (This test installs the extra into the module's venv.)
+    env, pip_install = lab_venv.env, lab_venv.pip_install
+    python = str(lab_venv.venv / "bin" / "python")
     notebooks = sorted((ROOT / "notebooks").glob("*.ipynb"))
     assert len(notebooks) >= 4
     run = tmp_path / "run"  # (the notebooks chdir into temp dirs of their own)
