@@ -371,6 +371,30 @@ def listed_tier(path: Path) -> str:
     return NOT_UNIT[best] if best else "unit"
 
 
+def _unit_alone(config: pytest.Config) -> bool:
+    return str(getattr(config.option, "markexpr", "")).strip() == "unit"
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under ``-m unit`` alone, a module or folder NOT_UNIT lists is not even imported (each
+    worker used to import the whole suite, about a tenth of the tier's CPU time, to deselect
+    half of it), unless a test in it names a tier of its own (its text says ``mark.``: then
+    it is collected, and -m decides as usual)."""
+    if not _unit_alone(config):
+        return None
+    relative = _relative(collection_path)
+    if relative is None:
+        return None
+    if collection_path.is_dir():
+        return True if NOT_UNIT.get(relative + "/") not in (None, "unit") else None
+    if collection_path.suffix == ".ipynb":
+        return True if listed_tier(collection_path) != "unit" else None
+    if collection_path.suffix != ".py" or listed_tier(collection_path) == "unit":
+        return None
+    text = collection_path.read_text(encoding="utf-8", errors="replace")
+    return None if "mark.unit" in text else True
+
+
 def own_tiers(item: pytest.Item) -> list[str]:
     """The tier markers a test carries itself (decorators, class or module ``pytestmark``)."""
     return sorted({mark.name for mark in item.iter_markers() if mark.name in TIERS})

@@ -13,6 +13,7 @@ from tests._tiers import (  # noqa: F401  (hooks, found by name)
     pytest_cmdline_main,
     pytest_collection_modifyitems,
     pytest_configure_node,
+    pytest_ignore_collect,
     pytest_runtest_call,
     pytest_runtest_logreport,
     pytest_runtest_setup,

@@ -342,3 +342,27 @@ def test_coverage_measures_the_workers_the_tiers_choose(tmp_path: Path, tier: tu
     # measured in a worker: the test ran line 4, not line 5 (4 statements, 2 branches)
     row = next(line for line in out.splitlines() if line.startswith("covered.py"))
     assert row.split()[1:] == ["4", "1", "2", "1", "67%", "5"], row
+
+
+@pytest.mark.process
+def test_m_unit_skips_the_listed_modules_and_selects_every_unit_test_all_the_same() -> None:
+    """``-m unit`` alone leaves the modules NOT_UNIT lists unimported (pytest_ignore_collect);
+    the same selection spelled otherwise collects everything and deselects: the same tests."""
+
+    def collected(expression: str) -> tuple[set[str], str]:
+        argv = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-n", "0"]
+        done = subprocess.run(
+            [*argv, "-p", "no:cacheprovider", "-m", expression],
+            cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+        lines = done.stdout.splitlines()
+        return {line for line in lines if "::" in line}, lines[-1]
+
+    alone, alone_summary = collected("unit")
+    spelled, spelled_summary = collected("(unit)")
+    assert alone == spelled and len(alone) > 1000
+    # the first run never collected the other tiers' tests; the second deselected them
+    assert "deselected" in spelled_summary
+    total = lambda summary: int(summary.split("/")[1].split()[0])  # noqa: E731
+    assert total(alone_summary) < total(spelled_summary)
