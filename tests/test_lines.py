@@ -150,6 +150,7 @@ def test_decode_json_line_refuses_with_a_reason(line: bytes, reason: str) -> Non
         ('["[[[[", {"x": "]]]]{{{{"}]', '["[[[[", {"x": "]]]]{{{{"}]'),  # strings do not count
         ('["\\"[[[[\\"", 1]', '["\\"[[[[\\"", 1]'),  # nor escaped quotes inside them
         ('["[[[[', '["[[[['),  # an unterminated string: left for the decoder
+        ('[[[[[1]]]], "[[[[', '[[[[]]], "[[[['),  # what came before it is cut all the same
         ("[[[[[[", "[[["),  # a container past the limit never closes: the line stops before it
     ],
 )

@@ -249,7 +249,7 @@ def prune_deeper(text: str, limit: int) -> str:
     for found in _STRING_OR_BRACKET.finditer(text):
         token = found.group()
         if token == '"':
-            return text  # an unterminated string: the decoder says so
+            break  # a string that never closes: the rest is in it, for the decoder to refuse
         if token == "[" or token == "{":
             depth += 1
             if depth == limit + 1 and cut is None:
