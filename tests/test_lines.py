@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from typing import Any
 
 import anyio
@@ -156,6 +157,44 @@ def test_decode_json_line_refuses_with_a_reason(line: bytes, reason: str) -> Non
 )
 def test_prune_deeper_cuts_what_nests_past_the_limit(text: str, pruned: str) -> None:
     assert prune_deeper(text, 3) == pruned
+
+
+def _one_bracket_at_a_time(text: str, limit: int) -> str:
+    """prune_deeper's meaning, spelled out a bracket at a time (no shortcut, no runs)."""
+    pieces: list[str] = []
+    kept, cut, depth = 0, None, 0
+    for found in re.finditer(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]|"', text):
+        token = found.group()
+        if token == '"':
+            break
+        if token in ("[", "{"):
+            depth += 1
+            if depth == limit + 1 and cut is None:
+                cut = found.start()
+        elif token in ("]", "}"):
+            if depth == limit + 1 and cut is not None:
+                pieces += [text[kept:cut], "[]"]
+                kept, cut = found.end(), None
+            depth -= 1
+    if cut is not None:
+        return "".join([*pieces, text[kept:cut]])
+    return text if not pieces else "".join([*pieces, text[kept:]])
+
+
+@settings(max_examples=500)
+@given(st.text(alphabet='[]{}"\\a,1:', max_size=40), st.integers(1, 4))
+def test_prune_deeper_with_its_shortcuts_means_the_same(text: str, limit: int) -> None:
+    # the C-speed clearance and the runs of brackets change nothing but the time it takes
+    assert prune_deeper(text, limit) == _one_bracket_at_a_time(text, limit)
+
+
+def test_a_batch_with_an_element_too_deep_is_refused_whole() -> None:
+    # what is cut is never read: here it is not even JSON, and the batch's other element with it
+    line = b'[{"method":"a"},' + b"[" * 10 + b"1 2" + b"]" * 10 + b"]"
+    with pytest.raises(BadJson) as info:
+        decode_json_line(line, max_depth=4)
+    assert info.value.reason == "nested too deeply"
+    assert decode_json_line(b'{"a":[[[[[1]]]]]}', max_depth=4) == {"a": [[[[]]]]}
 
 
 def test_a_deep_line_decodes_pruned_never_near_the_recursion_limit() -> None:

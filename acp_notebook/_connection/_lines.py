@@ -202,14 +202,20 @@ def decode_json_line(line: bytes, max_depth: int | None = None) -> Any:
     escapes such as ``"\\ud800"`` are accepted, as the JSON grammar allows them. With
     ``max_depth``, what nests deeper is never decoded: each array or object opening below
     that depth decodes as ``[]`` (`prune_deeper`), so the value nests ``max_depth + 1`` levels
-    there, for the caller's `nested_deeper` to refuse it whole.
+    there, for the caller's `nested_deeper` to refuse it whole; an array (a batch) that nests
+    deeper is a `BadJson` ("nested too deeply") whose text is the pruned line.
     """
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise BadJson(str(exc), line.decode("utf-8", "replace")) from exc
     if max_depth is not None:
-        text = prune_deeper(text, max_depth)
+        pruned = prune_deeper(text, max_depth)
+        if pruned is not text and text.lstrip(" \t\r").startswith("["):
+            # a batch with an element too deep: one bad line, every element unanswered, as
+            # what was cut was never read (it may not be JSON, and the other elements with it)
+            raise BadJson(TOO_DEEP, pruned)
+        text = pruned
     try:
         return _decode(text)
     except json.JSONDecodeError as exc:
@@ -224,8 +230,31 @@ def decode_json_line(line: bytes, max_depth: int | None = None) -> Any:
 
 TOO_DEEP = "nested too deeply"
 
-# A JSON string (escapes included), a bracket, or a quote that opens a string never closed.
-_STRING_OR_BRACKET = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]|"')
+# A JSON string (escapes included), a run of opening or of closing brackets, or a quote that
+# opens a string never closed.
+_STRING_OR_BRACKETS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[{]+|[\]}]+|"')
+_STRINGS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+
+
+def _surely_within(text: str, limit: int) -> bool:
+    """Whether ``text`` surely nests no deeper than ``limit``, found at C speed: with strings and
+    all but brackets removed, each round deletes every innermost ``[]`` and ``{}`` and so at
+    least one level. Balanced brackets gone within ``limit // 2`` rounds nested at most ``limit``
+    levels (a round deletes at most two: ``{[]}``). False is "not sure": the exact pass decides."""
+    if '"' in text:
+        text = _STRINGS.sub("", text)
+        if '"' in text:
+            return False  # a string that never closes
+    brackets = _NOT_BRACKETS.sub("", text)
+    for _ in range(limit // 2):
+        if not brackets:
+            return True
+        shorter = brackets.replace("[]", "").replace("{}", "")
+        if len(shorter) == len(brackets):
+            return False  # unbalanced: the exact pass says where
+        brackets = shorter
+    return not brackets
 
 
 def prune_deeper(text: str, limit: int) -> str:
@@ -233,34 +262,37 @@ def prune_deeper(text: str, limit: int) -> str:
     1) replaced by ``[]``, so that what it decodes to nests exactly ``limit + 1`` levels where the
     line nested deeper; ``text`` itself when nothing nests that deep. A container that deep which
     never closes is cut off with the rest of the line (what is left does not parse either).
-    Brackets inside strings do not count.
+    Brackets inside strings do not count. What is cut is never read: it may not even be JSON.
 
-    A line with no more than ``limit`` opening brackets is returned at once (two counts);
-    otherwise its strings and brackets are visited in one pass of a compiled pattern (strings
-    whole), without recursion. It reads brackets, not grammar: what is not JSON stays so for the
-    decoder to refuse.
+    A line with no more than ``limit`` opening brackets is returned at once (two counts), and so
+    is one `_surely_within` clears (a few passes at C speed); otherwise its strings and runs of
+    brackets are visited in one pass of a compiled pattern, without recursion.
     """
-    if text.count("[") + text.count("{") <= limit:
+    if text.count("[") + text.count("{") <= limit or _surely_within(text, limit):
         return text
     pieces: list[str] = []
     kept = 0  # text[:kept] is in pieces
     cut: int | None = None  # where the container being dropped opened
     depth = 0
-    for found in _STRING_OR_BRACKET.finditer(text):
+    for found in _STRING_OR_BRACKETS.finditer(text):
         token = found.group()
+        first = token[0]
         if token == '"':
             break  # a string that never closes: the rest is in it, for the decoder to refuse
-        if token == "[" or token == "{":
-            depth += 1
-            if depth == limit + 1 and cut is None:
-                cut = found.start()
-        elif token == "]" or token == "}":
-            if depth == limit + 1 and cut is not None:
+        if first == '"':
+            continue
+        if first == "[" or first == "{":
+            if cut is None and depth + len(token) > limit:
+                cut = found.start() + (limit - depth)  # the bracket that opens level limit + 1
+            depth += len(token)
+        else:
+            if cut is not None and depth - len(token) <= limit:
+                end = found.start() + (depth - limit)  # just past the closer of level limit + 1
                 pieces.append(text[kept:cut])
                 pieces.append("[]")
-                kept = found.end()
+                kept = end
                 cut = None
-            depth -= 1
+            depth -= len(token)
     if cut is not None:
         pieces.append(text[kept:cut])
         return "".join(pieces)

@@ -430,12 +430,11 @@ def expected(top: Any) -> list[Expected]:
     if type(top) is list:
         if not top:
             return [(None, "invalid")]
+        if depth(top) > MAX_DEPTH:  # a batch too deep: one bad line (what is cut is not read)
+            return [(None, "parse")]
         out: list[Expected] = []
-        deep = depth(top) > MAX_DEPTH
         for element in top:
-            if deep and depth(element) > MAX_DEPTH - 1:
-                out += _refused(element if type(element) is dict else {}, None, parsed=True)
-            elif type(element) is dict:
+            if type(element) is dict:
                 out += _dispatched(element)
             else:
                 out.append((None, "invalid"))
