@@ -377,9 +377,10 @@ def _unit_alone(config: pytest.Config) -> bool:
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """Under ``-m unit`` alone, a module or folder NOT_UNIT lists is not even imported (each
-    worker used to collect the whole suite, 4,910 tests, to deselect 2,216 of them). A listed module whose text says ``mark.unit`` is collected, and -m decides as
-    usual; a listed folder (``tests/real_agents/``, ``notebooks/``) is skipped whole, so a unit
-    test belongs outside it."""
+    worker used to collect the whole suite, 4,910 tests, to deselect 2,216 of them). A listed
+    module whose text says ``mark.unit`` is collected, and -m decides as usual; a listed folder
+    (``tests/real_agents/``, ``notebooks/``) is skipped whole, so a unit test belongs outside
+    it."""
     if not _unit_alone(config):
         return None
     relative = _relative(collection_path)
