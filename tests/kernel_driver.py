@@ -74,6 +74,10 @@ class Kernel:
         #: a terminal view on a page without the extension's styles (VS Code with the
         #: nbextension): its ``ready`` says ``unstyled``
         self.unstyled = False
+        #: seconds a terminal's view takes to say ``ready`` after its model opens (a slow
+        #: renderer, a loaded machine): the ready is sent from the first pump after that
+        self.ready_after = 0.0
+        self._due_readies: list[tuple[float, str]] = []
         self.closed: set[str] = set()
         self.comm_msgs: list[tuple[float, dict[str, Any]]] = []
         self.executions: dict[str, Execution] = {}
@@ -89,9 +93,16 @@ class Kernel:
             state = dict(content.get("data", {}).get("state", {}))
             self.models[content["comm_id"]] = state
             if self.extension and state.get("_model_name") == "TerminalModel":
-                self.terminal_ready(content["comm_id"])
+                if self.ready_after:
+                    due = time.monotonic() + self.ready_after
+                    self._due_readies.append((due, content["comm_id"]))
+                else:
+                    self.terminal_ready(content["comm_id"])
             if self.panel_view and state.get("_model_name") == "AgentPanelModel":
-                self.custom(content["comm_id"], {"type": "rendered"})
+                rendered: dict[str, Any] = {"type": "rendered"}
+                if self.unstyled:  # the nbextension's panel model says so too
+                    rendered.update(sidebar=False, unstyled=True)
+                self.custom(content["comm_id"], rendered)
         elif kind == "comm_msg":
             self.comm_msgs.append((time.monotonic(), msg))
             data = content.get("data", {})
@@ -114,6 +125,10 @@ class Kernel:
                 execution.done = True
 
     def pump(self, timeout: float = 0.05) -> bool:
+        now = time.monotonic()
+        for due, comm_id in [r for r in self._due_readies if r[0] <= now]:
+            self._due_readies.remove((due, comm_id))
+            self.terminal_ready(comm_id)
         try:
             msg = self.kc.get_iopub_msg(timeout=timeout)
         except queue.Empty:

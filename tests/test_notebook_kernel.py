@@ -510,12 +510,52 @@ def test_without_the_labextension_terminals_show_as_text_and_the_turn_once(
     assert not any("acp-static-running" in html for _, html in updates)
 
 
-def test_on_an_unstyled_page_terminals_stay_live_and_the_turn_shows_once(k: Kernel) -> None:
+def test_without_the_labextension_a_turn_that_ends_before_the_wait_shows_once(
+    plain: Kernel,
+) -> None:
+    """A turn whose terminal ends before the wait for its view is over (a quick command): the
+    cell waits out the rest of it, so the turn is shown once, with its terminal as text, rather
+    than its transcript beside a view that the wait's timer turns to text a moment later."""
+    k = plain
+    k.run("import acp_notebook._notebook._start as _s; _s.TEXT_TERMINALS_AFTER = 3.0")
+    cell = k.run("%%acp --allow 'printf *'\n$ printf 'quick\\n'\n", new_cell_id())
+    shown, updates = _final_outputs(cell)
+    view_ids = [d for d in shown if d.startswith("acp-view-")]
+    assert len(view_ids) == 1 and len(shown) == 2, shown
+    final = [html for display_id, html in updates if display_id == view_ids[0]]
+    assert len(final) == 1 and "quick" in final[0] and "acp-turn-static" in final[0]
+    assert any(
+        s.get("_model_name") == "HTMLModel" and "quick" in str(s.get("value", ""))
+        and "acp-terminal-body" in str(s.get("value", ""))
+        for s in k.models.values()
+    )  # fmt: skip
+
+
+@pytest.fixture
+def vscode(tmp_path: Path) -> Iterator[Kernel]:
+    """A kernel whose front end is VS Code with the nbextension: the panel's model and each
+    terminal's view say that the page lacks the extension's output-area styles."""
+    with acp_kernel(tmp_path) as kern:
+        kern.unstyled = True
+        data = tmp_path / "agent-data"
+        kern.run(
+            f"%acp connect -- {sys.executable} -m acp_notebook.agent --data-dir {data}",
+            new_cell_id(),
+        )
+        yield kern
+
+
+@pytest.mark.parametrize("ready_after", [0.0, 3.0])
+def test_on_an_unstyled_page_terminals_stay_live_and_the_turn_shows_once(
+    vscode: Kernel, ready_after: float
+) -> None:
     """VS Code with the nbextension: the terminal's view renders (its ``ready`` says the page
     lacks our output-area styles), so the terminal stays a live xterm, but nothing would hide
     the transcript beside the live view: it replaces the view when the turn ends, and the
-    running record stays empty."""
-    k.unstyled = True
+    running record stays empty. So too when the terminal's view says ``ready`` only after the
+    turn has ended (a slow renderer, a loaded machine): the panel said it first."""
+    k = vscode
+    k.ready_after = ready_after
     cell = k.run(PRINTF, new_cell_id())
     shown, updates = _final_outputs(cell)
     view_ids = [d for d in shown if d.startswith("acp-view-")]

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import uuid
 from collections.abc import Awaitable, Callable
@@ -187,6 +188,10 @@ async def run_cell_async(line: str, body: str) -> None:
     except BaseException:
         _finish_cell(run, record)
         raise
+    # a terminal's view still due to say whether the extension renders here; the turn has
+    # ended, so Interrupt only cuts this wait short
+    with contextlib.suppress(KeyboardInterrupt):
+        await nb.extension_known()
     _finish_cell(run, record)
 
 

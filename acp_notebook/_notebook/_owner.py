@@ -14,11 +14,13 @@ session state itself is only read on the I/O thread.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import logging
 import re
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -108,6 +110,10 @@ def shorten_base64(text: str, keep: int = 24) -> str:
 #: one without the labextension (turns then show their terminals as text: ``_start``).
 PANEL_WAIT = 10.0
 PANEL_TRIES = 6
+#: How long past a terminal view's due time a cell waits for the kernel to conclude (the
+#: wait's timer runs on the agent's I/O thread), and how often it looks (seconds).
+_EXTENSION_GRACE = 0.5
+_EXTENSION_POLL = 0.05
 
 
 # -- the notebook ----------------------------------------------------------------------------
@@ -148,6 +154,9 @@ class Notebook:
         #: whether a front end with the labextension showed a view here (None: not known yet)
         self._extension: bool | None = None
         self._unstyled = False
+        #: when a terminal's view is due to have said ``ready`` (``time.monotonic()``), once a
+        #: widget front end was sent one while the extension was not known
+        self._extension_due: float | None = None
 
     # -- the cell being run, the panel, the kernel's objects: set by commands ------------------
     @property
@@ -354,6 +363,25 @@ class Notebook:
     def extension_missing(self) -> None:
         if self._extension is None:
             self._extension = False
+
+    def expect_extension(self, within: float) -> None:
+        """A widget front end was sent a terminal while the extension is not known: its view
+        says ``ready`` within ``within`` seconds, or the front end lacks the extension."""
+        if self._extension is None and self._extension_due is None:
+            self._extension_due = time.monotonic() + within
+
+    async def extension_known(self) -> None:
+        """Wait until the front end has shown whether it has the extension (and its page the
+        styles), if a terminal's view is due to say so: a turn that ends first then shows
+        once, not twice, where the view's ``ready`` is slow to come (a loaded machine, VS Code's
+        renderer starting up). Returns at once when nothing is due; waits at most until the
+        view is due, and a moment for the wait's own timer to conclude."""
+        due = self._extension_due
+        if due is None:
+            return
+        limit = due + _EXTENSION_GRACE
+        while self._extension is None and time.monotonic() < limit:
+            await asyncio.sleep(_EXTENSION_POLL)
 
     def text_terminals(self, run: CellRun) -> bool:
         """Whether ``run``'s view shows its terminals as text (see ``_start.shows_text``);

@@ -86,6 +86,7 @@ def _watch_terminal(
         if not front_end or nb.extension is not None or waiting.is_set():
             return
         waiting.set()
+        nb.expect_extension(TEXT_TERMINALS_AFTER)
 
         def check() -> None:  # the I/O thread
             if nb.extension is not True:
@@ -109,9 +110,9 @@ def shows_text(nb: Notebook, run: CellRun) -> bool:
     its terminals as text, or this kernel has learnt that its front end lacks the extension, or
     that its page lacks the extension's output-area styles (``Notebook.unstyled``: VS Code with
     the nbextension, whose terminals render live); then the transcript replaces the live view
-    when the turn ends (nothing hides one of the two). A turn that ends before the wait is over
-    is not switched at its end: a terminal's view may still be on its way; the wait's timer
-    switches it if none comes, and the kernel's later turns start as text."""
+    when the turn ends (nothing hides one of the two). A cell whose turn ends before the wait
+    is over first waits for it (``Notebook.extension_known``): a terminal's view may still be
+    on its way, and what it says decides how the turn shows."""
     if getattr(run.view, "text_terminals", False):
         return True
     if nb.extension is False:
