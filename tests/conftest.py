@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from tests import _tiers
+from tests import _cost, _tiers
 
 # The test tiers (unit, process, kernel, agent, browser): each test gets exactly one, and a unit
 # test that starts a process fails. The table of tiers and the guard are in tests/_tiers.py.
@@ -25,6 +25,8 @@ from tests._tiers import (  # noqa: F401  (hooks, found by name)
 
 def pytest_configure(config: pytest.Config) -> None:
     _tiers.pytest_configure(config)
+    if not config.pluginmanager.has_plugin("acp-cost"):  # `-p no:acp-cost` blocks it
+        config.pluginmanager.register(_cost.CostReport(), "acp-cost")
     config.addinivalue_line(
         "markers", "sends_invalid: the test sends deliberately invalid messages to an agent"
     )
