@@ -4,6 +4,7 @@ The extension is served straight from ``acp_notebook/labextension`` (built by
 ``labextension/build.sh``), so the tests do not depend on how the package was installed.
 """
 
+import functools
 import os
 import tempfile
 from pathlib import Path
@@ -43,3 +44,14 @@ c.LabServerApp.extra_labextensions_path = [
     str(Path(jupyterlab.galata.__file__).parent),
     str(_extensions),
 ]
+
+# JupyterLab asks for the export formats (``GET /api/nbconvert``) each time a page starts, and
+# the server answers by scanning every exporter's entry point and instantiating it: a fifth of
+# this server's CPU in a group's run (py-spy). Every test starts a page, so the list (which
+# cannot change while the server runs) is computed once here.
+from nbconvert.exporters import base as _exporters  # noqa: E402
+
+_names = functools.cache(_exporters.get_export_names)
+_exporter = functools.cache(_exporters.get_exporter)
+_exporters.get_export_names = lambda config=None: list(_names(config))
+_exporters.get_exporter = _exporter

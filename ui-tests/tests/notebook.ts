@@ -35,18 +35,22 @@ const galataNotebook = require('@jupyterlab/galata/lib/helpers/notebook') as {
   };
 };
 galataNotebook.NotebookHelper.prototype.waitForRun = async function (cellIndex?: number) {
-  const deadline = Date.now() + RUN_LIMIT;
+  const started = Date.now();
   await this.page.locator('#jp-main-statusbar >> text=Idle').waitFor({ timeout: RUN_LIMIT });
   const executed = (index: number | undefined) =>
     (
       window as unknown as { galata: { haveBeenExecuted(i?: number): boolean } }
     ).galata.haveBeenExecuted(index);
-  while (!(await this.page.evaluate(executed, cellIndex))) {
-    if (Date.now() > deadline) {
-      throw new Error(`cell ${cellIndex ?? '(all)'} did not finish within ${RUN_LIMIT / 1000} s`);
-    }
-    await this.page.waitForTimeout(20);
-  }
+  // polled in the page (not a round trip to it every few milliseconds: that cost the browser
+  // and the test runner CPU that a loaded run does not have)
+  const left = Math.max(1, RUN_LIMIT - (Date.now() - started));
+  await this.page
+    .waitForFunction(executed, cellIndex, { polling: 50, timeout: left })
+    .catch((error: unknown) => {
+      throw new Error(
+        `cell ${cellIndex ?? '(all)'} did not finish within ${RUN_LIMIT / 1000} s: ${String(error)}`
+      );
+    });
 };
 
 /** Where screenshots go (git-ignored; `docs/images/` holds the committed copy). */
