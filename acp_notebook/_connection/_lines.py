@@ -232,8 +232,9 @@ TOO_DEEP = "nested too deeply"
 
 # A JSON string (escapes included), a run of opening or of closing brackets, or a quote that
 # opens a string never closed.
-_STRING_OR_BRACKETS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[{]+|[\]}]+|"')
-_STRINGS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'  # a JSON string, escapes included
+_STRING_OR_BRACKETS = re.compile(_STRING + r'|[\[{]+|[\]}]+|"')
+_STRINGS = re.compile(_STRING)
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
 
 
