@@ -539,3 +539,41 @@ def test_cost_text_has_no_float_noise(amount: float, shown: str) -> None:
     assert usage.cost_text == ""
     usage.cost = Cost(amount=amount, currency="USD")
     assert usage.cost_text == shown
+
+
+def test_tool_calls_left_open_are_closed_when_the_turn_ends_but_background_work_is_not() -> None:
+    # finding 4: Copilot leaves a cancelled tool call "pending" after the turn
+    state = SessionState()
+    turn = state.begin_turn("go")
+    feed(state, [
+        {"sessionUpdate": "tool_call_update", "toolCallId": "p", "title": "P"},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "r", "status": "in_progress"},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "d", "status": "completed"},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "f", "status": "failed"},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "bg", "status": "in_progress"},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "in_progress",
+         "content": [{"type": "terminal", "terminalId": "term-bg"}]},
+        {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn",
+         "background": [{"type": "tool_call", "toolCallId": "bg"},
+                        {"type": "terminal", "terminalId": "term-bg"}]},
+    ])  # fmt: skip
+    calls = turn.tool_calls
+    assert {i: (c.status, c.left_open) for i, c in calls.items()} == {
+        "p": ("cancelled", True),
+        "r": ("cancelled", True),
+        "d": ("completed", False),
+        "f": ("failed", False),
+        "bg": ("in_progress", False),
+        "t": ("in_progress", False),
+    }
+    # a late status from the agent wins
+    feed(state, [{"sessionUpdate": "tool_call_update", "toolCallId": "r", "status": "completed"}])
+    assert (calls["r"].status, calls["r"].left_open) == ("completed", False)
+
+
+def test_a_turn_ended_without_idle_closes_its_open_tool_calls_too() -> None:
+    state = SessionState()
+    turn = state.begin_turn("go")
+    feed(state, [{"sessionUpdate": "tool_call_update", "toolCallId": "p", "title": "P"}])
+    state.end_turn("the agent exited (code 3)")
+    assert turn.tool_calls["p"].status == "cancelled" and turn.tool_calls["p"].left_open

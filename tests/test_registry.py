@@ -178,3 +178,33 @@ def test_agents_lists_every_shortcut(
     ):
         assert entry in out
     assert "not available: OpenCode needs Node.js (npx)" in out
+
+
+@pytest.mark.parametrize(
+    ("head", "with_node"),
+    [
+        (b"#!/usr/bin/env node\nrequire('x')\n", True),
+        (b"'use strict';\nrequire('x')\n", True),
+        (b"\x7fELF\x02\x01\x01\x00", False),
+        (b"\xcf\xfa\xed\xfe\x07\x00", False),
+        (b'#!/bin/sh\nexec ./opencode "$@"\n', False),
+    ],
+)
+def test_bin_runs_with_node_only_when_it_is_javascript(
+    tmp_path: Path, head: bytes, with_node: bool
+) -> None:
+    path = tmp_path / "bin"
+    path.write_bytes(head)
+    assert r.runs_with_node(str(path)) is with_node
+
+
+def test_installed_native_bin_runs_directly_not_with_node(tmp_path: Path) -> None:
+    # finding 2: the registry's OpenCode is a native binary; `node opencode` fails
+    folder = _install(tmp_path, "opencode-ai", "1.18.33", {"opencode": "bin/opencode"})
+    (folder / "bin").mkdir()
+    (folder / "bin" / "opencode").write_bytes(b"\x7fELF\x02\x01\x01" + bytes(64))
+    entry = r.lookup("opencode")
+    assert entry is not None
+    launch = r.resolve(entry, _which("node", "npx"), [str(tmp_path)])
+    assert launch.argv == [str(folder / "bin" / "opencode"), "acp"]
+    assert launch.how == "installed" and launch.installed

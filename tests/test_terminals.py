@@ -23,6 +23,7 @@ from acp_notebook._client._terminals import (
     TerminalExit,
     TerminalRequest,
     _Output,
+    reads_as_script,
     unnameable,
 )
 from acp_notebook._connection._errors import INVALID_PARAMS, INVALID_REQUEST, RpcError
@@ -664,3 +665,64 @@ async def test_program_file_finds_what_exec_would_run(tmp_path: Path) -> None:
         assert found(str(second / "tool")) == str(second / "tool")
         assert found("missing") is None
         assert found(str(first / "tool")) is None
+
+
+# -- a whole script in `command` (Kimi CLI, older adapters): run through sh -c --------------
+
+
+async def test_a_script_in_command_with_no_args_runs_through_a_shell(
+    terms: Terms, work: Path
+) -> None:
+    # finding 3: Kimi sends {"command": "printf ... | wc -c"} with no args; run as a program
+    # name it could never start
+    service, approve, _ = terms
+    result = await run(service, "printf 'ab\\n' > out.txt && wc -c < out.txt")
+    assert result["status"] == {"exitCode": 0, "signal": None}
+    assert result["output"].strip() == "3"
+    [request] = approve.seen
+    assert request.script
+    assert request.argv == ("/bin/sh", "-c", "printf 'ab\\n' > out.txt && wc -c < out.txt")
+    assert request.command_line() == "printf 'ab\\n' > out.txt && wc -c < out.txt"
+    assert (work / "out.txt").read_text() == "ab\n"
+
+
+async def test_a_script_is_judged_as_the_script_a_deny_rule_still_sees_each_command(
+    work: Path,
+) -> None:
+    policy = Policy(("ls *", "echo *"), ("rm *",))
+    asked: list[bool | None] = []
+
+    async def judge(request: TerminalRequest) -> bool:
+        decision = policy.decide(request.permission_request())
+        asked.append(decision.allow if decision else None)
+        return bool(decision and decision.allow)
+
+    service = ClientTerminals(judge, cwd_of=lambda sid: str(work))
+    (work / "keep").write_text("x")
+    async with service:
+        with pytest.raises(RpcError) as info:
+            await service.create(create_params("ls -la && rm -f keep"))
+        assert info.value.code == NOT_ALLOWED
+        assert (await run(service, "echo one two"))["output"] == "one two\r\n"
+    assert asked == [False, True]
+    assert (work / "keep").exists()
+
+
+async def test_a_program_whose_name_has_a_space_still_runs_as_a_program(
+    terms: Terms, work: Path
+) -> None:
+    service, approve, _ = terms
+    program = work / "my tool"
+    program.write_text("#!/bin/sh\necho ran as a program\n")
+    program.chmod(0o755)
+    result = await run(service, str(program))
+    assert result["output"] == "ran as a program\r\n"
+    [request] = approve.seen
+    assert not request.script and request.argv == (str(program),)
+
+
+def test_only_a_command_with_whitespace_and_no_args_reads_as_a_script() -> None:
+    assert reads_as_script("ls -la", ())
+    assert reads_as_script("make\ttest", ())
+    assert not reads_as_script("ls", ())
+    assert not reads_as_script("ls -la", ("x",))

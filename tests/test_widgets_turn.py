@@ -1308,3 +1308,69 @@ def test_a_ready_from_a_view_is_reported() -> None:
         assert seen == [widget]
     finally:
         widget.close()
+
+
+@pytest.mark.parametrize(
+    ("raw_output", "shown"),
+    [
+        ({"stdout": "total 0\nkeep.txt\n", "exit_code": 0}, "keep.txt"),  # Cline-like
+        ("hello from a string", "hello from a string"),  # pydantic-acp
+        ([{"type": "text", "text": "block text"}], "block text"),
+        ({"output": "out", "stderr": "warn: \x1b[31mred\u202e"}, "warn: "),
+    ],
+)
+def test_a_result_only_in_raw_output_shows_as_text(
+    make_view: Callable[..., TurnView], raw_output: Any, shown: str
+) -> None:
+    # finding 4: a result only in rawOutput showed only as a folded JSON blob
+    state, turn = session()
+    view = make_view(turn)
+    call = {"sessionUpdate": "tool_call_update", "toolCallId": "c", "title": "run_commands",
+            "kind": "execute", "status": "completed", "rawOutput": raw_output}  # fmt: skip
+    apply(state, call, view=view)
+    view.refresh()
+    live = all_html(view._calls["c"].box)
+    unfolded = live.split("<details>", 1)[0]  # before the folded JSON
+    assert 'class="acp-generic acp-raw-output"' in unfolded and shown in unfolded
+    bundle = view.static_bundle()
+    assert f"  {shown}" in bundle["text/plain"] or shown in bundle["text/plain"].split("\n")[2:]
+    static = bundle["text/html"].split("<details>", 1)[0]
+    assert "acp-raw-output" in static and shown in static
+    for text in (live, bundle["text/html"], bundle["text/plain"]):
+        assert "\x1b" not in text and "\u202e" not in text  # made visible, never raw
+
+
+def test_raw_output_is_not_shown_twice_when_the_call_has_content(
+    make_view: Callable[..., TurnView],
+) -> None:
+    state, turn = session()
+    view = make_view(turn)
+    said = {"type": "content", "content": {"type": "text", "text": "SAME"}}
+    call = {"sessionUpdate": "tool_call_update", "toolCallId": "c", "title": "t",
+            "status": "completed", "rawOutput": {"output": "SAME"}, "content": [said]}  # fmt: skip
+    apply(state, call, view=view)
+    view.refresh()
+    assert "acp-raw-output" not in all_html(view._calls["c"].box)
+    assert view.static_bundle()["text/plain"].count("SAME") == 1
+
+
+def test_a_long_raw_output_is_cut_and_says_how_much() -> None:
+    from acp_notebook._widgets._parts import RAW_OUTPUT_CHARS, raw_output_text
+
+    text = raw_output_text({"output": "x" * (RAW_OUTPUT_CHARS + 5)})
+    assert text is not None and text.endswith("(5 more characters of output)")
+    assert raw_output_text({"exit_code": 1}) is None and raw_output_text("  ") is None
+
+
+def test_a_tool_call_left_open_says_so_after_the_turn(make_view: Callable[..., TurnView]) -> None:
+    state, turn = session()
+    view = make_view(turn)
+    apply(state, {"sessionUpdate": "tool_call_update", "toolCallId": "c", "title": "edit"},
+          {"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"},
+          view=view)  # fmt: skip
+    view.refresh()
+    live = all_html(view._calls["c"].box)
+    assert "cancelled" in live and "the agent left it open when the turn ended" in live
+    text = view.static_bundle()["text/plain"]
+    assert "Tool call: edit - cancelled" in text
+    assert "(the agent left it open when the turn ended)" in text

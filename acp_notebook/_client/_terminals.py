@@ -8,7 +8,9 @@
   session id); anything but an explicit ``True`` (see `_approval.ask`) means it never starts
   and ``terminal/create`` is answered with an error.
 * What was approved is what runs: ``[command, *args]`` is exec'd as an argv, never handed to a
-  shell, with the approved cwd and the approved variables on top of ``base_env``.
+  shell, with the approved cwd and the approved variables on top of ``base_env``. The one
+  exception is a request that `reads_as_script` (no args, whitespace in ``command``, no program
+  file of that name): it runs as ``/bin/sh -c command``, and is judged and shown as that script.
   `TerminalRequest.command_line` is how a shell would read that argv (``shlex`` quoting), which
   is what a ``--allow``/``--deny`` policy judges (`TerminalRequest.permission_request`).
 * Some requests a person decides, whatever the rules (`TerminalRequest.person_reasons`): a cwd
@@ -52,7 +54,7 @@ import signal
 import subprocess
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Any, Final, Self
 
@@ -167,6 +169,20 @@ def _assignments(env: tuple[tuple[str, str], ...]) -> list[str]:
     return ["env", *(shlex.quote(f"{name}={value}") for name, value in env)]
 
 
+#: The shell that runs a request `reads_as_script`: ``SCRIPT_SHELL -c COMMAND``.
+SCRIPT_SHELL: Final = "/bin/sh"
+
+_SPACE = re.compile(r"\s")
+
+
+def reads_as_script(command: str, args: tuple[str, ...]) -> bool:
+    """Whether a ``terminal/create`` reads as a whole script in ``command``: no ``args`` and
+    whitespace in ``command`` (Kimi CLI, older Claude Code adapters and CodeBuddy send
+    ``{"command": "ls -la | wc -l"}``; Zed runs every command through a shell). The caller
+    also checks that no program file has that name."""
+    return not args and _SPACE.search(command) is not None
+
+
 @dataclass(frozen=True)
 class TerminalRequest:
     """A command an agent asks to run: what ``approve`` is shown, exactly what then runs."""
@@ -180,9 +196,13 @@ class TerminalRequest:
     output_byte_limit: int | None
     #: the session's folder, absolute, symlinks resolved (None: not known, so not inside it)
     folder: str | None = None
+    #: ``command`` is a script (`reads_as_script`), run as ``SCRIPT_SHELL -c command``
+    script: bool = False
 
     @property
     def argv(self) -> tuple[str, ...]:
+        if self.script:
+            return (SCRIPT_SHELL, "-c", self.command)
         return (self.command, *self.args)
 
     @property
@@ -210,6 +230,8 @@ class TerminalRequest:
         return tuple(reasons)
 
     def _words(self) -> str:
+        if self.script:  # judged and shown as the script it is, which is what the shell runs
+            return self.command
         return " ".join([_first_word(self.command), *map(shlex.quote, self.args)])
 
     def command_line(self) -> str:
@@ -568,7 +590,7 @@ class ClientTerminals:
             _no_nul(var.value, f"env.{i}.value")
             env.append((var.name, var.value))
         cwd, folder = self._cwd(parsed.session_id, parsed.cwd)
-        return TerminalRequest(
+        request = TerminalRequest(
             session_id=parsed.session_id,
             terminal_id=f"term-{secrets.token_hex(6)}",
             command=parsed.command,
@@ -578,6 +600,9 @@ class ClientTerminals:
             output_byte_limit=parsed.output_byte_limit,
             folder=folder,
         )
+        if reads_as_script(request.command, args) and self.program_file(request) is None:
+            request = replace(request, script=True)
+        return request
 
     def _cwd(self, session_id: str, cwd: str | None) -> tuple[str, str]:
         """Where the command runs and the session's folder, both absolute, symlinks resolved."""

@@ -182,6 +182,34 @@ def _installed_bin(package: str, version: str, dirs: Sequence[str]) -> str | Non
     return None
 
 
+#: The first bytes of a native executable: ELF, Mach-O (both byte orders, 32/64-bit, fat), PE.
+_NATIVE_MAGIC = (
+    b"\x7fELF",
+    b"\xfe\xed\xfa\xce",
+    b"\xfe\xed\xfa\xcf",
+    b"\xce\xfa\xed\xfe",
+    b"\xcf\xfa\xed\xfe",
+    b"\xca\xfe\xba\xbe",
+    b"MZ",
+)
+
+
+def runs_with_node(path: str) -> bool:
+    """Whether an npm package's bin file is JavaScript, to be run with ``node``. A native
+    executable (OpenCode's bin is one) or a script whose ``#!`` line names another interpreter
+    runs directly; a file that cannot be read is taken for JavaScript (node then says why)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(256)
+    except OSError:
+        return True
+    if head.startswith(_NATIVE_MAGIC):
+        return False
+    if head.startswith(b"#!"):
+        return b"node" in head.split(b"\n", 1)[0]
+    return True
+
+
 def resolve(
     entry: Entry,
     which: Callable[[str], str | None],
@@ -189,13 +217,16 @@ def resolve(
     platform_name: str | None = None,
 ) -> Launch:
     """How to start ``entry`` here. An npx entry installed in one of ``node_modules`` (at the
-    pinned version) runs with node, offline; else with ``npx -y package@version``."""
+    pinned version) runs offline: with node when its bin is JavaScript, else directly (a
+    native binary); otherwise with ``npx -y package@version``."""
     missing: list[str] = []
     for dist in entry.distributions:
         env = dict(dist.env)
         if dist.kind == "npx":
             script = _installed_bin(dist.package, dist.version, node_modules)
             node = which("node")
+            if script is not None and not runs_with_node(script):
+                return Launch(entry, [script, *dist.args], env, "installed")
             if script is not None and node is not None:
                 return Launch(entry, [node, script, *dist.args], env, "installed")
             npx = which("npx")

@@ -118,6 +118,9 @@ class ToolCallState:
         self.raw_output: Any = None
         self.capabilities: Any = None
         self.meta: dict[str, Any] | None = None
+        #: the agent left it pending or in progress when its turn ended (and not in the
+        #: background): `status` was set to ``cancelled`` here, not by the agent
+        self.left_open = False
         self.revision = 0
 
     @property
@@ -275,6 +278,9 @@ class TurnState:
         )
 
 
+#: The statuses of a tool call still open: closed as ``cancelled`` when its turn ends.
+_LEFT_OPEN = frozenset({"pending", "in_progress"})
+
 _TOOL_CALL_FIELDS = ("name", "title", "kind", "raw_input", "raw_output", "capabilities")
 _TERMINAL_FIELDS = ("command", "cwd", "size", "capabilities")
 _MESSAGE_ROLES: dict[type, str] = {
@@ -393,6 +399,7 @@ class SessionState:
             turn = self.turns[-1]
             turn.done = True
             turn.ended_by = reason
+            self._close_left_open(turn)
         if self.state != "idle":
             self.state = "ended"
         self.revision += 1
@@ -415,6 +422,24 @@ class SessionState:
         return term
 
     # -- helpers --------------------------------------------------------------
+    def _close_left_open(self, turn: TurnState) -> None:
+        """A turn ended: its tool calls still ``pending`` or ``in_progress`` are closed as
+        ``cancelled`` (`ToolCallState.left_open`), but for those the agent reports as
+        background work (the call, or a terminal of it). Some agents never close a call they
+        gave up (Copilot leaves a cancelled one pending); a late status from the agent wins."""
+        running: set[str] = set()
+        for item in self.background or ():
+            running.add(getattr(item, "tool_call_id", None) or "")
+            running.add(getattr(item, "terminal_id", None) or "")
+        for call in turn.tool_calls.values():
+            if call.status not in _LEFT_OPEN or call.tool_call_id in running:
+                continue
+            if running.intersection(call.terminal_ids):
+                continue
+            call.status = "cancelled"
+            call.left_open = True
+            call.revision += 1
+
     @property
     def _turn(self) -> TurnState | None:
         """The turn that gets this update: the open one, else the most recent."""
@@ -457,6 +482,7 @@ class SessionState:
                 turn.stop_reason = u.stop_reason
                 turn.error = u.error
                 turn.done = True
+                self._close_left_open(turn)
 
     def _unknown_state(self, u: UnknownStateUpdate) -> None:
         state = u.tag
@@ -488,6 +514,7 @@ class SessionState:
                 setattr(call, name, getattr(u, name))
         if is_set(u, "status"):
             call.status = u.status if u.status is not None else "pending"
+            call.left_open = False
         if is_set(u, "content"):
             call.content = list(u.content or [])
             for item in call.content:

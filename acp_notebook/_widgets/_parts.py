@@ -41,6 +41,7 @@ __all__ = [
     "generic_text",
     "plan_html",
     "plan_text",
+    "raw_output_text",
     "tool_call_header_html",
     "tool_call_header_text",
     "visible",
@@ -172,6 +173,38 @@ def generic_text(payload: Any) -> str:
     """Indented JSON; hidden characters in it (JSON leaves U+202E and friends raw) made visible."""
     dumped = json.dumps(payload, indent=2, sort_keys=True, default=str, ensure_ascii=False)
     return visible_lines(dumped)
+
+
+#: The keys a tool call's ``rawOutput`` object holds its text under, in the order read (Cline,
+#: pydantic-acp and others send results only there, with no ``content``).
+RAW_OUTPUT_KEYS = ("output", "stdout", "formatted_output", "aggregated_output", "result", "text")
+
+#: At most this many characters of a ``rawOutput`` text are shown (the rest is counted).
+RAW_OUTPUT_CHARS = 20_000
+
+
+def raw_output_text(payload: Any) -> str | None:
+    """The text of a tool call's ``rawOutput``: a string, a text field of an object (see
+    `RAW_OUTPUT_KEYS`; a non-empty ``stderr`` follows), or a list of text blocks. None when
+    it holds none (it is then shown only as JSON). Cut to `RAW_OUTPUT_CHARS`, saying so."""
+    text: str | None = None
+    if isinstance(payload, str):
+        text = payload
+    elif isinstance(payload, dict):
+        text = next((v for k in RAW_OUTPUT_KEYS if isinstance(v := payload.get(k), str)), None)
+        stderr = payload.get("stderr")
+        if isinstance(stderr, str) and stderr.strip():
+            text = stderr if text is None else f"{text.rstrip()}\n{stderr}"
+    elif isinstance(payload, list) and payload:
+        blocks = [b.get("text") for b in payload if isinstance(b, dict)]
+        if all(isinstance(t, str) for t in blocks) and len(blocks) == len(payload):
+            text = "\n".join(t for t in blocks if isinstance(t, str))
+    if text is None or not text.strip():
+        return None
+    if len(text) > RAW_OUTPUT_CHARS:
+        more = len(text) - RAW_OUTPUT_CHARS
+        text = f"{text[:RAW_OUTPUT_CHARS]}\n… ({more:,} more characters of output)"
+    return text
 
 
 def generic_html(payload: Any, summary: str | None = None) -> str:

@@ -26,6 +26,7 @@ from ._parts import (
     generic_text,
     plan_html,
     plan_text,
+    raw_output_text,
     tool_call_header_html,
     tool_call_header_text,
     visible,
@@ -129,8 +130,22 @@ def _message_visible(msg: MessageState) -> bool:
     return bool(msg.text) or any(getattr(b, "type", None) != "text" for b in msg.content)
 
 
+#: What a tool call the agent left open when its turn ended says (`ToolCallState.left_open`).
+LEFT_OPEN_WORDS = "the agent left it open when the turn ended"
+
+
+def _shown_output(call: ToolCallState) -> str | None:
+    """The text of the call's ``rawOutput``, shown when it has no ``content`` to show."""
+    return None if call.content else raw_output_text(call.raw_output)
+
+
 def _io_html(call: ToolCallState) -> str:
     parts = []
+    if call.left_open:
+        parts.append(f'<div class="acp-left-open">{LEFT_OPEN_WORDS}</div>')
+    text = _shown_output(call)
+    if text is not None:
+        parts.append(f'<pre class="acp-generic acp-raw-output">{e(visible_lines(text))}</pre>')
     if call.raw_input is not None:
         parts.append(generic_html(call.raw_input, "input"))
     if call.raw_output is not None:
@@ -355,6 +370,11 @@ def _call_text(
                     lines += [f"  {line}" for line in transcript[0].split("\n")]
             continue
         lines += [f"  {line}" for line in content_text(item)]
+    text = _shown_output(call)
+    if text is not None:
+        lines += [f"  {line}" for line in visible_lines(text).split("\n")]
+    if call.left_open:
+        lines.append(f"  ({LEFT_OPEN_WORDS})")
     head = tool_call_header_text(
         call.title, call.kind, call.status, call.locations, with_title=not says_title
     )
