@@ -586,3 +586,42 @@ def test_with_the_labextension_terminals_stay_live_and_the_transcript_follows(
         s.get("_model_name") == "HTMLModel" and "acp-terminal-body" in str(s.get("value", ""))
         for s in k.models.values()
     ), [s.get("value") for s in k.models.values() if "acp-terminal" in str(s.get("value"))]
+
+
+def test_interrupt_says_which_commands_the_agent_left_running_and_offers_close(
+    k: Kernel, tmp_path: Path
+) -> None:
+    # finding 6: Codex's command keeps running after session/cancel; the cell said nothing.
+    # A scenario agent models it: its terminal is reported running, and no exit follows.
+    import json
+
+    steps = [
+        {"update": {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "title": "serve",
+                    "kind": "execute", "status": "in_progress",
+                    "content": [{"type": "terminal", "terminalId": "t1"}]}},
+        {"update": {"sessionUpdate": "terminal_update", "terminalId": "t1",
+                    "command": "python3 -m http.server 8123", "cwd": "${cwd}"}},
+        {"sleep": 60},
+        {"stopReason": "end_turn"},
+    ]  # fmt: skip
+    scenario = tmp_path / "outlives.jsonl"
+    scenario.write_text("\n".join(json.dumps(s) for s in steps) + "\n")
+    data = tmp_path / "scenario-data"
+    k.run(f"%acp connect --name runner -- {sys.executable} -m acp_notebook.agent "
+          f"--data-dir {data} --scenario {scenario}")  # fmt: skip
+    cell = k.submit("%%acp --agent runner\nserve it\n", new_cell_id())
+    k.wait_for(k.cell_waiting, "the cell to await its turn")
+    k.wait_for(
+        lambda: any(m.get("command", "").endswith("8123") for m in k.models.values()),
+        "the terminal's view to show the command",
+    )
+    k.km.interrupt_kernel()
+    k.wait_for(lambda: cell.done, "the cell to finish after interrupt")
+    error = cell.error
+    assert error is not None and error["ename"] == "TurnInterrupted"
+    [line] = error["traceback"]
+    assert line == (
+        "KeyboardInterrupt: the turn was cancelled (session/cancel sent, pending requests"
+        " answered cancelled); a command the agent started is still running"
+        " (python3 -m http.server 8123): `%acp close --name runner` stops the agent and it"
+    )

@@ -683,6 +683,23 @@ class CellRun:
         else:
             self.detach()
 
+    def still_running(self) -> list[str]:
+        """The commands of this turn the agent runs itself (its terminals, not the client
+        terminals run here, which a cancel kills) that have not ended: a cancel does not stop
+        every agent's (Codex's go on); closing the agent does. Read in the I/O thread."""
+        return list(self.io.call(self._still_running))
+
+    def _still_running(self) -> list[str]:
+        services = self.session.agent.services
+        found = []
+        for terminal_id, term in self.turn.terminals.items():
+            if not term.reported or term.exit_status is not None:
+                continue
+            if services is not None and services.owns(terminal_id):
+                continue
+            found.append(term.command or terminal_id)
+        return found
+
     async def cancel(self) -> None:
         await self.session.cancel()
 
