@@ -140,8 +140,12 @@ def _run_acp(line: str) -> None:
 def test_connect_unknown_shortcut_lists_the_known_ones() -> None:
     from IPython.core.error import UsageError
 
-    with pytest.raises(UsageError, match="no agent shortcut 'nosuch'; known: claude, codex"):
+    with pytest.raises(UsageError) as caught:
         _run_acp("connect nosuch")
+    message = str(caught.value)
+    assert message.startswith("%acp connect: no agent shortcut 'nosuch'; `%acp agents` lists")
+    for known in ("claude", "codex-acp", "copilot", "qwen", "cline", "fast-agent", "goose"):
+        assert known in message
 
 
 def test_connect_shortcut_without_node_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -171,13 +175,21 @@ def test_agents_lists_every_shortcut(
     _run_acp("agents")
     out = capsys.readouterr().out
     for entry in (
-        "claude-acp (or claude): Claude Agent 0.101.0",
-        "codex-acp (or codex)",
-        "gemini",
-        "opencode",
+        "claude-acp (or claude): Claude Agent 0.101.0, ACP v2 (v1 with",
+        "codex-acp (or codex): Codex 2.6.0, ACP v2;",
+        "gemini: Gemini CLI 0.61.0, ACP v1;",
+        "github-copilot-cli (or copilot): GitHub Copilot",
+        "qwen-code (or qwen): Qwen Code 0.24.4, ACP v1;",
+        "cline: Cline 3.0.65, ACP v1;",
+        "opencode: OpenCode 1.18.33, ACP v1;",
     ):
         assert entry in out
-    assert "not available: OpenCode needs Node.js (npx)" in out
+    assert "not available here: OpenCode needs Node.js (npx)" in out
+    # every agent of the snapshot, each with what it needs and whether it asks
+    assert out.count("\n    ") >= len(r.entries())
+    assert f"acp: {len(r.entries())} of {len(r.entries())} agents (registry snapshot of" in out
+    assert "needs ANTHROPIC_API_KEY or a Claude account" in out
+    assert "never asks" in out  # pi
 
 
 @pytest.mark.parametrize(
@@ -208,3 +220,115 @@ def test_installed_native_bin_runs_directly_not_with_node(tmp_path: Path) -> Non
     launch = r.resolve(entry, _which("node", "npx"), [str(tmp_path)])
     assert launch.argv == [str(folder / "bin" / "opencode"), "acp"]
     assert launch.how == "installed" and launch.installed
+
+
+# -- the whole registry --------------------------------------------------------------------
+
+
+def test_the_snapshot_is_the_registry_whole_and_every_entry_parses() -> None:
+    data = r.snapshot()
+    ids = {a["id"] for a in data["agents"]}
+    assert len(ids) == len(data["agents"]) >= 30
+    assert {"claude-acp", "codex-acp", "gemini", "github-copilot-cli", "qwen-code", "cline",
+            "opencode", "fast-agent", "goose", "kimi", "mistral-vibe", "auggie"} <= ids  # fmt: skip
+    assert set(r.entries()) == ids
+    kinds = {d.kind for e in r.entries().values() for d in e.distributions}
+    assert kinds == {"npx", "uvx", "binary"}
+    # the pins are what the suite installs (tests/real_agents/node/package.json)
+    import json
+    from pathlib import Path
+
+    installed = json.loads(
+        (Path(__file__).parent / "real_agents" / "node" / "package.json").read_text()
+    )["dependencies"]
+    for entry in r.entries().values():
+        for dist in entry.distributions:
+            if dist.kind == "npx" and dist.package in installed:
+                assert installed[dist.package] == dist.version, entry.id
+
+
+def test_every_alias_and_note_names_an_agent_of_the_snapshot() -> None:
+    assert set(r.ALIASES.values()) <= set(r.entries())
+    assert set(r.NOTES) <= set(r.entries())
+    assert not set(r.ALIASES) & set(r.entries())  # an alias never hides an id
+
+
+def test_protocol_comes_from_our_notes_else_from_the_registrys_probe() -> None:
+    assert r.protocol_of("codex-acp") == "v2"
+    assert r.protocol_of("goose") == "v1"  # noted
+    assert r.protocol_of("devin").startswith("v1 (the registry's probe, 2026-08-20)")
+    assert r.protocol_of("no-such") == "not known (negotiated when it starts)"
+
+
+def test_missing_keys_name_the_variables_only_when_none_is_set() -> None:
+    assert r.missing_keys("codex-acp", {}) == ("OPENAI_API_KEY", "CODEX_API_KEY")
+    assert r.missing_keys("codex-acp", {"CODEX_API_KEY": "x"}) == ()
+    assert r.missing_keys("codex-acp", {"OPENAI_API_KEY": ""}) == (
+        "OPENAI_API_KEY",
+        "CODEX_API_KEY",
+    )
+    assert r.missing_keys("opencode", {}) == ()  # nothing known: nothing claimed
+
+
+def test_an_agent_is_known_by_the_name_it_gives_itself() -> None:
+    assert r.agent_id_for("@agentclientprotocol/claude-agent-acp") == "claude-acp"
+    assert r.agent_id_for("codex-acp") == "codex-acp"
+    assert r.agent_id_for("qwen") == "qwen-code"
+    assert r.agent_id_for("acp-notebook-agent") is None and r.agent_id_for(None) is None
+
+
+def test_a_uvx_agent_runs_through_uvx_else_its_installed_program_and_says_which(
+    tmp_path: Path,
+) -> None:
+    entry = r.lookup("fast-agent")
+    assert entry is not None and entry.distributions[0].kind == "uvx"
+    package = entry.distributions[0].package
+    with_uvx = r.resolve(entry, _which("uvx"), [])
+    assert with_uvx.argv[:2] == ["/usr/bin/uvx", f"{package}=={entry.version}"]
+    assert with_uvx.how == "uvx" and not with_uvx.installed
+    on_path = r.resolve(entry, _which(package), [])
+    assert on_path.argv[0] == f"/usr/bin/{package}" and on_path.installed
+    none = r.resolve(entry, _which(), [])
+    assert none.missing is not None and f"pip install {package}==" in none.missing
+
+
+def test_the_updater_keeps_runnable_entries_trims_platforms_and_applies_pins(
+    tmp_path: Path,
+) -> None:
+    import importlib.util
+    import json
+    from pathlib import Path as P
+
+    registry = {
+        "version": "1.0.0",
+        "agents": [
+            {"id": "a", "name": "A", "version": "1.0.0", "description": "d", "icon": "x.svg",
+             "distribution": {"npx": {"package": "a-cli@1.0.0", "args": ["--acp"]}}},
+            {"id": "b", "name": "B", "version": "2.0.0", "description": "d",
+             "distribution": {"binary": {"windows-x86_64": {"archive": "u", "cmd": "b.exe"}}}},
+            {"id": "c", "name": "C", "version": "3.0.0", "description": "d",
+             "distribution": {"binary": {"linux-x86_64": {"archive": "u", "cmd": "./c"},
+                                         "windows-x86_64": {"archive": "u", "cmd": "c.exe"}}}},
+        ],
+    }  # fmt: skip
+    source = tmp_path / "registry.json"
+    source.write_text(json.dumps(registry))
+    out = tmp_path / "snapshot.json"
+    script = P(__file__).parent.parent / "scripts" / "update_registry.py"
+    spec = importlib.util.spec_from_file_location("update_registry", script)
+    assert spec is not None and spec.loader is not None
+    updater = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(updater)
+    argv = ["--from", str(source), "--out", str(out)]
+    assert updater.main([*argv, "--pin", "a=a-cli@1.2.0"]) == 0
+    data = json.loads(out.read_text())
+    assert [a["id"] for a in data["agents"]] == ["a", "c"]  # b has no build for these platforms
+    a, c = data["agents"]
+    assert a["version"] == "1.2.0" and a["distribution"]["npx"] == {
+        "package": "a-cli@1.2.0",
+        "args": ["--acp"],
+    }
+    assert "icon" not in a and list(c["distribution"]["binary"]) == ["linux-x86_64"]
+    # a later refresh keeps the pin
+    assert updater.main(argv) == 0
+    assert json.loads(out.read_text())["agents"][0]["version"] == "1.2.0"

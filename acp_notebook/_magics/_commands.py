@@ -19,9 +19,11 @@ from .._notebook._allowlist import EMBEDDED
 from .._notebook._bridge import CONNECT_TIMEOUT, AgentHandle
 from .._notebook._errors import (
     DEFAULT_SESSION,
+    NoSuchConfigOption,
     NotebookError,
 )
 from .._notebook._failures import ConnectFailed
+from .._notebook._modes import MODE, mode_option
 from .._notebook._owner import Notebook
 from .._notebook._redact import redact
 from ._auth import _auth_cmd
@@ -40,8 +42,11 @@ from ._words import (
     _ErrorBox,
     _one_line,
     _say,
+    agent_lines,
     capability_summary,
+    config_lines,
     history_lines,
+    mode_lines,
     show,
     show_history,
     words,
@@ -74,14 +79,22 @@ def _connect(nb: Notebook, argv: list[str]) -> None:
     )
     parser.usage = (
         "%(prog)s [AGENT] [--name NAME] [--cwd DIR] [--timeout SECONDS] [--env KEY=VALUE]"
-        " [--protocol {auto,1,2}] [--kernel-tools] [-- ARGV...]"
+        " [--protocol {auto,1,2}] [--kernel-tools] [--mode MODE] [-- ARGV...]"
     )
     parser.add_argument(
         "agent",
         nargs="?",
         default=None,
-        help="a shortcut from the vendored ACP registry snapshot (claude, codex, gemini,"
-        " opencode, ...; `%%acp agents` lists them), instead of ARGV",
+        help="an agent of the vendored ACP registry snapshot, by id or shortcut (claude,"
+        " codex, copilot, qwen, cline, gemini, opencode, ...; `%%acp agents` lists them);"
+        " words after -- are added to its command",
+    )
+    parser.add_argument(
+        "--mode",
+        default=None,
+        help="start every session of the agent in this mode (a value or name of its mode"
+        " option; `%%acp mode` lists them); a session that cannot be put in it sends no"
+        " prompt",
     )
     parser.add_argument(
         "--name",
@@ -127,12 +140,11 @@ def _connect(nb: Notebook, argv: list[str]) -> None:
         raise UsageError(f"%acp connect: {cwd} is not a directory")
     shortcut: str | None = args.agent  # what the allowlist names the agent by
     if args.agent is not None:
-        if agent_argv:
-            raise UsageError("%acp connect: give either AGENT or -- ARGV, not both")
         launch = _shortcut(args.agent, cwd)
-        command, env = launch.argv, {**launch.env, **env}
+        command, env = [*launch.argv, *agent_argv], {**launch.env, **env}
         name = args.name or args.agent
         _say(f"acp: starting {launch.entry.name} {launch.entry.version}: {shlex.join(command)}")
+        _say_missing_keys(launch.entry, env)
     else:
         command = agent_argv or embedded_agent_argv()
         name = args.name or default_agent_name(agent_argv)
@@ -152,8 +164,11 @@ def _connect(nb: Notebook, argv: list[str]) -> None:
             kernel_tools=args.kernel_tools,
             protocol=_PROTOCOLS[args.protocol],
             shortcut=shortcut,
+            start_config={MODE: args.mode} if args.mode is not None else None,
         ),
     )
+    if args.mode is not None:
+        _say(f"acp: every new session of {handle.name!r} starts in mode {args.mode!r}")
     if args.kernel_tools:
         _say(
             f"acp: kernel tools on for {handle.name!r}: its sessions get the kernel's MCP server"
@@ -228,70 +243,126 @@ def _env_options(items: Sequence[str]) -> dict[str, str]:
     return env
 
 
+def _say_missing_keys(entry: Any, env: dict[str, str]) -> None:
+    """One line before a registry agent starts, when none of the key variables it looks for
+    is set (in the kernel's environment or by --env): it may still sign in, or read a key from
+    its own settings, so it is started anyway."""
+    import os
+
+    from .._notebook import _registry
+
+    missing = _registry.missing_keys(entry.id, {**os.environ, **env})
+    if not missing:
+        return
+    sign_in = _registry.notes(entry.id).sign_in
+    other = f", sign in with {sign_in}" if sign_in else ""
+    _say(
+        f"acp: {entry.name} looks for {' or '.join(missing)}, which is not set here: pass"
+        f" --env {missing[0]}=...{other}, or set it in its own settings"
+    )
+
+
+def _session_option(parser: Any) -> None:
+    parser.add_argument(
+        "--session", default=DEFAULT_SESSION, help="session name (default: %(default)s)"
+    )
+
+
+def _mode(nb: Notebook, argv: list[str]) -> None:
+    parser = _sub_parser(
+        "mode",
+        "The session's mode (what the agent may do without asking depends on it); with MODE,"
+        " switch to it. The session is started if it has not been.",
+    )
+    parser.add_argument("mode", nargs="?", default=None, help="a value or name of the mode")
+    _session_option(parser)
+    args = _parse_sub(parser, argv)
+    if args.mode is not None:
+        nb.set_config(args.session, MODE, args.mode)
+    _, options = nb.config(args.session)
+    option = mode_option(options)
+    if option is None:
+        raise NoSuchConfigOption(MODE, [o.config_id for o in options])
+    for line in mode_lines(option, nb.mode(args.session), changed=args.mode is not None):
+        _say(line)
+
+
+def _config(nb: Notebook, argv: list[str]) -> None:
+    parser = _sub_parser(
+        "config",
+        "The session's config options (mode, model, ...); with ID VALUE, set one. The session"
+        " is started if it has not been.",
+    )
+    parser.add_argument("id", nargs="?", default=None, help="an option's id (or name)")
+    parser.add_argument("value", nargs="?", default=None, help="a value (or its name)")
+    _session_option(parser)
+    args = _parse_sub(parser, argv)
+    if args.id is not None and args.value is None:
+        raise UsageError("%acp config: give ID and VALUE, or neither")
+    if args.id is not None:
+        nb.set_config(args.session, args.id, args.value)
+    _, options = nb.config(args.session)
+    if not options:
+        _say(f"acp: session {args.session!r} has no config options")
+    for line in config_lines(options):
+        _say(line)
+
+
 def _shortcut(agent: str, cwd: str) -> Any:
     """A registry shortcut resolved to a command here (a `_registry.Launch`)."""
     from .._notebook import _registry
 
     entry = _registry.lookup(agent)
     if entry is None:
-        known = ", ".join([*_registry.ALIASES, *_registry.entries()])
-        raise UsageError(f"%acp connect: no agent shortcut {agent!r}; known: {known}")
-    launch = _resolve_here(entry, cwd)
+        known = ", ".join(sorted([*_registry.ALIASES, *_registry.entries()]))
+        raise UsageError(
+            f"%acp connect: no agent shortcut {agent!r}; `%acp agents` lists them: {known}"
+        )
+    launch = _registry.resolve_here(entry, cwd)
     if launch.missing is not None:
         raise UsageError(f"%acp connect: {launch.missing}")
     return launch
 
 
-def _resolve_here(entry: Any, cwd: str) -> Any:
-    """Resolve with this machine's PATH and node_modules folders (npm's global root is asked
-    for only when nothing closer has the package)."""
-    import os
-    import shutil
-    import subprocess
-
-    from .._notebook import _registry
-
-    near = _registry.node_modules_dirs(cwd, os.environ, None)
-    launch = _registry.resolve(entry, shutil.which, near)
-    npm = shutil.which("npm")
-    if launch.installed or npm is None or entry.distributions[0].kind != "npx":
-        return launch
-    try:
-        done = subprocess.run([npm, "root", "-g"], capture_output=True, text=True, timeout=20)
-    except (OSError, subprocess.SubprocessError):
-        return launch
-    root = done.stdout.strip() if done.returncode == 0 else None
-    dirs = _registry.node_modules_dirs(cwd, os.environ, root)
-    return _registry.resolve(entry, shutil.which, dirs)
-
-
 def _agents(nb: Notebook, argv: list[str]) -> None:
     parser = _sub_parser(
-        "agents", "The agent shortcuts (a vendored ACP registry snapshot) and how each runs here."
+        "agents",
+        "The ACP registry's agents (a vendored snapshot): whether each is installed here, how it"
+        " starts, the protocol it speaks, what it needs and whether it asks before acting.",
     )
-    _parse_sub(parser, argv)
+    parser.add_argument("agent", nargs="?", default=None, help="only this agent")
+    parser.add_argument(
+        "--installed", action="store_true", help="only the agents that run from this machine"
+    )
+    args = _parse_sub(parser, argv)
     import os
 
     from .._notebook import _registry
 
-    aliases = {v: k for k, v in _registry.ALIASES.items()}
-    for entry in _registry.entries().values():
-        launch = _resolve_here(entry, os.getcwd())
-        if launch.missing is not None:
-            how = f"not available: {launch.missing}"
-        elif launch.installed:
-            how = f"installed: {shlex.join(launch.argv)}"
-        else:
-            how = f"not installed; starts with {shlex.join(launch.argv)} (downloads it)"
-        alias = f" (or {aliases[entry.id]})" if entry.id in aliases else ""
-        _say(f"{entry.id}{alias}: {entry.name} {entry.version}, {how}")
+    chosen = list(_registry.entries().values())
+    if args.agent is not None:
+        entry = _registry.lookup(args.agent)
+        if entry is None:
+            raise UsageError(f"%acp agents: no agent {args.agent!r} in the registry snapshot")
+        chosen = [entry]
+    shown = 0
+    for entry in chosen:
+        launch = _registry.resolve_here(entry, os.getcwd())
+        if args.installed and not launch.installed:
+            continue
+        shown += 1
+        for line in agent_lines(entry, launch):
+            _say(line)
+    data = _registry.snapshot()
+    _say(
+        f"acp: {shown} of {len(_registry.entries())} agents (registry snapshot of"
+        f" {data.get('updated')}); `%acp connect NAME` starts one"
+    )
 
 
 def _cancel(nb: Notebook, argv: list[str]) -> None:
     parser = _sub_parser("cancel", "Cancel the session's running turn (session/cancel).")
-    parser.add_argument(
-        "--session", default=DEFAULT_SESSION, help="session name (default: %(default)s)"
-    )
+    _session_option(parser)
     args = _parse_sub(parser, argv)
     named = nb.named(args.session)
     handle = nb.live(nb.agent(named.agent))
@@ -504,6 +575,8 @@ _HANDLERS = {
     "log": _log,
     "panel": _panel,
     "grants": _grants,
+    "mode": _mode,
+    "config": _config,
 }
 
 

@@ -55,6 +55,8 @@ _SUBCOMMANDS = (
     "panel",
     "grants",
     "auth",
+    "mode",
+    "config",
 )
 
 
@@ -262,12 +264,21 @@ def acp_options(line: str) -> None:
 
     %acp connect [AGENT] [--name NAME] [--cwd DIR] [--timeout SECONDS]
                  [--env KEY=VALUE ...] [--protocol {auto,1,2}] [--kernel-tools]
-                 [-- ARGV...]
+                 [--mode MODE] [-- ARGV...]
         Launch and initialize an agent: AGENT is a registry shortcut (claude, codex,
-        gemini, opencode, ...), else ARGV, else the embedded agent; it is stopped if it
-        has not answered initialize after SECONDS (30). --env values are never shown.
+        copilot, qwen, cline, ...: see %acp agents; words after -- are added to its
+        command), else ARGV, else the embedded agent; it is stopped if it has not
+        answered initialize after SECONDS (30). --env values are never shown.
         ACP v2 is offered and v1 spoken if the agent answers 1 (--protocol forces one).
-    %acp agents                        the agent shortcuts, and which are installed here
+        --mode: every new session starts in MODE, or no prompt is sent.
+    %acp agents [AGENT] [--installed]  the ACP registry's agents: installed here or not,
+                                       how each starts, its protocol, what it needs,
+                                       whether it asks before acting
+    %acp mode [MODE] [--session NAME]  the session's mode (and the others); with MODE,
+                                       switch to it (a turn's header shows the mode)
+    %acp config [ID VALUE] [--session NAME]
+                                       the session's config options; with ID VALUE,
+                                       set one
     %acp auth [METHOD] [--name NAME]   the agent's sign-in methods; with METHOD, sign in
                                        (auth/login; a password field whose value only
                                        the restarted agent's environment gets; or the

@@ -19,15 +19,19 @@ from .._notebook._errors import (
     AgentNotAllowed,
     NoKernelTools,
     NoSuchAgent,
+    NoSuchConfigOption,
+    NoSuchConfigValue,
     NoSuchMethod,
     NoSuchSession,
     NotebookError,
     SessionBusy,
     SessionOfAnotherAgent,
     SignInRequired,
+    StartConfigFailed,
     UnsupportedMethod,
 )
 from .._notebook._failures import ConnectFailed
+from .._notebook._modes import MODE
 from .._notebook._owner import Notebook
 from .._notebook._redact import redact
 from .._protocol._visible import visible_text
@@ -122,6 +126,24 @@ def words(error: NotebookError, nb: Notebook) -> str:
         reason = _first_line(error.reason)
         hint = _auth_hint(error.methods, _name_option(nb, error.agent))
         return f"%%acp: agent {error.agent!r} needs sign-in ({reason}); {hint}"
+    if isinstance(error, NoSuchConfigOption):
+        what = "mode" if error.key == MODE else f"option {visible_text(error.key)!r}"
+        known = ", ".join(error.known) or "none"
+        return f"the session has no {what}; its options: {visible_text(known)}"
+    if isinstance(error, NoSuchConfigValue):
+        known = ", ".join(error.choices) or "none"
+        return (
+            f"{visible_text(error.config_id)} has no value {visible_text(error.word)!r};"
+            f" its values: {visible_text(known)}"
+        )
+    if isinstance(error, StartConfigFailed):
+        inner = error.error
+        why = words(inner, nb) if isinstance(inner, NotebookError) else _one_line(inner)
+        return (
+            f"%%acp: a new session of {error.agent!r} could not be put in {error.key}"
+            f" {visible_text(error.value)!r}, so no prompt was sent: {why}. Pick another with"
+            f" `%acp mode VALUE` (or `%acp connect ... --mode VALUE`)"
+        )
     return type(error).__name__  # pragma: no cover - every kind is worded above
 
 
@@ -177,6 +199,87 @@ def capability_summary(handle: AgentHandle) -> str:
     auth = [str(m.to_wire().get("methodId", "?")) for m in handle.agent.auth_methods]
     text = "capabilities: " + (", ".join(parts) or "none")
     return text + (f"; sign-in methods: {', '.join(auth)}" if auth else "")
+
+
+def needs_words(agent_id: str) -> str | None:
+    """What an agent needs before it works, or None when nothing is known: "ANTHROPIC_API_KEY
+    or a Claude account (`%acp auth`)"."""
+    from .._notebook import _registry
+
+    notes = _registry.notes(agent_id)
+    ways = [" or ".join(notes.keys)] if notes.keys else []
+    if notes.sign_in:
+        ways.append(notes.sign_in)
+    return " or ".join(ways) or None
+
+
+def agent_lines(entry: Any, launch: Any) -> list[str]:
+    """An agent of the registry in two lines: who it is, the protocol it speaks and how it
+    starts here; then what it needs, whether it asks before acting and what it shows."""
+    from .._notebook import _registry
+
+    notes = _registry.notes(entry.id)
+    alias = f" (or {notes.alias})" if notes.alias else ""
+    if launch.missing is not None:
+        how = f"not available here: {launch.missing}"
+    elif launch.installed:
+        where = "" if launch.how == "installed" else " (on PATH)"
+        how = f"installed{where}: {shlex_join(launch.argv)}"
+    else:
+        how = f"not installed: starts with {shlex_join(launch.argv)} (downloads it)"
+    first = (
+        f"{entry.id}{alias}: {entry.name} {entry.version}, ACP {_registry.protocol_of(entry.id)};"
+        f" {how}"
+    )
+    details = []
+    needs = needs_words(entry.id)
+    if needs:
+        details.append(f"needs {needs}")
+    if notes.setup:
+        details.append(f"set up: {notes.setup}")
+    details += [notes.asks, notes.shows]
+    return [visible_text(first), "    " + visible_text("; ".join(details))]
+
+
+def mode_lines(option: Any, mode: Any, *, changed: bool = False) -> list[str]:
+    """A session's mode (a `ConfigFact`), the other modes, and the one line that says when
+    the agent acts without asking in it (a `ModeFact`'s ``unasked``)."""
+    now = "is now" if changed else "is"
+    value = visible_text(str(option.current))
+    named = option.current_name
+    said = named if named.lower() == value.lower() else f"{named} ({value})"
+    lines = [f"acp: the mode {now} {said}"]
+    others = [
+        v if n.lower() == v.lower() else f"{v} ({n})"
+        for n, v in option.choices
+        if v != option.current
+    ]
+    if others:
+        lines.append("    other modes: " + visible_text(", ".join(others)))
+    if mode is not None and mode.unasked:
+        lines.append(f"    ⚠ in this mode the agent {mode.unasked}")
+    return lines
+
+
+def config_lines(options: Sequence[Any]) -> list[str]:
+    """Each config option in one line: id, name, current value, and the values it takes."""
+    lines = []
+    for option in options:
+        values = "on, off" if option.boolean else ", ".join(v for _, v in option.choices)
+        category = f" [{option.category}]" if option.category else ""
+        lines.append(
+            visible_text(
+                f"acp: {option.config_id}{category} ({option.name}): {option.current_name}"
+                f"; values: {values}"
+            )
+        )
+    return lines
+
+
+def shlex_join(argv: Sequence[str]) -> str:
+    import shlex
+
+    return shlex.join(argv)
 
 
 class _ErrorBox:

@@ -219,6 +219,12 @@ class AgentHandle:
     secrets: set[str] = field(default_factory=set, repr=False)
     #: the protocol it was asked to speak (`%acp connect --protocol`); a restart keeps it
     protocol: Literal["auto", 1, 2] = field(default="auto", repr=False)
+    #: its id in the ACP registry (from its shortcut, else from what it calls itself): what
+    #: the notebook knows of its modes (`_registry.NOTES`); None when it is not there
+    registry_id: str | None = None
+    #: config options every new session of it is put in before its first prompt
+    #: (`%acp connect --mode`): a config id or `_modes.MODE` -> the value a person named
+    start_config: dict[str, str] = field(default_factory=dict)
 
     def when_done(self, callback: Callable[[], None]) -> None:
         """Call ``callback()`` (from any thread) once the agent's connection has ended, by

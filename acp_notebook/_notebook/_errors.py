@@ -108,3 +108,36 @@ class AgentNotAllowed(NotebookError):
         super().__init__(agent, tuple(allowed))
         self.agent = agent
         self.allowed = tuple(allowed)
+
+
+class NoSuchConfigOption(NotebookError):
+    """The session has no config option ``key`` (`_modes.MODE`: no mode); ``known``: its
+    options' ids."""
+
+    def __init__(self, key: str, known: Sequence[str]) -> None:
+        super().__init__(key, tuple(known))
+        self.key = key
+        self.known = tuple(known)
+
+
+class NoSuchConfigValue(NotebookError):
+    """Option ``config_id`` has no value ``word``; ``choices``: the values it has."""
+
+    def __init__(self, config_id: str, word: str, choices: Sequence[str]) -> None:
+        super().__init__(config_id, word, tuple(choices))
+        self.config_id = config_id
+        self.word = word
+        self.choices = tuple(choices)
+
+
+class StartConfigFailed(NotebookError):
+    """A new session of agent ``agent`` could not be put in the configuration its agent starts
+    sessions in (``%acp connect --mode``): ``key`` and ``value`` as asked, and why (``error``,
+    a `NoSuchConfigOption`, `NoSuchConfigValue` or the agent's refusal). No prompt was sent."""
+
+    def __init__(self, agent: str, key: str, value: str, error: Exception) -> None:
+        super().__init__(agent, key, value, error)
+        self.agent = agent
+        self.key = key
+        self.value = value
+        self.error = error

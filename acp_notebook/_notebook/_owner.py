@@ -15,6 +15,7 @@ session state itself is only read on the I/O thread.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import logging
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .._client._errors import AuthenticationRequired
 from .._client._session import Session
+from .._connection._errors import AcpError
 from ._allowlist import Allowlist
 from ._bridge import CONNECT_TIMEOUT, AgentHandle, Connector, IOThread, open_agent
 from ._errors import (
@@ -35,8 +37,10 @@ from ._errors import (
     NoKernelTools,
     NoSuchAgent,
     NoSuchSession,
+    NotebookError,
     SessionOfAnotherAgent,
     SignInRequired,
+    StartConfigFailed,
 )
 from ._events import Events
 from ._pacing import CellPacing
@@ -299,6 +303,7 @@ class Notebook:
         kernel_tools: bool = False,
         protocol: Literal["auto", 1, 2] = "auto",
         shortcut: str | None = None,
+        start_config: Mapping[str, str] | None = None,
     ) -> tuple[AgentHandle, AgentHandle | None]:
         """Start and initialize an agent; only then does it replace the open agent of that
         name (closed: its pending requests fail closed, its session names are forgotten).
@@ -306,7 +311,9 @@ class Notebook:
         ``kernel_tools``: its sessions get the kernel's MCP server (``NoKernelTools`` if the
         agent takes none; the new agent is closed then). ``shortcut``: the registry shortcut
         (or ``"embedded"``) ``argv`` was made from, which the allowlist names it by; an agent
-        the allowlist refuses raises ``AgentNotAllowed`` before anything starts."""
+        the allowlist refuses raises ``AgentNotAllowed`` before anything starts.
+        ``start_config``: config options (a config id, or `_modes.MODE`, to a value) each new
+        session of it is put in before its first prompt (`StartConfigFailed` otherwise)."""
         self._allowlist.check(shortcut, argv)
         env = dict(env or {})
         if connector is None and self.connector is not None:
@@ -321,6 +328,8 @@ class Notebook:
             connector=connector,
             protocol=protocol,
         )
+        handle.registry_id = _registry_id(shortcut, handle)
+        handle.start_config = dict(start_config or {})
         if kernel_tools:
             from .._kernel._tools import mcp_entry
 
@@ -412,6 +421,7 @@ class Notebook:
             connector=old.connector,
             kernel_tools=self.has_kernel_tools(name),
             protocol=old.protocol,
+            start_config=old.start_config,
         )
 
     def close(self, agent: str | AgentHandle | None = None) -> AgentHandle:
@@ -500,7 +510,78 @@ class Notebook:
             raise
         if grant is not None and self.kernel_tools is not None:
             self.kernel_tools.bind(grant, fresh)
+        self._start_config(handle, fresh)
         return self.bind(name, handle.name, fresh)
+
+    def _start_config(self, handle: AgentHandle, session: Session) -> None:
+        """Put a new session in its agent's `AgentHandle.start_config` before any prompt;
+        raise `StartConfigFailed` (the session is closed, never bound) when it cannot be."""
+        for key, word in handle.start_config.items():
+            try:
+                self._set_config(handle, session, key, word)
+            except (NotebookError, AcpError) as exc:
+                with contextlib.suppress(Exception):
+                    handle.io.call(session.close)
+                raise StartConfigFailed(handle.name, key, word, exc) from None
+
+    def _set_config(self, handle: AgentHandle, session: Session, key: str, word: str) -> Any:
+        """Set option ``key`` (a config id, its name or `_modes.MODE`) of ``session`` to the
+        value ``word`` names; return its `ConfigFact` as the agent answered. Raises
+        `NoSuchConfigOption`, `NoSuchConfigValue` or the agent's `AcpError`."""
+        from ._modes import config_facts, find_option, pick_value
+
+        option = find_option(config_facts(self._options(handle, session)), key)
+        value = pick_value(option, word)
+        handle.io.call(functools.partial(session.set_config_option, option.config_id, value))
+        return find_option(config_facts(self._options(handle, session)), option.config_id)
+
+    def _options(self, handle: AgentHandle, session: Session) -> list[dict[str, Any]]:
+        from ._facts import _config_options
+
+        options: list[dict[str, Any]] = handle.io.call(_config_options, session)
+        return options
+
+    def config(self, name: str, agent: str | None = None) -> tuple[NamedSession, list[Any]]:
+        """Session ``name`` (started if needed, as a cell would) and its config options as
+        `_modes.ConfigFact` s."""
+        from ._modes import config_facts
+
+        named = self.session(name, agent=agent)
+        handle = self.agent(named.agent)
+        return named, config_facts(self._options(handle, named.session))
+
+    def set_config(
+        self, name: str, key: str, word: str, agent: str | None = None
+    ) -> tuple[NamedSession, Any]:
+        """Set option ``key`` (a config id, its name, or `_modes.MODE`) of session ``name``
+        (started if needed) to the value ``word`` names. Returns the session and the option
+        as the agent then reports it. Raises `NoSuchConfigOption`, `NoSuchConfigValue`, or the
+        agent's `AcpError` when it refuses. When the session is yet to start and its agent
+        starts sessions in a value of this option (``--mode``), this is the value it starts in
+        from now on (so a value the agent does not have can be replaced)."""
+        with self._lock:
+            exists = name in self._sessions
+        if not exists:
+            handle = self.agent(agent) if agent is not None else None
+            if handle is None and name in self.agents:
+                handle = self.agent(name)
+            handle = handle or self.agent()
+            if key in handle.start_config:
+                handle.start_config[key] = word
+        named = self.session(name, agent=agent)
+        return named, self._set_config(self.agent(named.agent), named.session, key, word)
+
+    def mode(self, name: str) -> Any:
+        """The `_modes.ModeFact` of session ``name`` (None: it has no mode, or no such
+        session yet); never starts a session."""
+        from ._modes import mode_fact
+
+        with self._lock:
+            found = self._sessions.get(name)
+            handle = self._agents.get(found.agent) if found is not None else None
+        if found is None or handle is None:
+            return None
+        return mode_fact(self._options(handle, found.session), handle.registry_id)
 
     def resume(self, name: str, session_id: str, *, agent: str | None = None) -> NamedSession:
         """``session/resume`` of ``session_id`` on agent ``agent`` (default: the default
@@ -745,3 +826,16 @@ def current() -> Notebook:
             _current = Notebook()
             atexit.register(_current.shutdown)
         return _current
+
+
+def _registry_id(shortcut: str | None, handle: AgentHandle) -> str | None:
+    """The registry id of a connected agent: its shortcut's, else the one its ``initialize``
+    info names (a ``--`` command line of a registry agent)."""
+    from ._registry import agent_id_for, lookup
+
+    if shortcut is not None:
+        entry = lookup(shortcut)
+        if entry is not None:
+            return entry.id
+    info = handle.agent.info
+    return agent_id_for(info.name) if info is not None else None

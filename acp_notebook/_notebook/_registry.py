@@ -1,58 +1,176 @@
-"""Agent shortcuts: a vendored snapshot of ACP registry entries, resolved to a command.
+"""Agent shortcuts: the ACP registry, vendored whole, resolved to a command here.
 
-The snapshot follows the registry's ``agent.json`` shape (``id``, ``name``, ``version``,
-``distribution`` with ``npx``, ``uvx`` or per-platform ``binary`` entries; an npx/uvx
-``package`` carries its pinned version). Nothing here touches the network: `resolve` is pure
-given a ``which`` function and the ``node_modules`` folders to look in, so it is unit-tested
-without one.
+``registry.json`` beside this module is a snapshot of the registry (``scripts/
+update_registry.py`` refreshes it): entries in the registry's ``agent.json`` shape (``id``,
+``name``, ``version``, ``distribution`` with ``npx``, ``uvx`` or per-platform ``binary``
+entries; an npx/uvx ``package`` carries its pinned version), the versions this project pins,
+and the protocol version and sign-in methods the registry's own probe saw. `NOTES` adds what
+the registry does not say: the protocol an agent speaks as run here, the key variables it
+needs, whether it asks before acting, and in which modes it does not.
+
+Nothing here touches the network: `resolve` is pure given a ``which`` function and the
+``node_modules`` folders to look in, so it is unit-tested without one; `resolve_here` asks
+this machine.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib.metadata
 import json
 import os
 import platform
+import shutil
+import subprocess
+import sysconfig
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 NODE_MODULES_ENV = "ACP_NOTEBOOK_NODE_MODULES"  # extra node_modules folders (os.pathsep)
 
-# Written for acp_notebook from the registry's published entries (December 2026).
-SNAPSHOT: tuple[dict[str, Any], ...] = (
-    {
-        "id": "claude-acp",
-        "name": "Claude Agent",
-        "version": "0.101.0",
-        "description": "Anthropic's Claude Code through ACP (speaks v1 and v2)",
-        "distribution": {"npx": {"package": "@agentclientprotocol/claude-agent-acp@0.101.0"}},
-    },
-    {
-        "id": "codex-acp",
-        "name": "Codex",
-        "version": "2.6.0",
-        "description": "OpenAI's Codex through ACP (v2)",
-        "distribution": {"npx": {"package": "@agentclientprotocol/codex-acp@2.6.0"}},
-    },
-    {
-        "id": "gemini",
-        "name": "Gemini CLI",
-        "version": "0.61.0",
-        "description": "Google's Gemini CLI (v1)",
-        "distribution": {
-            "npx": {"package": "@google/gemini-cli@0.61.0", "args": ["--experimental-acp"]}
-        },
-    },
-    {
-        "id": "opencode",
-        "name": "OpenCode",
-        "version": "1.18.33",
-        "description": "OpenCode (v1)",
-        "distribution": {"npx": {"package": "opencode-ai@1.18.33", "args": ["acp"]}},
-    },
-)
+#: The vendored snapshot (``scripts/update_registry.py`` writes it): the registry's entries,
+#: the versions this project pins, and what the registry's own probe saw of each agent.
+SNAPSHOT_FILE = Path(__file__).with_name("registry.json")
 
-ALIASES = {"claude": "claude-acp", "codex": "codex-acp"}
+
+@functools.cache
+def snapshot() -> dict[str, Any]:
+    with SNAPSHOT_FILE.open(encoding="utf-8") as f:
+        data: dict[str, Any] = json.load(f)
+    return data
+
+
+@dataclass(frozen=True)
+class AgentNotes:
+    """What this project knows of an agent beyond its registry entry (the registry has no
+    protocol version, keys or permission habits). Written from running each agent offline
+    here (December 2026) or from its documentation; see the README's agent table."""
+
+    alias: str | None = None  # a shorter shortcut
+    protocol: str | None = None  # e.g. "v2 (v1 on request)"; None: from the registry's probe
+    keys: tuple[str, ...] = ()  # variables of which one is needed (unless it signs in)
+    sign_in: str | None = None  # how it signs in instead of a key (its own auth method)
+    asks: str = "asks before commands (by its own rules)"
+    shows: str = "live output"
+    #: modes in which it acts without asking, value -> what it then does unasked
+    unasked_modes: Mapping[str, str] = field(default_factory=dict)
+    #: it acts without asking whatever its mode (None: it asks, or its modes say)
+    unasked: str | None = None
+    setup: str | None = None  # the one thing to do before it runs here
+
+
+NOTES: dict[str, AgentNotes] = {
+    "claude-acp": AgentNotes(
+        alias="claude",
+        protocol="v2 (v1 with CLAUDE_AGENT_ACP_PROTOCOL=v1)",
+        keys=("ANTHROPIC_API_KEY",),
+        sign_in="a Claude account (`%acp auth`)",
+        asks="asks before commands and edits in mode default",
+        unasked_modes={
+            "acceptEdits": "edits files without asking",
+            "bypassPermissions": "runs commands and edits files without asking",
+            "dontAsk": "runs what its settings allow without asking",
+        },
+    ),
+    "codex-acp": AgentNotes(
+        alias="codex",
+        protocol="v2",
+        keys=("OPENAI_API_KEY", "CODEX_API_KEY"),
+        sign_in="a ChatGPT account (`%acp auth`)",
+        asks="asks in mode workspace-write; Auto review asks a model instead",
+        unasked_modes={
+            "agent": "lets a model, not you, approve what it flags (Auto review)",
+            "agent-full-access": "runs commands and edits anywhere without asking",
+        },
+    ),
+    "gemini": AgentNotes(
+        protocol="v1",
+        keys=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+        sign_in="a Google account (`%acp auth`)",
+        unasked_modes={"yolo": "runs every tool without asking", "autoEdit": "edits unasked"},
+    ),
+    "qwen-code": AgentNotes(
+        alias="qwen",
+        protocol="v1",
+        keys=("OPENAI_API_KEY",),
+        sign_in="Qwen OAuth (`%acp auth`)",
+        setup="OPENAI_BASE_URL and OPENAI_MODEL for an OpenAI-compatible provider",
+        unasked_modes={"yolo": "runs every tool without asking", "auto-edit": "edits unasked"},
+    ),
+    "github-copilot-cli": AgentNotes(
+        alias="copilot",
+        protocol="v1",
+        keys=("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN", "COPILOT_PROVIDER_API_KEY"),
+        sign_in="a GitHub account (`%acp auth`)",
+    ),
+    "cline": AgentNotes(
+        protocol="v1",
+        keys=("CLINE_API_KEY",),
+        sign_in="`cline auth` (its own configuration)",
+        shows="output at the end (rawOutput)",
+        setup="`cline auth` once; it leaves a hub process running",
+    ),
+    "opencode": AgentNotes(
+        protocol="v1",
+        sign_in="its providers (`opencode auth login`)",
+        asks='runs bash unasked unless its opencode.json says "permission": {"bash": "ask"}',
+        unasked="runs commands without asking unless its configuration says ask",
+    ),
+    "fast-agent": AgentNotes(
+        protocol="v1",
+        keys=("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GENERIC_API_KEY"),
+        asks="asks before client terminals (--shell)",
+    ),
+    "mistral-vibe": AgentNotes(alias="vibe", protocol="v1", keys=("MISTRAL_API_KEY",)),
+    "kimi": AgentNotes(
+        protocol="v1",
+        sign_in="Kimi Code (`kimi login`), whatever the provider",
+        asks="asks before commands; runs them as whole scripts through sh -c",
+    ),
+    "hermes-agent": AgentNotes(
+        alias="hermes",
+        protocol="v1",
+        asks="runs ordinary commands without asking",
+        unasked="runs ordinary commands without asking",
+    ),
+    "pi-acp": AgentNotes(
+        protocol="v1",
+        asks="never asks",
+        unasked="never asks before it runs a command",
+        setup="the pi coding agent (`pi`) on PATH, node 22.19 or newer",
+    ),
+    "auggie": AgentNotes(protocol="v1", sign_in="`auggie login`"),
+    "goose": AgentNotes(protocol="v1"),
+    "cursor": AgentNotes(sign_in="a Cursor account"),
+    "factory-droid": AgentNotes(alias="droid", keys=("FACTORY_API_KEY",)),
+    "amp-acp": AgentNotes(alias="amp", keys=("AMP_API_KEY",)),
+}
+
+ALIASES = {n.alias: agent_id for agent_id, n in NOTES.items() if n.alias}
+
+
+def notes(agent_id: str) -> AgentNotes:
+    return NOTES.get(agent_id, AgentNotes())
+
+
+def protocol_of(agent_id: str) -> str:
+    """The ACP version an agent speaks: ours (run here), else the registry probe's, else ?."""
+    said = notes(agent_id).protocol
+    if said is not None:
+        return said
+    probed = snapshot().get("probe", {}).get("agents", {}).get(agent_id)
+    if probed is not None:
+        date = snapshot().get("probe", {}).get("date")
+        return f"v{probed['protocolVersion']} (the registry's probe, {date})"
+    return "not known (negotiated when it starts)"
+
+
+def missing_keys(agent_id: str, environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The variables ``agent_id`` needs when none of them is set (else ``()``)."""
+    keys = notes(agent_id).keys
+    return () if not keys or any(environ.get(k) for k in keys) else keys
 
 
 @dataclass(frozen=True)
@@ -136,12 +254,30 @@ def parse_entry(raw: Mapping[str, Any]) -> Entry:
 
 
 def entries() -> dict[str, Entry]:
-    return {e.id: e for e in map(parse_entry, SNAPSHOT)}
+    return _entries()
+
+
+@functools.cache
+def _entries() -> dict[str, Entry]:
+    return {e.id: e for e in map(parse_entry, snapshot()["agents"])}
 
 
 def lookup(name: str) -> Entry | None:
     """The entry for a registry id or a short alias (``claude``), else None."""
     return entries().get(ALIASES.get(name, name))
+
+
+def agent_id_for(name: str | None) -> str | None:
+    """The registry id of an agent that names itself ``name`` (its ``initialize`` info: a
+    package or a program name), or None."""
+    if not name:
+        return None
+    key = name.lower().rsplit("/", 1)[-1]
+    for entry in entries().values():
+        packages = {d.package.lower().rsplit("/", 1)[-1] for d in entry.distributions}
+        if key in packages or key == entry.id or key == notes(entry.id).alias:
+            return entry.id
+    return None
 
 
 def platform_key(system: str | None = None, machine: str | None = None) -> str:
@@ -210,6 +346,23 @@ def runs_with_node(path: str) -> bool:
     return True
 
 
+def installed_script(package: str, which: Callable[[str], str | None]) -> str | None:
+    """A uvx package's program installed here: a command of its name on ``PATH`` (pipx, ``uv
+    tool install``, a venv's ``bin``), else the console script of that name of a package
+    installed in this Python (``pip install``). None when neither is."""
+    found = which(package)
+    if found is not None:
+        return found
+    try:
+        scripts = importlib.metadata.entry_points(group="console_scripts", name=package)
+    except Exception:  # a broken distribution's metadata: as if it were not there
+        return None
+    if not scripts:
+        return None
+    path = os.path.join(sysconfig.get_path("scripts"), package)
+    return path if os.access(path, os.X_OK) else None
+
+
 def resolve(
     entry: Entry,
     which: Callable[[str], str | None],
@@ -239,7 +392,10 @@ def resolve(
             uvx = which("uvx")
             if uvx is not None:
                 return Launch(entry, [uvx, spec, *dist.args], env, "uvx")
-            missing.append(f"uv (uvx), then it runs {spec}")
+            program = installed_script(dist.package, which)
+            if program is not None:
+                return Launch(entry, [program, *dist.args], env, "installed")
+            missing.append(f"uv (uvx) to run {spec}, or `pip install {spec}`")
         else:
             key = platform_name or platform_key()
             binary = dist.binaries.get(key)
@@ -256,3 +412,21 @@ def resolve(
                 f"{os.path.basename(cmd) or entry.id} on PATH, from {binary.get('archive')}"
             )
     return Launch(entry, missing=f"{entry.name} needs " + "; or ".join(missing))
+
+
+def resolve_here(entry: Entry, cwd: str, environ: Mapping[str, str] | None = None) -> Launch:
+    """`resolve` with this machine's ``PATH`` and ``node_modules`` folders: ``cwd``'s,
+    ``$ACP_NOTEBOOK_NODE_MODULES``, and npm's global root (asked for only when nothing closer
+    has the package)."""
+    environ = os.environ if environ is None else environ
+    near = node_modules_dirs(cwd, environ, None)
+    launch = resolve(entry, shutil.which, near)
+    npm = shutil.which("npm")
+    if launch.installed or npm is None or entry.distributions[0].kind != "npx":
+        return launch
+    try:
+        done = subprocess.run([npm, "root", "-g"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return launch
+    root = done.stdout.strip() if done.returncode == 0 else None
+    return resolve(entry, shutil.which, node_modules_dirs(cwd, environ, root))

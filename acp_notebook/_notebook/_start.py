@@ -11,6 +11,8 @@ the notebook's other errors), never worded here.
 from __future__ import annotations
 
 import contextlib
+import functools
+import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +23,8 @@ from .._policy._rules import Policy
 from ._attach import Attachment, accepts, prompt_blocks
 from ._cells import CellRun, front_end_seen
 from ._errors import DEFAULT_SESSION, SessionBusy
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from .._client._session import Session
@@ -121,6 +125,28 @@ def shows_text(nb: Notebook, run: CellRun) -> bool:
     return nb.unstyled
 
 
+def mode_shown(session: Session, agent_id: str | None) -> tuple[str | None, str | None] | None:
+    """The session's mode as a turn shows it (read in the I/O thread): its name, and what the
+    agent does without asking in it, or whatever its mode (`_modes.unasked_always`)."""
+    from ._facts import _config_options
+    from ._modes import mode_fact, unasked_always
+
+    try:
+        fact = mode_fact(_config_options(session), agent_id)
+    except Exception:  # what a turn shows beside its work never fails it
+        log.exception("reading the mode of session %s failed", session.id)
+        return None
+    if fact is None:
+        always = unasked_always(agent_id)
+        return (None, always) if always else None
+    option = fact.option
+    value = str(option.current)
+    name = option.current_name
+    if name.lower() != value.lower():
+        name = f"{name} ({value})"
+    return name, fact.unasked
+
+
 def start_cell(nb: Notebook, request: CellRequest) -> CellStarted:
     """Start ``request``'s turn (see the module's docstring)."""
     from .._widgets import TurnView
@@ -165,6 +191,7 @@ def start_cell(nb: Notebook, request: CellRequest) -> CellStarted:
             ),
             on_terminal=_watch_terminal(nb, lambda: view, io, front_end),
             text_terminals=nb.extension is False,
+            mode=functools.partial(mode_shown, session, handle.registry_id),
         )
 
     front_end = request.key.startswith("cell:") or front_end_seen()

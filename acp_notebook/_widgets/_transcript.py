@@ -106,6 +106,47 @@ def _prompt_html(prompt: str) -> str:
     return f'<div class="acp-turn-prompt">{body}</div>'
 
 
+#: How a turn's end reads, by stop reason (any other reason: ``stopped: <reason>``).
+STOP_WORDS = {
+    "end_turn": "finished",
+    "cancelled": "cancelled",
+    "max_tokens": "stopped: the reply reached its token limit",
+    "max_turn_requests": "stopped: the turn reached its limit of model requests",
+    "refusal": "stopped: the agent refused",
+    "error": "failed",
+}
+
+
+#: A session's mode as a turn shows it: its name (None: the session has no mode), and what the
+#: agent does without asking in it (None: it asks, or nothing is known).
+ModeShown = tuple[str | None, str | None]
+
+
+def mode_text(mode: ModeShown | None) -> list[str]:
+    """The turn header's mode lines: ``mode: NAME`` and, when the agent acts without asking,
+    one line that says so."""
+    if mode is None:
+        return []
+    name, unasked = mode
+    lines = [f"mode: {visible(name)}"] if name else []
+    if unasked:
+        where = "in this mode " if name else ""
+        lines.append(f"⚠ {where}the agent {visible(unasked)}")
+    return lines
+
+
+def mode_html(mode: ModeShown | None) -> str:
+    lines = mode_text(mode)
+    if not lines:
+        return ""
+    out = [f'<div class="acp-turn-mode">{e(lines[0])}</div>'] if mode and mode[0] else []
+    if mode and mode[1]:
+        out.append(
+            f'<div class="acp-turn-unasked" style="color:#a15c00"><b>{e(lines[-1])}</b></div>'
+        )
+    return "".join(out)
+
+
 def _prompt_text(prompt: str) -> list[str]:
     shown, folded, left_out = _prompt_parts(prompt)
     lines = [f"> {line}" for line in shown + folded]
@@ -312,7 +353,7 @@ class StaticTerminals:
 def transcript_text(view: Transcribed) -> str:
     """Deterministic plain transcript of the turn (reads the state; sends nothing)."""
     turn = view.turn
-    lines = _prompt_text(view.prompt_text)
+    lines = _prompt_text(view.prompt_text) + mode_text(getattr(view, "mode_shown", None))
     plan = turn.plan
     if plan is not None:
         lines += ["", *plan_text(plan)]
@@ -387,6 +428,7 @@ def transcript_html(view: Transcribed) -> str:
     # NO_MATH: JupyterLab and nbconvert typeset $...$ in HTML outputs (commands have $).
     out = [STYLE, f'<div class="acp-turn acp-turn-static {NO_MATH}">']
     out.append(_prompt_html(view.prompt_text))
+    out.append(mode_html(getattr(view, "mode_shown", None)))
     if turn.thoughts:
         out.append(f"<details><summary>Thoughts</summary>{_markdown(turn.thoughts)}</details>")
     plan = turn.plan

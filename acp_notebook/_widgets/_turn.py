@@ -40,6 +40,7 @@ from .._state import (
 from ._asking import AskCard, close_deep
 from ._background import BackgroundSection
 from ._card import PermissionCard
+from ._mode import ModeLine
 from ._parts import (
     STYLE,
     content_html,
@@ -56,6 +57,8 @@ from ._transcript import (
     CARRIED_NOTE,
     MAX_LISTED_TOOL_CALLS,
     MAX_LIVE_TERMINALS,
+    STOP_WORDS,
+    ModeShown,
     _elapsed,
     _exit_dict,
     _extras_html,
@@ -76,15 +79,6 @@ __all__ = ["LIVE_TEXT", "MAX_LISTED_TOOL_CALLS", "MAX_LIVE_TERMINALS", "TurnView
 #: The widget output's ``text/plain``: empty. A front end that cannot draw the widget (nbconvert,
 #: a notebook viewer) shows it, and the static transcript right after it says everything.
 LIVE_TEXT = ""
-#: How a turn's end reads, by stop reason (any other reason: ``stopped: <reason>``).
-STOP_WORDS = {
-    "end_turn": "finished",
-    "cancelled": "cancelled",
-    "max_tokens": "stopped: the reply reached its token limit",
-    "max_turn_requests": "stopped: the turn reached its limit of model requests",
-    "refusal": "stopped: the agent refused",
-    "error": "failed",
-}
 #: A live terminal's header is one line (a long command ends in "…" there): a tool call's header
 #: leaves out a title its live terminal shows as the command only up to this length.
 LIVE_HEADER_COMMAND_CHARS = 60
@@ -196,6 +190,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         grants: Callable[[], int] | None = None,
         on_terminal: Callable[[TerminalWidget], None] | None = None,
         text_terminals: bool = False,
+        mode: Callable[[], ModeShown | None] | None = None,
     ) -> None:
         """``call_soon(fn, *args)``, when given, runs ``fn(*args)`` on the thread that applies
         updates: opening a listed terminal (a click, on the kernel's thread) reads the state
@@ -204,7 +199,9 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         ``grants()``: how many requests of the session were answered "always allow" so far (the
         agent keeps those; the finished turn says when a command ran without asking under them).
         ``on_terminal(widget)``: each live terminal widget, once made. ``text_terminals``: show
-        terminals as text (:meth:`use_text_terminals`) from the start."""
+        terminals as text (:meth:`use_text_terminals`) from the start. ``mode()``: the
+        session's mode and what the agent does without asking in it (`ModeShown`), read on
+        each refresh while the turn runs; the turn's header shows it."""
         self.turn = turn
         self._on_terminal = on_terminal
         self._text_terminals = text_terminals
@@ -231,6 +228,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         self._keys: dict[str, Any] = {}  # last rendered key of each simple part
         self._style = ipywidgets.HTML(value=STYLE)
         self._prompt = ipywidgets.HTML(value=_prompt_html(prompt_text))
+        self._mode = ModeLine(mode)
         self._thoughts_html = ipywidgets.HTML()
         self._thoughts = ipywidgets.Accordion(
             children=[self._thoughts_html], titles=("Thoughts",), selected_index=None
@@ -301,6 +299,8 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             set_children(self._timeline, (shown[k] for k in self._order if k in shown))
 
             sections: list[Any] = [self._style, self._prompt]
+            if self._mode.sync(running=not turn.done):
+                sections.append(self._mode)
             if self._sync_thoughts(turn):
                 sections.append(self._thoughts)
             if self._sync_plan(turn):
@@ -845,6 +845,11 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         calls = self.turn.tool_calls
         return len(calls) - len(self._listed_calls(calls))
 
+    @property
+    def mode_shown(self) -> ModeShown | None:
+        """The session's mode as the turn last read it (its transcripts say it)."""
+        return self._mode.shown
+
     def static_bundle(self) -> dict[str, str]:
         """``text/plain`` and ``text/html`` transcripts, for display at the end of the turn."""
         return {"text/plain": self.static_text(), "text/html": self.static_html()}
@@ -868,6 +873,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             owned: list[Any] = [
                 self._style,
                 self._prompt,
+                self._mode,
                 self._thoughts_html,
                 self._thoughts,
                 self._plan,

@@ -55,11 +55,14 @@ def _parse(model: type[M], params: Any) -> M:
     try:
         return model.from_wire({} if params is None else params)
     except pydantic.ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "params"
-        raise RpcError(
-            p.ErrorCode.INVALID_PARAMS, f"Invalid params: {where}: {first['msg']}"
-        ) from None
+        raise _invalid_params(exc) from None
+
+
+def _invalid_params(exc: pydantic.ValidationError) -> RpcError:
+    """``-32602`` naming where the first problem is."""
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "params"
+    return RpcError(p.ErrorCode.INVALID_PARAMS, f"Invalid params: {where}: {first['msg']}")
 
 
 def _cwd(value: str) -> Path:
@@ -132,6 +135,8 @@ class Session:
     terminal_cancelled: set[str] = field(default_factory=set)
     #: the MCP servers the client gave (``session/new`` or the last resume), for ``@tool``
     mcp_servers: list[Any] = field(default_factory=list)
+    #: its mode (`_wire.MODES`): ``plan`` runs and writes nothing
+    mode: str = "ask"
 
 
 class AgentServer:
@@ -204,6 +209,7 @@ class AgentServer:
             p.Method.SESSION_RESUME: self._session_resume,
             p.Method.SESSION_PROMPT: self._session_prompt,
             p.Method.SESSION_CLOSE: self._session_close,
+            p.Method.SESSION_SET_CONFIG_OPTION: self._set_config_option,
             p.Method.TERMINAL_CANCEL: self._terminal_cancel,
         }
         handler = handlers.get(method)
@@ -241,7 +247,19 @@ class AgentServer:
         self.sessions[session_id] = Session(
             session_id, cwd, file, mcp_servers=self._known_servers(request.mcp_servers)
         )
-        return {"sessionId": session_id}
+        return {"sessionId": session_id, "configOptions": wire.mode_options("ask")}
+
+    async def _set_config_option(self, params: Any) -> Any:
+        request = _parse_config(params)
+        session = self._session(request.session_id)
+        value = request.value
+        if request.config_id != "mode" or not isinstance(value, str) or value not in wire.MODES:
+            raise RpcError(
+                p.ErrorCode.INVALID_PARAMS,
+                f"Invalid params: no option {request.config_id!r} with value {value!r}",
+            )
+        session.mode = value
+        return {"configOptions": wire.mode_options(value)}
 
     def _known_servers(self, servers: list[Any] | None) -> list[Any]:
         """The MCP servers of a request the agent takes (of the transports it advertised)."""
@@ -287,7 +305,7 @@ class AgentServer:
         if replay is not None:
             for update in compact_history(record.updates):
                 await self._send_update(session, update, record=False)
-        return {}
+        return {"configOptions": wire.mode_options(session.mode)}
 
     async def _session_prompt(self, params: Any) -> Any:
         request = _parse(p.PromptRequest, params)
@@ -363,6 +381,8 @@ class AgentServer:
                 return "cancelled"
             if isinstance(step, Say):
                 await self._say(session, step.text)
+            elif session.mode == "plan" and isinstance(step, (Run, Write, Tool)):
+                await self._say(session, f"(plan mode) I would {_planned(step)}, and did not.")
             elif isinstance(step, Run):
                 if await self._run_command(session, turn, step.command) == "abort":
                     return "cancelled"
@@ -707,3 +727,24 @@ class AgentServer:
         await self._send_update(session, wire.terminal_exit(terminal_id, ExitStatus(0), meta=meta))
         await self._send_update(session, wire.tool_call(tool_call_id, status="completed"))
         await self._say(session, f"flood: sent {total} bytes, sha256 {digest.hexdigest()}")
+
+
+def _planned(step: Run | Write | Tool) -> str:
+    """What a step would do, in plan mode's words."""
+    if isinstance(step, Run):
+        return f"run `{step.command}`"
+    if isinstance(step, Write):
+        return f"write {step.path}"
+    return f"call the tool {step.name}"
+
+
+def _parse_config(params: Any) -> Any:
+    """``session/set_config_option`` params (an id or a boolean value); -32602 otherwise."""
+    spec = p.AGENT_METHODS[p.Method.SESSION_SET_CONFIG_OPTION]
+    try:
+        parsed = spec.parse_params(params)
+    except pydantic.ValidationError as exc:
+        raise _invalid_params(exc) from None
+    if isinstance(parsed, p.UnknownSetSessionConfigOptionRequest):
+        raise RpcError(p.ErrorCode.INVALID_PARAMS, "Invalid params: unknown value type")
+    return parsed

@@ -61,6 +61,25 @@ def initialize_response(
     ).to_wire()
 
 
+#: The embedded agent's modes: value -> (name, what it does in it). ``ask`` is where it starts.
+MODES = {
+    "ask": ("Ask", "asks before every command and file write"),
+    "plan": ("Plan", "says what it would run and write, and does neither"),
+}
+
+
+def mode_options(current: str) -> list[dict[str, Any]]:
+    """The session's config options: its mode (category ``mode``)."""
+    choices = [
+        p.SessionConfigSelectOption(value=value, name=name, description=description)
+        for value, (name, description) in MODES.items()
+    ]
+    option = p.SessionConfigSelect(
+        config_id="mode", name="Mode", category="mode", current_value=current, options=choices
+    )
+    return [option.to_wire()]
+
+
 def notification(session_id: str, update: dict[str, Any]) -> dict[str, Any]:
     """``session/update`` params (``update`` is already in wire shape)."""
     return {"sessionId": session_id, "update": update}

@@ -166,7 +166,8 @@ def test_kernel_connect_claude_shortcut_finds_the_installed_package(
 ) -> None:
     kern.run(f"import os; os.environ['ACP_NOTEBOOK_NODE_MODULES'] = {str(NODE_MODULES)!r}")
     agents = kern.run("%acp agents").text()
-    assert f"claude-acp (or claude): Claude Agent {CLAUDE_VERSION}, installed: " in agents
+    assert f"claude-acp (or claude): Claude Agent {CLAUDE_VERSION}, ACP v2 (v1 with" in agents
+    assert "installed: " in agents.split("claude-acp (or claude)")[1].split("\n")[0]
     assert str(CLAUDE_JS) in agents
     out = kern.run(f"%acp connect claude {claude.env_options()}").text()
     assert f"starting Claude Agent {CLAUDE_VERSION}: " in out and str(CLAUDE_JS) in out

@@ -121,7 +121,7 @@ def _sign_in_and_a_turn(k: Kernel, codex: CodexLaunch, options: str) -> list[tup
 
     k.run(f"import os; os.environ['ACP_NOTEBOOK_NODE_MODULES'] = {str(NODE_MODULES)!r}")
     agents = run("%acp agents")
-    assert f"codex-acp (or codex): Codex {CODEX_VERSION}, installed: " in agents
+    assert f"codex-acp (or codex): Codex {CODEX_VERSION}, ACP v2; installed: " in agents
     assert str(CODEX_JS) in agents
     out = run(f"%acp connect codex {options}")
     assert f"starting Codex {CODEX_VERSION}: " in out and str(CODEX_JS) in out

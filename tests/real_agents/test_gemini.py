@@ -164,7 +164,7 @@ async def test_an_api_key_in_authenticate_meta_opens_a_session_offline(
 def _connected(k: Kernel, gemini: GeminiLaunch) -> str:
     k.run(f"import os; os.environ['ACP_NOTEBOOK_NODE_MODULES'] = {str(NODE_MODULES)!r}")
     agents = k.run("%acp agents").text()
-    assert f"gemini: Gemini CLI {GEMINI_VERSION}, installed: " in agents, agents
+    assert f"gemini: Gemini CLI {GEMINI_VERSION}, ACP v1; installed: " in agents, agents
     out = k.run(f"%acp connect gemini {gemini.env_options()}", new_cell_id()).text()
     assert f"starting Gemini CLI {GEMINI_VERSION}: " in out and str(GEMINI_JS) in out, out
     assert "npx" not in out
