@@ -99,6 +99,8 @@ def test_claude_accept_edits_and_bypass_say_so_default_and_plan_do_not() -> None
         for v in ("default", "acceptEdits", "plan", "bypassPermissions")
     }
     assert said["default"] is None and said["plan"] is None
+    auto = mode_fact([{**option, "currentValue": "auto"}], "claude-acp")
+    assert auto is not None and auto.unasked is not None and "a model" in auto.unasked
     assert said["acceptEdits"] == "edits files without asking"
     assert said["bypassPermissions"] == "runs commands and edits files without asking"
     # an unknown agent in a mode of the same name: nothing is claimed

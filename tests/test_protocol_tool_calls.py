@@ -118,6 +118,8 @@ COMMAND_SHAPES = [
     (["rm", "-f", "x"], ("rm -f x",)),  # the whole input an argv list
     ({"command": "rm", "args": ["-f", "x"]}, ("rm -f x",)),  # program and arguments apart
     ({"command": "ls", "cmd": "rm -f x"}, ("ls", "rm -f x")),  # several keys: each one judged
+    ({"command": "touch x", "commands": ["touch x"]}, ("touch x",)),  # Copilot: once, not twice
+    ({"commands": ["ls", "rm x", "ls"]}, ("ls", "rm x")),
     ({"path": "a.py"}, ()),
     ("rm -f x", ()),  # not an object: no key names a command
     (None, ()),

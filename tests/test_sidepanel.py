@@ -320,7 +320,7 @@ SCENARIO = [
                     "configId": "mode",
                     "name": "Mode",
                     "type": "select",
-                    "currentValue": "code",
+                    "currentValue": "ask",
                     "options": [
                         {"value": "code", "name": "Code"},
                         {"value": "ask", "name": "Ask"},
@@ -363,20 +363,23 @@ def test_sessions_show_title_usage_commands_and_config(k: Kernel, tmp_path: Path
     assert "idle (finished)" in text
     assert "1200/200000 tokens" in text
     picker = k.wait_for(lambda: with_class(k, "acp-panel-config", panel), "the mode selector")[0]
+    # the session starts with the agent's own modes (ask, plan); the scenario's update follows
+    k.wait_for(
+        lambda: k.models[picker]["_options_labels"] == ["Code", "Ask"], "the scenario's options"
+    )
     state = k.models[picker]
-    assert state["_options_labels"] == ["Code", "Ask"] and state["index"] == 0
-    assert state["description"] == "Mode"
+    assert state["index"] == 1 and state["description"] == "Mode"
 
-    # a person picks "Ask": the kernel sends session/set_config_option to the agent
-    msg = {"comm_id": picker, "data": {"method": "update", "state": {"index": 1}}}
+    # a person picks "Code": the kernel sends session/set_config_option to the agent
+    msg = {"comm_id": picker, "data": {"method": "update", "state": {"index": 0}}}
     k.kc.shell_channel.send(k.kc.session.msg("comm_msg", msg))
 
     def logged() -> bool:
         out = k.run("%acp log -n 10").text()
-        return '"method": "session/set_config_option"' in out and '"value": "ask"' in out
+        return '"method": "session/set_config_option"' in out and '"value": "code"' in out
 
     k.wait_for(logged, "session/set_config_option in the protocol log")
-    # the embedded agent does not implement it: the error is shown on the session, not hidden
+    # the embedded agent has no mode "code": the error is shown on the session, not hidden
     k.wait_for(lambda: "setting mode failed" in session_html(), "the error on the session")
 
 

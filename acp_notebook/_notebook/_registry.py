@@ -70,6 +70,7 @@ NOTES: dict[str, AgentNotes] = {
         asks="asks before commands and edits in mode default",
         unasked_modes={
             "acceptEdits": "edits files without asking",
+            "auto": "lets a model, not you, approve what it asks about (Auto)",
             "bypassPermissions": "runs commands and edits files without asking",
             "dontAsk": "runs what its settings allow without asking",
         },

@@ -262,8 +262,8 @@ def _read_key(raw: dict[str, Any], key: str) -> list[str] | None:
 def raw_input_commands(raw_input: Any) -> RawInputCommands:
     """Every command a tool call's ``rawInput`` names, under any of :data:`COMMAND_KEYS` (a
     key present with a value of another shape marks the reading ``unreadable``), or the whole
-    input when it is itself an argv list. This is the one reading of a tool call's command:
-    the policy, the card and the v1 translator all use it."""
+    input when it is itself an argv list; a command named twice counts once. This is the one
+    reading of a tool call's command: the policy, the card and the v1 translator all use it."""
     if isinstance(raw_input, list):
         command = _argv(raw_input)
         return (
@@ -280,7 +280,8 @@ def raw_input_commands(raw_input: Any) -> RawInputCommands:
                 unreadable = True
             else:
                 commands += found
-    return RawInputCommands(tuple(commands), unreadable)
+    # once each: Copilot names one command under both ``command`` and ``commands``
+    return RawInputCommands(tuple(dict.fromkeys(commands)), unreadable)
 
 
 def raw_input_command(raw_input: Any) -> str | None:
