@@ -315,7 +315,7 @@ def _installed_bin(package: str, version: str, dirs: Sequence[str]) -> str | Non
             short = package.rsplit("/", 1)[-1]
             binary = binary.get(short) or next(iter(binary.values()), None)
         if isinstance(binary, str):
-            return os.path.join(os.path.dirname(manifest), binary)
+            return os.path.normpath(os.path.join(os.path.dirname(manifest), binary))
     return None
 
 

@@ -278,6 +278,22 @@ def connect(k: Kernel, agent: ChatAgent, argv: list[str] | None = None) -> str:
     return out
 
 
+def shortcut_turn(k: Kernel, agent: ChatAgent, shortcut: str, package: str) -> None:
+    """``%acp connect SHORTCUT``: the registry entry resolves to the installed package here
+    (its JavaScript with node, no npx), ``%acp agents`` says so, and a text turn goes
+    through it."""
+    k.run(f"import os; os.environ['ACP_NOTEBOOK_NODE_MODULES'] = {str(NODE_MODULES)!r}")
+    folder = str(NODE_MODULES / package) + "/"
+    listed = k.run(f"%acp agents {shortcut}").text()
+    assert "; installed: " in listed and folder in listed and "/./" not in listed, listed
+    out = k.run(f"%acp connect {shortcut} {agent.env_options()}").text()
+    assert folder in out and "npx" not in out, out
+    assert f"acp: connected '{shortcut}': {agent.connected}" in out, out
+    assert "acp: protocol v1; " in out and FAKE_KEY not in out, out
+    cell = k.run("%%acp\nsay hello\n", new_cell_id())
+    assert TEXT in cell.text(), cell.text()
+
+
 def _done(k: Kernel, cell: Execution, what: str) -> None:
     k.wait_for(partial(getattr, cell, "done"), what)
     assert cell.error is None, cell.text()

@@ -82,3 +82,7 @@ def test_its_detached_hub_daemon_is_stopped_with_the_kernel(
         assert os.getpgid(hub) != os.getpgid(agent_pid)
     assert chat_agents.wait_gone([hub]) == []
     assert chat_agents.cline_hubs(agent.home) == []
+
+
+def test_connect_cline_by_its_registry_shortcut(kern: Kernel, agent: ChatAgent) -> None:
+    chat_agents.shortcut_turn(kern, agent, "cline", chat_agents.CLINE_PACKAGE)

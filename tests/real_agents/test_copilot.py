@@ -61,13 +61,9 @@ def test_interrupt_answers_the_pending_card_cancelled_and_the_command_never_runs
     chat_agents.interrupt_while_the_card_waits(kern, agent, tmp_path / "work")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="acp_notebook bug: Copilot's rawInput holds the command twice ({'command': C, "
-    "'commands': [C]}) and raw_input_commands() reads both keys without dropping the copy, "
-    "so the card says 'command: C' twice, as if two commands would run",
-)
 def test_the_card_names_its_one_command_once(kern: Kernel, agent: ChatAgent) -> None:
+    # Copilot's rawInput holds the command twice ({"command": C, "commands": [C]}): the card
+    # said "command: C" twice, as if two commands would run (failed before 4345c83)
     chat_agents.connect(kern, agent)
     cell = kern.submit(f"%%acp\n{KEYWORD} touch once.txt\n", new_cell_id())
     reject = kern.wait_for(partial(kern.buttons, agent.reject), f"the {agent.reject!r} button")
@@ -79,3 +75,7 @@ def test_the_card_names_its_one_command_once(kern: Kernel, agent: ChatAgent) -> 
     text = cell.text()
     assert f"decision: Rejected: {agent.reject} - by a click" in text, text
     assert text.count("command: touch once.txt") == 1, text
+
+
+def test_connect_copilot_by_its_registry_shortcut(kern: Kernel, agent: ChatAgent) -> None:
+    chat_agents.shortcut_turn(kern, agent, "copilot", chat_agents.COPILOT_PACKAGE)

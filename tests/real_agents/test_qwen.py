@@ -58,3 +58,7 @@ def test_interrupt_answers_the_pending_card_cancelled_and_the_command_never_runs
     kern: Kernel, agent: ChatAgent, tmp_path: Path
 ) -> None:
     chat_agents.interrupt_while_the_card_waits(kern, agent, tmp_path / "work")
+
+
+def test_connect_qwen_by_its_registry_shortcut(kern: Kernel, agent: ChatAgent) -> None:
+    chat_agents.shortcut_turn(kern, agent, "qwen", chat_agents.QWEN_PACKAGE)
