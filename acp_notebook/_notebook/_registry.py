@@ -88,6 +88,7 @@ NOTES: dict[str, AgentNotes] = {
     ),
     "gemini": AgentNotes(
         protocol="v1",
+        shows="output at the end",
         keys=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
         sign_in="a Google account (`%acp auth`)",
         unasked_modes={"yolo": "runs every tool without asking", "autoEdit": "edits unasked"},
@@ -98,13 +99,21 @@ NOTES: dict[str, AgentNotes] = {
         keys=("OPENAI_API_KEY",),
         sign_in="Qwen OAuth (`%acp auth`)",
         setup="OPENAI_BASE_URL and OPENAI_MODEL for an OpenAI-compatible provider",
-        unasked_modes={"yolo": "runs every tool without asking", "auto-edit": "edits unasked"},
+        asks='asks only with "tools": {"approvalMode": "default"} in its settings; its own'
+        " default, auto, lets a model judge each tool call",
+        shows="output at the end",
+        unasked_modes={
+            "auto": "lets a model, not you, judge each tool call",
+            "yolo": "runs every tool without asking",
+            "auto-edit": "edits files without asking",
+        },
     ),
     "github-copilot-cli": AgentNotes(
         alias="copilot",
         protocol="v1",
         keys=("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN", "COPILOT_PROVIDER_API_KEY"),
         sign_in="a GitHub account (`%acp auth`)",
+        shows="output at the end",
     ),
     "cline": AgentNotes(
         protocol="v1",
