@@ -431,6 +431,10 @@ def test_an_agent_off_the_allowlist_is_refused_in_one_line(tmp_path: Path) -> No
         refused = kern.run("%acp connect", ok=False)  # the embedded agent: narrowed away
         said = str(refused.error) + refused.text()
         assert "'embedded' is not an allowed agent here; allowed: claude" in said, said
+        # a shortcut on the list allows its registry command as is, not with words added
+        more = kern.run("%acp connect claude -- --dangerously-skip-permissions", ok=False)
+        said = str(more.error) + more.text()
+        assert "is not an allowed agent here; allowed: claude" in said, said
         kern.run("%config AcpMagics.allowed_agents = None")
         kern.run("%acp connect --name ok")  # on the operator's list: it starts
         assert "  ok [default]: acp_notebook agent" in kern.run("%acp status").text()
@@ -623,5 +627,6 @@ def test_interrupt_says_which_commands_the_agent_left_running_and_offers_close(
     assert line == (
         "KeyboardInterrupt: the turn was cancelled (session/cancel sent, pending requests"
         " answered cancelled); a command the agent started is still running"
-        " (python3 -m http.server 8123): `%acp close --name runner` stops the agent and it"
+        " (python3 -m http.server 8123): `%acp close --name runner` stops the agent and what"
+        " it runs"
     )

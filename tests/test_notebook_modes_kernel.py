@@ -68,17 +68,46 @@ def test_an_unknown_mode_is_one_line_with_the_choices_and_sends_no_prompt(
     refused = kern.run("%%acp\n$ touch made.txt\n", new_cell_id(), ok=False)
     [line] = [x for x in refused.text().splitlines() if "UsageError" in x]
     assert line == (
-        "UsageError: %%acp: a new session of 'python3' could not be put in mode 'yolo', so no"
+        "UsageError: a new session of 'python3' could not be put in mode 'yolo', so no"
         " prompt was sent: mode has no value 'yolo'; its values: ask, plan. Pick another with"
         " `%acp mode VALUE` (or `%acp connect ... --mode VALUE`)"
     )
     assert not list(tmp_path.rglob("made.txt"))
     bad = kern.run("%acp mode yolo", ok=False).text()
     assert "mode has no value 'yolo'; its values: ask, plan" in bad
-    # a mode the agent has replaces the one it could not start in
+    # the default session starts in a mode the agent has; other new sessions still refuse
     assert kern.run("%acp mode plan").text().startswith("acp: the mode is now Plan")
-    text = kern.run("%%acp --session other\n$ touch made.txt\n", new_cell_id()).text()
+    text = kern.run("%%acp\n$ touch made.txt\n", new_cell_id()).text()
     assert "mode: Plan\n" in text and not list(tmp_path.rglob("made.txt"))
+    other = kern.run("%%acp --session other\n$ touch made.txt\n", new_cell_id(), ok=False)
+    assert "could not be put in mode 'yolo'" in other.text()
     unknown = kern.run("%acp config nosuch 1", ok=False).text()
     assert "UsageError: the session has no an option" not in unknown
     assert "the session has no option 'nosuch'; its options: mode" in unknown
+
+
+def test_a_mode_for_one_new_session_leaves_the_agents_other_sessions_in_theirs(
+    kern: Kernel, tmp_path: Path
+) -> None:
+    # review: `%acp mode X --session NEW` had become the mode of every later session
+    _connect(kern, tmp_path, "--mode plan")
+    typo = kern.run("%acp mode plam --session scratch", ok=False).text()
+    assert "could not be put in mode 'plam'" in typo and "its values: ask, plan" in typo
+    assert kern.run("%acp mode ask --session other").text().startswith("acp: the mode is now Ask")
+    text = kern.run("%%acp --session third\n$ touch made.txt\n", new_cell_id()).text()
+    assert "mode: Plan\n" in text and not list(tmp_path.rglob("made.txt"))
+    default = kern.run("%%acp\n$ touch made.txt\n", new_cell_id()).text()
+    assert "mode: Plan\n" in default and not list(tmp_path.rglob("made.txt"))
+
+
+def test_a_resumed_session_is_put_in_the_agents_mode_too(kern: Kernel, tmp_path: Path) -> None:
+    # review: %acp resume skipped --mode, and its prompts ran in the agent's own default
+    _connect(kern, tmp_path)
+    kern.run("%%acp\nhello\n", new_cell_id())
+    listed = kern.run("%acp sessions").text()
+    session_id = next(w for line in listed.splitlines() for w in line.split() if "-" in w)
+    kern.run("%acp close")
+    _connect(kern, tmp_path, "--mode plan")
+    kern.run(f"%acp resume {session_id} --session back")
+    text = kern.run("%%acp --session back\n$ touch made.txt\n", new_cell_id()).text()
+    assert "mode: Plan\n" in text and not list(tmp_path.rglob("made.txt"))

@@ -553,6 +553,13 @@ def test_tool_calls_left_open_are_closed_when_the_turn_ends_but_background_work_
         {"sessionUpdate": "tool_call_update", "toolCallId": "bg", "status": "in_progress"},
         {"sessionUpdate": "tool_call_update", "toolCallId": "t", "status": "in_progress",
          "content": [{"type": "terminal", "terminalId": "term-bg"}]},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "live", "status": "in_progress",
+         "content": [{"type": "terminal", "terminalId": "term-live"}]},
+        {"sessionUpdate": "terminal_output_chunk", "terminalId": "term-live", "data": b64(b"..")},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "ended", "status": "in_progress",
+         "content": [{"type": "terminal", "terminalId": "term-ended"}]},
+        {"sessionUpdate": "terminal_update", "terminalId": "term-ended",
+         "exitStatus": {"exitCode": 0, "signal": None}},
         {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn",
          "background": [{"type": "tool_call", "toolCallId": "bg"},
                         {"type": "terminal", "terminalId": "term-bg"}]},
@@ -565,6 +572,8 @@ def test_tool_calls_left_open_are_closed_when_the_turn_ends_but_background_work_
         "f": ("failed", False),
         "bg": ("in_progress", False),
         "t": ("in_progress", False),
+        "live": ("in_progress", False),  # its command still runs: not called cancelled
+        "ended": ("cancelled", True),
     }
     # a late status from the agent wins
     feed(state, [{"sessionUpdate": "tool_call_update", "toolCallId": "r", "status": "completed"}])

@@ -275,6 +275,9 @@ def test_an_agent_is_known_by_the_name_it_gives_itself() -> None:
     assert r.agent_id_for("codex-acp") == "codex-acp"
     assert r.agent_id_for("qwen") == "qwen-code"
     assert r.agent_id_for("acp-notebook-agent") is None and r.agent_id_for(None) is None
+    # an id first: the "pi" entry's package is also called pi-acp (review finding)
+    assert r.agent_id_for("pi-acp") == "pi-acp"
+    assert r.notes("pi").unasked and r.notes("pi-acp").unasked
 
 
 def test_a_uvx_agent_runs_through_uvx_else_its_installed_program_and_says_which(

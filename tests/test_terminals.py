@@ -725,4 +725,5 @@ def test_only_a_command_with_whitespace_and_no_args_reads_as_a_script() -> None:
     assert reads_as_script("ls -la", ())
     assert reads_as_script("make\ttest", ())
     assert not reads_as_script("ls", ())
+    assert not reads_as_script("python3 ", ())  # a stray space is not a script
     assert not reads_as_script("ls -la", ("x",))

@@ -37,6 +37,11 @@ def test_mode_words_escape_and_make_hidden_characters_visible() -> None:
         "⚠ the agent never asks before it runs a command"
     ]
     assert mode_text(None) == [] and ModeLine(None).sync(running=True) is False
+    done_at_once = ModeLine(lambda: ("Ask", None))  # a turn over before its first refresh
+    try:
+        assert done_at_once.sync(running=False) and "Ask" in done_at_once.value
+    finally:
+        done_at_once.close()
 
 
 def test_the_turns_transcripts_say_the_mode_under_the_prompt() -> None:

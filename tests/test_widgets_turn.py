@@ -1357,6 +1357,7 @@ def test_raw_output_is_not_shown_twice_when_the_call_has_content(
 def test_a_long_raw_output_is_cut_and_says_how_much() -> None:
     from acp_notebook._widgets._parts import RAW_OUTPUT_CHARS, raw_output_text
 
+    assert raw_output_text({"output": "", "stdout": "hello"}) == "hello"  # empty: the next key
     text = raw_output_text({"output": "x" * (RAW_OUTPUT_CHARS + 5)})
     assert text is not None and text.endswith("(5 more characters of output)")
     assert raw_output_text({"exit_code": 1}) is None and raw_output_text("  ") is None

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
@@ -17,6 +17,7 @@ from .._connection._errors import AcpError, MethodNotFound, RpcError
 from .._connection._hotpath import decode_hot_line
 from .._connection._jsonrpc import Connection, Problem, ProblemKind
 from .._connection._process import AgentProcess
+from .._connection._trace import TraceRecorder
 from .._protocol._visible import visible_text
 from ._elicitation import ElicitationDecision, ElicitationHandler
 from ._elicitation import decide as decide_elicitation
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     # Both are imported when a v1 agent is met (``import acp_notebook`` stays light).
     from .._protocol import _v1 as v1
     from ._services import AgentServices
+    from ._traces import TraceExport
 
 log = logging.getLogger("acp_notebook.client")
 
@@ -67,6 +69,7 @@ class Agent:
         elicitation: ElicitationHandler | None = None,
         protocol: ProtocolChoice = "auto",
         client_services: bool = False,
+        trace: TraceRecorder | None = None,
     ) -> None:
         if protocol not in ("auto", 1, 2):
             raise ValueError(f"protocol must be 'auto', 1 or 2, not {protocol!r}")
@@ -76,6 +79,11 @@ class Agent:
         #: a v1 agent's ``agentCapabilities`` (``capabilities`` stays None for it)
         self.v1_capabilities: v1.V1AgentCapabilities | None = None
         self.connection = connection
+        #: records every frame from here on (``connect(..., trace=True)``); None: only the
+        #: connection's log keeps the last messages (`export_trace` says which)
+        self.trace = trace
+        if trace is not None:
+            connection.observe(trace.observe)
         self.process = process
         self.permission = permission
         #: answers questions (``elicitation/create``) no view answered; None: ``cancel``
@@ -589,6 +597,18 @@ class Agent:
         for session in self.sessions.values():
             if session.turn is not None and not session.turn.done:
                 session._end_turn(session.turn, error)
+
+    def export_trace(
+        self, path: str | os.PathLike[str], *, secrets: Iterable[str] = ()
+    ) -> TraceExport:
+        """Write this connection's frames to ``path`` as an ``acp-inspector-trace`` v1 JSONL
+        file (mode 0600): every frame when connected with ``trace=True`` (up to its cap),
+        else the last ones its log keeps, long ones shortened and marked. ``_meta["api-key"]``
+        values and every string of ``secrets`` are replaced by ``***``; the header's
+        ``warning`` says what was left out."""
+        from ._traces import export_trace
+
+        return export_trace(self, path, secrets=secrets)
 
     def stderr_tail(self) -> str:
         return self.process.stderr_tail() if self.process is not None else ""

@@ -15,6 +15,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 from .._connection._errors import ConnectionClosed
 from .._connection._jsonrpc import Connection, Problem
 from .._connection._process import AgentProcess, open_agent_connection
+from .._connection._trace import TraceRecorder
 from ._agent import Agent, ProtocolChoice
 from ._elicitation import ElicitationHandler
 from ._errors import InitializeTimeout, NotSpeakingAcp, absolute_cwd
@@ -36,6 +37,7 @@ async def connect(
     on_problem: Callable[[Problem], None] | None = None,
     protocol: ProtocolChoice = "auto",
     client_services: bool = False,
+    trace: bool | TraceRecorder = False,
 ) -> AsyncIterator[Agent]:
     """Launch ``argv`` as an ACP agent, initialize it, and yield the ``Agent``.
 
@@ -53,7 +55,9 @@ async def connect(
     ``initialize_timeout``: seconds to wait for the answer to ``initialize``; after that the
     agent is stopped at once and `InitializeTimeout` raised. ``on_problem`` is called with each
     `Problem` (also kept in ``agent.problems``), from the start: it sees what a
-    failing agent wrote before ``connect`` raised.
+    failing agent wrote before ``connect`` raised. ``trace``: record every frame from
+    ``initialize`` on (a `TraceRecorder`, or True for one with the default cap), for
+    ``agent.export_trace``.
     """
     if isinstance(argv, str | bytes):
         raise TypeError("argv must be a list of strings, not a shell command string")
@@ -70,6 +74,7 @@ async def connect(
             elicitation,
             protocol,
             client_services,
+            _recorder(trace),
         ) as agent:
             yield agent
 
@@ -86,6 +91,7 @@ async def connect_streams(
     on_problem: Callable[[Problem], None] | None = None,
     protocol: ProtocolChoice = "auto",
     client_services: bool = False,
+    trace: bool | TraceRecorder = False,
 ) -> AsyncIterator[Agent]:
     """`connect` over a pair of byte streams instead of a subprocess (``agent.process`` is
     None): an agent served in memory (``acp_notebook.agent.serve_in_memory``), a socket...
@@ -100,10 +106,24 @@ async def connect_streams(
     )
     with _unwrapped():
         async with connection:
-            agent = Agent(connection, None, permission, elicitation, protocol, client_services)
+            agent = Agent(
+                connection,
+                None,
+                permission,
+                elicitation,
+                protocol,
+                client_services,
+                _recorder(trace),
+            )
             agent.problems = problems
             async with _initialized(agent, initialize_timeout):
                 yield agent
+
+
+def _recorder(trace: bool | TraceRecorder) -> TraceRecorder | None:
+    if isinstance(trace, TraceRecorder):
+        return trace
+    return TraceRecorder() if trace else None
 
 
 @contextmanager
@@ -234,6 +254,7 @@ async def _open(
     elicitation: ElicitationHandler | None = None,
     protocol: ProtocolChoice = "auto",
     client_services: bool = False,
+    trace: TraceRecorder | None = None,
 ) -> AsyncIterator[Agent]:
     async with open_agent_connection(
         list(argv),
@@ -242,7 +263,9 @@ async def _open(
         max_line_bytes=max_line_bytes,
         on_problem=problems.append,
     ) as (process, connection):
-        agent = Agent(connection, process, permission, elicitation, protocol, client_services)
+        agent = Agent(
+            connection, process, permission, elicitation, protocol, client_services, trace
+        )
         agent.problems = problems
         async with _initialized(agent, initialize_timeout):
             yield agent

@@ -180,7 +180,7 @@ def reads_as_script(command: str, args: tuple[str, ...]) -> bool:
     whitespace in ``command`` (Kimi CLI, older Claude Code adapters and CodeBuddy send
     ``{"command": "ls -la | wc -l"}``; Zed runs every command through a shell). The caller
     also checks that no program file has that name."""
-    return not args and _SPACE.search(command) is not None
+    return not args and _SPACE.search(command.strip()) is not None
 
 
 @dataclass(frozen=True)

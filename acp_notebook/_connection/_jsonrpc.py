@@ -242,6 +242,8 @@ class Connection:
         self._fast: tuple[FastDecoder, FastHandler] | None = None
         self.log: deque[LogEntry] = deque(maxlen=log_size)
         """Recent traffic and problem notes, oldest first."""
+        self.messages_seen = 0
+        """Messages sent and received so far (the log keeps the last ones)."""
         self._observers: list[Observer] = []
         self._ids = itertools.count()
         self._pending: dict[int, _Pending] = {}
@@ -479,6 +481,7 @@ class Connection:
                     f"cannot write to the {self.name}: its input is closed"
                 ) from exc
         self.log.append(("send", message if len(data) <= LOG_WHOLE_BYTES else for_log(message)))
+        self.messages_seen += 1
         if self._observers:
             self._observe("send", message)
 
@@ -529,6 +532,7 @@ class Connection:
                         hot = fast_decode(item)
                         if hot is not None:
                             log_append(("recv", hot if len(item) <= whole else for_log(hot)))
+                            self.messages_seen += 1
                             if self._observers:
                                 self._observe("recv", hot)
                             try:
@@ -563,6 +567,7 @@ class Connection:
                     log_append(
                         ("recv", message if len(item) <= LOG_WHOLE_BYTES else for_log(message))
                     )
+                    self.messages_seen += 1
                     if self._observers:
                         self._observe("recv", message)
                     # Fast path for the flood case: a notification for the handler.
@@ -658,6 +663,7 @@ class Connection:
         """A parsed line that is not an object: a batch, or invalid."""
         if type(message) is list:
             self.log.append(("recv", message if len(line) <= LOG_WHOLE_BYTES else for_log(message)))
+            self.messages_seen += 1
             if self._observers:
                 self._observe("recv", message)
             if not message:

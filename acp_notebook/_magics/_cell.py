@@ -28,9 +28,17 @@ from .._notebook._owner import Notebook
 from .._notebook._record import Record, follow_background, update_display
 from .._notebook._start import CellRequest
 from .._policy._rules import Policy
-from .._protocol._visible import visible_text
 from ._parsers import parse_cell_line
-from ._words import _one_line, _say, _Static, _visible_error, show, turn_failure, words
+from ._words import (
+    _one_line,
+    _say,
+    _Static,
+    _visible_error,
+    interrupted_words,
+    show,
+    turn_failure,
+    words,
+)
 
 
 def _cell_key(nb: Notebook, shell: Any) -> str:
@@ -183,8 +191,8 @@ async def run_cell_async(line: str, body: str) -> None:
         raise _visible_error(UsageError(turn_failure(exc))) from None
     except KeyboardInterrupt:
         _finish_cell(run, record)
-        said = "the turn was cancelled (session/cancel sent, pending requests answered cancelled)"
-        raise TurnInterrupted(said + _still_running_words(run)) from None
+        said = interrupted_words(_still_running(run), run.handle.name)
+        raise TurnInterrupted(said) from None
     except BaseException:
         _finish_cell(run, record)
         raise
@@ -195,33 +203,11 @@ async def run_cell_async(line: str, body: str) -> None:
     _finish_cell(run, record)
 
 
-#: At most this many of the commands still running after an Interrupt are named.
-STILL_RUNNING_NAMED = 3
-
-
-def _short(command: str, chars: int = 80) -> str:
-    line = " ".join(command.split())
-    return line if len(line) <= chars else line[: chars - 1] + "…"
-
-
-def _still_running_words(run: CellRun) -> str:
-    """What an Interrupt's line adds when commands the agent started outlive the cancel."""
+def _still_running(run: CellRun) -> list[str]:
     try:
-        commands = run.still_running()
+        return run.still_running()
     except (KeyboardInterrupt, RuntimeError):
-        return ""
-    if not commands:
-        return ""
-    named = ", ".join(_short(visible_text(c)) for c in commands[:STILL_RUNNING_NAMED])
-    left = len(commands) - STILL_RUNNING_NAMED
-    more = f" and {left} more" if left > 0 else ""
-    which = "a command" if len(commands) == 1 else f"{len(commands)} commands"
-    verb = "is" if len(commands) == 1 else "are"
-    close = f"%acp close --name {run.handle.name}"
-    return (
-        f"; {which} the agent started {verb} still running ({named}{more}): "
-        f"`{close}` stops the agent and {'it' if len(commands) == 1 else 'them'}"
-    )
+        return []
 
 
 class TurnInterrupted(KeyboardInterrupt):

@@ -5,6 +5,7 @@ what it returns."""
 from __future__ import annotations
 
 import datetime
+import functools
 import re
 import shlex
 import sys
@@ -19,11 +20,10 @@ from .._notebook._allowlist import EMBEDDED
 from .._notebook._bridge import CONNECT_TIMEOUT, AgentHandle
 from .._notebook._errors import (
     DEFAULT_SESSION,
-    NoSuchConfigOption,
     NotebookError,
 )
 from .._notebook._failures import ConnectFailed
-from .._notebook._modes import MODE, mode_option
+from .._notebook._modes import MODE
 from .._notebook._owner import Notebook
 from .._notebook._redact import redact
 from ._auth import _auth_cmd
@@ -49,6 +49,7 @@ from ._words import (
     mode_lines,
     show,
     show_history,
+    trace_lines,
     words,
 )
 
@@ -79,7 +80,7 @@ def _connect(nb: Notebook, argv: list[str]) -> None:
     )
     parser.usage = (
         "%(prog)s [AGENT] [--name NAME] [--cwd DIR] [--timeout SECONDS] [--env KEY=VALUE]"
-        " [--protocol {auto,1,2}] [--kernel-tools] [--mode MODE] [-- ARGV...]"
+        " [--protocol {auto,1,2}] [--kernel-tools] [--mode MODE] [--trace] [-- ARGV...]"
     )
     parser.add_argument(
         "agent",
@@ -88,6 +89,12 @@ def _connect(nb: Notebook, argv: list[str]) -> None:
         help="an agent of the vendored ACP registry snapshot, by id or shortcut (claude,"
         " codex, copilot, qwen, cline, gemini, opencode, ...; `%%acp agents` lists them);"
         " words after -- are added to its command",
+    )
+    parser.add_argument(
+        "--trace",
+        action="store_true",
+        help="record every protocol frame from initialize on, for `%%acp log --export PATH`"
+        " (without it, the export holds the last messages only)",
     )
     parser.add_argument(
         "--mode",
@@ -142,6 +149,8 @@ def _connect(nb: Notebook, argv: list[str]) -> None:
     if args.agent is not None:
         launch = _shortcut(args.agent, cwd)
         command, env = [*launch.argv, *agent_argv], {**launch.env, **env}
+        if agent_argv:  # an allowlist that names the shortcut allows its command as is
+            shortcut = None
         name = args.name or args.agent
         _say(f"acp: starting {launch.entry.name} {launch.entry.version}: {shlex.join(command)}")
         _say_missing_keys(launch.entry, env)
@@ -165,6 +174,7 @@ def _connect(nb: Notebook, argv: list[str]) -> None:
             protocol=_PROTOCOLS[args.protocol],
             shortcut=shortcut,
             start_config={MODE: args.mode} if args.mode is not None else None,
+            trace=args.trace,
         ),
     )
     if args.mode is not None:
@@ -279,11 +289,8 @@ def _mode(nb: Notebook, argv: list[str]) -> None:
     args = _parse_sub(parser, argv)
     if args.mode is not None:
         nb.set_config(args.session, MODE, args.mode)
-    _, options = nb.config(args.session)
-    option = mode_option(options)
-    if option is None:
-        raise NoSuchConfigOption(MODE, [o.config_id for o in options])
-    for line in mode_lines(option, nb.mode(args.session), changed=args.mode is not None):
+    option, mode = nb.mode_option(args.session)
+    for line in mode_lines(option, mode, changed=args.mode is not None):
         _say(line)
 
 
@@ -346,8 +353,9 @@ def _agents(nb: Notebook, argv: list[str]) -> None:
             raise UsageError(f"%acp agents: no agent {args.agent!r} in the registry snapshot")
         chosen = [entry]
     shown = 0
+    root = functools.cache(_registry.npm_global_root)  # asked once, when an agent needs it
     for entry in chosen:
-        launch = _registry.resolve_here(entry, os.getcwd())
+        launch = _registry.resolve_here(entry, os.getcwd(), global_root=root)
         if args.installed and not launch.installed:
             continue
         shown += 1
@@ -493,7 +501,23 @@ def _log(nb: Notebook, argv: list[str]) -> None:
     parser.add_argument(
         "-n", type=_positive_int, default=20, help="how many (at least 1; default %(default)s)"
     )
+    parser.add_argument(
+        "--export",
+        default=None,
+        metavar="PATH",
+        help="write the connection's frames to PATH as an acp-inspector-trace v1 JSONL file"
+        " (mode 0600; keys, tokens and --env values redacted): every frame with `%%acp connect"
+        " --trace`, else the last messages",
+    )
     args = _parse_sub(parser, argv)
+    if args.export is not None:
+        import os
+
+        path = os.path.abspath(os.path.expanduser(args.export))
+        done = nb.export_trace(path, args.name)
+        for said in trace_lines(done):
+            _say(said)
+        return
     for line in nb.log(args.name, args.n):
         _say(str(line))
     for event in nb.kernel_tool_events(args.name, args.n):

@@ -264,7 +264,7 @@ def acp_options(line: str) -> None:
 
     %acp connect [AGENT] [--name NAME] [--cwd DIR] [--timeout SECONDS]
                  [--env KEY=VALUE ...] [--protocol {auto,1,2}] [--kernel-tools]
-                 [--mode MODE] [-- ARGV...]
+                 [--mode MODE] [--trace] [-- ARGV...]
         Launch and initialize an agent: AGENT is a registry shortcut (claude, codex,
         copilot, qwen, cline, ...: see %acp agents; words after -- are added to its
         command), else ARGV, else the embedded agent; it is stopped if it has not
@@ -291,7 +291,10 @@ def acp_options(line: str) -> None:
     %acp resume SESSION_ID [--session NAME] [--name NAME]
                                        resume a session and replay its history
     %acp status                        agents, processes and sessions
-    %acp log [--name NAME] [-n N]      the last protocol messages (base64 shortened)
+    %acp log [--name NAME] [-n N] [--export PATH]
+                                       the last protocol messages (base64 shortened);
+                                       --export writes a trace file (every frame with
+                                       connect --trace), keys and --env values redacted
     %acp grants                        the requests answered Always allow / Always
                                        reject (the agent keeps them; ACP cannot revoke)
     %acp panel [--no-auto|--auto|--close]

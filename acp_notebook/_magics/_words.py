@@ -17,6 +17,7 @@ from .._notebook._bridge import AgentHandle
 from .._notebook._errors import (
     AgentGone,
     AgentNotAllowed,
+    ConfigNotApplied,
     NoKernelTools,
     NoSuchAgent,
     NoSuchConfigOption,
@@ -136,11 +137,16 @@ def words(error: NotebookError, nb: Notebook) -> str:
             f"{visible_text(error.config_id)} has no value {visible_text(error.word)!r};"
             f" its values: {visible_text(known)}"
         )
+    if isinstance(error, ConfigNotApplied):
+        return (
+            f"the agent kept {visible_text(error.config_id)} at"
+            f" {visible_text(error.current)!r}, not {visible_text(error.value)!r}"
+        )
     if isinstance(error, StartConfigFailed):
         inner = error.error
         why = words(inner, nb) if isinstance(inner, NotebookError) else _one_line(inner)
         return (
-            f"%%acp: a new session of {error.agent!r} could not be put in {error.key}"
+            f"a new session of {error.agent!r} could not be put in {error.key}"
             f" {visible_text(error.value)!r}, so no prompt was sent: {why}. Pick another with"
             f" `%acp mode VALUE` (or `%acp connect ... --mode VALUE`)"
         )
@@ -223,7 +229,9 @@ def agent_lines(entry: Any, launch: Any) -> list[str]:
     if launch.missing is not None:
         how = f"not available here: {launch.missing}"
     elif launch.installed:
-        where = "" if launch.how == "installed" else " (on PATH)"
+        where = {"installed": "", "program": " (its version not checked)"}.get(
+            launch.how, " (on PATH)"
+        )
         how = f"installed{where}: {shlex_join(launch.argv)}"
     else:
         how = f"not installed: starts with {shlex_join(launch.argv)} (downloads it)"
@@ -274,6 +282,45 @@ def config_lines(options: Sequence[Any]) -> list[str]:
             )
         )
     return lines
+
+
+#: At most this many of the commands still running after an Interrupt are named.
+STILL_RUNNING_NAMED = 3
+
+
+def interrupted_words(commands: Sequence[str], agent: str) -> str:
+    """The Interrupt's one line: the turn was cancelled, and which commands the agent started
+    are still running (a cancel does not stop every agent's), with what stops them."""
+    said = "the turn was cancelled (session/cancel sent, pending requests answered cancelled)"
+    if not commands:
+        return said
+    named = ", ".join(_short(visible_text(c)) for c in commands[:STILL_RUNNING_NAMED])
+    left = len(commands) - STILL_RUNNING_NAMED
+    more = f" and {left} more" if left > 0 else ""
+    which = "a command" if len(commands) == 1 else f"{len(commands)} commands"
+    verb = "is" if len(commands) == 1 else "are"
+    return (
+        f"{said}; {which} the agent started {verb} still running ({named}{more}):"
+        f" `%acp close --name {agent}` stops the agent and what it runs"
+    )
+
+
+def _short(command: str, chars: int = 80) -> str:
+    line = " ".join(command.split())
+    return line if len(line) <= chars else line[: chars - 1] + "…"
+
+
+def trace_lines(done: Any) -> list[str]:
+    """What `%acp log --export` wrote (a `TraceExport`), and what its header warns of."""
+    more = f", {done.dropped} not kept" if done.dropped else ""
+    cut = f", {done.shortened} shortened" if done.shortened else ""
+    return [
+        visible_text(
+            f"acp: wrote {done.frames} frames{more}{cut} to {done.path} ({done.bytes:,}"
+            " bytes, mode 0600)"
+        ),
+        visible_text(f"    {done.warning}"),
+    ]
 
 
 def shlex_join(argv: Sequence[str]) -> str:

@@ -222,6 +222,8 @@ class AgentHandle:
     #: its id in the ACP registry (from its shortcut, else from what it calls itself): what
     #: the notebook knows of its modes (`_registry.NOTES`); None when it is not there
     registry_id: str | None = None
+    #: every frame is recorded from its start (`%acp connect --trace`); a restart keeps it
+    traced: bool = field(default=False, repr=False)
     #: config options every new session of it is put in before its first prompt
     #: (`%acp connect --mode`): a config id or `_modes.MODE` -> the value a person named
     start_config: dict[str, str] = field(default_factory=dict)
@@ -300,18 +302,22 @@ async def _hold_agent(
     problems: list[Any],
     started: concurrent.futures.Future[tuple[Agent, anyio.Event]],
     pacing: CellPacing | None = None,
+    trace: bool = False,
 ) -> None:
     try:
         stop = anyio.Event()
         # No handler of its own: each session's requests are answered by the cell run that
         # asks (Session.ask_permissions); with none attached, they are answered cancelled.
         # The client services' commands, writes and outside reads take the same path.
+        # (``trace`` only when asked: a test's connector need not take it)
+        traced: dict[str, Any] = {"trace": True} if trace else {}
         async with connector(
             permission=None,
             elicitation=None,
             initialize_timeout=timeout,
             on_problem=problems.append,
             client_services=True,
+            **traced,
         ) as agent:
             if not started.set_running_or_notify_cancel():
                 return  # the caller gave up (interrupted) as initialize ended: stop it
@@ -348,6 +354,7 @@ def open_agent(
     env: Mapping[str, str] | None = None,
     connector: Connector | None = None,
     protocol: Literal["auto", 1, 2] = "auto",
+    trace: bool = False,
 ) -> AgentHandle:
     """Launch and initialize an agent in the I/O thread ``io``.
 
@@ -365,7 +372,7 @@ def open_agent(
     # Withdrawn by an Interrupt, even one during the hand-over (it may have started the
     # agent by then): the connect is cancelled, and stops the agent if it started one.
     job = Withdrawable(
-        io, functools.partial(_hold_agent, reach, timeout, problems, started, io.pacing)
+        io, functools.partial(_hold_agent, reach, timeout, problems, started, io.pacing, trace)
     )
 
     def interrupted() -> None:
@@ -390,4 +397,5 @@ def open_agent(
     handle.env = env
     handle.connector = connector
     handle.protocol = protocol
+    handle.traced = trace
     return handle

@@ -141,3 +141,14 @@ class StartConfigFailed(NotebookError):
         self.key = key
         self.value = value
         self.error = error
+
+
+class ConfigNotApplied(NotebookError):
+    """The agent answered a ``session/set_config_option`` for ``config_id`` = ``value`` but
+    reports ``current``: the session is not in what was asked."""
+
+    def __init__(self, config_id: str, value: str, current: str) -> None:
+        super().__init__(config_id, value, current)
+        self.config_id = config_id
+        self.value = value
+        self.current = current

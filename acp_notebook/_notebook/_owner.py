@@ -34,8 +34,10 @@ from ._bridge import CONNECT_TIMEOUT, AgentHandle, Connector, IOThread, open_age
 from ._errors import (
     DEFAULT_SESSION,
     AgentGone,
+    ConfigNotApplied,
     NoKernelTools,
     NoSuchAgent,
+    NoSuchConfigOption,
     NoSuchSession,
     NotebookError,
     SessionOfAnotherAgent,
@@ -304,6 +306,7 @@ class Notebook:
         protocol: Literal["auto", 1, 2] = "auto",
         shortcut: str | None = None,
         start_config: Mapping[str, str] | None = None,
+        trace: bool = False,
     ) -> tuple[AgentHandle, AgentHandle | None]:
         """Start and initialize an agent; only then does it replace the open agent of that
         name (closed: its pending requests fail closed, its session names are forgotten).
@@ -313,7 +316,8 @@ class Notebook:
         (or ``"embedded"``) ``argv`` was made from, which the allowlist names it by; an agent
         the allowlist refuses raises ``AgentNotAllowed`` before anything starts.
         ``start_config``: config options (a config id, or `_modes.MODE`, to a value) each new
-        session of it is put in before its first prompt (`StartConfigFailed` otherwise)."""
+        session of it is put in before its first prompt (`StartConfigFailed` otherwise).
+        ``trace``: record every frame from ``initialize`` on (`export_trace`)."""
         self._allowlist.check(shortcut, argv)
         env = dict(env or {})
         if connector is None and self.connector is not None:
@@ -327,6 +331,7 @@ class Notebook:
             env=env,
             connector=connector,
             protocol=protocol,
+            trace=trace,
         )
         handle.registry_id = _registry_id(shortcut, handle)
         handle.start_config = dict(start_config or {})
@@ -422,6 +427,7 @@ class Notebook:
             kernel_tools=self.has_kernel_tools(name),
             protocol=old.protocol,
             start_config=old.start_config,
+            trace=old.traced,
         )
 
     def close(self, agent: str | AgentHandle | None = None) -> AgentHandle:
@@ -469,9 +475,18 @@ class Notebook:
             self._sessions[name] = named
         return named
 
-    def session(self, name: str, *, new: bool = False, agent: str | None = None) -> NamedSession:
+    def session(
+        self,
+        name: str,
+        *,
+        new: bool = False,
+        agent: str | None = None,
+        config: Mapping[str, str] | None = None,
+    ) -> NamedSession:
         """The named session, started with ``session/new`` when needed (or when ``new``).
 
+        ``config``: options this new session starts in instead of its agent's own
+        (`AgentHandle.start_config`), for it alone.
         ``agent`` picks the agent; without it, a session name that is an agent's name picks
         that agent, else the default agent. Raises ``NoSuchAgent``, ``AgentGone``,
         ``SessionOfAnotherAgent`` or ``SignInRequired``.
@@ -510,16 +525,25 @@ class Notebook:
             raise
         if grant is not None and self.kernel_tools is not None:
             self.kernel_tools.bind(grant, fresh)
-        self._start_config(handle, fresh)
+        self._start_config(handle, fresh, grant, config)
         return self.bind(name, handle.name, fresh)
 
-    def _start_config(self, handle: AgentHandle, session: Session) -> None:
-        """Put a new session in its agent's `AgentHandle.start_config` before any prompt;
-        raise `StartConfigFailed` (the session is closed, never bound) when it cannot be."""
-        for key, word in handle.start_config.items():
+    def _start_config(
+        self,
+        handle: AgentHandle,
+        session: Session,
+        grant: Any,
+        config: Mapping[str, str] | None = None,
+    ) -> None:
+        """Put a new (or resumed) session in its agent's `AgentHandle.start_config` (``config``
+        over it) before any prompt; raise `StartConfigFailed` when it cannot be, or when the
+        agent answers but reports another value: the session is closed and never named, its
+        kernel tools' grant revoked."""
+        for key, word in {**handle.start_config, **(config or {})}.items():
             try:
                 self._set_config(handle, session, key, word)
             except (NotebookError, AcpError) as exc:
+                self._revoke(grant)
                 with contextlib.suppress(Exception):
                     handle.io.call(session.close)
                 raise StartConfigFailed(handle.name, key, word, exc) from None
@@ -533,7 +557,10 @@ class Notebook:
         option = find_option(config_facts(self._options(handle, session)), key)
         value = pick_value(option, word)
         handle.io.call(functools.partial(session.set_config_option, option.config_id, value))
-        return find_option(config_facts(self._options(handle, session)), option.config_id)
+        now = find_option(config_facts(self._options(handle, session)), option.config_id)
+        if now.current != value:  # the agent answered, and kept another value
+            raise ConfigNotApplied(option.config_id, str(value), str(now.current))
+        return now
 
     def _options(self, handle: AgentHandle, session: Session) -> list[dict[str, Any]]:
         from ._facts import _config_options
@@ -556,20 +583,24 @@ class Notebook:
         """Set option ``key`` (a config id, its name, or `_modes.MODE`) of session ``name``
         (started if needed) to the value ``word`` names. Returns the session and the option
         as the agent then reports it. Raises `NoSuchConfigOption`, `NoSuchConfigValue`, or the
-        agent's `AcpError` when it refuses. When the session is yet to start and its agent
-        starts sessions in a value of this option (``--mode``), this is the value it starts in
-        from now on (so a value the agent does not have can be replaced)."""
+        agent's `AcpError` when it refuses. A session yet to start starts in this value, not in
+        the one its agent starts sessions in (``--mode``); other sessions are not changed."""
         with self._lock:
             exists = name in self._sessions
-        if not exists:
-            handle = self.agent(agent) if agent is not None else None
-            if handle is None and name in self.agents:
-                handle = self.agent(name)
-            handle = handle or self.agent()
-            if key in handle.start_config:
-                handle.start_config[key] = word
-        named = self.session(name, agent=agent)
+        # a session yet to start starts in this value (not in its agent's --mode), and only it
+        named = self.session(name, agent=agent, config=None if exists else {key: word})
         return named, self._set_config(self.agent(named.agent), named.session, key, word)
+
+    def mode_option(self, name: str) -> tuple[Any, Any]:
+        """Session ``name``'s mode option (a `ConfigFact`) and its `ModeFact`; the session is
+        started if needed. Raises `NoSuchConfigOption` when it has no mode."""
+        from ._modes import MODE, mode_option
+
+        _, options = self.config(name)
+        option = mode_option(options)
+        if option is None:
+            raise NoSuchConfigOption(MODE, [o.config_id for o in options])
+        return option, self.mode(name)
 
     def mode(self, name: str) -> Any:
         """The `_modes.ModeFact` of session ``name`` (None: it has no mode, or no such
@@ -599,6 +630,7 @@ class Notebook:
             raise
         if grant is not None and self.kernel_tools is not None:
             self.kernel_tools.bind(grant, session)
+        self._start_config(handle, session, grant)  # a resumed session is held to --mode too
         return self.bind(name, handle.name, session)
 
     # -- kernel tools ---------------------------------------------------------------------
@@ -768,12 +800,8 @@ class Notebook:
         ``compact``: JSON without spaces (the panel's narrow column)."""
         handle = agent if isinstance(agent, AgentHandle) else self.agent(agent)
         separators = (",", ":") if compact else (", ", ": ")
-        secrets = dict(handle.env)
-        if self.kernel_tools is not None:  # the kernel tools' tokens are in session/new
-            secrets |= self.kernel_tools.secrets(handle.name)
         entries = list(handle.agent.connection.log)
-        keys = [key for entry in entries if (key := _sign_in_key(entry[0], entry[1]))]
-        secrets |= {f"api-key {i}": key for i, key in enumerate(keys)}  # and where echoed
+        secrets = self._secrets(handle, entries)
         lines = []
         for entry in entries[-n:]:
             direction, message = entry[0], entry[1]
@@ -785,6 +813,30 @@ class Notebook:
             text = redact(shorten_base64(message), secrets)
             lines.append(LogLine("send" if direction == "send" else "recv", text))
         return lines
+
+    def _secrets(self, handle: AgentHandle, entries: Sequence[Any]) -> dict[str, str]:
+        """What a log or a trace of ``handle`` must not show: its ``--env`` values, the kernel
+        tools' tokens (in ``session/new``), the keys its sign-ins sent (and where echoed)."""
+        secrets = dict(handle.env)
+        if self.kernel_tools is not None:
+            secrets |= self.kernel_tools.secrets(handle.name)
+        keys = [key for entry in entries if (key := _sign_in_key(entry[0], entry[1]))]
+        return secrets | {f"api-key {i}": key for i, key in enumerate(keys)}
+
+    def export_trace(self, path: str, agent: str | None = None) -> Any:
+        """Write agent ``agent``'s protocol trace to ``path`` (`Agent.export_trace`), with what
+        `log` redacts redacted; returns its `TraceExport`."""
+        handle = self.agent(agent)
+        entries = list(handle.agent.connection.log)
+        recorder = handle.agent.trace
+        if recorder is not None:  # the sign-in keys of every recorded frame, not only the last
+            entries += [
+                ("send", json.loads(f.frame)) for f in recorder.frames if '"api-key"' in f.frame
+            ]
+        secrets = self._secrets(handle, entries)
+        return handle.io.call(
+            functools.partial(handle.agent.export_trace, path, secrets=secrets.values())
+        )
 
     # -- shutdown -------------------------------------------------------------------------
     def shutdown(self) -> None:

@@ -151,6 +151,12 @@ NOTES: dict[str, AgentNotes] = {
         unasked="never asks before it runs a command",
         setup="the pi coding agent (`pi`) on PATH, node 22.19 or newer",
     ),
+    "pi": AgentNotes(  # another adapter of the same pi coding agent
+        protocol="v1",
+        asks="never asks",
+        unasked="never asks before it runs a command",
+        setup="the pi coding agent (`pi`) on PATH",
+    ),
     "auggie": AgentNotes(protocol="v1", sign_in="`auggie login`"),
     "goose": AgentNotes(protocol="v1"),
     "cursor": AgentNotes(sign_in="a Cursor account"),
@@ -216,7 +222,7 @@ class Launch:
     @property
     def installed(self) -> bool:
         """The agent runs from what is on this machine (no download on first start)."""
-        return self.missing is None and self.how in ("installed", "binary")
+        return self.missing is None and self.how in ("installed", "program", "binary")
 
 
 def _split_package(spec: str, kind: str) -> tuple[str, str]:
@@ -283,9 +289,12 @@ def agent_id_for(name: str | None) -> str | None:
     if not name:
         return None
     key = name.lower().rsplit("/", 1)[-1]
-    for entry in entries().values():
+    known = entries()
+    if key in known or key in ALIASES:  # an id or a shortcut first: a package may share it
+        return ALIASES.get(key, key)
+    for entry in known.values():
         packages = {d.package.lower().rsplit("/", 1)[-1] for d in entry.distributions}
-        if key in packages or key == entry.id or key == notes(entry.id).alias:
+        if key in packages:
             return entry.id
     return None
 
@@ -403,8 +412,8 @@ def resolve(
             if uvx is not None:
                 return Launch(entry, [uvx, spec, *dist.args], env, "uvx")
             program = installed_script(dist.package, which)
-            if program is not None:
-                return Launch(entry, [program, *dist.args], env, "installed")
+            if program is not None:  # of whatever version: a program says none
+                return Launch(entry, [program, *dist.args], env, "program")
             missing.append(f"uv (uvx) to run {spec}, or `pip install {spec}`")
         else:
             key = platform_name or platform_key()
@@ -424,19 +433,33 @@ def resolve(
     return Launch(entry, missing=f"{entry.name} needs " + "; or ".join(missing))
 
 
-def resolve_here(entry: Entry, cwd: str, environ: Mapping[str, str] | None = None) -> Launch:
+def resolve_here(
+    entry: Entry,
+    cwd: str,
+    environ: Mapping[str, str] | None = None,
+    global_root: Callable[[], str | None] | None = None,
+) -> Launch:
     """`resolve` with this machine's ``PATH`` and ``node_modules`` folders: ``cwd``'s,
     ``$ACP_NOTEBOOK_NODE_MODULES``, and npm's global root (asked for only when nothing closer
-    has the package)."""
+    has the package; ``global_root`` answers it, by default `npm_global_root`)."""
     environ = os.environ if environ is None else environ
     near = node_modules_dirs(cwd, environ, None)
     launch = resolve(entry, shutil.which, near)
-    npm = shutil.which("npm")
-    if launch.installed or npm is None or entry.distributions[0].kind != "npx":
+    if launch.installed or not any(d.kind == "npx" for d in entry.distributions):
         return launch
+    root = (global_root or npm_global_root)()
+    if root is None:
+        return launch
+    return resolve(entry, shutil.which, node_modules_dirs(cwd, environ, root))
+
+
+def npm_global_root() -> str | None:
+    """``npm root -g``, or None (no npm, or it failed)."""
+    npm = shutil.which("npm")
+    if npm is None:
+        return None
     try:
         done = subprocess.run([npm, "root", "-g"], capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.SubprocessError):
-        return launch
-    root = done.stdout.strip() if done.returncode == 0 else None
-    return resolve(entry, shutil.which, node_modules_dirs(cwd, environ, root))
+        return None
+    return done.stdout.strip() or None if done.returncode == 0 else None

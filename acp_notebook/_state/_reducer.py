@@ -422,10 +422,15 @@ class SessionState:
         return term
 
     # -- helpers --------------------------------------------------------------
+    def _still_runs(self, terminal_id: str) -> bool:
+        term = self.terminals.get(terminal_id)
+        return term is not None and term.reported and term.exit_status is None
+
     def _close_left_open(self, turn: TurnState) -> None:
         """A turn ended: its tool calls still ``pending`` or ``in_progress`` are closed as
         ``cancelled`` (`ToolCallState.left_open`), but for those the agent reports as
-        background work (the call, or a terminal of it). Some agents never close a call they
+        background work (the call, or a terminal of it) and those with a terminal whose
+        command has not ended. Some agents never close a call they
         gave up (Copilot leaves a cancelled one pending); a late status from the agent wins."""
         running: set[str] = set()
         for item in self.background or ():
@@ -434,8 +439,10 @@ class SessionState:
         for call in turn.tool_calls.values():
             if call.status not in _LEFT_OPEN or call.tool_call_id in running:
                 continue
-            if running.intersection(call.terminal_ids):
-                continue
+            if running.intersection(call.terminal_ids) or any(
+                self._still_runs(t) for t in call.terminal_ids
+            ):
+                continue  # its command has not ended: it is not "cancelled"
             call.status = "cancelled"
             call.left_open = True
             call.revision += 1

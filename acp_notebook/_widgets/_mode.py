@@ -24,7 +24,7 @@ class ModeLine(ipywidgets.HTML):  # type: ignore[misc]
 
     def sync(self, running: bool) -> bool:
         """Read the mode (while ``running``) and show it; whether there is one to show."""
-        if self._read is not None and running:
-            self.shown = self._read()
+        if self._read is not None and (running or self.shown is None):
+            self.shown = self._read()  # (a turn done before its first refresh: read once)
         set_if_changed(self, "value", mode_html(self.shown))
         return self.shown is not None

@@ -191,7 +191,10 @@ def raw_output_text(payload: Any) -> str | None:
     if isinstance(payload, str):
         text = payload
     elif isinstance(payload, dict):
-        text = next((v for k in RAW_OUTPUT_KEYS if isinstance(v := payload.get(k), str)), None)
+        text = next(
+            (v for k in RAW_OUTPUT_KEYS if isinstance(v := payload.get(k), str) and v.strip()),
+            None,
+        )
         stderr = payload.get("stderr")
         if isinstance(stderr, str) and stderr.strip():
             text = stderr if text is None else f"{text.rstrip()}\n{stderr}"

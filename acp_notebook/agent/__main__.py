@@ -76,6 +76,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--scenario", type=Path, default=None, help="JSONL script played per prompt")
     p.add_argument(
+        "--replay",
+        type=Path,
+        default=None,
+        metavar="TRACE",
+        help="play a recorded acp-inspector-trace v1 file back (`%%acp log --export`): each"
+        " request the client sends is answered as recorded, with the agent's frames that"
+        " followed it; a client that leaves the recording gets an error and one line on stderr",
+    )
+    p.add_argument(
         "--mcp",
         choices=["both", "http", "stdio", "none"],
         default="both",
@@ -166,6 +175,9 @@ def main(argv: list[str] | None = None) -> None:
         level=str(args.log_level).upper(),
         format="acp-notebook-agent %(levelname)s %(name)s: %(message)s",
     )
+    if args.replay is not None:
+        _replay(args.replay)
+        return
     scenario: Scenario | None = None
     if args.scenario is not None:
         try:
@@ -194,6 +206,24 @@ def main(argv: list[str] | None = None) -> None:
     )
     with contextlib.suppress(KeyboardInterrupt):
         anyio.run(_serve, server, backend="asyncio")
+
+
+def _replay(path: Path) -> None:
+    from .._connection._trace import TraceError, read_trace
+    from ._replay import ReplayServer
+
+    try:
+        trace = read_trace(path)
+    except TraceError as exc:
+        print(f"acp-notebook-agent: bad --replay: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    server = ReplayServer(trace, source=str(path))
+
+    async def serve() -> None:
+        await server.serve(FdReceiveStream(0), FdSendStream(1))
+
+    with contextlib.suppress(KeyboardInterrupt):
+        anyio.run(serve, backend="asyncio")
 
 
 if __name__ == "__main__":

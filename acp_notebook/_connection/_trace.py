@@ -1,0 +1,235 @@
+"""Protocol traces: a connection's frames as ``acp-inspector-trace`` v1 JSONL, and back.
+
+There is no official ACP trace format; this one is what the ACP Inspector exports and reads
+(readers ignore fields they do not know). A file is a header line, then one line per frame::
+
+    {"type":"header","format":"acp-inspector-trace","version":1,"at":MS,"frames":N,
+     "dropped":N,"warning":"..."}
+    {"type":"frame","at":MS,"connection":1,"direction":"client -> agent","encoding":"utf8",
+     "frame":"<the JSON-RPC message, one line>"}
+
+``at`` is milliseconds since the epoch. A frame this module had to keep shortened (the
+connection's log keeps a long message shortened) carries ``"shortened": true``: nothing is
+shortened silently. Files are written with mode 0600.
+
+`TraceRecorder` records a connection's frames from its first (`Connection.observe`), up to
+`TRACE_MAX_BYTES`; the frames past it are counted, not kept (a replay needs the beginning).
+`redact_frame` takes out what a trace must not carry; `write_trace` and `read_trace` are the
+file's two sides (`TraceError` names the line that is wrong).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+__all__ = [
+    "FORMAT",
+    "TRACE_MAX_BYTES",
+    "Frame",
+    "Trace",
+    "TraceError",
+    "TraceRecorder",
+    "read_trace",
+    "redact_frame",
+    "write_trace",
+]
+
+FORMAT = "acp-inspector-trace"
+VERSION = 1
+#: A recorder keeps at most this many bytes of frames; the rest are counted in ``dropped``.
+TRACE_MAX_BYTES = 64 * 2**20
+Direction = Literal["client -> agent", "agent -> client"]
+TO_AGENT: Direction = "client -> agent"
+TO_CLIENT: Direction = "agent -> client"
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One JSON-RPC message as it crossed the connection (``frame``: its JSON text)."""
+
+    at: int  # ms since the epoch
+    direction: Direction
+    frame: str
+    shortened: bool = False
+
+    def message(self) -> Any:
+        return json.loads(self.frame)
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A trace file's content: its frames, how many were not kept, and what it warns of."""
+
+    frames: tuple[Frame, ...]
+    dropped: int = 0
+    warning: str = ""
+    at: int = 0
+    extra: Mapping[str, Any] = field(default_factory=dict)  # header fields not read here
+
+
+class TraceError(ValueError):
+    """A trace file is not one (``line``: 1-based; 0 for the file itself)."""
+
+    def __init__(self, path: str, line: int, reason: str) -> None:
+        super().__init__(path, line, reason)
+        self.path = path
+        self.line = line
+        self.reason = reason
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.reason}"
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class TraceRecorder:
+    """Records every frame of a connection (``observe`` is its `Connection.observe`
+    observer): the message as compact JSON, in order, until ``max_bytes``."""
+
+    def __init__(self, max_bytes: int = TRACE_MAX_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self.frames: list[Frame] = []
+        self.bytes = 0
+        self.dropped = 0
+        self.started = now_ms()
+
+    def observe(self, direction: str, message: Any) -> None:
+        if self.bytes >= self.max_bytes:
+            self.dropped += 1
+            return
+        text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+        if self.bytes + len(text) > self.max_bytes:
+            self.dropped += 1
+            self.bytes = self.max_bytes  # the frames kept stay a prefix: nothing after a gap
+            return
+        self.bytes += len(text)
+        self.frames.append(Frame(now_ms(), TO_AGENT if direction == "send" else TO_CLIENT, text))
+
+
+_API_KEY = re.compile(r'("api-key"\s*:\s*)"(?:[^"\\]|\\.)*"')
+REDACTED = "***"
+
+
+def redact_frame(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every ``_meta["api-key"]`` value and every string of ``secrets`` (at
+    least 4 characters: shorter ones would hide words) replaced by ``***``. A secret is
+    looked for as written and as JSON escapes it."""
+    out = _API_KEY.sub(lambda m: f'{m[1]}"{REDACTED}"', text)
+    for secret in sorted({s for s in secrets if len(s) >= 4}, key=len, reverse=True):
+        out = out.replace(secret, REDACTED)
+        escaped = json.dumps(secret, ensure_ascii=False)[1:-1]
+        if escaped != secret:
+            out = out.replace(escaped, REDACTED)
+    return out
+
+
+def write_trace(
+    path: str | os.PathLike[str],
+    frames: Sequence[Frame],
+    *,
+    dropped: int = 0,
+    warning: str = "",
+) -> int:
+    """Write a trace file (mode 0600, replacing one that is there); returns its size."""
+    header = {
+        "type": "header",
+        "format": FORMAT,
+        "version": VERSION,
+        "at": now_ms(),
+        "frames": len(frames),
+        "dropped": dropped,
+        "warning": warning,
+    }
+    lines = [json.dumps(header, ensure_ascii=False)]
+    for frame in frames:
+        line: dict[str, Any] = {
+            "type": "frame",
+            "at": frame.at,
+            "connection": 1,
+            "direction": frame.direction,
+            "encoding": "utf8",
+            "frame": frame.frame,
+        }
+        if frame.shortened:
+            line["shortened"] = True
+        lines.append(json.dumps(line, ensure_ascii=False))
+    data = ("\n".join(lines) + "\n").encode()
+    target = Path(path)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(target, flags, 0o600)
+    try:
+        os.fchmod(fd, 0o600)  # an existing file keeps its mode through O_CREAT: set it
+        with os.fdopen(fd, "wb") as f:
+            fd = -1
+            f.write(data)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    return len(data)
+
+
+def read_trace(path: str | os.PathLike[str]) -> Trace:
+    """Read a trace file; raises `TraceError` at the first line that is not as documented."""
+    name = os.fspath(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TraceError(name, 0, f"cannot be read: {exc}") from None
+    rows = [line for line in text.splitlines() if line.strip()]
+    if not rows:
+        raise TraceError(name, 0, "is empty")
+    header = _object(name, 1, rows[0])
+    if header.get("type") != "header" or header.get("format") != FORMAT:
+        raise TraceError(name, 1, f"the first line is not an {FORMAT} header")
+    if header.get("version") != VERSION:
+        raise TraceError(name, 1, f"version {header.get('version')!r}, not {VERSION}")
+    frames = []
+    for number, row in enumerate(rows[1:], start=2):
+        item = _object(name, number, row)
+        if item.get("type") != "frame":
+            continue  # readers ignore what they do not know
+        direction = item.get("direction")
+        frame = item.get("frame")
+        at = item.get("at")
+        if direction not in (TO_AGENT, TO_CLIENT):
+            raise TraceError(name, number, f"direction {direction!r}")
+        if not isinstance(frame, str) or not isinstance(at, int):
+            raise TraceError(name, number, "a frame needs 'frame' (a string) and 'at' (ms)")
+        if item.get("encoding", "utf8") != "utf8":
+            raise TraceError(name, number, f"encoding {item.get('encoding')!r}")
+        try:
+            json.loads(frame)
+        except ValueError:
+            raise TraceError(name, number, "its frame is not JSON") from None
+        frames.append(Frame(at, direction, frame, bool(item.get("shortened"))))
+    declared = header.get("frames")
+    if isinstance(declared, int) and declared != len(frames):
+        raise TraceError(name, 1, f"the header says {declared} frames, the file has {len(frames)}")
+    known = {"type", "format", "version", "at", "frames", "dropped", "warning"}
+    return Trace(
+        tuple(frames),
+        dropped=int(header.get("dropped") or 0),
+        warning=str(header.get("warning") or ""),
+        at=int(header.get("at") or 0),
+        extra={k: v for k, v in header.items() if k not in known},
+    )
+
+
+def _object(path: str, number: int, row: str) -> dict[str, Any]:
+    try:
+        value = json.loads(row)
+    except ValueError:
+        raise TraceError(path, number, "not JSON") from None
+    if not isinstance(value, dict):
+        raise TraceError(path, number, "not a JSON object")
+    return value

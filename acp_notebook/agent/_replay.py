@@ -1,0 +1,178 @@
+"""``acp-notebook-agent --replay TRACE``: an agent that plays a recorded protocol trace back.
+
+The trace (``acp-inspector-trace`` v1, `_connection._trace`) is read as a script, in order:
+
+* a request the client sent is awaited: the client must send a request of that method next
+  (requests are matched by method and order, never by raw id);
+* the agent's answer to it is sent as the answer to the client's request, whatever its id;
+* the agent's notifications and requests are sent as recorded; the client's own answers to
+  the agent's requests (a permission, a question) are taken, whatever they are;
+* the client's notifications (``session/cancel``) and its recorded answers are skipped.
+
+When the client sends a request the recording does not have next, the replay has diverged:
+one line on stderr, and that request and every later one answered with an error
+(`DIVERGED`) that says what was expected. A bug report becomes "attach the trace"; a demo
+needs no key.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from .._connection._errors import RpcError
+from .._connection._jsonrpc import Connection
+from .._connection._trace import TO_AGENT, Trace
+from .._protocol import ErrorCode
+
+__all__ = ["DIVERGED", "ReplayServer", "Step", "steps_of"]
+
+logger = logging.getLogger("acp_notebook.agent.replay")
+
+#: The error code a request gets once the client has left the recording (JSON-RPC's
+#: implementation-defined server error range).
+DIVERGED = -32099
+
+
+@dataclass(frozen=True)
+class Step:
+    """One thing the replay does: ``await`` a client request of ``method`` (recorded under
+    ``rec_id``), ``answer`` the request recorded under ``rec_id``, ``notify`` or ``request``
+    the client. ``frame``: the frame's number in the trace (1-based)."""
+
+    kind: str  # "await", "answer", "notify", "request"
+    frame: int
+    method: str | None = None
+    rec_id: Any = None
+    params: Any = None
+    result: Any = None
+    error: dict[str, Any] | None = None
+
+
+def steps_of(trace: Trace) -> list[Step]:
+    """The replay's script (see the module docstring); batches are taken element by element."""
+    steps: list[Step] = []
+    for number, frame in enumerate(trace.frames, start=1):
+        message = frame.message()
+        for item in message if isinstance(message, list) else [message]:
+            if not isinstance(item, dict):
+                continue
+            method, has_id = item.get("method"), "id" in item
+            if frame.direction == TO_AGENT:
+                if isinstance(method, str) and has_id:
+                    steps.append(Step("await", number, method, item["id"]))
+                continue  # its notifications and its answers to the agent: not replayed
+            if isinstance(method, str):
+                kind = "request" if has_id else "notify"
+                steps.append(Step(kind, number, method, params=item.get("params")))
+            elif has_id:
+                error = item.get("error")
+                steps.append(
+                    Step(
+                        "answer",
+                        number,
+                        rec_id=item["id"],
+                        result=item.get("result"),
+                        error=error if isinstance(error, dict) else None,
+                    )
+                )
+    return steps
+
+
+@dataclass
+class _Incoming:
+    method: str
+    params: Any
+    answered: anyio.Event
+    result: Any = None
+    error: RpcError | None = None
+
+
+class ReplayServer:
+    """Serves one client with a recorded trace (see the module docstring)."""
+
+    def __init__(self, trace: Trace, *, source: str = "trace", stderr: TextIO | None = None):
+        self.steps = steps_of(trace)
+        self.source = source
+        self.stderr = stderr if stderr is not None else sys.stderr
+        self.diverged: str | None = None
+        self._send: MemoryObjectSendStream[_Incoming]
+        self._receive: MemoryObjectReceiveStream[_Incoming]
+        self._send, self._receive = anyio.create_memory_object_stream[_Incoming](1000)
+        self._waiting: dict[Any, _Incoming] = {}
+
+    async def serve(self, receive: ByteReceiveStream, send: ByteSendStream) -> None:
+        conn = Connection(receive, send, name="client")
+        conn.set_request_handler(self._on_request)
+        conn.set_notification_handler(self._on_notification)
+        with self._send, self._receive:
+            async with anyio.create_task_group() as tg:
+                async with conn:
+                    tg.start_soon(self._play, conn)
+                    await conn.wait_closed()
+                tg.cancel_scope.cancel()
+
+    async def _on_request(self, method: str, params: Any) -> Any:
+        if self.diverged is not None:
+            raise RpcError(DIVERGED, self.diverged, {"got": method})
+        incoming = _Incoming(method, params, anyio.Event())
+        await self._send.send(incoming)
+        await incoming.answered.wait()
+        if incoming.error is not None:
+            raise incoming.error
+        return incoming.result
+
+    async def _on_notification(self, method: str, params: Any) -> None:
+        logger.debug("replay: the client notified %s (not replayed)", method)
+
+    async def _play(self, conn: Connection) -> None:
+        for step in self.steps:
+            if step.kind == "await":
+                incoming = await self._receive.receive()
+                if incoming.method != step.method:
+                    self._diverge(incoming, f"expected {step.method}, got {incoming.method}", step)
+                    break
+                self._waiting[step.rec_id] = incoming
+            elif step.kind == "answer":
+                waiting = self._waiting.pop(step.rec_id, None)
+                if waiting is None:
+                    continue  # the answer to a request from before the recording began
+                if step.error is not None:
+                    code = step.error.get("code")
+                    waiting.error = RpcError(
+                        code if isinstance(code, int) else ErrorCode.INTERNAL_ERROR,
+                        str(step.error.get("message", "")),
+                        step.error.get("data"),
+                    )
+                else:
+                    waiting.result = step.result
+                waiting.answered.set()
+            elif step.kind == "notify" and step.method is not None:
+                await conn.notify(step.method, step.params)
+            elif step.kind == "request" and step.method is not None:
+                try:
+                    await conn.request(step.method, step.params)
+                except RpcError as exc:  # the client's own answer, whatever it is
+                    logger.debug("replay: the client answered %s with %s", step.method, exc)
+        # the recording is over (or left): whatever the client asks now was not recorded
+        while True:
+            incoming = await self._receive.receive()
+            self._diverge(incoming, f"the recording ended; got {incoming.method}", None)
+
+    def _diverge(self, incoming: _Incoming, what: str, step: Step | None) -> None:
+        where = f" at frame {step.frame}" if step is not None else ""
+        if self.diverged is None:
+            self.diverged = f"the client left the recording {self.source}{where}: {what}"
+            print(f"acp-notebook-agent --replay: {self.diverged}", file=self.stderr, flush=True)
+        incoming.error = RpcError(DIVERGED, self.diverged, {"got": incoming.method})
+        incoming.answered.set()
+        for waiting in self._waiting.values():  # recorded answers that will never come
+            waiting.error = RpcError(DIVERGED, self.diverged, {"got": waiting.method})
+            waiting.answered.set()
+        self._waiting.clear()
