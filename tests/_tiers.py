@@ -64,6 +64,7 @@ NOT_UNIT: dict[str, str] = {
     "tests/test_kernel_tools_starvation_kernel.py": "kernel",
     "tests/test_notebook_kernel.py": "kernel",
     "tests/test_notebook_modes_kernel.py": "kernel",
+    "tests/test_notebook_traces.py": "kernel",
     "tests/test_trace_kernel.py": "kernel",
     "tests/test_sidepanel.py": "kernel",
     "tests/test_static_live.py": "kernel",
