@@ -535,7 +535,10 @@ async def test_session_resumed_after_restart_replays_messages_and_terminal_bytes
         replay_calls = b.tool_calls(sid)
         # The resumed session takes new prompts.
         idle = await b.run_turn(sid, "again")
-    assert result == {}
+    # the answer lists the session's config options: its mode, where it was (ask)
+    [mode] = result["configOptions"]
+    assert (mode["configId"], mode["category"], mode["currentValue"]) == ("mode", "mode", "ask")
+    assert result.keys() == {"configOptions"}
     assert [s["sessionId"] for s in listed["sessions"]] == [sid]
     assert only(listed["sessions"])["title"] == "Hello there."
     assert replay_messages == live_messages

@@ -120,3 +120,49 @@ async def test_a_client_that_leaves_the_recording_gets_an_error_and_one_stderr_l
     [line] = err.getvalue().splitlines()
     assert line.startswith("acp-notebook-agent --replay: the client left the recording ")
     assert "expected session/new, got session/list" in line
+
+
+async def test_an_id_the_client_makes_is_said_its_way_in_later_frames(tmp_path: Path) -> None:
+    # a helper found the replay sending terminal/wait_for_exit with the recorded terminal id,
+    # which the client never made: each later frame names the client's own id
+    import json
+
+    from acp_notebook._connection._jsonrpc import Connection
+    from acp_notebook._connection._trace import TO_AGENT, TO_CLIENT, Frame, write_trace
+
+    def frame(direction: Any, message: dict[str, Any]) -> Frame:
+        return Frame(0, direction, json.dumps({"jsonrpc": "2.0", **message}))
+
+    frames = [
+        frame(TO_AGENT, {"id": 1, "method": "session/prompt", "params": {"sessionId": "s"}}),
+        frame(TO_CLIENT, {"id": 7, "method": "terminal/create", "params": {"command": "ls"}}),
+        frame(TO_AGENT, {"id": 7, "result": {"terminalId": "term-recorded"}}),
+        frame(TO_CLIENT, {"id": 8, "method": "terminal/wait_for_exit",
+                          "params": {"terminalId": "term-recorded", "sessionId": "s"}}),
+        frame(TO_AGENT, {"id": 8, "result": {"exitCode": 0}}),
+        frame(TO_CLIENT, {"id": 1, "result": {"stopReason": "end_turn"}}),
+    ]  # fmt: skip
+    path = tmp_path / "t.jsonl"
+    write_trace(path, frames)
+    seen: list[tuple[str, Any]] = []
+
+    async def client_side(method: str, params: Any) -> Any:
+        seen.append((method, params))
+        return {"terminalId": "term-mine"} if method == "terminal/create" else {"exitCode": 0}
+
+    server = ReplayServer(read_trace(path), stderr=io.StringIO())
+    to_agent, agent_in = memory_byte_pipe(64)
+    agent_out, from_agent = memory_byte_pipe(64)
+    client = Connection(from_agent, to_agent, name="agent")
+    client.set_request_handler(client_side)
+    with anyio.fail_after(GUARD):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.serve, agent_in, agent_out)
+            async with client:
+                answer = await client.request("session/prompt", {"sessionId": "s"})
+            tg.cancel_scope.cancel()
+    assert answer == {"stopReason": "end_turn"}
+    assert seen == [
+        ("terminal/create", {"command": "ls"}),
+        ("terminal/wait_for_exit", {"terminalId": "term-mine", "sessionId": "s"}),
+    ]

@@ -105,9 +105,16 @@ def test_redaction_hides_api_keys_and_secrets_as_written_and_as_json_escapes_the
         ensure_ascii=False,
     )
     out = redact_frame(frame, ['tok"en-\u00e9-XYZ', "abc"])
-    assert "sk-live-1" not in out and '"api-key": "***"' in out
+    assert "sk-live-1" not in out and json.loads(out)["params"]["_meta"]["api-key"] == "***"
     assert "XYZ" not in out and json.loads(out)["params"]["env"] == "***"
     assert json.loads(out)["params"]["n"] == "abc"  # shorter than 4: would hide words
+
+
+def test_a_secret_that_reads_as_json_leaves_the_frame_json() -> None:
+    # an --env value of "false" (a helper found every JSON false become ***: not JSON)
+    frame = '{"a":false,"b":"false alarm","c":[true,12345],"false":1}'
+    out = json.loads(redact_frame(frame, ["false", "12345"]))
+    assert out == {"a": False, "b": "*** alarm", "c": [True, 12345], "false": 1}
 
 
 def test_the_recorder_keeps_a_prefix_and_counts_what_it_could_not_keep() -> None:

@@ -159,29 +159,32 @@ def test_pytest_collects_the_notebook() -> None:
 
 
 REAL_AGENTS = NOTEBOOKS / "real-agents.ipynb"
-NEEDS_KEYS = ("claude", "codex", "gemini")
+NEEDS_KEYS = ("claude", "codex", "gemini", "fast-agent")
 
 
-def test_real_agents_cells_that_need_keys_are_skipped_and_the_rest_saved() -> None:
+def test_real_agents_run_whole_as_replays_of_committed_traces() -> None:
     cells = _code_cells(REAL_AGENTS)
-    skipped = [c for c in cells if "nbval-skip" in c.metadata.get("tags", [])]
-    # Every connect to (and cell for) a real agent is skipped by nbval and by nbclient...
-    for cell in cells:
-        first = cell.source.splitlines()[0]
-        if any(name in first for name in NEEDS_KEYS):
-            assert cell in skipped, first
+    # nothing is skipped: each real agent's turns are a replay of a recording in traces/
+    assert not [
+        c for c in cells if {"nbval-skip", "skip-execution"} & set(c.metadata.get("tags", []))
+    ]
+    traces = NOTEBOOKS / "traces"
     for name in NEEDS_KEYS:
-        assert any(c.source.startswith(f"%acp connect {name}") for c in skipped), name
-    assert all("skip-execution" in c.metadata["tags"] for c in skipped)
-    assert all(not c.outputs for c in skipped)
-    # ... and the others ran in one clean run, their outputs saved (machine-specific ones not).
-    ran = [c for c in cells if c not in skipped]
-    assert [c.execution_count for c in ran] == list(range(1, len(ran) + 1))
-    for cell in ran:
+        [connect] = [c for c in cells if c.source.startswith(f"%acp connect --name {name} ")]
+        assert "acp-notebook-agent --replay" in connect.source, connect.source
+        assert (traces / f"{name}.jsonl").is_file(), name
+    prose = "\n".join(c.source for c in nbformat.read(REAL_AGENTS, as_version=4).cells
+                      if c.cell_type == "markdown")  # fmt: skip
+    assert "replays of recorded sessions" in prose
+    for name in NEEDS_KEYS:  # and how to reach the live agent instead
+        assert f"%acp connect {name}" in prose, name
+    # every cell ran in one clean run, its outputs saved (machine-specific ones not)
+    assert [c.execution_count for c in cells] == list(range(1, len(cells) + 1))
+    for cell in cells:
         assert all(out.output_type != "error" for out in cell.outputs), cell.source
         if "nbval-ignore-output" in cell.metadata.get("tags", []):
             assert not cell.outputs, cell.source
-    sources = {c.source: _text(c) for c in ran}
+    sources = {c.source: _text(c) for c in cells}
     assert "%acp agents" in sources
     assert sources["%acp auth"] == "acp: agent 'embedded' advertised no sign-in methods\n"
     assert sources["%acp auth --help"].startswith("usage: %acp auth")

@@ -364,11 +364,13 @@ def test_sessions_show_title_usage_commands_and_config(k: Kernel, tmp_path: Path
     assert "1200/200000 tokens" in text
     picker = k.wait_for(lambda: with_class(k, "acp-panel-config", panel), "the mode selector")[0]
     # the session starts with the agent's own modes (ask, plan); the scenario's update follows
-    k.wait_for(
-        lambda: k.models[picker]["_options_labels"] == ["Code", "Ask"], "the scenario's options"
+    k.wait_for(  # (the options and the choice arrive as two updates of the picker)
+        lambda: (
+            (k.models[picker]["_options_labels"], k.models[picker]["index"]) == (["Code", "Ask"], 1)
+        ),
+        "the scenario's options, Ask chosen",
     )
-    state = k.models[picker]
-    assert state["index"] == 1 and state["description"] == "Mode"
+    assert k.models[picker]["description"] == "Mode"
 
     # a person picks "Code": the kernel sends session/set_config_option to the agent
     msg = {"comm_id": picker, "data": {"method": "update", "state": {"index": 0}}}

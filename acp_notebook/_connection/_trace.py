@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -116,21 +115,36 @@ class TraceRecorder:
         self.frames.append(Frame(now_ms(), TO_AGENT if direction == "send" else TO_CLIENT, text))
 
 
-_API_KEY = re.compile(r'("api-key"\s*:\s*)"(?:[^"\\]|\\.)*"')
 REDACTED = "***"
 
 
 def redact_frame(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every ``_meta["api-key"]`` value and every string of ``secrets`` (at
-    least 4 characters: shorter ones would hide words) replaced by ``***``. A secret is
-    looked for as written and as JSON escapes it."""
-    out = _API_KEY.sub(lambda m: f'{m[1]}"{REDACTED}"', text)
-    for secret in sorted({s for s in secrets if len(s) >= 4}, key=len, reverse=True):
-        out = out.replace(secret, REDACTED)
-        escaped = json.dumps(secret, ensure_ascii=False)[1:-1]
-        if escaped != secret:
-            out = out.replace(escaped, REDACTED)
-    return out
+    """``text`` (a frame's JSON) with every ``_meta["api-key"]`` value and every string of
+    ``secrets`` (at least 4 characters: shorter ones would hide words) replaced by ``***``
+    inside its string values; numbers, ``true``, ``false`` and the keys are left alone, so
+    the frame stays JSON whatever a secret is (an ``--env`` value may be ``false``)."""
+    hidden = sorted({s for s in secrets if len(s) >= 4}, key=len, reverse=True)
+    try:
+        message = json.loads(text)
+    except ValueError:  # not JSON: nothing to keep whole, every occurrence goes
+        for secret in hidden:
+            text = text.replace(secret, REDACTED)
+        return text
+    return json.dumps(_redacted(message, hidden), ensure_ascii=False, separators=(",", ":"))
+
+
+def _redacted(value: Any, hidden: Sequence[str], key: str | None = None) -> Any:
+    if isinstance(value, str):
+        if key == "api-key":
+            return REDACTED
+        for secret in hidden:
+            value = value.replace(secret, REDACTED)
+        return value
+    if isinstance(value, dict):
+        return {k: _redacted(v, hidden, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v, hidden) for v in value]
+    return value
 
 
 def write_trace(

@@ -6,7 +6,9 @@ The trace (``acp-inspector-trace`` v1, `_connection._trace`) is read as a script
   (requests are matched by method and order, never by raw id);
 * the agent's answer to it is sent as the answer to the client's request, whatever its id;
 * the agent's notifications and requests are sent as recorded; the client's own answers to
-  the agent's requests (a permission, a question) are taken, whatever they are;
+  the agent's requests (a permission, a question) are taken, whatever they are. Where the
+  client answers with an id of its own (``terminal/create``'s ``terminalId``), later frames
+  say the client's id where the recording says the recorded one;
 * the client's notifications (``session/cancel``) and its recorded answers are skipped.
 
 When the client sends a request the recording does not have next, the replay has diverged:
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TextIO
 
 import anyio
@@ -53,11 +55,14 @@ class Step:
     params: Any = None
     result: Any = None
     error: dict[str, Any] | None = None
+    #: a request's: what the client answered when it was recorded (None: not recorded)
+    answered: Any = None
 
 
 def steps_of(trace: Trace) -> list[Step]:
     """The replay's script (see the module docstring); batches are taken element by element."""
     steps: list[Step] = []
+    asked: dict[Any, int] = {}  # the agent's recorded request id -> its step
     for number, frame in enumerate(trace.frames, start=1):
         message = frame.message()
         for item in message if isinstance(message, list) else [message]:
@@ -67,10 +72,17 @@ def steps_of(trace: Trace) -> list[Step]:
             if frame.direction == TO_AGENT:
                 if isinstance(method, str) and has_id:
                     steps.append(Step("await", number, method, item["id"]))
+                elif has_id and "result" in item and _key(item["id"]) in asked:
+                    at = asked.pop(_key(item["id"]))  # the client's recorded answer: kept
+                    steps[at] = replace(steps[at], answered=item["result"])
                 continue  # its notifications and its answers to the agent: not replayed
             if isinstance(method, str):
                 kind = "request" if has_id else "notify"
-                steps.append(Step(kind, number, method, params=item.get("params")))
+                if has_id:
+                    asked[_key(item["id"])] = len(steps)
+                steps.append(
+                    Step(kind, number, method, rec_id=item.get("id"), params=item.get("params"))
+                )
             elif has_id:
                 error = item.get("error")
                 steps.append(
@@ -83,6 +95,43 @@ def steps_of(trace: Trace) -> list[Step]:
                     )
                 )
     return steps
+
+
+def _key(request_id: Any) -> str:
+    return repr(request_id)  # 1 and "1" are different ids
+
+
+#: The fields in which a client answers with an id of its own making.
+CLIENT_IDS = frozenset({"terminalId"})
+
+
+def _learn(recorded: Any, actual: Any, ids: dict[str, str]) -> None:
+    """Where the client answered with ids of its own (`CLIENT_IDS`) in place of the recorded
+    ones; nothing else it answered (which option it chose) renames anything."""
+    if isinstance(recorded, dict) and isinstance(actual, dict):
+        for key, value in recorded.items():
+            new = actual.get(key)
+            if key in CLIENT_IDS and isinstance(value, str) and isinstance(new, str):
+                if value != new:
+                    ids[value] = new
+            elif key in actual:
+                _learn(value, new, ids)
+    elif isinstance(recorded, list) and isinstance(actual, list):
+        for old, new in zip(recorded, actual, strict=False):
+            _learn(old, new, ids)
+
+
+def _mapped(value: Any, ids: dict[str, str]) -> Any:
+    """``value`` with every string the client renamed (`_learn`) said its way."""
+    if not ids:
+        return value
+    if isinstance(value, str):
+        return ids.get(value, value)
+    if isinstance(value, dict):
+        return {k: _mapped(v, ids) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mapped(v, ids) for v in value]
+    return value
 
 
 @dataclass
@@ -106,6 +155,7 @@ class ReplayServer:
         self._receive: MemoryObjectReceiveStream[_Incoming]
         self._send, self._receive = anyio.create_memory_object_stream[_Incoming](1000)
         self._waiting: dict[Any, _Incoming] = {}
+        self._ids: dict[str, str] = {}  # recorded -> the client's own (`_learn`)
 
     async def serve(self, receive: ByteReceiveStream, send: ByteSendStream) -> None:
         conn = Connection(receive, send, name="client")
@@ -151,15 +201,18 @@ class ReplayServer:
                         step.error.get("data"),
                     )
                 else:
-                    waiting.result = step.result
+                    waiting.result = _mapped(step.result, self._ids)
                 waiting.answered.set()
             elif step.kind == "notify" and step.method is not None:
-                await conn.notify(step.method, step.params)
+                await conn.notify(step.method, _mapped(step.params, self._ids))
             elif step.kind == "request" and step.method is not None:
                 try:
-                    await conn.request(step.method, step.params)
+                    actual = await conn.request(step.method, _mapped(step.params, self._ids))
                 except RpcError as exc:  # the client's own answer, whatever it is
                     logger.debug("replay: the client answered %s with %s", step.method, exc)
+                else:
+                    if step.answered is not None:
+                        _learn(step.answered, actual, self._ids)
         # the recording is over (or left): whatever the client asks now was not recorded
         while True:
             incoming = await self._receive.receive()
