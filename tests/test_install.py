@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -188,6 +189,8 @@ def test_every_example_notebook_runs_with_the_examples_extra_and_says_so_without
     run.mkdir()
     for notebook in notebooks:
         (run / notebook.name).write_bytes(notebook.read_bytes())
+    # the recordings real-agents.ipynb replays travel with it (notebooks/traces/)
+    shutil.copytree(ROOT / "notebooks" / "traces", run / "traces")
 
     # without the extra: the first cell says what is missing, in one line, and nothing else runs
     failed = subprocess.run(
