@@ -67,3 +67,13 @@ def test_visible_text_is_the_text_of_make_visible() -> None:
     sample = "a\x1b\nb"
     assert visible_text(sample) == make_visible(sample).text
     assert visible_text(sample, multiline=True) == "a⟨ESC⟩\nb"
+
+
+@pytest.mark.parametrize("space", ["\u00a0", "\u2000", "\u2009", "\u202f", "\u3000"])
+def test_a_space_that_is_not_the_ascii_one_is_marked_in_a_one_line_label(space: str) -> None:
+    # review of issue 27: a script's card showed `./build.sh<NBSP>--check` as two words, but a
+    # shell reads one: a one-line label (a command) marks it; text with a layout keeps it
+    command = f"./build.sh{space}--check --verbose"
+    assert visible_text(command) == f"./build.sh⟨U+{ord(space):04X}⟩--check --verbose"
+    assert visible_text(command, multiline=True) == command
+    assert visible_text(command, prose=True) == command

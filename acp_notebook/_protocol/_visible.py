@@ -8,7 +8,9 @@ letters that draw as nothing (Hangul fillers, ``⟨U+3164 HF⟩``): Python takes
 Three strictnesses:
 
 * the default, for one-line labels (a command, a title, a path): tab and newline are kept but
-  also marked, since a newline in a one-line command is worth noticing;
+  also marked, since a newline in a one-line command is worth noticing, and so is every space
+  but the ASCII one (``./build.sh\u00a0--check`` is one word to a shell: it must not read as
+  two);
 * ``multiline=True``, for text whose layout matters (a prompt, a JSON dump): newline (``\\n`` and
   ``\\r\\n``, shown as ``\\n``) and tab pass unmarked, everything else as in the default;
 * ``prose=True``, for Markdown an agent wrote: as ``multiline``, and the zero-width joiners and
@@ -99,6 +101,8 @@ def make_visible(
         if ch in keep:
             return ch
         name = _marker(ch)
+        if name is None and not keep and unicodedata.category(ch) == "Zs":
+            name = f"U+{ord(ch):04X}"  # a one-line label: a space that is not one is shown
         if name is None:
             return ch
         hidden.setdefault(name, None)
