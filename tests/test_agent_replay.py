@@ -166,3 +166,28 @@ async def test_an_id_the_client_makes_is_said_its_way_in_later_frames(tmp_path: 
         ("terminal/create", {"command": "ls"}),
         ("terminal/wait_for_exit", {"terminalId": "term-mine", "sessionId": "s"}),
     ]
+
+
+async def test_a_recording_that_stops_mid_turn_answers_the_wait_with_an_error(
+    tmp_path: Path,
+) -> None:
+    # review: a trace cut after session/prompt left the client waiting forever, silently
+    import json
+
+    from acp_notebook._connection._trace import Trace, write_trace
+
+    path = await _record(tmp_path)
+    frames = read_trace(path).frames
+    cut = next(i for i, f in enumerate(frames) if '"session/prompt"' in f.frame)
+    write_trace(tmp_path / "cut.jsonl", list(frames[: cut + 2]))
+    assert isinstance(read_trace(tmp_path / "cut.jsonl"), Trace)
+    err = io.StringIO()
+    with anyio.fail_after(GUARD):
+        async with _replayed(tmp_path / "cut.jsonl", err) as agent:
+            session = await agent.new_session(tmp_path)
+            turn = await session.prompt(PROMPT)  # (v2: answered at once, then its updates)
+            with pytest.raises(Exception, match=r"exited|closed"):
+                await turn.wait()  # the replay ends: the turn is not left waiting
+    [line] = err.getvalue().splitlines()
+    assert line.endswith("cut.jsonl ended in the middle of a turn")
+    assert json.loads(frames[0].frame)["method"] == "initialize"

@@ -80,3 +80,21 @@ async def test_a_recorder_over_its_cap_keeps_the_beginning_and_counts_the_rest(
     assert trace.dropped == recorder.dropped > 0
     assert json.loads(trace.frames[0].frame)["method"] == "initialize"
     assert f"{recorder.dropped} frames after the first" in trace.warning
+
+
+def test_a_sign_in_key_is_hidden_wherever_the_agent_echoes_it_also_in_the_api(
+    tmp_path: Path,
+) -> None:
+    # review: agent.export_trace hid _meta["api-key"] but not the same key echoed back
+    from types import SimpleNamespace
+
+    from acp_notebook._client._traces import export_trace
+
+    recorder = TraceRecorder()
+    key = "sk-echoed-0123456789"
+    recorder.observe("send", {"id": 1, "method": "authenticate",
+                              "params": {"methodId": "k", "_meta": {"api-key": key}}})  # fmt: skip
+    recorder.observe("recv", {"id": 1, "error": {"code": -32000, "message": f"bad key {key}"}})
+    path = tmp_path / "t.jsonl"
+    export_trace(SimpleNamespace(trace=recorder), path)  # type: ignore[arg-type]
+    assert key not in path.read_text() and "bad key ***" in path.read_text()

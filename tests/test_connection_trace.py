@@ -126,3 +126,28 @@ def test_the_recorder_keeps_a_prefix_and_counts_what_it_could_not_keep() -> None
     assert [json.loads(f.frame)["id"] for f in recorder.frames] == list(range(kept))
     assert [f.direction for f in recorder.frames[:2]] == [TO_AGENT, TO_CLIENT]
     assert recorder.frames[0].frame == '{"id":0,"pad":"' + "x" * 20 + '"}'  # compact JSON
+
+
+def test_a_line_separator_inside_a_frame_does_not_end_its_line(tmp_path: Path) -> None:
+    # review: str.splitlines broke lines at U+2028 that JSON leaves raw in a string
+    path = tmp_path / "t.jsonl"
+    text = json.dumps({"text": "a\u2028b\u2029c\u0085d"}, ensure_ascii=False)
+    write_trace(path, [Frame(1, TO_CLIENT, text)])
+    assert read_trace(path).frames[0].message() == {"text": "a\u2028b\u2029c\u0085d"}
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        '{"type":"header","format":"acp-inspector-trace","version":1,"dropped":"many"}\n',
+        '{"type":"header","format":"acp-inspector-trace","version":1,"at":[1]}\n',
+        "[" * 100_000 + "\n",
+        '{"type":"header","format":"acp-inspector-trace","version":1}\n'
+        '{"type":"frame","at":1,"direction":"agent -> client","frame":"{\\"x\\":NaN}"}\n',
+    ],
+)
+def test_a_malformed_header_deep_json_or_nan_is_a_trace_error(tmp_path: Path, content: str) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(content)
+    with pytest.raises(TraceError):
+        read_trace(path)

@@ -282,7 +282,15 @@ def test_always_allow_is_listed_by_grants_and_in_the_panel(k: Kernel, tmp_path: 
     assert "ACP has no method to list or revoke" in text
     assert "Grants: 1" in k.run("%acp panel").text()
     assert pending(k) == 0
+
     # Issue 25, finding 12: a later turn that ran under the grant, with no card, says so.
+    # (once the --bg turn has ended: its second command runs under the grant too, and a
+    # loaded machine can still be running it here; the session would be busy)
+    def g_row() -> str:
+        rows = [html_within(k, r) for r in with_class(k, "acp-panel-session", panel)]
+        return next((row for row in rows if "<b>g</b>" in row), "")
+
+    k.wait_for(lambda: "idle (finished)" in g_row(), "the --bg turn to end")
     later = k.run("%%acp --session g\n$ echo granted > g.txt\n").text()
     assert "Permission request" not in later, later
     note = "1 tool call ran without asking, under the 1 “always allow” answer of this session"

@@ -59,6 +59,24 @@ def _shortened(value: Any) -> bool:
     return False
 
 
+def _sign_in_keys(frames: Iterable[Frame]) -> list[str]:
+    """Every ``_meta["api-key"]`` string the client sent (any method): hidden everywhere."""
+    keys = []
+    for frame in frames:
+        if frame.direction != TO_AGENT or '"api-key"' not in frame.frame:
+            continue
+        try:
+            message = json.loads(frame.frame)
+        except ValueError:
+            continue
+        params = message.get("params") if isinstance(message, dict) else None
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        key = meta.get("api-key") if isinstance(meta, dict) else None
+        if isinstance(key, str):
+            keys.append(key)
+    return keys
+
+
 def _from_log(agent: Agent) -> tuple[list[Frame], int]:
     """The frames the connection's log keeps, and how many it did not (of those it saw)."""
     connection = agent.connection
@@ -97,6 +115,7 @@ def export_trace(
         )
         if dropped:
             warning += f"; {dropped} earlier frames were not kept"
+    hidden += _sign_in_keys(frames)  # and wherever the agent echoes them
     kept = [Frame(f.at, f.direction, redact_frame(f.frame, hidden), f.shortened) for f in frames]
     size = write_trace(path, kept, dropped=dropped, warning=warning)
     return TraceExport(

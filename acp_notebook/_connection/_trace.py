@@ -199,7 +199,9 @@ def read_trace(path: str | os.PathLike[str]) -> Trace:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise TraceError(name, 0, f"cannot be read: {exc}") from None
-    rows = [line for line in text.splitlines() if line.strip()]
+    # lines end at "\n" only: JSON leaves U+2028, U+2029 and U+0085 raw inside a string,
+    # where str.splitlines would break
+    rows = [line for line in text.split("\n") if line.strip()]
     if not rows:
         raise TraceError(name, 0, "is empty")
     header = _object(name, 1, rows[0])
@@ -222,27 +224,39 @@ def read_trace(path: str | os.PathLike[str]) -> Trace:
         if item.get("encoding", "utf8") != "utf8":
             raise TraceError(name, number, f"encoding {item.get('encoding')!r}")
         try:
-            json.loads(frame)
-        except ValueError:
+            _strict_json(frame)
+        except (ValueError, RecursionError):
             raise TraceError(name, number, "its frame is not JSON") from None
         frames.append(Frame(at, direction, frame, bool(item.get("shortened"))))
     declared = header.get("frames")
     if isinstance(declared, int) and declared != len(frames):
         raise TraceError(name, 1, f"the header says {declared} frames, the file has {len(frames)}")
     known = {"type", "format", "version", "at", "frames", "dropped", "warning"}
+    dropped, at = header.get("dropped", 0), header.get("at", 0)
+    if not isinstance(dropped, int) or not isinstance(at, int):
+        raise TraceError(name, 1, "'dropped' and 'at' must be whole numbers")
     return Trace(
         tuple(frames),
-        dropped=int(header.get("dropped") or 0),
+        dropped=dropped,
         warning=str(header.get("warning") or ""),
-        at=int(header.get("at") or 0),
+        at=at,
         extra={k: v for k, v in header.items() if k not in known},
     )
 
 
+def _strict_json(text: str) -> Any:
+    """JSON as the protocol has it: no NaN or Infinity (a peer could not read them back)."""
+    return json.loads(text, parse_constant=_no_constant)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 def _object(path: str, number: int, row: str) -> dict[str, Any]:
     try:
-        value = json.loads(row)
-    except ValueError:
+        value = _strict_json(row)
+    except (ValueError, RecursionError):
         raise TraceError(path, number, "not JSON") from None
     if not isinstance(value, dict):
         raise TraceError(path, number, "not a JSON object")

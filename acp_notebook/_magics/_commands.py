@@ -5,6 +5,7 @@ what it returns."""
 from __future__ import annotations
 
 import datetime
+import errno
 import functools
 import re
 import shlex
@@ -514,7 +515,13 @@ def _log(nb: Notebook, argv: list[str]) -> None:
         import os
 
         path = os.path.abspath(os.path.expanduser(args.export))
-        done = nb.export_trace(path, args.name)
+        try:
+            done = nb.export_trace(path, args.name)
+        except OSError as exc:  # a folder, a symlink (never followed), no such folder...
+            why = exc.strerror or type(exc).__name__
+            if exc.errno == errno.ELOOP:
+                why = "it is a symbolic link, which is never followed"
+            raise UsageError(f"%acp log: cannot write {path}: {why}") from None
         for said in trace_lines(done):
             _say(said)
         return

@@ -826,14 +826,8 @@ class Notebook:
     def export_trace(self, path: str, agent: str | None = None) -> Any:
         """Write agent ``agent``'s protocol trace to ``path`` (`Agent.export_trace`), with what
         `log` redacts redacted; returns its `TraceExport`."""
-        handle = self.agent(agent)
-        entries = list(handle.agent.connection.log)
-        recorder = handle.agent.trace
-        if recorder is not None:  # the sign-in keys of every recorded frame, not only the last
-            entries += [
-                ("send", json.loads(f.frame)) for f in recorder.frames if '"api-key"' in f.frame
-            ]
-        secrets = self._secrets(handle, entries)
+        handle = self.agent(agent)  # (the sign-in keys of its frames: `Agent.export_trace`)
+        secrets = self._secrets(handle, list(handle.agent.connection.log))
         return handle.io.call(
             functools.partial(handle.agent.export_trace, path, secrets=secrets.values())
         )

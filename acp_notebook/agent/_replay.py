@@ -37,6 +37,10 @@ __all__ = ["DIVERGED", "ReplayServer", "Step", "steps_of"]
 
 logger = logging.getLogger("acp_notebook.agent.replay")
 
+#: At most this many seconds for the last answers to be written before a replay that ends in
+#: the middle of a turn closes its connection.
+CLOSE_GRACE = 2.0
+
 #: The error code a request gets once the client has left the recording (JSON-RPC's
 #: implementation-defined server error range).
 DIVERGED = -32099
@@ -95,6 +99,20 @@ def steps_of(trace: Trace) -> list[Step]:
                     )
                 )
     return steps
+
+
+def _follow_state(step: Step, busy: set[str]) -> None:
+    """Note a recorded ``state_update``: which sessions are in a turn (not idle)."""
+    params = step.params if isinstance(step.params, dict) else {}
+    update = params.get("update")
+    if step.method != "session/update" or not isinstance(update, dict):
+        return
+    if update.get("sessionUpdate") == "state_update":
+        session = str(params.get("sessionId"))
+        if update.get("state") == "idle":
+            busy.discard(session)
+        else:
+            busy.add(session)
 
 
 def _key(request_id: Any) -> str:
@@ -156,19 +174,24 @@ class ReplayServer:
         self._send, self._receive = anyio.create_memory_object_stream[_Incoming](1000)
         self._waiting: dict[Any, _Incoming] = {}
         self._ids: dict[str, str] = {}  # recorded -> the client's own (`_learn`)
+        self._given = 0  # requests of the client taken (each gets one answer)
+        self._sent = 0  # answers written
+        self._written = anyio.Event()
 
     async def serve(self, receive: ByteReceiveStream, send: ByteSendStream) -> None:
         conn = Connection(receive, send, name="client")
         conn.set_request_handler(self._on_request)
         conn.set_notification_handler(self._on_notification)
+        conn.observe(self._count_answers)
         with self._send, self._receive:
             async with anyio.create_task_group() as tg:
                 async with conn:
-                    tg.start_soon(self._play, conn)
+                    tg.start_soon(self._play, conn, tg.cancel_scope)
                     await conn.wait_closed()
                 tg.cancel_scope.cancel()
 
     async def _on_request(self, method: str, params: Any) -> Any:
+        self._given += 1  # (answered here, then written by the connection: `_count_answers`)
         if self.diverged is not None:
             raise RpcError(DIVERGED, self.diverged, {"got": method})
         incoming = _Incoming(method, params, anyio.Event())
@@ -178,19 +201,25 @@ class ReplayServer:
             raise incoming.error
         return incoming.result
 
+    def _count_answers(self, direction: str, message: Any) -> None:
+        if direction == "send" and isinstance(message, dict) and "method" not in message:
+            self._sent += 1
+            self._written.set()
+
     async def _on_notification(self, method: str, params: Any) -> None:
         logger.debug("replay: the client notified %s (not replayed)", method)
 
-    async def _play(self, conn: Connection) -> None:
+    async def _play(self, conn: Connection, scope: anyio.CancelScope) -> None:
+        busy: set[str] = set()  # sessions whose last recorded state is not idle (v2)
         for step in self.steps:
             if step.kind == "await":
                 incoming = await self._receive.receive()
                 if incoming.method != step.method:
                     self._diverge(incoming, f"expected {step.method}, got {incoming.method}", step)
                     break
-                self._waiting[step.rec_id] = incoming
+                self._waiting[_key(step.rec_id)] = incoming
             elif step.kind == "answer":
-                waiting = self._waiting.pop(step.rec_id, None)
+                waiting = self._waiting.pop(_key(step.rec_id), None)
                 if waiting is None:
                     continue  # the answer to a request from before the recording began
                 if step.error is not None:
@@ -202,8 +231,13 @@ class ReplayServer:
                     )
                 else:
                     waiting.result = _mapped(step.result, self._ids)
+                    result = waiting.result if isinstance(waiting.result, dict) else {}
+                    params = waiting.params if isinstance(waiting.params, dict) else {}
+                    if waiting.method == "session/prompt" and "stopReason" not in result:
+                        busy.add(str(params.get("sessionId")))  # v2: its turn runs on
                 waiting.answered.set()
             elif step.kind == "notify" and step.method is not None:
+                _follow_state(step, busy)
                 await conn.notify(step.method, _mapped(step.params, self._ids))
             elif step.kind == "request" and step.method is not None:
                 try:
@@ -213,6 +247,19 @@ class ReplayServer:
                 else:
                     if step.answered is not None:
                         _learn(step.answered, actual, self._ids)
+        if self._waiting and self.diverged is None:  # the recording stops mid-turn
+            unanswered = ", ".join(w.method for w in self._waiting.values())
+            self._stop(f"the recording {self.source} ended before answering {unanswered}")
+        elif busy and self.diverged is None:
+            # a v2 turn whose idle was not recorded: nothing would ever end it, so the replay
+            # ends (the client sees the agent exit) rather than leave a cell waiting
+            self._stop(f"the recording {self.source} ended in the middle of a turn")
+            with anyio.move_on_after(CLOSE_GRACE):  # the answers just given reach the client
+                while self._sent < self._given:
+                    await self._written.wait()
+                    self._written = anyio.Event()
+            scope.cancel()
+            return
         # the recording is over (or left): whatever the client asks now was not recorded
         while True:
             incoming = await self._receive.receive()
@@ -220,12 +267,18 @@ class ReplayServer:
 
     def _diverge(self, incoming: _Incoming, what: str, step: Step | None) -> None:
         where = f" at frame {step.frame}" if step is not None else ""
-        if self.diverged is None:
-            self.diverged = f"the client left the recording {self.source}{where}: {what}"
-            print(f"acp-notebook-agent --replay: {self.diverged}", file=self.stderr, flush=True)
-        incoming.error = RpcError(DIVERGED, self.diverged, {"got": incoming.method})
+        said = self._stop(f"the client left the recording {self.source}{where}: {what}")
+        incoming.error = RpcError(DIVERGED, said, {"got": incoming.method})
         incoming.answered.set()
+
+    def _stop(self, why: str) -> str:
+        """The replay cannot go on: say why once (stderr), and answer every request still
+        waiting for its recorded answer with an error, so that no client waits forever."""
+        if self.diverged is None:
+            self.diverged = why
+            print(f"acp-notebook-agent --replay: {why}", file=self.stderr, flush=True)
         for waiting in self._waiting.values():  # recorded answers that will never come
             waiting.error = RpcError(DIVERGED, self.diverged, {"got": waiting.method})
             waiting.answered.set()
         self._waiting.clear()
+        return self.diverged
