@@ -250,3 +250,24 @@ def test_closed_agent_is_gone_and_labels_agree(
         acp.run("close --name emb")
     with pytest.raises(UsageError, match="no agent connected"):
         acp.start_cell(SimpleNamespace(user_ns={}, execution_count=1), "", "hello")
+
+
+@pytest.mark.process  # the embedded agent, as a process
+def test_exporting_a_trace_where_no_file_can_be_written_is_one_line(
+    acp: SimpleNamespace, tmp_path: Path
+) -> None:
+    # review of issue 28: a folder, a symlink or a missing folder gave a traceback
+    acp.run("connect --trace")
+    (tmp_path / "elsewhere").write_text("keep")
+    (tmp_path / "link.jsonl").symlink_to(tmp_path / "elsewhere")
+    for target, why in [
+        (tmp_path, "Is a directory"),
+        (tmp_path / "link.jsonl", "it is a symbolic link, which is never followed"),
+        (tmp_path / "no" / "t.jsonl", "No such file or directory"),
+    ]:
+        with pytest.raises(UsageError) as info:
+            acp.run(f"log --export {target}")
+        assert str(info.value) == f"%acp log: cannot write {target}: {why}"
+    assert (tmp_path / "elsewhere").read_text() == "keep"
+    acp.run(f"log --export {tmp_path / 'ok.jsonl'}")
+    assert (tmp_path / "ok.jsonl").read_text().startswith('{"type": "header"')
