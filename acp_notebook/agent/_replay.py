@@ -31,7 +31,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from .._connection._errors import RpcError
 from .._connection._jsonrpc import Connection
 from .._connection._trace import TO_AGENT, Trace
-from .._protocol import ErrorCode
+from .._protocol import ErrorCode, Method
 
 __all__ = ["DIVERGED", "ReplayServer", "Step", "steps_of"]
 
@@ -105,7 +105,7 @@ def _follow_state(step: Step, busy: set[str]) -> None:
     """Note a recorded ``state_update``: which sessions are in a turn (not idle)."""
     params = step.params if isinstance(step.params, dict) else {}
     update = params.get("update")
-    if step.method != "session/update" or not isinstance(update, dict):
+    if step.method != Method.SESSION_UPDATE or not isinstance(update, dict):
         return
     if update.get("sessionUpdate") == "state_update":
         session = str(params.get("sessionId"))
@@ -233,7 +233,7 @@ class ReplayServer:
                     waiting.result = _mapped(step.result, self._ids)
                     result = waiting.result if isinstance(waiting.result, dict) else {}
                     params = waiting.params if isinstance(waiting.params, dict) else {}
-                    if waiting.method == "session/prompt" and "stopReason" not in result:
+                    if waiting.method == Method.SESSION_PROMPT and "stopReason" not in result:
                         busy.add(str(params.get("sessionId")))  # v2: its turn runs on
                 waiting.answered.set()
             elif step.kind == "notify" and step.method is not None:
