@@ -66,15 +66,20 @@ def _sign_in_keys(frames: Iterable[Frame]) -> list[str]:
         if frame.direction != TO_AGENT or '"api-key"' not in frame.frame:
             continue
         try:
-            message = json.loads(frame.frame)
+            key = sent_api_key(json.loads(frame.frame))
         except ValueError:
             continue
-        params = message.get("params") if isinstance(message, dict) else None
-        meta = params.get("_meta") if isinstance(params, dict) else None
-        key = meta.get("api-key") if isinstance(meta, dict) else None
-        if isinstance(key, str):
+        if key is not None:
             keys.append(key)
     return keys
+
+
+def sent_api_key(message: object) -> str | None:
+    """The API key a message the client sent carries (``params._meta["api-key"]``), if any."""
+    params = message.get("params") if isinstance(message, dict) else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    key = meta.get("api-key") if isinstance(meta, dict) else None
+    return key if isinstance(key, str) else None
 
 
 def _from_log(agent: Agent) -> tuple[list[Frame], int]:

@@ -99,10 +99,9 @@ def _sign_in_key(direction: str, message: object) -> str | None:
         return None
     if message.get("method") not in ("authenticate", "auth/login"):
         return None
-    params = message.get("params")
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    key = meta.get("api-key") if isinstance(meta, dict) else None
-    return key if isinstance(key, str) else None
+    from .._client._traces import sent_api_key
+
+    return sent_api_key(message)
 
 
 _B64 = re.compile(r'"(data|blob)":\s*"([A-Za-z0-9+/=]{64,})"')
