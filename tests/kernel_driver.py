@@ -38,24 +38,37 @@ class Execution:
         return errors[0]["content"] if errors else None
 
     def text(self) -> str:
-        """Everything printed or displayed as text/plain by this execution."""
-        parts: list[str] = []
-        for m in self.messages:
-            content = m["content"]
-            if m["msg_type"] == "stream":
-                parts.append(content["text"])
-            elif m["msg_type"] in ("display_data", "execute_result"):
-                parts.append(content["data"].get("text/plain", ""))
-            elif m["msg_type"] == "error":
-                parts.append("\n".join(content["traceback"]))
-        return "\n".join(parts)
+        """Everything printed or displayed as text/plain by this execution, as a front end
+        shows it (see :meth:`shown`)."""
+        return self.shown("text/plain")
 
     def html(self) -> str:
-        return "\n".join(
-            m["content"]["data"].get("text/html", "")
-            for m in self.messages
-            if m["msg_type"] in ("display_data", "execute_result")
-        )
+        """Everything this execution displayed as text/html, as a front end shows it."""
+        return self.shown("text/html", streams=False)
+
+    def shown(self, mime: str, *, streams: bool = True) -> str:
+        """The ``mime`` data of this execution's outputs, in order (with its streams and
+        errors, unless ``streams`` is false). A display made under a display id shows what
+        the latest ``update_display_data`` of that id (in this execution) put there: a turn
+        whose terminals show as text (no terminal view said ``ready`` in time, a loaded
+        machine) replaces its live view by its transcript that way, instead of adding one."""
+        parts: list[str] = []
+        at: dict[str, int] = {}  # display id -> its part
+        for m in self.messages:
+            content = m["content"]
+            kind = m["msg_type"]
+            display_id = (content.get("transient") or {}).get("display_id")
+            if kind == "stream" and streams:
+                parts.append(content["text"])
+            elif kind in ("display_data", "execute_result"):
+                if display_id:
+                    at[display_id] = len(parts)
+                parts.append(content["data"].get(mime, ""))
+            elif kind == "update_display_data" and display_id in at:
+                parts[at[display_id]] = content["data"].get(mime, "")
+            elif kind == "error" and streams:
+                parts.append("\n".join(content["traceback"]))
+        return "\n".join(parts)
 
 
 class Kernel:

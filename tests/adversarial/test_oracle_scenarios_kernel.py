@@ -314,10 +314,17 @@ def test_a_question_after_session_cancel_is_answered_cancel(tmp_path: Path) -> N
 
 
 # -- background work -------------------------------------------------------------------------------
-def test_background_items_come_and_go_from_the_still_running_section(tmp_path: Path) -> None:
+@pytest.mark.parametrize("ready_after", [0.0, 7.0], ids=["ready", "slow renderer"])
+def test_background_items_come_and_go_from_the_still_running_section(
+    tmp_path: Path, ready_after: float
+) -> None:
+    """Also where the terminal's view says ``ready`` only after the kernel's wait for it is
+    over (a loaded machine; CI once): the turn then shows its terminals as text, the
+    transcript replaces the live view, and the still-running section works the same."""
     work = tmp_path / "agent"
     work.mkdir()
     with acp_kernel(tmp_path) as k:
+        k.ready_after = ready_after
         connect(k, work)
         cell = k.run("%%acp -o t\nbackground\n", new_cell_id())
         assert "finished" in cell.text()
