@@ -151,3 +151,19 @@ def test_a_malformed_header_deep_json_or_nan_is_a_trace_error(tmp_path: Path, co
     path.write_text(content)
     with pytest.raises(TraceError):
         read_trace(path)
+
+
+def test_a_shortened_frame_keeps_no_beginning_of_a_secret_at_its_cut() -> None:
+    from acp_notebook._connection._jsonrpc import for_log
+    from acp_notebook._connection._trace import hide_cut_secrets
+
+    key = "tok-abcdefghijkl"
+    message = {"jsonrpc": "2.0", "method": "x", "params": {"text": "y" * 110 + key * 3}}
+    frame = json.dumps(for_log(message))
+    assert "tok-abcd" in frame  # what the log kept: 10 characters of the key, then the cut
+    redacted = redact_frame(frame, [key])
+    assert "tok-" not in redacted
+    assert json.loads(redacted)["params"]["text"].startswith("y" * 110 + "***… [")
+    # the longest beginning goes; a secret that does not reach the cut is left as it is
+    assert hide_cut_secrets("ab tok-a… [30 chars]", [key, "tok-zzzz"]) == "ab ***… [30 chars]"
+    assert hide_cut_secrets("no cut: tok-a", [key]) == "no cut: tok-a"

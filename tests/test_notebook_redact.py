@@ -37,3 +37,19 @@ def test_an_agents_stderr_tail_hides_its_env_and_its_tokens() -> None:
         env={"KEY": "sk-live-123456", "SHORT": "ab"}, secrets={"tok-abcdef-99"},
     )  # fmt: skip
     assert handle.stderr_tail() == f"key={REDACTED} token={REDACTED} short=ab\n"
+
+
+def test_a_secret_the_logs_cut_went_through_leaves_none_of_its_characters() -> None:
+    from acp_notebook._connection._jsonrpc import LOG_KEEP_CHARS, for_log
+
+    key = "sk-live-0123456789abcdef"
+    for before in range(LOG_KEEP_CHARS - len(key) + 1, LOG_KEEP_CHARS):  # every straddle
+        value = "x" * before + key + " and more text after it" * 10
+        logged = for_log({"echo": value})["echo"]
+        kept = key[: LOG_KEEP_CHARS - before]  # what the cut kept of it
+        assert key not in logged and logged.startswith("x" * before + kept + "… [")
+        shown = redact(f'{{"echo": "{logged}"}}', [key])
+        assert shown.startswith(f'{{"echo": "{"x" * before}{REDACTED}… [')
+    # whole ones are still replaced as ever; text that only looks like a cut is left alone
+    assert redact("k=sk-live-0123456789abcdef … [9 chars]", [key]) == f"k={REDACTED} … [9 chars]"
+    assert redact("a word… [12 chars]", [key]) == "a word… [12 chars]"

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ __all__ = [
     "Trace",
     "TraceError",
     "TraceRecorder",
+    "hide_cut_secrets",
     "read_trace",
     "redact_frame",
     "write_trace",
@@ -139,12 +141,40 @@ def _redacted(value: Any, hidden: Sequence[str], key: str | None = None) -> Any:
             return REDACTED
         for secret in hidden:
             value = value.replace(secret, REDACTED)
-        return value
+        return hide_cut_secrets(value, hidden)
     if isinstance(value, dict):
         return {k: _redacted(v, hidden, k) for k, v in value.items()}
     if isinstance(value, list):
         return [_redacted(v, hidden) for v in value]
     return value
+
+
+#: Where the connection's log cut a long string (`_jsonrpc.for_log`: the first characters,
+#: then ``… [N chars]``).
+_CUT = re.compile(r"… \[\d+ chars\]")
+
+
+def hide_cut_secrets(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with the start of a secret that the log's cut of a long string kept hidden:
+    where a string was cut (``… [N chars]``), the longest beginning of any secret (4
+    characters or more) that ends right before the cut becomes ``***``. Whole secrets are
+    the caller's to replace first; this only sees what a cut left of one."""
+    hidden = [s for s in secrets if len(s) >= 4]
+    if not hidden or "… [" not in text:
+        return text
+    parts: list[str] = []
+    start = 0
+    for cut in _CUT.finditer(text):
+        head = text[start : cut.start()]
+        kept = max(
+            (n for s in hidden for n in range(len(s) - 1, 0, -1) if head.endswith(s[:n])),
+            default=0,
+        )
+        parts.append(head[: len(head) - kept] + REDACTED if kept else head)
+        parts.append(cut.group())
+        start = cut.end()
+    parts.append(text[start:])
+    return "".join(parts)
 
 
 def write_trace(
