@@ -31,6 +31,10 @@ from ipywidgets.widgets.widget import _instances
 from acp_notebook._magics import _notebook_of
 from acp_notebook._notebook._cells import CellRun
 from acp_notebook._widgets import TurnView
+_panel = _notebook_of(get_ipython()).panel
+if _panel is not None:  # its rows as they stand now, not as its last timed refresh left them
+    _panel.io.call(_panel.refresh)
+del _panel
 gc.collect()
 _objects = gc.get_objects()
 print(
