@@ -243,6 +243,45 @@ def _memory(out: str) -> list[Headline]:
     return found
 
 
+def _toolcalls(out: str) -> list[Headline]:
+    found: list[Headline] = []
+    for block in re.split(r"^(?=(?:this tree|against \S+): )", out, flags=re.M):
+        head = re.match(r"(this tree|against \S+): (\d+) tool calls per turn", block)
+        if head is None:
+            continue
+        what = f"{head.group(2)} tool calls ({head.group(1)})"
+        opened = re.search(r"comm_open per turn\s*:\s*(\d+)", block)
+        sent = re.search(r"comm_msg per turn\s*:\s*(\d+)", block)
+        peak = re.search(r"peak comm msg/s \(1 s\)\s*:\s*(\d+) \(x server limit ([\d.]+)\)", block)
+        cpu = re.search(r"kernel CPU per turn\s*:\s*([\d.]+) s", block)
+        rss = re.search(r"kernel RSS, MiB\s*:\s*(.+)", block)
+        flat = re.search(r"RSS after run (\d+) / after run 1: ([\d.]+)", block)
+        if opened and sent and cpu:
+            value = f"{opened.group(1)} | {sent.group(1)} | {cpu.group(1)} s"
+            found.append(_plain(f"{what}: comm_open | comm_msg | kernel CPU", value))
+        if peak:
+            found.append(
+                (
+                    f"{what}: peak comm msg/s",
+                    peak.group(1),
+                    "1000 msg/s (server limit)",
+                    peak.group(2),
+                    "<= 1.00",
+                )
+            )
+        if rss and flat:
+            found.append(
+                (
+                    f"{what}: kernel RSS over {flat.group(1)} re-runs (MiB)",
+                    rss.group(1).strip(),
+                    "after run 1",
+                    flat.group(2),
+                    "<= 1.10",
+                )
+            )
+    return found
+
+
 def _generic(out: str) -> list[Headline]:
     lines = [line.strip() for line in out.splitlines() if line.strip()]
     ratios = [line for line in lines if "ratio" in line.lower()]
@@ -258,6 +297,7 @@ EXTRACTORS: dict[str, Extractor] = {
     "bench_notebook.py": _notebook,
     "bench_memory.py": _memory,
     "bench_import.py": _import,
+    "bench_toolcalls.py": _toolcalls,
 }
 
 

@@ -128,6 +128,12 @@ def all_html(widget: Any) -> str:
     return "".join(parts)
 
 
+def call_html(view: TurnView, call_id: str) -> str:
+    """What the view shows of a tool call: its row of HTML, or its box's HTML parts."""
+    part = view._calls[call_id]
+    return all_html(part.box) if part.boxed else part.fragment
+
+
 def flush_terminals(view: TurnView) -> None:
     for widget in view.terminal_widgets.values():
         widget.flush()
@@ -235,7 +241,7 @@ def test_order_follows_note_update(make_view: Callable[..., TurnView]) -> None:
         view.note_update(model)
     view.refresh()
     boxes = view._timeline.children
-    assert boxes[0] is view._calls["call_1"].box
+    assert boxes[0] is view.call_shown_in("call_1")
     assert boxes[1] is view._messages["m1"][0]
     text = view.static_bundle()["text/plain"]
     assert text.index("Tool call: Run tests") < text.index("after the tool call")
@@ -816,7 +822,8 @@ def test_a_thousand_terminals_make_a_bounded_number_of_models(
     before = len(published)
     text_view = make_view(text_turn)
     many_terminals(text_state, text_view, 1000, text=True)
-    assert len(models) <= len(opened_models(published, before)) + 3 * MAX_LIVE_TERMINALS + 20
+    # (a live terminal's call: its header, its box, the terminal and the terminal's layout)
+    assert len(models) <= len(opened_models(published, before)) + 4 * MAX_LIVE_TERMINALS + 20
     # every byte is still in the turn's state (what -o gives)
     assert len(turn.terminals) == 1000 and all(t.data == b"ok\n" for t in turn.terminals.values())
 
@@ -840,8 +847,7 @@ def test_terminals_past_the_cap_are_listed_and_open_on_demand(
     assert labels[0] == f"#1  $ echo {MAX_LIVE_TERMINALS}  ·  exit {MAX_LIVE_TERMINALS % 3}"
     assert "5 more terminals" in listing.summary.value
     # where the tool call would show the live view it says where the terminal went
-    part = view._calls[f"c{MAX_LIVE_TERMINALS}"]
-    assert "not shown live" in all_html(part.box)
+    assert "not shown live" in call_html(view, f"c{MAX_LIVE_TERMINALS}")
     # open one: its live view appears in its tool call with every byte the state kept
     listing.picker.value = f"t{MAX_LIVE_TERMINALS + 2}"
     listing.open_button.click()
@@ -947,7 +953,7 @@ def test_one_tool_call_with_a_thousand_terminals(
     }
     apply(state, call, view=view)
     view.refresh()  # all 1,000 referenced, none started
-    assert "1,000 terminals: 1,000 not started" in all_html(view._calls["c"].box)
+    assert "1,000 terminals: 1,000 not started" in call_html(view, "c")
     for i in range(1000):
         apply(
             state,
@@ -961,7 +967,7 @@ def test_one_tool_call_with_a_thousand_terminals(
     models = opened_models(published)
     assert sum(1 for name in models.values() if name == "TerminalModel") == MAX_LIVE_TERMINALS
     assert len(models) < 250, len(models)  # was 2,069 (1,000 terminal views)
-    html = all_html(view._calls["c"].box)
+    html = call_html(view, "c")
     assert "968 terminals: 968 not shown live" in html
 
 
@@ -1025,7 +1031,7 @@ def test_the_command_is_shown_once_per_tool_call(make_view: Callable[..., TurnVi
     assert bundle["text/plain"].count("ls -la /srv") == 1, bundle["text/plain"]
     assert bundle["text/html"].count("ls -la /srv") == 1
     # live: the terminal widget's header names it; no other part of the call does
-    live = all_html(view._calls["call_ls"].box)
+    live = call_html(view, "call_ls")
     assert "ls -la /srv" not in live
     assert view.terminal_widgets["term_ls"].command == "ls -la /srv"
     assert "Run this command?" in card._info.value
@@ -1041,10 +1047,10 @@ def test_a_long_command_keeps_its_title_beside_a_live_terminal(
     apply(state, {**LS_CALL, "title": long}, {**LS_TERM, "command": long}, view=view)
     view.refresh()
     assert view.terminal_widgets["term_ls"].command == long
-    assert "word19" in view._calls["call_ls"].header.value
+    assert "word19" in call_html(view, "call_ls")
     apply(state, {**LS_CALL, "title": "ls -la /srv"}, LS_TERM, view=view)
     view.refresh()
-    header = view._calls["call_ls"].header.value
+    header = call_html(view, "call_ls")
     assert "ls -la /srv" not in header and "word19" not in header  # short: the terminal says it
 
 
@@ -1081,7 +1087,7 @@ def test_a_card_does_not_repeat_the_diff_its_tool_call_shows(
     card = PermissionCard(permission(subject), lambda o, b: None)
     view.add_card(card)
     card.mark_decided("ok", "click")
-    assert all_html(view._calls["call_2"].box).count("y = &lt;new&gt;") == 1
+    assert call_html(view, "call_2").count("y = &lt;new&gt;") == 1
     assert "pending" not in card._info.value.replace(STYLE, "")
     html = view.static_bundle()["text/html"]
     assert html.count("y = &lt;new&gt;") == 1
@@ -1237,7 +1243,7 @@ def test_a_title_that_differs_from_the_running_command_stays(
     card = PermissionCard(RequestPermissionRequest.model_validate(payload), lambda o, b: None)
     view.add_card(card)
     view.refresh()
-    assert ">ls</span>" in view._calls["call_ls"].header.value  # the title is not dropped
+    assert ">ls</span>" in call_html(view, "call_ls")  # the title is not dropped
     assert view.terminal_widgets["term_ls"].command == "rm -rf ~"
     text = view.static_bundle()["text/plain"]
     assert "Tool call: ls [command]" in text and "$ rm -rf ~" in text
@@ -1329,7 +1335,7 @@ def test_a_result_only_in_raw_output_shows_as_text(
             "kind": "execute", "status": "completed", "rawOutput": raw_output}  # fmt: skip
     apply(state, call, view=view)
     view.refresh()
-    live = all_html(view._calls["c"].box)
+    live = call_html(view, "c")
     unfolded = live.split("<details>", 1)[0]  # before the folded JSON
     assert 'class="acp-generic acp-raw-output"' in unfolded and shown in unfolded
     bundle = view.static_bundle()
@@ -1350,7 +1356,7 @@ def test_raw_output_is_not_shown_twice_when_the_call_has_content(
             "status": "completed", "rawOutput": {"output": "SAME"}, "content": [said]}  # fmt: skip
     apply(state, call, view=view)
     view.refresh()
-    assert "acp-raw-output" not in all_html(view._calls["c"].box)
+    assert "acp-raw-output" not in call_html(view, "c")
     assert view.static_bundle()["text/plain"].count("SAME") == 1
 
 
@@ -1370,7 +1376,7 @@ def test_a_tool_call_left_open_says_so_after_the_turn(make_view: Callable[..., T
           {"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"},
           view=view)  # fmt: skip
     view.refresh()
-    live = all_html(view._calls["c"].box)
+    live = call_html(view, "c")
     assert "cancelled" in live and "the agent left it open when the turn ended" in live
     text = view.static_bundle()["text/plain"]
     assert "Tool call: edit - cancelled" in text

@@ -483,9 +483,8 @@ class SidePanel:
             rows.append(row.box)
         keep = {id(widget) for _r, _t, widget in chosen}
         for key in [k for k in self._term_rows if k not in keep]:
-            row = self._term_rows.pop(key)
-            row.info.close()
-            row.box.close()  # never the terminal model itself: the cell still shows it
+            # with their layout and style models; never the terminal model: a cell shows it
+            _close_tree(self._term_rows.pop(key).box)
         set_children(self._terms, rows)
         live = sum(1 for _run, _t, widget in chosen if _runs(widget))
         head = f"Terminals ({len(chosen)} shown, {live} running)" if chosen else "Terminals (none)"

@@ -5,8 +5,8 @@ last sent and is only touched when its content changed, so a refresh with nothin
 no widget message. Terminals get one :class:`TerminalWidget` each, fed only the bytes they
 have not had yet (a snapshot replacement resets the widget), up to ``MAX_LIVE_TERMINALS`` per
 turn; the others are listed (command, exit status) and each gets its live view when opened.
-The HTML parts of tool calls and messages share one layout and one style model, and a tool
-call's input/output part exists only once it has some, so a long turn costs few models.
+The HTML parts of tool calls and messages share one layout and one style model, and most
+tool calls are rows of a shared HTML widget (`_calls`), so a long turn costs few models.
 
 ``refresh()`` (and ``add_card``, which refreshes) *reads* the session state, so call it on
 the thread that applies updates (the bridge's IO thread) or while holding whatever lock guards
@@ -26,7 +26,6 @@ from collections.abc import Callable
 from typing import Any
 
 import ipywidgets  # type: ignore[import-untyped]
-from ipywidgets.widgets.widget_string import HTMLStyle  # type: ignore[import-untyped]
 
 from .._protocol import TerminalToolCallContent
 from .._state import (
@@ -39,6 +38,7 @@ from .._state import (
 )
 from ._asking import AskCard, close_deep
 from ._background import BackgroundSection
+from ._calls import CallGroups, CallPart, Shared
 from ._card import PermissionCard
 from ._mode import ModeLine
 from ._parts import (
@@ -84,47 +84,6 @@ LIVE_TEXT = ""
 LIVE_HEADER_COMMAND_CHARS = 60
 
 TerminalCancel = Callable[[str], None]
-
-
-class _Shared:
-    """One layout and one style model for all the HTML parts of a view, one layout for all
-    its tool-call boxes (ipywidgets makes two models per HTML widget otherwise)."""
-
-    def __init__(self) -> None:
-        self.html_layout = ipywidgets.Layout()
-        self.html_style = HTMLStyle()
-        self.box_layout = ipywidgets.Layout()
-
-    def html(self) -> ipywidgets.HTML:
-        return ipywidgets.HTML(layout=self.html_layout, style=self.html_style)
-
-    def widgets(self) -> list[Any]:
-        return [self.html_layout, self.html_style, self.box_layout]
-
-
-class _CallPart:
-    def __init__(self, call_id: str, shared: _Shared) -> None:
-        self.call_id = call_id
-        self.shared = shared
-        self.header = shared.html()
-        self.io: ipywidgets.HTML | None = None  # made when the call has input or output
-        self.box = ipywidgets.VBox(layout=shared.box_layout)
-        self.box.add_class("acp-tool-call")
-        self.slots: dict[int, ipywidgets.HTML] = {}
-        self.revision = -1
-        self.content: list[Any] = []
-        self.call: ToolCallState | None = None  # the state last rendered
-        self.cards: list[PermissionCard] = []
-
-    def set_io(self, value: str) -> None:
-        if self.io is None and value:
-            self.io = self.shared.html()
-        if self.io is not None:
-            set_if_changed(self.io, "value", value)
-
-    def widgets(self) -> list[Any]:
-        io = [self.io] if self.io is not None else []
-        return [self.header, *io, self.box, *self.slots.values()]
 
 
 class TerminalList(ipywidgets.VBox):  # type: ignore[misc]
@@ -215,9 +174,10 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         self._lock = threading.RLock()
         self._closed = False
         self._order: dict[tuple[str, str], None] = {}
-        self._shared = _Shared()
+        self._shared = Shared()
         self._messages: dict[str, tuple[ipywidgets.HTML, int]] = {}
-        self._calls: dict[str, _CallPart] = {}
+        self._calls: dict[str, CallPart] = {}
+        self._groups = CallGroups(self._shared)
         self._terms: dict[str, TermFeed] = {}
         self._auto_live = 0  # live terminal views made without being asked (<= the cap)
         self._opened: set[str] = set()  # listed terminals opened on demand
@@ -226,19 +186,20 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         self._cards: list[PermissionCard] = []
         self._loose_cards: dict[str, PermissionCard] = {}
         self._keys: dict[str, Any] = {}  # last rendered key of each simple part
-        self._style = ipywidgets.HTML(value=STYLE)
-        self._prompt = ipywidgets.HTML(value=_prompt_html(prompt_text))
+        html = self._shared.html  # (the sections share its layout and style)
+        self._style = html(STYLE)
+        self._prompt = html(_prompt_html(prompt_text))
         self._mode = ModeLine(mode)
-        self._thoughts_html = ipywidgets.HTML()
+        self._thoughts_html = html()
         self._thoughts = ipywidgets.Accordion(
             children=[self._thoughts_html], titles=("Thoughts",), selected_index=None
         )
-        self._plan = ipywidgets.HTML()
-        self._timeline = ipywidgets.VBox()
-        self._terminals = ipywidgets.VBox()
-        self._extras = ipywidgets.HTML()
-        self._more_calls = ipywidgets.HTML()  # "N more tool calls" past the cap
-        self._footer = ipywidgets.HTML()
+        self._plan = html()
+        self._timeline = ipywidgets.VBox(layout=self._shared.box_layout)
+        self._terminals = ipywidgets.VBox(layout=self._shared.box_layout)
+        self._extras = html()
+        self._more_calls = html()  # "N more tool calls" past the cap
+        self._footer = html()
         self._background: BackgroundSection | None = None  # made on the first snapshot
         super().__init__(children=(self._style, self._prompt))
         self.add_class("acp-turn")
@@ -293,10 +254,10 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                     shown[("message", msg.message_id)] = self._sync_message(msg)
             listed = self._listed_calls(calls)
             for call_id in listed:
-                shown[("call", call_id)] = self._sync_call(calls[call_id]).box
+                shown[("call", call_id)] = self._sync_call(calls[call_id])
             for key, card in self._loose_cards.items():
                 shown[("card", key)] = card
-            set_children(self._timeline, (shown[k] for k in self._order if k in shown))
+            set_children(self._timeline, self._timeline_children(shown))
 
             sections: list[Any] = [self._style, self._prompt]
             if self._mode.sync(running=not turn.done):
@@ -378,21 +339,45 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             self._messages[msg.message_id] = (widget, msg.revision)
         return widget
 
-    def _sync_call(self, call: ToolCallState) -> _CallPart:
+    def _timeline_children(self, shown: dict[tuple[str, str], Any]) -> list[Any]:
+        """The timeline in arrival order: consecutive tool calls shown as rows share the
+        widgets of `CallGroups`; the others are their own widgets."""
+        children: list[Any] = []
+        run: list[CallPart] = []
+        self._groups.begin()
+        for key in self._order:
+            item = shown.get(key)
+            if item is None:
+                continue
+            if isinstance(item, CallPart):
+                if not item.boxed:
+                    run.append(item)
+                    continue
+                item = item.box
+            if run:
+                children += self._groups.place(run)
+                run = []
+            children.append(item)
+        if run:
+            children += self._groups.place(run)
+        return children
+
+    def _sync_call(self, call: ToolCallState) -> CallPart:
         part = self._calls.get(call.tool_call_id)
         if part is None:
-            part = self._calls[call.tool_call_id] = _CallPart(call.tool_call_id, self._shared)
+            part = self._calls[call.tool_call_id] = CallPart(call.tool_call_id, self._shared)
         if part.revision == call.revision:
             return part
         part.revision = call.revision
         part.content = list(call.content)
         part.call = call
-        part.set_io(_io_html(call))
         self._layout_call(part)
         return part
 
-    def _layout_call(self, part: _CallPart) -> None:
+    def _layout_call(self, part: CallPart) -> None:
+        """Render the call: a row of HTML, or a box when it has a card or a live terminal."""
         call = part.call
+        header = ""
         if call is not None:
             # A live terminal of this call whose header shows the call's title as its whole
             # command says it: the call's header does not say it again.
@@ -409,39 +394,36 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                     title and title in live and len(title) <= LIVE_HEADER_COMMAND_CHARS
                 ),
             )
-            set_if_changed(part.header, "value", header)
         for card in part.cards:
             card.show_with(call)
-        # The card comes before what it authorises (it is asked before anything runs), so its
-        # buttons stay near the header however long the diff or the output below grows.
-        children: list[Any] = [part.header, *part.cards]
-        # Terminals without a live view (not started yet, or past the cap) share one slot, at
-        # the place of the first: a call with 1,000 terminals does not make 1,000 models.
+        # Terminals without a live view (not started yet, or past the cap) share one line, at
+        # the place of the first: a call with 1,000 terminals does not make 1,000 of them.
+        body: list[Any] = []
         quiet: list[Any] = []
-        quiet_slot: ipywidgets.HTML | None = None
-        for index, item in enumerate(part.content):
+        quiet_at = -1
+        for item in part.content:
             term_id = getattr(item, "terminal_id", None)
             is_terminal = isinstance(item, TerminalToolCallContent)
             feed = self._terms.get(term_id) if isinstance(term_id, str) else None
             if feed is not None and is_terminal:
-                children.append(self._shown(feed.widget))
-                continue
-            if is_terminal and quiet:
+                body.append(self._shown(feed.widget))
+            elif is_terminal:
+                if not quiet:
+                    quiet_at = len(body)
+                    body.append("")
                 quiet.append(item)
-                continue
-            slot = part.slots.get(index)
-            if slot is None:
-                slot = part.slots[index] = self._shared.html()
-            if is_terminal:
-                quiet, quiet_slot = [item], slot
             else:
-                set_if_changed(slot, "value", content_html(item, self._terminal_label))
-            children.append(slot)
-        if quiet_slot is not None:
-            set_if_changed(quiet_slot, "value", self._quiet_terminals_html(quiet))
-        if part.io is not None and part.io.value:
-            children.append(part.io)
-        set_children(part.box, children)
+                body.append(content_html(item, self._terminal_label))
+        if quiet:
+            body[quiet_at] = self._quiet_terminals_html(quiet)
+        if call is not None:
+            body.append(_io_html(call))
+        if part.cards or any(not isinstance(piece, str) for piece in body):
+            # The card comes before what it authorises (it is asked before anything runs), so
+            # its buttons stay near the header however long the diff or the output grows.
+            part.show_box(header, part.cards, body)
+        else:
+            part.show_row(header, body)
 
     # -- the live terminal cap ------------------------------------------------------------------
     def _live(self, term_id: str) -> bool:
@@ -793,7 +775,8 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             part = self._calls.get(call_id) if call_id is not None else None
             if part is not None:
                 part.cards.append(card)
-                self._layout_call(part)
+                self._layout_call(part)  # a box now, placed by the refresh
+                self.refresh()
             else:
                 key = str(len(self._cards))
                 self._order.setdefault(("card", key), None)
@@ -825,6 +808,11 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             elif kind == "card" and key in self._loose_cards:
                 items.append(("card", self._loose_cards[key]))
         return items
+
+    def call_shown_in(self, call_id: str) -> Any:
+        """The widget that shows a listed tool call (its box, or the group of its row)."""
+        part = self._calls.get(call_id)
+        return part.shown_in if part is not None else None
 
     def call_cards(self, call_id: str) -> list[PermissionCard]:
         part = self._calls.get(call_id)
@@ -889,6 +877,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             owned += [feed.widget for feed in self._terms.values()]
             if self._list is not None:
                 owned += [*self._list.widgets(), self._list]
+            owned += self._groups.widgets()
             owned += self._shared.widgets()
             if self._background is not None:
                 owned += [*self._background.widgets(), self._background]
