@@ -88,6 +88,32 @@ def test_what_is_kept_does_not_depend_on_the_chunking(data: bytes, cuts: list[in
     assert chunked.text == whole.text
 
 
+def _tail_of(data: bytes, max_bytes: int) -> tuple[int, bytes]:
+    """What ``TerminalState.tail`` must give: ``data`` cut as ``_static.render_tail`` cuts it."""
+    if len(data) <= max_bytes:
+        return 0, data
+    start = len(data) - max_bytes
+    cut = data.find(b"\n", start - 1, len(data) - 1)
+    if cut >= 0:
+        start = cut + 1
+    return data.count(b"\n", 0, start), data[start:]
+
+
+@given(
+    chunks=st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\x00", b"\n")), max_size=30),
+    max_bytes=st.integers(1, 50),
+)
+def test_the_tail_is_the_end_of_the_kept_bytes_and_counts_the_lines_before(
+    chunks: list[bytes], max_bytes: int
+) -> None:
+    term = TerminalState("t", max_bytes=96)
+    for chunk in chunks:  # asked after every chunk: the count goes on across trims
+        term.append(chunk)
+        assert term.tail(max_bytes) == _tail_of(term.data, max_bytes)
+    term.replace(b"a\nb\nc\nd\n")
+    assert term.tail(3) == (3, b"d\n")
+
+
 def test_a_snapshot_replaces_everything_and_restarts_offsets() -> None:
     term = TerminalState("t", max_bytes=16)
     term.append(b"0123456789abcdef0123\n")

@@ -9,8 +9,13 @@ import pytest
 
 from acp_notebook._protocol import TerminalExitStatus
 from acp_notebook._state import TerminalState
-from acp_notebook._widgets import TerminalWidget
-from acp_notebook._widgets._static import STATIC_TERMINAL_BYTES, render_tail, terminal_transcript
+from acp_notebook._widgets import TerminalWidget, _static
+from acp_notebook._widgets._static import (
+    STATIC_TERMINAL_BYTES,
+    render_state_tail,
+    render_tail,
+    terminal_transcript,
+)
 from acp_notebook._widgets._transcript import terminal_transcript as turn_terminal_transcript
 
 SAMPLE = b"\x1b[32mok\x1b[0m\r\nprogress 10%\rprogress 100%\r\n"
@@ -115,6 +120,32 @@ def test_render_tail_converts_only_the_end_and_counts_the_lines_before() -> None
     left_out = int(first.split()[1].replace(",", ""))
     assert left_out + len(text.splitlines()) - 1 == data.count(b"\n")
     assert html.count("\n") == text.count("\n")
+
+
+def test_a_terminal_state_renders_as_its_bytes_do_once_per_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    conversions: list[int] = []
+    convert = _static.ansi_to_html
+
+    def counted(data: bytes) -> str:
+        conversions.append(len(data))
+        return convert(data)
+
+    monkeypatch.setattr(_static, "ansi_to_html", counted)
+    term = TerminalState("t", max_bytes=4 * STATIC_TERMINAL_BYTES)
+    line = b"\x1b[32mok\x1b[0m 0123456789 progress 10%\rprogress 100%\r\n"
+    for n in range(2 * STATIC_TERMINAL_BYTES // len(line)):
+        term.append(line if n % 7 else line * 3)
+    assert render_state_tail(term) == render_tail(term.data)
+    assert render_state_tail(term) == render_tail(term.data)
+    assert len(conversions) == 3  # the state's twice (the second time from the cache)
+    term.append(b"more\n")
+    assert render_state_tail(term) == render_tail(term.data)
+    assert len(conversions) == 5
+    term.append(line * (6 * STATIC_TERMINAL_BYTES // len(line)))  # old lines are dropped
+    assert term.omitted_bytes > 0
+    assert render_state_tail(term, keeps="x") == render_tail(term.data, keeps="x")
 
 
 def test_render_tail_applies_redraws_like_the_live_view() -> None:

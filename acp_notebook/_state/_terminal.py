@@ -106,6 +106,9 @@ class TerminalState:
         self.first_turn: int | None = None
         self.revision = 0
         self.generation = 0  # bumped by every snapshot (``replace``): stream offsets restart
+        #: a renderer's memo of its last rendering of these bytes, ``(key, result)``: kept here
+        #: so that it goes with the terminal (``_widgets._static.render_state_tail``)
+        self.rendered: tuple[tuple[object, ...], tuple[str, str]] | None = None
         self._max = max(_MIN_MAX_BYTES, max_bytes)
         self._block = max(1, self._max // 4)
         self._reset_bytes(b"")
@@ -125,6 +128,8 @@ class TerminalState:
         self._html_base = self._html_fed = 0
         self._text_cache: tuple[int, int, str] | None = None
         self._html_cache: tuple[int, int, str] | None = None
+        # newlines in the stream offsets [lo, hi): (lo, hi, count), for ``tail``
+        self._lines_cache: tuple[int, int, int] | None = None
         self._trim()
 
     def replace(self, data: bytes) -> None:
@@ -192,6 +197,19 @@ class TerminalState:
             pos = end
         return -1
 
+    def _count_newlines(self, lo: int, hi: int) -> int:
+        """How many newlines the held bytes at stream offsets ``[lo, hi)`` hold."""
+        count = 0
+        pos = self._phys
+        for block in self._held():
+            end = pos + len(block)
+            if end > lo and pos < hi:
+                count += block.count(b"\n", max(lo - pos, 0), hi - pos)
+            if end >= hi:
+                break
+            pos = end
+        return count
+
     def _cut(self, k: int) -> int | None:
         """Stream offset of the first line start in grid block ``k`` (else the block start)."""
         lo = k * self._block
@@ -234,6 +252,26 @@ class TerminalState:
         if start >= self._total:
             return b""
         return self._slice(start, self._total)
+
+    def tail(self, max_bytes: int) -> tuple[int, bytes]:
+        """The end of the kept bytes, at most ``max_bytes`` of them and from a line start
+        (unless no newline is in reach), and how many lines of the kept bytes come before it:
+        what ``data`` cut that way gives, without copying or scanning all of ``data`` (the
+        count of the lines before goes on from the last call's)."""
+        start, total = self._start, self._total
+        if total - start <= max_bytes:
+            return 0, self._slice(start, total)
+        lo = total - max_bytes
+        cut = self._find_newline(lo - 1, total - 1)
+        if cut >= 0:
+            lo = cut + 1
+        cache = self._lines_cache
+        if cache is not None and cache[0] == start and cache[1] <= lo:
+            earlier = cache[2] + self._count_newlines(cache[1], lo)
+        else:
+            earlier = self._count_newlines(start, lo)
+        self._lines_cache = (start, lo, earlier)
+        return earlier, self._slice(lo, total)
 
     @property
     def total_bytes(self) -> int:

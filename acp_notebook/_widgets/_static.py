@@ -18,7 +18,7 @@ import html
 from collections.abc import Callable
 
 from .._protocol._visible import visible_text
-from .._state import ansi_to_html, ansi_to_text
+from .._state import TerminalState, ansi_to_html, ansi_to_text
 
 #: ``(text, html)`` of the end of a terminal's bytes: the HTML is the inside of a ``<pre>``.
 StaticRenderer = Callable[[bytes], tuple[str, str]]
@@ -122,6 +122,23 @@ def render_tail(
         earlier = data.count(b"\n", 0, start)
         data = data[start:]
     return cap_tail(ansi_to_text(data), ansi_to_html(data), earlier=earlier, keeps=keeps)
+
+
+def render_state_tail(
+    term: TerminalState, *, keeps: str = LIVE_KEEPS, max_bytes: int = STATIC_TERMINAL_BYTES
+) -> tuple[str, str]:
+    """:func:`render_tail` of ``term.data``, without copying the kept bytes whole
+    (``TerminalState.tail``), and converted once per change of the terminal: a transcript's
+    text and its HTML, and the saved record's every snapshot while the output has not moved,
+    share one conversion."""
+    key = (term.generation, term.omitted_bytes, term.total_bytes, keeps, max_bytes)
+    kept = term.rendered
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    earlier, data = term.tail(max_bytes)
+    rendered = cap_tail(ansi_to_text(data), ansi_to_html(data), earlier=earlier, keeps=keeps)
+    term.rendered = (key, rendered)
+    return rendered
 
 
 def omitted_note(omitted_bytes: int) -> str:

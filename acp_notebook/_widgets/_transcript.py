@@ -34,7 +34,13 @@ from ._parts import (
     visible_prose,
     wire,
 )
-from ._static import LIVE_SCROLLBACK_LINES, STATIC_TERMINAL_BYTES, cap_tail, render_tail
+from ._static import (
+    LIVE_SCROLLBACK_LINES,
+    STATIC_TERMINAL_BYTES,
+    cap_tail,
+    render_state_tail,
+    render_tail,
+)
 from ._static import terminal_transcript as static_terminal_transcript
 
 #: A turn shows at most this many live terminal views on its own; the others are listed (command,
@@ -238,7 +244,7 @@ def _terminal_body(term: TerminalState) -> tuple[str, str]:
     """The end of a terminal's output as ``(text, html)``: :func:`_static.render_tail`, or the
     state's own (incrementally kept) conversion when the output is short enough."""
     if term.total_bytes - term.omitted_bytes > STATIC_TERMINAL_BYTES:
-        return render_tail(term.data, keeps=TURN_KEEPS)
+        return render_state_tail(term, keeps=TURN_KEEPS)
     text, markup = term.text, term.html
     if term.omitted_bytes:  # both start with the state's note, on a line of its own
         text, markup = text.partition("\n")[2], markup.partition("\n")[2]
