@@ -24,7 +24,9 @@ measured for every reader, interleaved round by round, and the median of the rou
 * ``bare orjson``: the same loop with ``orjson.loads`` (when orjson is installed).
 
 Each rate is also given as a ratio to bare json's median (lines per second; the v1 lines carry
-as many data characters as the v2 ones).
+as many data characters as the v2 ones). ``cpu`` is the median CPU time of the reading process
+alone (the emitter is another process), and its ratio to bare json's (bare json's CPU seconds
+over the row's): the same comparison, less at the mercy of a loaded machine's scheduler.
 """
 
 from __future__ import annotations
@@ -106,8 +108,9 @@ def make_v1_payloads(tmp: Path, chunk_bytes: int, count: int) -> dict[str, tuple
     return {"v1 terminal": (terminal, width * count), "v1 messages": (messages, width * count)}
 
 
-def bare_loop(payload: Path, loads: Callable[[bytes], Any]) -> tuple[float, int]:
-    """Seconds to read and decode every line from the emitter's pipe; bytes decoded."""
+def bare_loop(payload: Path, loads: Callable[[bytes], Any]) -> tuple[float, float, int]:
+    """Seconds (wall, this process's CPU) to read and decode every line from the emitter's
+    pipe; bytes decoded."""
     proc = subprocess.Popen(
         [sys.executable, EMITTER, "raw", str(payload)],
         stdin=subprocess.PIPE,
@@ -117,7 +120,7 @@ def bare_loop(payload: Path, loads: Callable[[bytes], Any]) -> tuple[float, int]
     fd = proc.stdout.fileno()
     b64 = base64.b64decode
     time.sleep(0.3)  # let it read its payload
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     proc.stdin.write(b"g")
     proc.stdin.flush()
     total = 0
@@ -131,12 +134,12 @@ def bare_loop(payload: Path, loads: Callable[[bytes], Any]) -> tuple[float, int]
         for line in lines:
             message = loads(line)
             total += len(b64(message["params"]["update"]["data"]))
-    elapsed = time.perf_counter() - start
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     proc.wait()
-    return elapsed, total
+    return elapsed, cpu, total
 
 
-async def _public(payload: Path, how: str) -> tuple[float, int]:
+async def _public(payload: Path, how: str) -> tuple[float, float, int]:
     mode = "agent1" if how.startswith("v1") else "agent"
     heard = [0, 0]  # updates, terminal chunks a listener got
 
@@ -153,17 +156,17 @@ async def _public(payload: Path, how: str) -> tuple[float, int]:
         elif how == "v2 + model lsn":
             session.subscribe(listener)
         await anyio.sleep(0.3)  # let it read its payload
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         turn = await session.prompt("flood")
         await turn.wait()
-        elapsed = time.perf_counter() - start
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
         if how == "v1 messages":
             total = sum(len(m.text) for m in turn.state.messages)
         else:
             total = sum(t.total_bytes for t in turn.terminals.values())
     if how.startswith("v2 +") and sum(heard) < total // max(1, _CHUNK_BYTES[0]):
         raise SystemExit(f"{how}: the listener heard {heard}, fewer than the chunks")
-    return elapsed, total
+    return elapsed, cpu, total
 
 
 _CHUNK_BYTES = [1]  # the current case's chunk size (the listener check counts chunks)
@@ -177,7 +180,7 @@ def subscribe_as_a_cell(session: Any, listener: Any, chunk_listener: Any) -> Non
         session.subscribe(listener)
 
 
-def public_path(how: str) -> Callable[[Path], tuple[float, int]]:
+def public_path(how: str) -> Callable[[Path], tuple[float, float, int]]:
     return lambda payload: anyio.run(_public, payload, how)
 
 
@@ -198,7 +201,7 @@ def case(label: str, chunk_bytes: int, count: int, rounds: int, tmp: Path) -> di
     v1 = make_v1_payloads(tmp, chunk_bytes, count)
     _CHUNK_BYTES[0] = chunk_bytes
     mib = payload.stat().st_size / 2**20
-    readers: dict[str, tuple[Callable[[Path], tuple[float, int]], Path, int]] = {
+    readers: dict[str, tuple[Callable[[Path], tuple[float, float, int]], Path, int]] = {
         "bare json": (lambda path: bare_loop(path, json.loads), payload, expected),
     }
     if orjson is not None:
@@ -208,15 +211,18 @@ def case(label: str, chunk_bytes: int, count: int, rounds: int, tmp: Path) -> di
     for how, (path, size) in v1.items():
         readers[how] = (public_path(how), path, size)
     times: dict[str, list[float]] = {name: [] for name in readers}
+    cpus: dict[str, list[float]] = {name: [] for name in readers}
     for _ in range(rounds):
         for name, (reader, path, size) in readers.items():
             gc.collect()
-            elapsed, total = reader(path)
+            elapsed, cpu, total = reader(path)
             if total != size:
                 raise SystemExit(f"{name}: got {total} bytes, expected {size}")
             times[name].append(elapsed)
+            cpus[name].append(cpu)
     print(f"{label}: {count} notifications, {chunk_bytes} B of data each, {mib:.1f} MiB of lines")
     base = count / statistics.median(times["bare json"])
+    cpu_base = statistics.median(cpus["bare json"])
     rates: dict[str, float] = {}
     for name in ROWS:
         if name not in times:
@@ -226,10 +232,11 @@ def case(label: str, chunk_bytes: int, count: int, rounds: int, tmp: Path) -> di
         rate = count / median
         rates[name] = rate / base
         size = readers[name][2]
+        cpu = statistics.median(cpus[name])
         print(
             f"  {name:<15}: {rate:12,.0f} msg/s  {size / median / 1e6:8.1f} MB/s  "
-            f"x bare json {rate / base:.2f}  (median of {rounds}; "
-            f"min {min(times[name]):.3f} s, max {max(times[name]):.3f} s)"
+            f"x bare json {rate / base:.2f}  cpu {cpu:6.3f} s x bare json {cpu_base / cpu:.2f}"
+            f"  (median of {rounds}; min {min(times[name]):.3f} s, max {max(times[name]):.3f} s)"
         )
     return rates
 
