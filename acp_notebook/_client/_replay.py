@@ -169,9 +169,10 @@ class UpdateBuffer:
         self._settle()
         key = self._arrived
         self._arrived = key + 1
-        self._other.append((key, make))
-        while len(self._bulk) + len(self._other) > self.max_items:
-            self._drop_one()
+        other = self._other
+        other.append((key, make))
+        if len(self._bulk) + len(other) > self.max_items:
+            self._drop_one()  # (within the limits before: one is enough)
 
     def _settle(self) -> None:
         """Drop what `push` would have dropped by now, oldest bulk first, in one go.
@@ -188,6 +189,11 @@ class UpdateBuffer:
         excess_bytes = self._bulk_bytes - self.max_bulk
         excess_items = len(bulk) + len(self._other) - self.max_items
         if excess_bytes <= 0 and excess_items <= 0:
+            return
+        if excess_bytes <= 0 and excess_items <= min(8, len(bulk)):  # a flood's usual step
+            for _ in range(excess_items):
+                self._bulk_bytes -= bulk.popleft()[2]
+            self._dropped += excess_items
             return
         drop = max(excess_items, 0)
         if excess_bytes > 0:

@@ -254,17 +254,20 @@ class Session:
             turn is not None and turn._iterated and bool(turn._streams)
         )
 
-    def _applied(self, seen: int, made: functools.partial[Any], weight: int = 0) -> None:
-        """What `_apply` does after the state, for an update the state applied without its
-        model while nobody would see it (`_sees_models`; ``seen``: the state's problem count
-        before): the replay keeps ``made`` (it makes the model if an iterator reads it)."""
+    def _applied(self, seen: int, *held: tuple[functools.partial[Any], int]) -> None:
+        """What `_apply` does after the state, for updates the state applied without their
+        models while nobody would see them (`_sees_models`; ``seen``: the state's problem count
+        before): the replay keeps each ``(make, bulk weight)`` of ``held`` (``make`` makes
+        the model if an iterator reads it)."""
         state = self.state
         if len(state.problems) != seen:
             for problem in state.problems[seen:]:
                 self._problem(problem)
         turn = self.turn
         if turn is not None and not turn._done.is_set():
-            turn._replay.push_lazy(made, weight)
+            push = turn._replay.push_lazy
+            for make, weight in held:
+                push(make, weight)
             waiter = turn._waiter
             if waiter is not None:
                 turn._waiter = None

@@ -118,12 +118,13 @@ class V1Session:
                 session._apply(_output_chunk(terminal_id, data))
                 return
             seen = len(state.problems)
-            state.apply_tool_call_meta(call_id, meta)
-            session._applied(seen, functools.partial(p.parse_session_update, patch))
-            seen = len(state.problems)
+            state.apply_tool_call_meta(call_id, meta)  # (neither ends a turn: as two applies)
             state.apply_terminal_bytes(terminal_id, data)
-            weight = 4 * ((len(data) + 2) // 3)  # its base64's length
-            session._applied(seen, functools.partial(_output_chunk, terminal_id, data), weight)
+            session._applied(
+                seen,
+                (functools.partial(p.parse_session_update, patch), 0),
+                (functools.partial(_output_chunk, terminal_id, data), 4 * ((len(data) + 2) // 3)),
+            )
             return
         role = _ROLES[tag]
         content = raw["content"]
@@ -134,7 +135,7 @@ class V1Session:
             return
         seen = len(state.problems)
         state.apply_text_chunk(role, message_id, content["text"])
-        session._applied(seen, functools.partial(p.parse_session_update, wire))
+        session._applied(seen, (functools.partial(p.parse_session_update, wire), 0))
 
     async def set_config_option(self, config_id: str, value: str | bool) -> list[Any]:
         """v1: the ``mode`` option is the session's mode (``session/set_mode``); the others are

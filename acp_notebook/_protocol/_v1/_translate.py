@@ -184,6 +184,9 @@ class V1Translator:
         self._commands: dict[str, str] = {}  # tool call id -> its rawInput.command
         self._meta_terminals: dict[str, str] = {}  # terminal id -> its tool call's id
         self._named: set[str] = set()  # terminal ids whose command has been given
+        # (tool call id, terminal id) pairs `meta_output_ready` said yes to, until the next
+        # tool call update that may change its answer
+        self._ready: set[tuple[str, str]] = set()
 
     # -- turns and sessions ---------------------------------------------------------------
     def begin_turn(self) -> None:
@@ -234,6 +237,7 @@ class V1Translator:
         if isinstance(update, V1UserMessageChunk | V1AgentMessageChunk | V1AgentThoughtChunk):
             return [self._chunk(update, role or "agent")]
         if isinstance(update, V1ToolCall | V1ToolCallUpdate):
+            self._ready.clear()
             create = isinstance(update, V1ToolCall)
             wire = {"sessionUpdate": "tool_call_update", **tool_call_fields(update, create=create)}
             line = raw_input_command(update.raw_input)
@@ -356,12 +360,15 @@ class V1Translator:
         """Whether terminal output in a ``tool_call_update`` of ``tool_call_id`` that carries
         nothing else translates to that update and one ``terminal_output_chunk`` alone: the
         terminal was announced, and no terminal of the call waits for its command."""
+        if (tool_call_id, terminal_id) in self._ready:
+            return True
         if terminal_id not in self._meta_terminals:
             return False
         if tool_call_id in self._commands:
             for other, owner in self._meta_terminals.items():
                 if owner == tool_call_id and other not in self._named:
                     return False
+        self._ready.add((tool_call_id, terminal_id))
         return True
 
     def _chunk(
