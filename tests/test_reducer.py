@@ -614,5 +614,12 @@ def test_a_message_keeps_its_text_not_a_model_per_chunk() -> None:
         chunks[3],
         {"type": "text", "text": "d" + tail},
     ]
-    assert not any(type(b) is TextContent for b in msg._blocks)  # runs are kept as text spans
+    # runs of plain text are kept as spans of the text: the annotated block alone is a model
+    assert [type(b).__name__ for b in msg._blocks] == [
+        "list",
+        "ImageContent",
+        "TextContent",
+        "list",
+    ]
+    assert sum(type(b) is TextContent for b in msg._blocks) == 1
     assert msg.revision == 5 + 3000
