@@ -350,7 +350,7 @@ class CellRun:
             self._on_update(session, chunk)
             return
         if not self.view_gone:
-            self.view.note_chunk(chunk.terminal_id)
+            self.view.note_update(chunk)  # (its terminal_id and session_update: no model)
         self.events.emit("session_update", self, chunk)
         self._dirty = True
         self.changes += 1

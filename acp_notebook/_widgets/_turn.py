@@ -259,12 +259,6 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             if getattr(update, "session_update", None) == "terminal_output_chunk":
                 self._feed_new_bytes(str(getattr(update, "terminal_id", "")))
 
-    def note_chunk(self, terminal_id: str) -> None:
-        """`note_update` of a ``terminal_output_chunk`` of ``terminal_id`` (what a cell's
-        ``terminal_chunks`` listener hands on, without a model)."""
-        with self._lock:
-            self._feed_new_bytes(terminal_id)
-
     def _feed_new_bytes(self, term_id: str) -> None:
         feed = self._terms.get(term_id)
         term = self.turn.session.terminals.get(term_id)  # a fed view means it is this turn's
