@@ -117,7 +117,7 @@ def is_set(model: BaseModel, name: str) -> bool:
     # which was most of a v1 chunk's translation)
     if name not in type(model).__pydantic_fields__:
         raise AttributeError(f"{type(model).__name__} has no field {name!r}")
-    return name in model.model_fields_set
+    return name in model.__pydantic_fields_set__
 
 
 def is_custom_value(value: str) -> bool:
