@@ -1,21 +1,32 @@
-"""How fast does the client ingest ``session/update`` terminal output, on its public path?
+"""How fast does the client ingest ``session/update`` streams, on the paths users take?
 
     python bench/bench_ingest.py [--rounds 5] [--small 200000] [--large 2000]
 
 The emitter (``bench/_emitter.py``) is a separate process writing to a real pipe. Each case is
 measured for every reader, interleaved round by round, and the median of the rounds is kept:
 
-* ``acp_notebook``: ``connect`` (the emitter as an ACP v2 agent), ``new_session``, then from
-  ``session.prompt`` to ``turn.wait()`` returning: the reader, session routing, pydantic
-  validation, the reducer applying every chunk (base64 decoded into the terminal's buffer)
-  and the turn's bookkeeping. The terminal's byte count is checked against what was sent.
-* ``bare json``: the baseline. A loop reading the same bytes from the emitter's pipe (256 KiB
+* ``v2``: ``connect`` (the emitter as an ACP v2 agent), ``new_session``, then from
+  ``session.prompt`` to ``turn.wait()`` returning: the reader, session routing, the reducer
+  applying every ``terminal_output_chunk`` (base64 decoded into the terminal's buffer) and the
+  turn's bookkeeping. Nobody listens. The terminal's byte count is checked against what was sent.
+* ``v2 + listener``: the same with one listener subscribed as a notebook cell's ``CellRun``
+  subscribes (``session.subscribe(listener, terminal_chunks=...)``: terminal chunks as a cheap
+  ``TerminalChunk`` view). The listener counts what it gets; the count is checked.
+* ``v2 + model lsn``: one plain ``session.subscribe(listener)``: every update, terminal chunks
+  too, as a pydantic model (what every listener got before ``terminal_chunks``).
+* ``v1 terminal``: the emitter speaks ACP v1, whose agents send command output in a tool call's
+  ``_meta.terminal_output`` (claude-agent-acp); one ``tool_call`` opens the terminal, then
+  one ``tool_call_update`` per chunk carries its text (as many characters as v2's base64).
+* ``v1 messages``: v1 ``agent_message_chunk`` lines of text (one message); the turn's text
+  length is checked.
+* ``bare json``: the baseline. A loop reading the v2 lines from the emitter's pipe (256 KiB
   reads, lines split), ``json.loads`` + ``base64.b64decode`` of every line.
 * ``bare orjson``: the same loop with ``orjson.loads`` (when orjson is installed).
-* ``python sdk``: the Python SDK's v2 client, when installed (the SDK 0.x installed for the
-  v1 tests speaks v1, which has no ``terminal_output_chunk``: then the row says so).
 
-Each rate is also given as a ratio to bare json of the same round's median.
+Each rate is also given as a ratio to bare json's median (lines per second; the v1 lines carry
+as many data characters as the v2 ones). ``cpu`` is the median CPU time of the reading process
+alone (the emitter is another process), and its ratio to bare json's (bare json's CPU seconds
+over the row's): the same comparison, less at the mercy of a loaded machine's scheduler.
 """
 
 from __future__ import annotations
@@ -23,8 +34,10 @@ from __future__ import annotations
 import argparse
 import base64
 import gc
+import inspect
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -63,8 +76,41 @@ def make_payload(path: Path, chunk_bytes: int, count: int) -> int:
     return chunk_bytes * count
 
 
-def bare_loop(payload: Path, loads: Callable[[bytes], Any]) -> tuple[float, int]:
-    """Seconds to read and decode every line from the emitter's pipe; bytes decoded."""
+def make_v1_payloads(tmp: Path, chunk_bytes: int, count: int) -> dict[str, tuple[Path, int]]:
+    """v1 lines: ``_meta`` terminal output and agent message chunks, each carrying as many
+    text characters as a v2 line of ``chunk_bytes`` carries base64 (no newline: one byte a
+    character); returns each payload with the bytes or characters it should yield."""
+    width = len(base64.b64encode(bytes(chunk_bytes)))
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 "
+    rng = random.Random(chunk_bytes)
+    texts = ["".join(rng.choices(letters, k=width)) for _ in range(2)]
+
+    def line(update: dict[str, Any]) -> bytes:
+        message = {"jsonrpc": "2.0", "method": "session/update"}
+        message["params"] = {"sessionId": "s", "update": update}
+        return json.dumps(message, separators=(",", ":")).encode() + b"\n"
+
+    terminal = tmp / f"v1-terminal-{chunk_bytes}.ndjson"
+    with terminal.open("wb") as f:
+        opening = {"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "flood"}
+        opening |= {"kind": "execute", "status": "in_progress"}
+        opening["_meta"] = {"terminal_info": {"terminal_id": "t"}}
+        f.write(line(opening))
+        for n in range(count):
+            output = {"terminal_id": "t", "data": texts[n % 2]}
+            update = {"sessionUpdate": "tool_call_update", "toolCallId": "c1"}
+            f.write(line(update | {"_meta": {"terminal_output": output}}))
+    messages = tmp / f"v1-messages-{chunk_bytes}.ndjson"
+    with messages.open("wb") as f:
+        for n in range(count):
+            content = {"type": "text", "text": texts[n % 2]}
+            f.write(line({"sessionUpdate": "agent_message_chunk", "content": content}))
+    return {"v1 terminal": (terminal, width * count), "v1 messages": (messages, width * count)}
+
+
+def bare_loop(payload: Path, loads: Callable[[bytes], Any]) -> tuple[float, float, int]:
+    """Seconds (wall, this process's CPU) to read and decode every line from the emitter's
+    pipe; bytes decoded."""
     proc = subprocess.Popen(
         [sys.executable, EMITTER, "raw", str(payload)],
         stdin=subprocess.PIPE,
@@ -74,7 +120,7 @@ def bare_loop(payload: Path, loads: Callable[[bytes], Any]) -> tuple[float, int]
     fd = proc.stdout.fileno()
     b64 = base64.b64decode
     time.sleep(0.3)  # let it read its payload
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     proc.stdin.write(b"g")
     proc.stdin.flush()
     total = 0
@@ -88,76 +134,109 @@ def bare_loop(payload: Path, loads: Callable[[bytes], Any]) -> tuple[float, int]
         for line in lines:
             message = loads(line)
             total += len(b64(message["params"]["update"]["data"]))
-    elapsed = time.perf_counter() - start
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     proc.wait()
-    return elapsed, total
+    return elapsed, cpu, total
 
 
-async def _public(payload: Path) -> tuple[float, int]:
-    async with acp.connect([sys.executable, EMITTER, "agent", str(payload)]) as agent:
+async def _public(payload: Path, how: str) -> tuple[float, float, int]:
+    mode = "agent1" if how.startswith("v1") else "agent"
+    heard = [0, 0]  # updates, terminal chunks a listener got
+
+    def listener(_session: Any, _update: Any) -> None:
+        heard[0] += 1
+
+    def chunk_listener(_session: Any, _chunk: Any) -> None:
+        heard[1] += 1
+
+    async with acp.connect([sys.executable, EMITTER, mode, str(payload)]) as agent:
         session = await agent.new_session(cwd=tempfile.gettempdir())
+        if how == "v2 + listener":
+            subscribe_as_a_cell(session, listener, chunk_listener)
+        elif how == "v2 + model lsn":
+            session.subscribe(listener)
         await anyio.sleep(0.3)  # let it read its payload
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         turn = await session.prompt("flood")
         await turn.wait()
-        elapsed = time.perf_counter() - start
-        total = sum(t.total_bytes for t in turn.terminals.values())
-    return elapsed, total
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+        if how == "v1 messages":
+            total = sum(len(m.text) for m in turn.state.messages)
+        else:
+            total = sum(t.total_bytes for t in turn.terminals.values())
+    if how.startswith("v2 +") and sum(heard) < total // max(1, _CHUNK_BYTES[0]):
+        raise SystemExit(f"{how}: the listener heard {heard}, fewer than the chunks")
+    return elapsed, cpu, total
 
 
-def public_path(payload: Path) -> tuple[float, int]:
-    return anyio.run(_public, payload)
+_CHUNK_BYTES = [1]  # the current case's chunk size (the listener check counts chunks)
 
 
-def sdk_client() -> Callable[[Path], tuple[float, int]] | None:
-    """The Python SDK's v2 client, if one is installed; None otherwise (see the docstring)."""
-    try:
-        from importlib.metadata import version
+def subscribe_as_a_cell(session: Any, listener: Any, chunk_listener: Any) -> None:
+    """Subscribe as ``CellRun.attach`` does: terminal chunks as views when the API has them."""
+    if "terminal_chunks" in inspect.signature(session.subscribe).parameters:
+        session.subscribe(listener, terminal_chunks=chunk_listener)
+    else:  # (the code before the views: every update a model)
+        session.subscribe(listener)
 
-        major = int(version("agent-client-protocol").split(".")[0])
-    except Exception:
-        return None
-    if major < 1:
-        return None  # 0.x: ACP v1 only
-    return None  # a v2 SDK's client would be wired here: none is installed on this machine
+
+def public_path(how: str) -> Callable[[Path], tuple[float, float, int]]:
+    return lambda payload: anyio.run(_public, payload, how)
+
+
+ROWS = [
+    "bare json",
+    "bare orjson",
+    "v2",
+    "v2 + listener",
+    "v2 + model lsn",
+    "v1 terminal",
+    "v1 messages",
+]
 
 
 def case(label: str, chunk_bytes: int, count: int, rounds: int, tmp: Path) -> dict[str, float]:
     payload = tmp / f"payload-{chunk_bytes}.ndjson"
     expected = make_payload(payload, chunk_bytes, count)
+    v1 = make_v1_payloads(tmp, chunk_bytes, count)
+    _CHUNK_BYTES[0] = chunk_bytes
     mib = payload.stat().st_size / 2**20
-    readers: dict[str, Callable[[Path], tuple[float, int]]] = {
-        "bare json": lambda path: bare_loop(path, json.loads),
-        "acp_notebook": public_path,
+    readers: dict[str, tuple[Callable[[Path], tuple[float, float, int]], Path, int]] = {
+        "bare json": (lambda path: bare_loop(path, json.loads), payload, expected),
     }
     if orjson is not None:
-        readers["bare orjson"] = lambda path: bare_loop(path, orjson.loads)
-    sdk = sdk_client()
-    if sdk is not None:
-        readers["python sdk"] = sdk
+        readers["bare orjson"] = (lambda path: bare_loop(path, orjson.loads), payload, expected)
+    for how in ("v2", "v2 + listener", "v2 + model lsn"):
+        readers[how] = (public_path(how), payload, expected)
+    for how, (path, size) in v1.items():
+        readers[how] = (public_path(how), path, size)
     times: dict[str, list[float]] = {name: [] for name in readers}
+    cpus: dict[str, list[float]] = {name: [] for name in readers}
     for _ in range(rounds):
-        for name, reader in readers.items():
+        for name, (reader, path, size) in readers.items():
             gc.collect()
-            elapsed, total = reader(payload)
-            if total != expected:
-                raise SystemExit(f"{name}: decoded {total} bytes, expected {expected}")
+            elapsed, cpu, total = reader(path)
+            if total != size:
+                raise SystemExit(f"{name}: got {total} bytes, expected {size}")
             times[name].append(elapsed)
+            cpus[name].append(cpu)
     print(f"{label}: {count} notifications, {chunk_bytes} B of data each, {mib:.1f} MiB of lines")
     base = count / statistics.median(times["bare json"])
+    cpu_base = statistics.median(cpus["bare json"])
     rates: dict[str, float] = {}
-    for name in ["bare json", "bare orjson", "acp_notebook", "python sdk"]:
+    for name in ROWS:
         if name not in times:
-            why = "orjson not installed" if name == "bare orjson" else "no v2 SDK installed"
-            print(f"  {name:<13}: n/a ({why})")
+            print(f"  {name:<15}: n/a (orjson not installed)")
             continue
         median = statistics.median(times[name])
         rate = count / median
         rates[name] = rate / base
+        size = readers[name][2]
+        cpu = statistics.median(cpus[name])
         print(
-            f"  {name:<13}: {rate:12,.0f} msg/s  {expected / median / 1e6:8.1f} MB/s  "
-            f"x bare json {rate / base:.2f}  (median of {rounds}; "
-            f"min {min(times[name]):.3f} s, max {max(times[name]):.3f} s)"
+            f"  {name:<15}: {rate:12,.0f} msg/s  {size / median / 1e6:8.1f} MB/s  "
+            f"x bare json {rate / base:.2f}  cpu {cpu:6.3f} s x bare json {cpu_base / cpu:.2f}"
+            f"  (median of {rounds}; min {min(times[name]):.3f} s, max {max(times[name]):.3f} s)"
         )
     return rates
 
@@ -171,8 +250,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         small = case("small chunks", 75, args.small, args.rounds, Path(tmp))
         large = case("large chunks", 64 * 1024, args.large, args.rounds, Path(tmp))
-    print(f"ingest small: acp_notebook x bare json = {small['acp_notebook']:.2f} (target >= 1.00)")
-    print(f"ingest large: acp_notebook x bare json = {large['acp_notebook']:.2f} (target >= 0.95)")
+    print(f"load (1, 5, 15 min): {os.getloadavg()}")
+    for name, target in (("v2", 1.0), ("v2 + listener", 1.0), ("v1 terminal", 0.8)):
+        for size, rates in (("small", small), ("large", large)):
+            print(f"ingest {size}: {name} x bare json = {rates[name]:.2f} (target >= {target})")
+    for size, rates in (("small", small), ("large", large)):
+        print(
+            f"ingest {size}: v1 messages x bare json = {rates['v1 messages']:.2f} (target >= 0.8)"
+        )
 
 
 if __name__ == "__main__":

@@ -13,7 +13,13 @@ is its own:
   cell; iopub is drained as a front end would (buffers are dropped on arrival).
 
 Each runs twice, side by side: ``fixed`` (the code as it is) and ``pre-fix`` (the same code with
-the old retention put back: every update kept on the turn, as ``Turn`` did before issue 10).
+the old retention put back: every update kept, as ``Turn`` did before issue 10; kept where every
+path still passes, ``Session._apply``, the v2 hot chunk's ``Session._apply_chunk`` and the v1
+hot lines' ``Session._applied``, so the column is what keeping them costs today).
+
+``messages``: a message flood through the public API, 200,000 chunks of 100 characters of text
+(``bench/_emitter.py``), from an ACP v2 agent and from an ACP v1 one (v1 agents send messages
+without ids: the client joins them): peak RSS of each, side by side.
 RSS is read from /proc: ``idle`` just before the prompt (the fixed overhead: interpreter,
 imports, connection), ``peak`` (VmHWM), ``after`` once the turn has ended (and, in the kernel,
 after a ``gc.collect()`` cell), and after ``malloc_trim(0)`` (glibc gives freed heap back), which
@@ -40,18 +46,22 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 FLOOD = ROOT / "tests" / "adversarial" / "agents" / "flood.py"
+EMITTER = ROOT / "bench" / "_emitter.py"
+MESSAGES = 200_000  # chunks of a message flood
+MESSAGE_CHARS = 100
 MIB = 2**20
 CHUNK = 256 * 1024  # the flooding agent's default chunk
 CAP = 16 * MIB  # DEFAULT_MAX_BYTES (state) and DEFAULT_BACKLOG_LIMIT (widget backlog)
 
 # Put the pre-fix retention back: the turn keeps every update it receives.
 PRE_FIX = """
-from acp_notebook._client._turn import Turn as _Turn
-_fixed_push = _Turn._push
-def _keep_every_update(self, update):
-    self.__dict__.setdefault("_every_update", []).append(update)
-    _fixed_push(self, update)
-_Turn._push = _keep_every_update
+from acp_notebook._client._session import Session as _Session
+_kept = []
+for _name in [n for n in ("_apply", "_apply_chunk", "_applied") if hasattr(_Session, n)]:
+    def _keeping(self, *args, _real=getattr(_Session, _name)):
+        _kept.append(args)
+        return _real(self, *args)
+    setattr(_Session, _name, _keeping)
 """
 
 
@@ -112,7 +122,7 @@ class Sampler:
 # -- one scenario through the public API (runs in a child process) --------------------------
 
 
-def api_child(terminals: int, mib_each: float, pre_fix: bool) -> dict[str, Any]:
+def api_child(terminals: int, mib_each: float, pre_fix: bool, stream: str = "") -> dict[str, Any]:
     import gc
 
     import anyio
@@ -123,6 +133,9 @@ def api_child(terminals: int, mib_each: float, pre_fix: bool) -> dict[str, Any]:
 
     async def main() -> dict[str, Any]:
         argv = [sys.executable, str(FLOOD), str(terminals), str(mib_each)]
+        if stream:
+            argv = [sys.executable, str(EMITTER), "agent1" if stream == "v1" else "agent"]
+            argv.append(str(message_payload(stream)))
         async with acp.connect(argv) as agent:
             session = await agent.new_session()
             gc.collect()
@@ -134,6 +147,8 @@ def api_child(terminals: int, mib_each: float, pre_fix: bool) -> dict[str, Any]:
             seconds = time.perf_counter() - started
             sampled = sampler.stop()
             received = sum(t.total_bytes for t in turn.terminals.values())
+            if stream:
+                received = sum(len(m.text) for m in turn.state.messages)
             gc.collect()
             after, peak = rss()
             trimmed = malloc_trim()
@@ -152,9 +167,31 @@ def api_child(terminals: int, mib_each: float, pre_fix: bool) -> dict[str, Any]:
     return anyio.run(main)
 
 
-def run_api(terminals: int, mib_each: float, pre_fix: bool) -> dict[str, Any]:
+def message_payload(stream: str) -> Path:
+    """A message flood's lines (one message of ``MESSAGES`` text chunks), for ``stream`` v1 or
+    v2, in a file the emitter writes (made once per run)."""
+    path = Path(tempfile.gettempdir()) / f"acp-bench-messages-{stream}-{os.getpid()}.ndjson"
+    if os.environ.get("ACP_BENCH_PAYLOAD_DIR"):
+        path = Path(os.environ["ACP_BENCH_PAYLOAD_DIR"]) / f"messages-{stream}.ndjson"
+    if path.exists():
+        return path
+    texts = [("abcdefghij" * 10)[:MESSAGE_CHARS], ("ABCDEFGHIJ" * 10)[:MESSAGE_CHARS]]
+    with path.open("wb") as f:
+        for n in range(MESSAGES):
+            update: dict[str, Any] = {"sessionUpdate": "agent_message_chunk"}
+            if stream == "v2":
+                update["messageId"] = "m1"
+            update["content"] = {"type": "text", "text": texts[n % 2]}
+            message = {"jsonrpc": "2.0", "method": "session/update"}
+            message["params"] = {"sessionId": "s", "update": update}
+            f.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+    return path
+
+
+def run_api(terminals: int, mib_each: float, pre_fix: bool, stream: str = "") -> dict[str, Any]:
     argv = [sys.executable, __file__, "--child", str(terminals), str(mib_each)]
     argv += ["--pre-fix"] if pre_fix else []
+    argv += ["--stream", stream] if stream else []
     out = subprocess.run(argv, check=True, capture_output=True, text=True, cwd=ROOT).stdout
     result: dict[str, Any] = json.loads(out.splitlines()[-1])
     return result
@@ -275,10 +312,40 @@ def main() -> None:
     parser.add_argument("--only", choices=("api", "kernel"), help="run one side only")
     parser.add_argument("--child", nargs=2, metavar=("TERMINALS", "MIB"), help=argparse.SUPPRESS)
     parser.add_argument("--pre-fix", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--stream", choices=("v1", "v2"), help=argparse.SUPPRESS)
+    parser.add_argument("--messages-only", action="store_true", help="only the message floods")
     args = parser.parse_args()
     if args.child:
-        result = api_child(int(args.child[0]), float(args.child[1]), args.pre_fix)
+        result = api_child(int(args.child[0]), float(args.child[1]), args.pre_fix, args.stream)
         print(json.dumps(result))
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["ACP_BENCH_PAYLOAD_DIR"] = tmp
+        print(f"\nmessages: {MESSAGES} chunks x {MESSAGE_CHARS} characters, one message")
+        print(f"  {'':22}{'v2':>12}{'v1':>12}{'v2 pre-fix':>12}{'v1 pre-fix':>12}")
+        found = {
+            (stream, old): run_api(0, 0, old, stream)
+            for old in (False, True)
+            for stream in ("v2", "v1")
+        }
+        for result in found.values():
+            if result["bytes"] != MESSAGES * MESSAGE_CHARS:
+                raise SystemExit(f"the message flood did not arrive whole: {result['bytes']}")
+        for key, label in (
+            ("idle", "idle"),
+            ("peak", "peak RSS (VmHWM)"),
+            ("after_trim", "after malloc_trim"),
+        ):
+            row = "".join(
+                f"{mb(found[s, o][key]):>12}" for o in (False, True) for s in ("v2", "v1")
+            )
+            print(f"  {label:22}{row}")
+        v1, v2 = found["v1", False], found["v2", False]
+        print(
+            f"  v1 peak / v2 peak: {v1['peak'] / v2['peak']:.2f}; grew v1 "
+            f"{mb(v1['peak'] - v1['idle']).strip()}, v2 {mb(v2['peak'] - v2['idle']).strip()}"
+        )
+    if args.messages_only:
         return
     scenarios = [(1, args.mib), (10, args.mib / 10)]
     print(f"flooding agent: {FLOOD.relative_to(ROOT)}; pid {os.getpid()}")

@@ -50,7 +50,12 @@ def _plain(what: str, value: str) -> Headline:
 
 def _ingest(out: str) -> list[Headline]:
     found: list[Headline] = []
-    targets = {"small": ">= 1.00", "large": ">= 0.95"}
+    targets = {
+        "v2": {"small": ">= 1.00", "large": ">= 0.95"},
+        "v2 + listener": {"small": ">= 1.00", "large": ">= 1.00"},
+        "v1 terminal": {"small": ">= 0.80", "large": ">= 0.80"},
+        "v1 messages": {"small": ">= 0.80", "large": ">= 0.80"},
+    }
     for block in re.split(r"^(?=(?:small|large) chunks: )", out, flags=re.M):
         head = re.match(r"(small|large) chunks: (\d+) notifications, (\d+) B", block)
         if head is None:
@@ -59,12 +64,15 @@ def _ingest(out: str) -> list[Headline]:
         what = f"ingest {head.group(2)} x {head.group(3)} B: msg/s"
         bare = re.search(r"bare json\s*:\s*([\d,]+) msg/s\s+([\d.]+) MB/s", block)
         base = f"{bare.group(1)} (bare json)" if bare else ""
-        for name in ("acp_notebook", "bare orjson"):
+        for name in ("v2", "v2 + listener", "v2 + model lsn", "v1 terminal", "v1 messages"):
             row = re.search(
-                rf"{name}\s*:\s*([\d,]+) msg/s\s+([\d.]+) MB/s\s+x bare json ([\d.]+)", block
+                rf"^  {re.escape(name)}\s*:\s*([\d,]+) msg/s\s+([\d.]+) MB/s\s+x bare json"
+                r" ([\d.]+)",
+                block,
+                flags=re.M,
             )
             if row:
-                target = targets[kind] if name == "acp_notebook" else ""
+                target = targets[name].get(kind, "") if name in targets else ""
                 found.append(
                     (
                         f"{what}, {name}",

@@ -6,7 +6,10 @@
   state, problems and replay for the same lines (hypothesis, real connections in memory);
 * the reducer's strict base64 decode agrees with ``b64decode(validate=True)``, problems included;
 * the replay buffer keeps what the straightforward buffer it replaced kept;
-* a turn nobody iterates makes no event per update.
+* a turn nobody iterates makes no event per update;
+* a ``terminal_chunks`` listener (a notebook cell's) gets every chunk, in order, as a
+  ``TerminalChunk`` whose lazy model is the one a plain listener gets, and no model is made
+  for a chunk it alone sees.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from acp_notebook import _protocol as p
 from acp_notebook import connect_streams
 from acp_notebook._client import _session, _turn
 from acp_notebook._client._replay import UpdateBuffer, bulk_weight
+from acp_notebook._client._session import TerminalChunk
 from acp_notebook._connection._hotpath import decode_hot_line, is_hot_message
 from acp_notebook._connection._jsonrpc import Connection
 from acp_notebook._connection._lines import BadJson, decode_json_line, memory_byte_pipe
@@ -152,7 +156,7 @@ def reference_answer(method: str) -> Any:
     return {}
 
 
-WATCHES = ["iterator", "nobody", "listener", "iterator gone"]
+WATCHES = ["iterator", "nobody", "listener", "view listener", "iterator gone"]
 
 
 def wire(update: Any) -> tuple[Any, list[str]]:
@@ -181,6 +185,21 @@ async def ingest(lines: list[bytes], fast: bool, watch: str = "iterator") -> dic
         early = turn.updates() if watch == "iterator" else None  # sees every line's update
         if watch == "listener":
             session.subscribe(lambda _s, u: heard.append(wire(u)))
+        if watch == "view listener":
+
+            def on_chunk(_s: Any, chunk: TerminalChunk) -> None:
+                assert chunk.session_update == "terminal_output_chunk"
+                try:
+                    raw: bytes | None = base64.b64decode(chunk.data, validate=True)
+                except binascii.Error:
+                    raw = None
+                assert chunk.decoded() == raw
+                model = chunk.model
+                assert (model.terminal_id, model.data) == (chunk.terminal_id, chunk.data)
+                assert chunk.model is model  # made once
+                heard.append(wire(model))
+
+            session.subscribe(lambda _s, u: heard.append(wire(u)), terminal_chunks=on_chunk)
         if watch == "iterator gone":
             gone = turn.updates()
             await gone.aclose()
@@ -243,8 +262,10 @@ def test_the_fast_path_and_the_pydantic_path_give_the_same_state(
     updates = len(lines) - sum(b'"zz"' in line for line in lines) + 1  # + the idle
     if watch == "iterator":
         assert len(fast["seen"]) == updates
-    if watch == "listener":
+    if watch in ("listener", "view listener"):
         assert len(fast["heard"]) == updates
+    if watch == "view listener":  # the views' models are what a plain listener gets, in order
+        assert fast["heard"] == anyio.run(ingest, lines, True, "listener")["heard"]
     # Nothing lost: the replay holds every update, or says how many it left out.
     assert len(fast["late"]) + fast["dropped"] == updates
 
@@ -461,7 +482,7 @@ def test_a_turn_nobody_iterates_makes_no_event_per_update(monkeypatch: pytest.Mo
 # -- no model for a chunk nobody sees ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("watch", ["nobody", "listener"])
+@pytest.mark.parametrize("watch", ["nobody", "listener", "view listener"])
 def test_a_chunk_becomes_a_model_only_when_someone_sees_it(
     monkeypatch: pytest.MonkeyPatch, watch: str
 ) -> None:
@@ -494,6 +515,10 @@ def test_a_chunk_becomes_a_model_only_when_someone_sees_it(
             session = await agent.new_session(cwd="/")
             if watch == "listener":
                 session.subscribe(lambda _s, u: heard.append(u))
+            if watch == "view listener":  # as a notebook cell subscribes
+                session.subscribe(
+                    lambda _s, u: heard.append(u), terminal_chunks=lambda _s, c: heard.append(c)
+                )
             turn = await session.prompt("go")
             await peer_send.send(chunk * chunks)
             idle = {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}
@@ -509,6 +534,12 @@ def test_a_chunk_becomes_a_model_only_when_someone_sees_it(
             if watch == "nobody":
                 assert during == 0  # was one per chunk
                 assert made == len(kept)  # made for what the late iterator read, only
+            elif watch == "view listener":
+                assert during == 0  # a view per chunk, not a model
+                views = [u for u in heard if isinstance(u, TerminalChunk)]
+                assert len(views) == chunks and len(heard) == chunks + 1  # and the idle
+                assert all(v.data == "QUJD" and v.decoded() == b"ABC" for v in views)
+                assert made == len(kept)
             else:
                 assert during == chunks  # a listener gets every chunk's model
                 assert len([u for u in heard if isinstance(u, p.TerminalOutputChunk)]) == chunks

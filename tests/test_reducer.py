@@ -586,3 +586,40 @@ def test_a_turn_ended_without_idle_closes_its_open_tool_calls_too() -> None:
     feed(state, [{"sessionUpdate": "tool_call_update", "toolCallId": "p", "title": "P"}])
     state.end_turn("the agent exited (code 3)")
     assert turn.tool_calls["p"].status == "cancelled" and turn.tool_calls["p"].left_open
+
+
+def test_a_message_keeps_its_text_not_a_model_per_chunk() -> None:
+    from acp_notebook._protocol import TextContent
+
+    state = SessionState("s")
+    chunks = [
+        {"type": "text", "text": "a"},
+        {"type": "text", "text": "b"},
+        {"type": "image", "data": "AA==", "mimeType": "image/png"},
+        {"type": "text", "text": "c", "annotations": {"priority": 1}},
+        {"type": "text", "text": "d"},
+    ]
+    for block in chunks:
+        update = {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": block}
+        state.apply(parse_session_update(update))
+    for n in range(3000):  # past the pieces joined at a time
+        state.apply_text_chunk("agent", "m", str(n))
+    msg = state.messages["m"]
+    tail = "".join(str(n) for n in range(3000))
+    assert msg.text == "abcd" + tail
+    wires = [block.to_wire() for block in msg.content]
+    assert wires == [
+        {"type": "text", "text": "ab"},
+        chunks[2],
+        chunks[3],
+        {"type": "text", "text": "d" + tail},
+    ]
+    # runs of plain text are kept as spans of the text: the annotated block alone is a model
+    assert [type(b).__name__ for b in msg._blocks] == [
+        "list",
+        "ImageContent",
+        "TextContent",
+        "list",
+    ]
+    assert sum(type(b) is TextContent for b in msg._blocks) == 1
+    assert msg.revision == 5 + 3000

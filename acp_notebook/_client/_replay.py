@@ -52,6 +52,19 @@ def _chunk_validator() -> Callable[[Any], Any]:
     return _CHUNK.__pydantic_validator__.validate_python
 
 
+_LAZY = (dict, functools.partial)  # what the buffers hold of an update whose model is not made
+
+
+def _model(update: Any) -> Any:
+    """The model of a held update: a wire dict is a hot chunk, a partial makes it."""
+    kind = type(update)
+    if kind is dict:
+        return _validate_chunk(update)
+    if kind is functools.partial:
+        return update()
+    return update
+
+
 # What a turn keeps for iterators that start late (after updates have arrived).
 REPLAY_LIMIT = 5_000  # updates
 REPLAY_BULK_BYTES = 1 * 2**20  # characters of terminal base64 among them
@@ -141,20 +154,46 @@ class UpdateBuffer:
         if self._bulk_bytes > self._slack_bulk or len(bulk) > self._slack_items:
             self._settle()
 
+    def push_lazy(self, make: functools.partial[Any], weight: int = 0) -> None:
+        """`push` of an update given as what makes its model (called when the update is read:
+        `popleft`, `snapshot`); ``weight``: its bulk weight (the length of its base64)."""
+        if weight:
+            key = self._arrived
+            self._arrived = key + 1
+            bulk = self._bulk
+            bulk.append((key, make, weight))
+            self._bulk_bytes += weight
+            if self._bulk_bytes > self._slack_bulk or len(bulk) > self._slack_items:
+                self._settle()
+            return
+        self._settle()
+        key = self._arrived
+        self._arrived = key + 1
+        other = self._other
+        other.append((key, make))
+        if len(self._bulk) + len(other) > self.max_items:
+            self._drop_one()  # (within the limits before: one is enough)
+
     def _settle(self) -> None:
         """Drop what `push` would have dropped by now, oldest bulk first, in one go.
 
-        Only `push_chunk` leaves the buffer over its limits, and only with bulk updates
-        pushed since it was last within them: dropping the oldest bulk updates until it is
-        within them again drops what dropping after each push would have, in order (each
-        limit only grows as updates come, so what one push dropped the next would too; no
-        other update goes as long as a bulk one is left, and the others were within the limit
+        Only `push_chunk` (and `push_lazy` of a bulk update) leaves the buffer over its
+        limits, and only with bulk updates pushed since it was last within them: dropping
+        the oldest bulk updates until it is within them again drops what dropping after each
+        push would have, in order (each limit only grows as updates come, so what one push
+        dropped the next would too; no other update goes as long as a bulk one is left, and
+        the others were within the limit
         before). Counted with C loops: the running sum of the weights, a bisection, a slice.
         """
         bulk = self._bulk
         excess_bytes = self._bulk_bytes - self.max_bulk
         excess_items = len(bulk) + len(self._other) - self.max_items
         if excess_bytes <= 0 and excess_items <= 0:
+            return
+        if excess_bytes <= 0 and excess_items <= min(8, len(bulk)):  # a flood's usual step
+            for _ in range(excess_items):
+                self._bulk_bytes -= bulk.popleft()[2]
+            self._dropped += excess_items
             return
         drop = max(excess_items, 0)
         if excess_bytes > 0:
@@ -188,20 +227,19 @@ class UpdateBuffer:
         if bulk and (not other or bulk[0][0] < other[0][0]):
             _, update, weight = bulk.popleft()
             self._bulk_bytes -= weight
-            return True, _validate_chunk(update) if type(update) is dict else update
+            return True, _model(update)
         if other:
-            return True, other.popleft()[1]
+            return True, _model(other.popleft()[1])
         return False, None
 
     def snapshot(self) -> list[Any]:
         """The updates held, oldest first (references, not copies)."""
         self._settle()
         bulk = self._bulk
-        if any(type(entry[1]) is dict for entry in bulk):  # models from now on, made once
-            self._bulk = bulk = deque(
-                (key, _validate_chunk(update) if type(update) is dict else update, weight)
-                for key, update, weight in bulk
-            )
+        if any(type(entry[1]) in _LAZY for entry in bulk):  # models from now on, made once
+            self._bulk = bulk = deque((key, _model(update), weight) for key, update, weight in bulk)
+        if any(type(entry[1]) in _LAZY for entry in self._other):
+            self._other = deque((key, _model(update)) for key, update in self._other)
         # arrival numbers are unique: the merge never compares two updates
         return [entry[1] for entry in heapq.merge(bulk, self._other)]
 

@@ -3,10 +3,13 @@ turns, its pending requests and the one fail-closed sweep over them."""
 
 from __future__ import annotations
 
+import base64
+import binascii
+import functools
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal
 
 import anyio
 
@@ -26,8 +29,53 @@ if TYPE_CHECKING:
 log = logging.getLogger("acp_notebook.client")
 
 UpdateListener = Callable[["Session", p.SessionUpdate], None]
+#: what a ``subscribe(..., terminal_chunks=)`` listener gets for each terminal_output_chunk
+ChunkListener = Callable[["Session", "TerminalChunk"], None]
 #: who a fail-closed sweep says decided: the turn or session was cancelled, or it is closing
 SweptBy = Literal["cancel", "closed"]
+
+
+class TerminalChunk:
+    """A ``terminal_output_chunk`` as a ``terminal_chunks`` listener sees it: its terminal id and
+    its base64 ``data`` as sent, without a pydantic model. ``model`` makes the
+    ``p.TerminalOutputChunk`` (once, on first use; the one the session applied when there was
+    one), ``decoded()`` the bytes. Read-only."""
+
+    __slots__ = ("_model", "data", "terminal_id")
+    session_update: ClassVar[str] = "terminal_output_chunk"
+
+    def __init__(
+        self, terminal_id: str, data: str, model: p.TerminalOutputChunk | None = None
+    ) -> None:
+        self.terminal_id: Final = terminal_id
+        self.data: Final = data
+        self._model = model
+
+    @property
+    def model(self) -> p.TerminalOutputChunk:
+        """The update as its model (what a plain ``subscribe`` listener gets)."""
+        model = self._model
+        if model is None:
+            wire = {"sessionUpdate": self.session_update, "terminalId": self.terminal_id}
+            wire["data"] = self.data
+            model = self._model = _validate_chunk(wire)
+        return model
+
+    def decoded(self) -> bytes | None:
+        """The output's bytes, or None when ``data`` is not valid base64 (the state reported
+        it and dropped the chunk)."""
+        data = self.data
+        try:  # as the state decodes it (`SessionState._decode`)
+            return binascii.a2b_base64(data, strict_mode=True)
+        except (binascii.Error, ValueError):
+            pass
+        try:
+            return base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError):
+            return None
+
+    def __repr__(self) -> str:
+        return f"TerminalChunk({self.terminal_id!r}, {len(self.data)} base64 characters)"
 
 
 class Session:
@@ -44,7 +92,9 @@ class Session:
         self.problems: list[str] = []
         self.config_options: list[Any] = []
         self.closed = False
-        self._listeners: list[UpdateListener] = []
+        # (listener, its terminal chunk listener or None), in the order they subscribed
+        self._listeners: list[tuple[UpdateListener, ChunkListener | None]] = []
+        self._model_listeners = 0  # of them, those without a terminal chunk listener
         self._asker: Asker | None = None
         self._elicitation_asker: ElicitationAsker | None = None
         # The turn a `session/cancel` was sent for: from then until its idle, every permission
@@ -58,9 +108,28 @@ class Session:
         self._v1: V1Session | None = None
 
     # -- listeners (views subscribe here) ----------------------------------------------------
-    def subscribe(self, listener: UpdateListener) -> Callable[[], None]:
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+    def subscribe(
+        self, listener: UpdateListener, *, terminal_chunks: ChunkListener | None = None
+    ) -> Callable[[], None]:
+        """Call ``listener(session, update)`` after each update is applied, until the returned
+        function is called. With ``terminal_chunks``, every ``terminal_output_chunk`` goes to
+        it instead, as a :class:`TerminalChunk` (no model is made for a chunk of a flood
+        unless someone asks for it); ``listener`` gets every other update. Both run in arrival
+        order, with the other subscribers in the order they subscribed."""
+        entry = (listener, terminal_chunks)
+        self._listeners.append(entry)
+        if terminal_chunks is None:
+            self._model_listeners += 1
+
+        def unsubscribe() -> None:
+            for index, found in enumerate(self._listeners):
+                if found is entry:
+                    del self._listeners[index]
+                    if terminal_chunks is None:
+                        self._model_listeners -= 1
+                    return
+
+        return unsubscribe
 
     def ask_permissions(self, asker: Asker) -> Callable[[], None]:
         """Let ``asker`` answer this session's permission requests (instead of the agent's
@@ -130,17 +199,26 @@ class Session:
             turn._push(update)
             if turn.state.done:
                 self._end_turn(turn)
-        for listener in list(self._listeners):
+        if not self._listeners:
+            return
+        view: TerminalChunk | None = None
+        for listener, chunks in list(self._listeners):
             try:
-                listener(self, update)
+                if chunks is not None and isinstance(update, p.TerminalOutputChunk):
+                    if view is None:
+                        view = TerminalChunk(update.terminal_id, update.data, update)
+                    chunks(self, view)
+                else:
+                    listener(self, update)
             except Exception:
                 log.exception("session update listener failed")
 
     def _apply_chunk(self, raw: dict[str, Any]) -> None:
         """`_apply` of a ``terminal_output_chunk`` of the exact hot shape (``_hotpath``), given
-        as its wire dict: when no listener or iterator would see its model, none is made."""
+        as its wire dict: when no listener or iterator would see its model, none is made (a
+        ``terminal_chunks`` listener gets a :class:`TerminalChunk`)."""
         turn = self.turn
-        if self._listeners or (turn is not None and turn._iterated and turn._streams):
+        if self._model_listeners or (turn is not None and turn._iterated and turn._streams):
             self._apply(_validate_chunk(raw))
             return
         state = self.state
@@ -158,6 +236,43 @@ class Session:
                 turn._waiter = None
                 waiter.set()
             if turn.state.done:  # (a chunk never ends a turn: as `_apply`, all the same)
+                self._end_turn(turn)
+        listeners = self._listeners
+        if listeners:  # each with a terminal chunk listener (else the model was made above)
+            view = TerminalChunk(raw["terminalId"], raw["data"])
+            for _listener, chunks in list(listeners):
+                if chunks is not None:
+                    try:
+                        chunks(self, view)
+                    except Exception:
+                        log.exception("session update listener failed")
+
+    def _sees_models(self) -> bool:
+        """Whether someone would see an update's model now: a listener, or a live iterator."""
+        turn = self.turn
+        return bool(self._listeners) or (
+            turn is not None and turn._iterated and bool(turn._streams)
+        )
+
+    def _applied(self, seen: int, *held: tuple[functools.partial[Any], int]) -> None:
+        """What `_apply` does after the state, for updates the state applied without their
+        models while nobody would see them (`_sees_models`; ``seen``: the state's problem count
+        before): the replay keeps each ``(make, bulk weight)`` of ``held`` (``make`` makes
+        the model if an iterator reads it)."""
+        state = self.state
+        if len(state.problems) != seen:
+            for problem in state.problems[seen:]:
+                self._problem(problem)
+        turn = self.turn
+        if turn is not None and not turn._done.is_set():
+            push = turn._replay.push_lazy
+            for make, weight in held:
+                push(make, weight)
+            waiter = turn._waiter
+            if waiter is not None:
+                turn._waiter = None
+                waiter.set()
+            if turn.state.done:
                 self._end_turn(turn)
 
     def _problem(self, message: str) -> None:

@@ -9,12 +9,15 @@ met (``import acp_notebook`` stays light).
 
 from __future__ import annotations
 
+import base64
+import functools
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
 
 from .. import _protocol as p
 from .._connection._errors import AcpError, RpcError
+from .._connection._hotpath import decode_v1_hot_line
 from .._protocol import _v1 as v1
 from .._state import SessionState
 from ._errors import (
@@ -32,6 +35,16 @@ if TYPE_CHECKING:
     from ._turn import Turn
 
 _M = TypeVar("_M", bound=p.WireModel)
+_ROLES = {
+    "agent_message_chunk": "agent",
+    "user_message_chunk": "user",
+    "agent_thought_chunk": "thought",
+}
+
+
+def _output_chunk(terminal_id: str, data: bytes) -> p.TerminalOutputChunk:
+    """The v2 chunk the translator makes of v1 terminal output whose bytes are ``data``."""
+    return p.TerminalOutputChunk(terminal_id=terminal_id, data=base64.b64encode(data).decode())
 
 
 def permission_request(agent: Agent, params: Any) -> p.RequestPermissionRequest:
@@ -80,6 +93,49 @@ class V1Session:
             session._problem(f"v1 {update.session_update}: {note}")
         for translated in self.translator.update(update):
             session._apply(translated)
+
+    def apply_hot(self, raw: dict[str, Any]) -> None:
+        """One v1 update of a hot shape (``_hotpath.is_v1_hot_update``): what `apply` does,
+        without the v1 models, and without the v2 ones unless someone sees them
+        (``Session._sees_models``): a text chunk goes to the message's text, terminal output
+        to the terminal's bytes, and the turn's replay keeps what makes their models."""
+        session, translator = self.session, self.translator
+        tag = raw["sessionUpdate"]
+        state = session.state
+        if tag == "tool_call_update":
+            call_id = raw["toolCallId"]
+            meta = raw["_meta"]
+            [output] = meta.values()
+            terminal_id = output.get("terminal_id", output.get("terminalId"))
+            if not terminal_id or not translator.meta_output_ready(call_id, terminal_id):
+                self.apply(raw)  # (its first output, or a command to name its terminal with)
+                return
+            translator.break_run()
+            data = v1.terminal_bytes(output["data"])
+            patch = {"sessionUpdate": tag, "toolCallId": call_id, "_meta": meta}
+            if session._sees_models():
+                session._apply(p.parse_session_update(patch))
+                session._apply(_output_chunk(terminal_id, data))
+                return
+            seen = len(state.problems)
+            state.apply_tool_call_meta(call_id, meta)  # (neither ends a turn: as two applies)
+            state.apply_terminal_bytes(terminal_id, data)
+            session._applied(
+                seen,
+                (functools.partial(p.parse_session_update, patch), 0),
+                (functools.partial(_output_chunk, terminal_id, data), 4 * ((len(data) + 2) // 3)),
+            )
+            return
+        role = _ROLES[tag]
+        content = raw["content"]
+        message_id = translator.message_id(role, raw.get("messageId"))
+        wire = {"sessionUpdate": tag, "messageId": message_id, "content": content}
+        if session._sees_models():
+            session._apply(p.parse_session_update(wire))
+            return
+        seen = len(state.problems)
+        state.apply_text_chunk(role, message_id, content["text"])
+        session._applied(seen, (functools.partial(p.parse_session_update, wire), 0))
 
     async def set_config_option(self, config_id: str, value: str | bool) -> list[Any]:
         """v1: the ``mode`` option is the session's mode (``session/set_mode``); the others are
@@ -172,6 +228,19 @@ def adopt(agent: Agent, result: dict[str, Any]) -> None:
         except ValidationError as exc:
             agent._problem(f"malformed v1 auth method ignored: {first_error(exc)}")
     agent.protocol_version = v1.PROTOCOL_VERSION
+    if agent.connection.fast_notifications is not None:  # (a test may have turned it off)
+        agent.connection.set_fast_notifications(
+            decode_v1_hot_line, functools.partial(on_hot_update, agent)
+        )
+
+
+def on_hot_update(agent: Agent, method: str, params: Any) -> None:
+    """A v1 ``session/update`` line of a v1 hot shape (``_hotpath.decode_v1_hot_line``)."""
+    session = agent.sessions.get(params["sessionId"])
+    if session is None or session._v1 is None:
+        agent._dispatch_update(params)  # (held for a session being opened, or refused)
+        return
+    session._v1.apply_hot(params["update"])
 
 
 def parse(agent: Agent, model: type[_M], result: Any) -> _M:

@@ -284,6 +284,11 @@ class Connection:
         """
         self._fast = None if decode is None or handle is None else (decode, handle)
 
+    @property
+    def fast_notifications(self) -> tuple[FastDecoder, FastHandler] | None:
+        """The ``(decode, handle)`` of `set_fast_notifications`, or None when none is set."""
+        return self._fast
+
     def observe(self, observer: Observer) -> Callable[[], None]:
         """Call ``observer(direction, message)`` with every message: ``"send"`` once it is
         written, ``"recv"`` (an object or a batch, whole) before it is handled. Lines that are

@@ -25,7 +25,7 @@ import anyio
 
 from .._client._elicitation import ElicitationAnswer, ElicitationDecision, too_many_fields
 from .._client._permission import Answer, PermissionDecision
-from .._client._session import Session
+from .._client._session import Session, TerminalChunk
 from .._client._turn import Turn
 from .._policy._rules import Policy
 from .._protocol import RequestPermissionRequest
@@ -298,7 +298,9 @@ class CellRun:
     def attach(self) -> None:
         """Subscribe to the session and answer its requests (I/O thread, before the prompt
         is sent)."""
-        self._unsubscribe_updates = self.session.subscribe(self._on_update)
+        self._unsubscribe_updates = self.session.subscribe(
+            self._on_update, terminal_chunks=self._on_chunk
+        )
         self._unsubscribe.append(self.session.ask_permissions(self.ask))
         self._unsubscribe.append(self.session.ask_elicitations(self.answer))
 
@@ -340,6 +342,18 @@ class CellRun:
                 self.background = False
             else:
                 self._refresh_soon()  # what the agent says after idle shows here too
+
+    def _on_chunk(self, session: Session, chunk: TerminalChunk) -> None:
+        """A terminal's output (a view of it: no model made): what `_on_update` does with it,
+        in short while this cell's turn runs (a flood comes this way)."""
+        if session.turn is not self.turn or self.after_idle:
+            self._on_update(session, chunk)
+            return
+        if not self.view_gone:
+            self.view.note_update(chunk)  # (its terminal_id and session_update: no model)
+        self.events.emit("session_update", self, chunk)
+        self._dirty = True
+        self.changes += 1
 
     def _refresh_soon(self) -> None:
         """A background refresh at most every ``REFRESH_INTERVAL`` (I/O thread)."""

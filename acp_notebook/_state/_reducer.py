@@ -66,37 +66,98 @@ def _block_text(block: Any) -> str:
     return block.text if isinstance(block, TextContent) else ""
 
 
+_PLAIN_TEXT = frozenset({"type", "text"})
+_PIECES = 1024  # small text pieces held before they are joined into one
+
+
 class MessageState:
-    """One user/agent/thought message, keyed by ``message_id``."""
+    """One user/agent/thought message, keyed by ``message_id``.
+
+    Plain text chunks (a text block with nothing but its text) are kept as text, not as their
+    models: a message of a million chunks holds its text, joined by pieces. ``content`` gives
+    the blocks, each run of plain text blocks as one ``TextContent`` (their texts joined)."""
 
     def __init__(self, message_id: str, role: str) -> None:
         self.message_id = message_id
         self.role = role  # "user", "agent" or "thought"
-        self.content: list[Any] = []  # ContentBlock models, in order
         self.meta: dict[str, Any] | None = None
         self.revision = 0
-        self._text_parts: list[str] = []
+        # ContentBlock models, and for each run of plain text blocks its [start, end] in `text`
+        self._blocks: list[Any] = []
+        self._content: list[Any] | None = None  # `content`, made on read
+        self._length = 0  # len(self.text)
+        self._text_parts: list[str] = []  # `text` is these joined
+        self._small = 0  # how many of the last parts are single chunks' texts
         self._text = ""
-        self._text_upto = 0
+
+    @property
+    def content(self) -> list[Any]:
+        """The ContentBlock models, in order; a run of plain text blocks is one ``TextContent``
+        (its texts joined)."""
+        content = self._content
+        if content is None:
+            text = self.text if any(type(b) is list for b in self._blocks) else ""
+            content = self._content = [
+                TextContent(text=text[b[0] : b[1]]) if type(b) is list else b for b in self._blocks
+            ]
+        return content
 
     def append(self, block: Any) -> None:
-        self.content.append(block)
-        self._text_parts.append(_block_text(block))
+        self._add(block)
+        self.revision += 1
+
+    def append_text(self, text: str) -> None:
+        """`append` of a plain text block with this text."""
+        self._add_text(text)
         self.revision += 1
 
     def replace(self, blocks: list[Any]) -> None:
-        self.content = list(blocks)
-        self._text_parts = [_block_text(b) for b in blocks]
+        self._blocks = []
+        self._length = 0
+        self._text_parts = []
+        self._small = 0
         self._text = ""
-        self._text_upto = 0
+        for block in blocks:
+            self._add(block)
+        self._content = None
         self.revision += 1
+
+    def _add(self, block: Any) -> None:
+        if type(block) is TextContent and block.model_fields_set <= _PLAIN_TEXT:
+            self._add_text(block.text)
+            return
+        self._blocks.append(block)
+        self._content = None
+        self._add_part(_block_text(block))
+
+    def _add_text(self, text: str) -> None:
+        start = self._length
+        self._add_part(text)
+        blocks = self._blocks
+        if blocks and type(blocks[-1]) is list:
+            blocks[-1][1] = self._length
+        else:
+            blocks.append([start, self._length])
+        self._content = None
+
+    def _add_part(self, text: str) -> None:
+        parts = self._text_parts
+        parts.append(text)
+        self._length += len(text)
+        self._small += 1
+        if self._small >= _PIECES:  # the last pieces as one: a few strings per long message
+            joined = "".join(parts[-_PIECES:])
+            del parts[-_PIECES:]
+            parts.append(joined)
+            self._small = 0
 
     @property
     def text(self) -> str:
         """The text blocks joined (other block types contribute nothing)."""
-        if self._text_upto < len(self._text_parts):
-            self._text += "".join(self._text_parts[self._text_upto :])
-            self._text_upto = len(self._text_parts)
+        if len(self._text) != self._length:
+            self._text = "".join(self._text_parts)
+            self._text_parts = [self._text]  # what is joined is held once
+            self._small = 0
         return self._text
 
     def __repr__(self) -> str:
@@ -466,6 +527,12 @@ class SessionState:
             turn._touch(turn._message_ids, message_id)
         return msg
 
+    def apply_text_chunk(self, role: str, message_id: str, text: str) -> None:
+        """``apply`` of a message chunk (``role``: user, agent or thought) whose content is a
+        plain text block (``{"type": "text", "text": text}``), given as its strings."""
+        self._get_message(message_id, role).append_text(text)
+        self.revision += 1
+
     def _message_chunk(self, u: UserMessageChunk | AgentMessageChunk | AgentThoughtChunk) -> None:
         self._get_message(u.message_id, _MESSAGE_ROLES[type(u)]).append(u.content)
 
@@ -595,6 +662,23 @@ class SessionState:
             if decoded is None:
                 return
             raw = decoded
+        self._append(terminal_id, raw)
+
+    def apply_terminal_bytes(self, terminal_id: str, raw: bytes) -> None:
+        """``apply`` of a ``terminal_output_chunk`` of ``terminal_id`` whose data decodes to
+        ``raw`` (given decoded: text a v1 agent sent, never base64 encoded)."""
+        self._append(terminal_id, raw)
+        self.revision += 1
+
+    def apply_tool_call_meta(self, tool_call_id: str, meta: dict[str, Any]) -> None:
+        """``apply`` of a ``tool_call_update`` carrying only its id and this ``_meta`` (a v1
+        agent's terminal output rides in one)."""
+        call = self._get_tool_call(tool_call_id)
+        call.meta = patch_meta(call.meta, meta)
+        call.revision += 1
+        self.revision += 1
+
+    def _append(self, terminal_id: str, raw: bytes) -> None:
         term = self.terminals.get(terminal_id)
         turns = self.turns
         if (

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from ._models import *  # noqa: F403
 from ._models import __all__ as _models_all
-from ._translate import MODE_CONFIG_ID, PLAN_ID, V1Translator, diff_patch, tool_call_fields
+from ._translate import (
+    MODE_CONFIG_ID,
+    PLAN_ID,
+    V1Translator,
+    diff_patch,
+    terminal_bytes,
+    tool_call_fields,
+)
 
 __all__ = [
     *_models_all,
@@ -13,5 +20,6 @@ __all__ = [
     "PLAN_ID",
     "V1Translator",
     "diff_patch",
+    "terminal_bytes",
     "tool_call_fields",
 ]

@@ -63,7 +63,7 @@ from ._models import (
     V1UserMessageChunk,
 )
 
-__all__ = ["MODE_CONFIG_ID", "PLAN_ID", "V1Translator", "diff_patch"]
+__all__ = ["MODE_CONFIG_ID", "PLAN_ID", "V1Translator", "diff_patch", "terminal_bytes"]
 
 PLAN_ID = "plan"
 """The plan id a v1 session's one plan gets."""
@@ -153,6 +153,14 @@ def tool_call_fields(call: V1ToolCallFields | V1ToolCall, *, create: bool) -> di
     return wire
 
 
+def terminal_bytes(text: str) -> bytes:
+    """The bytes a terminal gets for output text of the terminal extension: UTF-8, a lone
+    line feed as CR LF (this text never went through a PTY)."""
+    if "\n" in text:
+        text = _LONE_LF.sub("\r\n", text)
+    return text.encode("utf-8", "replace")
+
+
 def _terminal_id(value: Any) -> str | None:
     """The terminal id of a ``_meta`` terminal entry (``terminal_id`` or ``terminalId``)."""
     if not isinstance(value, dict):
@@ -176,6 +184,9 @@ class V1Translator:
         self._commands: dict[str, str] = {}  # tool call id -> its rawInput.command
         self._meta_terminals: dict[str, str] = {}  # terminal id -> its tool call's id
         self._named: set[str] = set()  # terminal ids whose command has been given
+        # (tool call id, terminal id) pairs `meta_output_ready` said yes to, until the next
+        # tool call update that may change its answer
+        self._ready: set[tuple[str, str]] = set()
 
     # -- turns and sessions ---------------------------------------------------------------
     def begin_turn(self) -> None:
@@ -226,6 +237,7 @@ class V1Translator:
         if isinstance(update, V1UserMessageChunk | V1AgentMessageChunk | V1AgentThoughtChunk):
             return [self._chunk(update, role or "agent")]
         if isinstance(update, V1ToolCall | V1ToolCallUpdate):
+            self._ready.clear()
             create = isinstance(update, V1ToolCall)
             wire = {"sessionUpdate": "tool_call_update", **tool_call_fields(update, create=create)}
             line = raw_input_command(update.raw_input)
@@ -290,8 +302,7 @@ class V1Translator:
             data = output.get("data") if isinstance(output, dict) else None
             if terminal_id is not None and isinstance(data, str):
                 announce(terminal_id)
-                text = _LONE_LF.sub("\r\n", data)
-                encoded = base64.b64encode(text.encode("utf-8", "replace")).decode("ascii")
+                encoded = base64.b64encode(terminal_bytes(data)).decode("ascii")
                 found.append(TerminalOutputChunk(terminal_id=terminal_id, data=encoded))
         end = meta.get("terminal_exit")
         terminal_id = _terminal_id(end)
@@ -326,18 +337,44 @@ class V1Translator:
         }
         return [session_update_adapter.validate_python(wire)]
 
+    def message_id(self, role: str, sent: str | None) -> str:
+        """The v2 message id of a chunk of ``role`` whose v1 ``messageId`` is ``sent``: it, when
+        sent; else the open run's when it is of the same role; else a new one."""
+        run = self._run
+        if sent is not None:
+            if run is None or run[1] != sent or run[0] != role:
+                self._run = (role, sent)
+            return sent
+        if run is not None and run[0] == role:
+            return run[1]
+        self._serial += 1
+        message_id = f"v1-{role}-{self._serial}"
+        self._run = (role, message_id)
+        return message_id
+
+    def break_run(self) -> None:
+        """An update that is not a message chunk came: the next chunk starts a new message."""
+        self._run = None
+
+    def meta_output_ready(self, tool_call_id: str, terminal_id: str) -> bool:
+        """Whether terminal output in a ``tool_call_update`` of ``tool_call_id`` that carries
+        nothing else translates to that update and one ``terminal_output_chunk`` alone: the
+        terminal was announced, and no terminal of the call waits for its command."""
+        if (tool_call_id, terminal_id) in self._ready:
+            return True
+        if terminal_id not in self._meta_terminals:
+            return False
+        if tool_call_id in self._commands:
+            for other, owner in self._meta_terminals.items():
+                if owner == tool_call_id and other not in self._named:
+                    return False
+        self._ready.add((tool_call_id, terminal_id))
+        return True
+
     def _chunk(
         self, chunk: V1UserMessageChunk | V1AgentMessageChunk | V1AgentThoughtChunk, role: str
     ) -> SessionUpdate:
-        if chunk.message_id is not None:
-            message_id = chunk.message_id
-            self._run = (role, message_id)
-        elif self._run is not None and self._run[0] == role:
-            message_id = self._run[1]
-        else:
-            self._serial += 1
-            message_id = f"v1-{role}-{self._serial}"
-            self._run = (role, message_id)
+        message_id = self.message_id(role, chunk.message_id)
         wire = {
             "sessionUpdate": chunk.session_update,
             "messageId": message_id,

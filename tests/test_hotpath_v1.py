@@ -1,0 +1,262 @@
+"""The v1 hot path (``_hotpath.decode_v1_hot_line``, ``V1Session.apply_hot``): a v1 agent's
+plain text chunks and its ``_meta`` terminal output skip the v1 and v2 models, and change nothing
+but the time.
+
+* `decode_v1_hot_line` takes exactly the v1 hot shapes, and gives the dict the stdlib gives;
+* a client reading v1 traffic with the fast path and one with it switched off end with the same
+  messages (text and content), tool calls, terminals, problems, replay, listeners' updates and
+  log, whoever watches (hypothesis; real connections in memory);
+* a v1 flood nobody watches makes no model per line.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+from typing import Any
+
+import anyio
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_hotpath import TEXT, encoded, wire
+
+from acp_notebook import _protocol as p
+from acp_notebook import connect_streams
+from acp_notebook._client._session import TerminalChunk
+from acp_notebook._connection._hotpath import decode_v1_hot_line, is_v1_hot_update
+from acp_notebook._connection._jsonrpc import Connection
+from acp_notebook._connection._lines import memory_byte_pipe
+
+WATCHES = ["iterator", "nobody", "listener", "view listener", "iterator gone"]
+ROLES = ["agent_message_chunk", "user_message_chunk", "agent_thought_chunk"]
+
+
+def message(update: dict[str, Any], session_id: str = "s") -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {"sessionId": session_id, "update": update},
+    }
+
+
+def text_chunk(text: str, tag: str = "agent_message_chunk", mid: str | None = None) -> Any:
+    update: dict[str, Any] = {"sessionUpdate": tag, "content": {"type": "text", "text": text}}
+    if mid is not None:
+        update["messageId"] = mid
+    return update
+
+
+def output(call: str, terminal: str, data: str, key: str = "terminal_output") -> Any:
+    meta = {key: {"terminal_id": terminal, "data": data}}
+    return {"sessionUpdate": "tool_call_update", "toolCallId": call, "_meta": meta}
+
+
+# -- the decoder ------------------------------------------------------------------------------
+
+
+@settings(max_examples=200)
+@given(st.data(), TEXT, st.sampled_from(ROLES), st.one_of(st.none(), TEXT))
+def test_a_v1_text_chunk_decodes_as_the_stdlib_decodes_it(
+    data: st.DataObject, text: str, tag: str, mid: str | None
+) -> None:
+    line_bytes = data.draw(encoded(message(text_chunk(text, tag, mid))))
+    found = decode_v1_hot_line(line_bytes)
+    try:
+        expected = json.loads(line_bytes)
+    except ValueError:
+        expected = None
+    if found is not None:
+        assert found == expected and is_v1_hot_update(found["params"]["update"])
+    elif not any(0xD800 <= ord(c) <= 0xDFFF for c in text + (mid or "")):
+        pytest.fail(f"a hot v1 line was left to the usual path: {line_bytes[:200]!r}")
+
+
+@pytest.mark.parametrize(
+    "update",
+    [
+        text_chunk("x") | {"_meta": {"a": 1}},
+        {"sessionUpdate": "agent_message_chunk", "content": {"type": "image", "data": "x"}},
+        {
+            "sessionUpdate": "agent_message_chunk",
+            "content": {"type": "text", "text": "x", "annotations": {"priority": 1}},
+        },
+        text_chunk("x") | {"messageId": 3},
+        output("c", "t", "x") | {"status": "completed"},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "c", "_meta": {"terminal_exit": {}}},
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "c",
+            "_meta": {"terminal_output": {"terminal_id": "t", "data": 5}},
+        },
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "c",
+            "_meta": {"terminal_output": {"terminal_id": "t", "data": "x"}, "other": 1},
+        },
+        {"sessionUpdate": "tool_call", "toolCallId": "c", "title": "x"},
+    ],
+)
+def test_other_v1_updates_are_left_to_the_usual_path(update: Any) -> None:
+    line = json.dumps(message(update)).encode()
+    assert decode_v1_hot_line(line) is None
+
+
+# -- the same state, both ways ------------------------------------------------------------------
+
+
+async def ingest(lines: list[bytes], fast: bool, watch: str) -> dict[str, Any]:
+    """Send ``lines`` to a client during a v1 turn (the prompt's answer ends it)."""
+    client_send, peer_receive = memory_byte_pipe(64)
+    peer_send, client_receive = memory_byte_pipe(64)
+
+    async def answer(method: str, params: Any) -> Any:
+        if method == "initialize":
+            return {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}
+        if method == "session/new":
+            return {"sessionId": "s"}
+        if method == "session/prompt":
+            for line in lines:
+                await peer_send.send(line + b"\n")
+            return {"stopReason": "end_turn"}
+        return {}
+
+    peer = Connection(peer_receive, peer_send, name="client", request_handler=answer)
+    heard: list[Any] = []
+    async with peer, connect_streams(client_receive, client_send) as agent:
+        assert agent.protocol_version == 1
+        if not fast:
+            agent.connection.set_fast_notifications(None)
+        session = await agent.new_session(cwd="/")
+        turn = session.start_turn("go")
+        early = turn.updates() if watch == "iterator" else None
+        if watch == "listener":
+            session.subscribe(lambda _s, u: heard.append(wire(u)))
+        if watch == "view listener":
+
+            def on_chunk(_s: Any, chunk: TerminalChunk) -> None:
+                heard.append(wire(chunk.model))
+
+            session.subscribe(lambda _s, u: heard.append(wire(u)), terminal_chunks=on_chunk)
+        if watch == "iterator gone":
+            gone = turn.updates()
+            await gone.aclose()
+            del gone
+            gc.collect()
+        await turn.send()
+        await turn.wait()
+        seen = [wire(u) async for u in early] if early is not None else None
+        replay = turn.updates()
+        late = [wire(u) async for u in replay]
+        state = session.state
+        return {
+            "heard": heard,
+            "seen": seen,
+            "late": late,
+            "dropped": replay.dropped,
+            "messages": {
+                mid: (m.role, m.text, [c.to_wire() for c in m.content], m.revision)
+                for mid, m in state.messages.items()
+            },
+            "turn text": turn.text,
+            "tool calls": {
+                cid: (c.status, c.meta, c.revision, c.title) for cid, c in state.tool_calls.items()
+            },
+            "terminals": {
+                tid: (t.data, t.total_bytes, t.revision, t.command, t.reported)
+                for tid, t in state.terminals.items()
+            },
+            "revision": state.revision,
+            "session problems": list(session.problems),
+            "agent problems": [(x.kind, x.detail) for x in agent.problems],
+            "log": [entry for entry in agent.connection.log if entry[0] == "recv"][2:],
+        }
+
+
+@st.composite
+def traffic(draw: st.DrawFn) -> list[bytes]:
+    lines = []
+    for _ in range(draw(st.integers(0, 14))):
+        kind = draw(
+            st.sampled_from(
+                ["text", "text", "text meta", "open", "output", "output", "command", "other"]
+            )
+        )
+        call = draw(st.sampled_from(["c1", "c2"]))
+        terminal = draw(st.sampled_from(["a", "b"]))
+        text = draw(TEXT)
+        if kind in ("text", "text meta"):
+            mid = draw(st.one_of(st.none(), st.sampled_from(["m1", "m2"])))
+            update = text_chunk(text, draw(st.sampled_from(ROLES)), mid)
+            if kind == "text meta":
+                update["_meta"] = {"n": 1}
+        elif kind == "open":
+            update = {"sessionUpdate": "tool_call", "toolCallId": call, "title": "run"}
+            update["_meta"] = {"terminal_info": {"terminal_id": terminal}}
+        elif kind == "output":
+            key = draw(st.sampled_from(["terminal_output", "terminal_output_delta"]))
+            update = output(call, terminal, text, key)
+            if draw(st.booleans()):
+                entry = update["_meta"][key]
+                entry["terminalId"] = entry.pop("terminal_id")
+        elif kind == "command":
+            update = {"sessionUpdate": "tool_call_update", "toolCallId": call}
+            update["rawInput"] = {"command": "make"}
+        else:
+            update = {"sessionUpdate": "plan", "entries": []}
+        session_id = "zz" if draw(st.integers(0, 9)) == 0 else "s"
+        lines.append(draw(encoded(message(update, session_id))))
+    return lines
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(traffic(), st.sampled_from(WATCHES))
+def test_the_v1_fast_path_and_the_model_path_give_the_same_state(
+    lines: list[bytes], watch: str
+) -> None:
+    fast = anyio.run(ingest, lines, True, watch)
+    usual = anyio.run(ingest, lines, False, watch)
+    assert fast == usual
+    if watch == "view listener":  # the same updates, in order, as a plain listener hears
+        assert fast["heard"] == anyio.run(ingest, lines, True, "listener")["heard"]
+    assert len(fast["late"]) + fast["dropped"] >= len(fast["heard"])
+
+
+def test_a_v1_flood_nobody_watches_makes_no_model_per_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from acp_notebook._protocol import _v1 as v1
+
+    parsed = made = 0
+    lenient, real = v1.parse_v1_session_update_lenient, p.parse_session_update
+
+    def counting_v1(raw: Any) -> Any:
+        nonlocal parsed
+        parsed += 1
+        return lenient(raw)
+
+    def counting(data: Any) -> Any:
+        nonlocal made
+        made += 1
+        return real(data)
+
+    monkeypatch.setattr(v1, "parse_v1_session_update_lenient", counting_v1)
+    monkeypatch.setattr(p, "parse_session_update", counting)
+    opening = {"sessionUpdate": "tool_call", "toolCallId": "c", "title": "run"}
+    opening["_meta"] = {"terminal_info": {"terminal_id": "t"}}
+    lines = [json.dumps(message(opening)).encode()]
+    for n in range(3000):
+        lines.append(json.dumps(message(output("c", "t", f"line {n}\n"))).encode())
+        lines.append(json.dumps(message(text_chunk(f"word {n} "))).encode())
+
+    result = anyio.run(ingest, lines, True, "nobody")
+    assert parsed == 1  # the opening (its terminal_info announces the terminal)
+    data = result["terminals"]["t"][0]
+    assert data == "".join(f"line {n}\r\n" for n in range(3000)).encode()
+    # (each tool call update between them ends a run of chunks: a message each)
+    assert result["turn text"] == "\n\n".join(f"word {n} " for n in range(3000))
+    # made for what the late iterator read (the replay keeps the last 5,000), not per line
+    assert 0 < made <= len(result["late"]) < 9000
+    parsed = made = 0
+    anyio.run(ingest, lines, False, "nobody")
+    assert parsed == len(lines)  # (the usual path: a v1 model per line)
