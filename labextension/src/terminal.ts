@@ -22,19 +22,33 @@ import {
   readTerminalMessage
 } from './protocol';
 import {
+  BufferTextReader,
   bufferText,
   ChunkSequencer,
   fromBase64,
   newToken,
   replacePrefix,
   textTerminalsAsked,
-  toBytes
+  toBytes,
+  WRITE_PIECE,
+  WriteQueue
 } from './stream';
 import { pageUnstyled } from './page';
 import { MODULE_NAME, MODULE_VERSION } from './version';
 
 /** How long the test hooks (data-* attributes) wait after the last write. */
 const HOOK_DELAY_MS = 30;
+/** While output keeps coming, the hooks are refreshed at most this often. */
+const HOOK_INTERVAL_MS = 250;
+/** The hooks read xterm's buffer this many lines per task (a full scrollback takes a few). */
+const HOOK_LINES_PER_TASK = 2000;
+/** Bytes handed to xterm and not yet parsed, at most (xterm parses in ~12 ms slices). */
+const WRITE_AHEAD = 4 * WRITE_PIECE;
+/**
+ * Queued bytes past which the view is far behind: it then skips what cannot stay in the
+ * buffer (WriteQueue.trimTo), so a flood costs this view the tail it shows, not every byte.
+ */
+const FAR_BEHIND = 2 * 1024 * 1024;
 /** A short command's screen shrinks to its output, but never below this many rows. */
 const MIN_VISIBLE_ROWS = 2;
 /** A tall terminal shows at most this many rows at once; the rest scrolls. */
@@ -169,7 +183,12 @@ export class TerminalView extends DOMWidgetView {
   private _themeTimer: number | null = null;
   private _stream = new ChunkSequencer();
   private _bytes = 0;
+  private _queue = new WriteQueue();
+  private _inFlight = 0; // bytes handed to xterm whose write callback has not come yet
+  private _trimAt = FAR_BEHIND; // queued bytes at which the next trim is tried
   private _hookTimer: number | null = null;
+  private _hookRun = 0; // bumped by each write: a hook reading the buffer then starts over
+  private _lastHookAt = 0;
   private _stopping = false;
   private _resizeObserver: ResizeObserver | null = null;
 
@@ -281,6 +300,8 @@ export class TerminalView extends DOMWidgetView {
     this._themeObserver = null;
     this._resizeObserver?.disconnect();
     this._resizeObserver = null;
+    this._queue.clear();
+    this._hookRun += 1;
     this._term?.dispose();
     this._term = null;
     return super.remove();
@@ -542,6 +563,9 @@ export class TerminalView extends DOMWidgetView {
       case 'replace':
         this.el.dataset.phase = 'live';
         this._bytes = 0;
+        // what is still queued would be cleared by the reset: never written
+        this._queue.clear();
+        this._trimAt = FAR_BEHIND;
         this._write(replacePrefix(step.omitted));
         this._write(data);
         return;
@@ -551,6 +575,7 @@ export class TerminalView extends DOMWidgetView {
     }
   }
 
+  /** Queue bytes (or a control string) for xterm, and hand it what it can take now. */
   private _write(data: Uint8Array | string): void {
     if (!this._term) {
       return;
@@ -558,28 +583,88 @@ export class TerminalView extends DOMWidgetView {
     if (typeof data !== 'string') {
       this._bytes += data.byteLength;
     }
-    this._term.write(data, () => this._scheduleHooks());
+    this._queue.push(data);
+    this._hookRun += 1;
+    if (this._queue.pending >= this._trimAt) {
+      this._queue.trimTo(SCROLLBACK + this._term.rows);
+      // not enough line ends queued to trim: try again once as much more has come
+      this._trimAt = Math.max(FAR_BEHIND, this._queue.pending + FAR_BEHIND);
+    }
+    this._pump();
   }
 
-  /** Expose what xterm shows as data-* attributes, for browser tests. */
+  /**
+   * Hand xterm pieces of the queue while less than WRITE_AHEAD of them is unparsed. Each
+   * piece's write callback hands the next, so xterm never holds more than that: it parses a
+   * piece per step and yields between its ~12 ms slices, and the page stays responsive.
+   */
+  private _pump(): void {
+    const term = this._term;
+    if (!term) {
+      return;
+    }
+    while (this._inFlight < WRITE_AHEAD) {
+      const piece = this._queue.take(WRITE_PIECE);
+      if (piece === null) {
+        break;
+      }
+      const size = typeof piece === 'string' ? piece.length : piece.byteLength;
+      this._inFlight += size;
+      term.write(piece, () => {
+        this._inFlight -= size;
+        this._pump();
+      });
+    }
+    if (this._queue.pending < this._trimAt - FAR_BEHIND) {
+      this._trimAt = FAR_BEHIND;
+    }
+    if (this._inFlight === 0 && this._queue.empty) {
+      this._scheduleHooks();
+    }
+  }
+
+  /**
+   * Expose what xterm shows as data-* attributes, for browser tests: once the queue is
+   * written, after a short quiet time, and while output keeps coming at most every
+   * HOOK_INTERVAL_MS.
+   */
   private _scheduleHooks(): void {
     if (this._hookTimer !== null) {
       window.clearTimeout(this._hookTimer);
     }
+    const due = Math.max(HOOK_DELAY_MS, this._lastHookAt + HOOK_INTERVAL_MS - Date.now());
     this._hookTimer = window.setTimeout(() => {
       this._hookTimer = null;
+      this._lastHookAt = Date.now();
       this._fitHeight();
       this._updateHooks();
-    }, HOOK_DELAY_MS);
+    }, due);
   }
 
+  /**
+   * Read xterm's buffer into data-text a few thousand lines per task (a full scrollback is
+   * ten thousand), then set the attributes together. A write in between starts it over later.
+   */
   private _updateHooks(): void {
     const term = this._term;
     if (!term) {
       return;
     }
-    this.el.dataset.seq = String(this._stream.lastSeq);
-    this.el.dataset.bytes = String(this._bytes);
-    this.el.dataset.text = bufferText(term);
+    const run = this._hookRun;
+    const reader = new BufferTextReader(term);
+    const step = (): void => {
+      if (this._term !== term || run !== this._hookRun) {
+        return; // disposed, or more was written: the next hook reads it
+      }
+      if (!reader.read(HOOK_LINES_PER_TASK)) {
+        window.setTimeout(step, 0);
+        return;
+      }
+      this.el.dataset.seq = String(this._stream.lastSeq);
+      this.el.dataset.bytes = String(this._bytes);
+      this.el.dataset.skipped = String(this._queue.skipped);
+      this.el.dataset.text = reader.text();
+    };
+    step();
   }
 }
