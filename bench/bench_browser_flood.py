@@ -135,6 +135,28 @@ function probe() {
       for (const e of list.getEntries()) b.lt.push([e.startTime, e.duration]);
     }).observe({ type: 'longtask', buffered: true });
   } catch (e) { b.noLongtask = String(e); }
+  // long animation frames, with the scripts that ran in them: what the worst ones spent
+  b.loaf = [];
+  const end = e => e.startTime + e.duration;
+  try {
+    new PerformanceObserver(list => {
+      for (const e of list.getEntries()) {
+        b.loaf.push({
+          start: e.startTime,
+          ms: Math.round(e.duration),
+          blocking: Math.round(e.blockingDuration || 0),
+          render: Math.round(e.renderStart ? end(e) - e.renderStart : 0),
+          layout: Math.round(e.styleAndLayoutStart ? end(e) - e.styleAndLayoutStart : 0),
+          scripts: (e.scripts || []).map(s => ({
+            ms: Math.round(s.duration),
+            invoker: s.invoker,
+            fn: s.sourceFunctionName,
+            src: (s.sourceURL || '').split('/').pop().split('?')[0] + ':' + s.sourceCharPosition
+          })).sort((x, y) => y.ms - x.ms).slice(0, 4)
+        });
+      }
+    }).observe({ type: 'long-animation-frame', buffered: true });
+  } catch (e) { b.noLoaf = String(e); }
   b.start = () => {
     b.t0 = performance.now(); b.on = true; b.lagMax = 0; b.frameMax = 0;
     let expected = performance.now() + 20;
@@ -167,6 +189,8 @@ function probe() {
       worst_task_ms: tasks.length ? Math.max(...tasks) : 0,
       worst_lag_ms: b.lagMax,
       worst_frame_gap_ms: b.frameMax,
+      worst_frames: b.loaf.filter(f => f.start + f.ms >= b.t0 && f.start <= t1)
+        .sort((x, y) => y.ms - x.ms).slice(0, 3),
       no_longtask: b.noLongtask || null
     };
   };
@@ -367,6 +391,17 @@ async function labRound(page) {
            rows, skipped: null, ...stats };
 }
 
+// The noise floor: an idle JupyterLab page probed as long (10 s), under the same load.
+async function idleRound(page) {
+  await page.goto(`${cfg.base}/lab?reset`);
+  await appReady(page);
+  await page.evaluate(() => window.__bench.start());
+  await page.waitForTimeout(10000);
+  const stats = await page.evaluate(() => window.__bench.stop());
+  return { way: 'idle', build: null, last_byte_s: 0, cell_done_s: null, rows: null,
+           skipped: null, ...stats };
+}
+
 (async () => {
   const browser = await chromium.launch({
     executablePath: cfg.chromium,
@@ -380,7 +415,8 @@ async function labRound(page) {
         const page = await context.newPage();
         await page.addInitScript(probe);
         page.on('pageerror', e => console.error('pageerror:', String(e)));
-        const result = way === 'acp' ? await acpRound(page, round) : await labRound(page);
+        const result = way === 'acp' ? await acpRound(page, round)
+          : way === 'lab' ? await labRound(page) : await idleRound(page);
         result.round = round + 1;
         console.log('RESULT ' + JSON.stringify(result));
         await context.close();
@@ -446,6 +482,13 @@ def start_server(tmp: Path, build: Path, port: int) -> subprocess.Popen[bytes]:
 
 
 def fmt(result: dict[str, Any], expected: list[str]) -> str:
+    if result["way"] == "idle":
+        return (
+            f"idle round {result['round']}: an idle page for {result['window_s']:.0f} s: long "
+            f"tasks {result['longtasks']} (worst {result['worst_task_ms']:.0f} ms); worst lag "
+            f"{result['worst_lag_ms']:.0f} ms; worst frame gap "
+            f"{result['worst_frame_gap_ms']:.0f} ms"
+        )
     rows_ok = result["rows"] == expected
     done = f", cell done {result['cell_done_s']:.1f} s" if result.get("cell_done_s") else ""
     if result.get("skipped") is not None:
@@ -468,7 +511,10 @@ def main() -> int:
         default=ROOT / "acp_notebook" / "labextension",
         help="the acp-notebook labextension build to load",
     )
-    parser.add_argument("--only", choices=("acp", "lab"), default=None)
+    parser.add_argument("--only", choices=("acp", "lab", "idle"), default=None)
+    parser.add_argument(
+        "--frames", action="store_true", help="print the 3 longest animation frames' scripts"
+    )
     parser.add_argument(
         "--profile", action="store_true", help="print the acp page's CPU profile (self time)"
     )
@@ -513,7 +559,7 @@ def main() -> int:
                 "base": f"http://127.0.0.1:{port}",
                 "chromium": str(CHROMIUM),
                 "rounds": args.rounds,
-                "ways": [args.only] if args.only else ["acp", "lab"],
+                "ways": [args.only] if args.only else ["acp", "lab", "idle"],
                 "notebooks": names,
                 "flood": str(flood),
                 "marker": marker,
@@ -544,7 +590,10 @@ def main() -> int:
                     if loaded != build:
                         print("  WARNING: the page did not load the build asked for")
                 print(fmt(result, expected), flush=True)
-                if result["rows"] != expected:
+                if args.frames:
+                    for frame in result.get("worst_frames") or []:
+                        print(f"    long frame: {json.dumps(frame)}")
+                if result["rows"] is not None and result["rows"] != expected:
                     print(f"    last rows: {result['rows']!r}\n    expected:  {expected!r}")
             code = proc.wait()
         finally:
@@ -561,7 +610,7 @@ def main() -> int:
 
 def summarise(results: list[dict[str, Any]], expected: list[str]) -> None:
     by_way: dict[str, dict[str, float]] = {}
-    for way in ("acp", "lab"):
+    for way in ("acp", "lab", "idle"):
         rs = [r for r in results if r["way"] == way]
         if not rs:
             continue
@@ -573,6 +622,13 @@ def summarise(results: list[dict[str, Any]], expected: list[str]) -> None:
         med["max_lag_ms"] = max(float(r["worst_lag_ms"]) for r in rs)
         by_way[way] = med
         right = sum(r["rows"] == expected for r in rs)
+        if way == "idle":
+            print(
+                f"idle page (median of {len(rs)}, the noise floor): long tasks "
+                f"{med['longtasks']:.0f}, worst task {med['worst_task_ms']:.0f} ms; worst lag "
+                f"{med['worst_lag_ms']:.0f} ms (max {med['max_lag_ms']:.0f})"
+            )
+            continue
         print(
             f"{way} (median of {len(rs)}): last byte {med['last_byte_s']:.1f} s; "
             f"long tasks {med['longtasks']:.0f}, worst task {med['worst_task_ms']:.0f} ms "

@@ -174,7 +174,7 @@ export function textTerminalsAsked(): boolean {
 }
 
 /** The largest piece handed to xterm at once: xterm parses a piece whole, in one task. */
-export const WRITE_PIECE = 32 * 1024;
+export const WRITE_PIECE = 16 * 1024;
 
 /** What a WriteQueue holds: bytes, or an in-band control string (a reset) written as it is. */
 export type WriteItem = Uint8Array | string;
