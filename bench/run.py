@@ -3,6 +3,7 @@
     python bench/run.py                      # all of them (a few minutes on a quiet machine)
     python bench/run.py ingest flood         # only those whose file name contains a given word
     python bench/run.py --against REV ingest # the same benchmarks on a `git worktree` of REV too
+    python bench/run.py browser              # opt-in: JupyterLab in chromium (OPT_IN below)
 
 Each ``bench_*.py`` runs as its own subprocess (so one cannot warm up or slow down another),
 its output is shown as it comes, and the headline numbers are picked out of that output for
@@ -33,7 +34,11 @@ TIMEOUT = 600.0  # seconds per benchmark
 # Arguments that keep each run modest.
 ARGS: dict[str, list[str]] = {
     "bench_agent_flood.py": ["50"],  # MiB of a command's output through the embedded agent
+    "bench_browser_flood.py": ["--rounds", "1"],  # 100 MB; JupyterLab's terminal takes ~2 min
 }
+# Run only when named (`python bench/run.py browser`): they need chromium and ui-tests' node
+# modules, and take minutes.
+OPT_IN = {"bench_browser_flood.py"}
 
 # (what, value, baseline, ratio, target): target is "<= X", ">= X" or "" (no target)
 Headline = tuple[str, str, str, str, str]
@@ -290,6 +295,53 @@ def _toolcalls(out: str) -> list[Headline]:
     return found
 
 
+def _browser(out: str) -> list[Headline]:
+    found: list[Headline] = []
+    acp = re.search(
+        r"^acp \(median of \d+\): last byte ([\d.]+) s; long tasks (\d+), worst task (\d+) ms"
+        r".*?; worst lag (\d+) ms.*?; last rows right (\d+/\d+)",
+        out,
+        re.M,
+    )
+    lab = re.search(
+        r"^lab \(median of \d+\): last byte ([\d.]+) s; long tasks (\d+), worst task (\d+) ms"
+        r".*?; worst lag (\d+) ms",
+        out,
+        re.M,
+    )
+    idle = re.search(r"^idle page .*?worst lag (\d+) ms", out, re.M)
+    if acp and lab:
+        found.append(
+            (
+                "browser 100 MB flood: time to the last byte",
+                f"{acp.group(1)} s (last rows right {acp.group(5)})",
+                f"{lab.group(1)} s (JupyterLab's terminal)",
+                f"{float(acp.group(1)) / float(lab.group(1)):.2f}",
+                "<= 1.00",
+            )
+        )
+        found.append(
+            (
+                "browser 100 MB flood: worst main-thread task (ms)",
+                f"{acp.group(3)} ms ({acp.group(2)} long tasks)",
+                f"200 ms (lab: {lab.group(3)} ms, {lab.group(2)} long tasks)",
+                f"{int(acp.group(3)) / 200:.2f}",
+                "<= 1.00",
+            )
+        )
+        floor = f"; idle page {idle.group(1)} ms" if idle else ""
+        found.append(
+            (
+                "browser 100 MB flood: worst event-loop lag (ms)",
+                f"{acp.group(4)} ms",
+                f"250 ms (lab: {lab.group(4)} ms{floor})",
+                f"{int(acp.group(4)) / 250:.2f}",
+                "<= 1.00",
+            )
+        )
+    return found
+
+
 def _generic(out: str) -> list[Headline]:
     lines = [line.strip() for line in out.splitlines() if line.strip()]
     ratios = [line for line in lines if "ratio" in line.lower()]
@@ -306,6 +358,7 @@ EXTRACTORS: dict[str, Extractor] = {
     "bench_memory.py": _memory,
     "bench_import.py": _import,
     "bench_toolcalls.py": _toolcalls,
+    "bench_browser_flood.py": _browser,
 }
 
 
@@ -322,8 +375,8 @@ class Result:
 def discover(filters: list[str]) -> list[Path]:
     scripts = sorted(HERE.glob("bench_*.py"))
     if filters:
-        scripts = [s for s in scripts if any(f in s.name for f in filters)]
-    return scripts
+        return [s for s in scripts if any(f in s.name for f in filters)]
+    return [s for s in scripts if s.name not in OPT_IN]
 
 
 def run_one(script: Path, tree: str = "this tree", package_root: Path | None = None) -> Result:

@@ -95,26 +95,55 @@ export interface IBufferOwner {
   };
 }
 
+/**
+ * The text of a terminal's buffer read a slice of lines at a time (`read`), so that a full
+ * scrollback need not be read in one task: wrapped rows joined, trailing spaces and blank lines
+ * cut. It reads the buffer as it is at each slice; a caller that wrote in between starts over.
+ */
+export class BufferTextReader {
+  constructor(term: IBufferOwner) {
+    this._term = term;
+  }
+
+  /** Read up to `count` more lines; true once every line is read. */
+  read(count: number): boolean {
+    const buffer = this._term.buffer.active;
+    const end = Math.min(buffer.length, this._next + Math.max(1, count));
+    for (; this._next < end; this._next++) {
+      const line = buffer.getLine(this._next);
+      if (!line) {
+        continue;
+      }
+      const text = line.translateToString(true);
+      if (line.isWrapped && this._lines.length) {
+        this._lines[this._lines.length - 1] += text;
+      } else {
+        this._lines.push(text);
+      }
+    }
+    return this._next >= buffer.length;
+  }
+
+  /** The text read so far. */
+  text(): string {
+    const lines = this._lines;
+    let last = lines.length;
+    while (last > 0 && lines[last - 1] === '') {
+      last--;
+    }
+    return lines.slice(0, last).join('\n');
+  }
+
+  private _term: IBufferOwner;
+  private _next = 0;
+  private _lines: string[] = [];
+}
+
 /** The text of a terminal's buffer: wrapped rows joined, trailing spaces and blank lines cut. */
 export function bufferText(term: IBufferOwner): string {
-  const buffer = term.buffer.active;
-  const lines: string[] = [];
-  for (let i = 0; i < buffer.length; i++) {
-    const line = buffer.getLine(i);
-    if (!line) {
-      continue;
-    }
-    const text = line.translateToString(true);
-    if (line.isWrapped && lines.length) {
-      lines[lines.length - 1] += text;
-    } else {
-      lines.push(text);
-    }
-  }
-  while (lines.length && lines[lines.length - 1] === '') {
-    lines.pop();
-  }
-  return lines.join('\n');
+  const reader = new BufferTextReader(term);
+  reader.read(Number.MAX_SAFE_INTEGER);
+  return reader.text();
 }
 
 /** The bytes that `b64` (base64, as the kernel sends them on a text-safe path) stands for. */
@@ -142,4 +171,152 @@ export function textTerminalsAsked(): boolean {
   } catch {
     return false; // storage refused (a sandboxed frame): binary, the default
   }
+}
+
+/** The largest piece handed to xterm at once: xterm parses a piece whole, in one task. */
+export const WRITE_PIECE = 16 * 1024;
+
+/** What a WriteQueue holds: bytes, or an in-band control string (a reset) written as it is. */
+export type WriteItem = Uint8Array | string;
+
+const LF = 0x0a;
+const ESC = 0x1b;
+/** Written before a kept tail when the bytes dropped before it held escape sequences. */
+export const SGR_RESET = '\x1b[0m';
+
+/**
+ * The bytes a terminal view has received but not yet handed to xterm, in order.
+ *
+ * The view hands xterm at most a piece (`WRITE_PIECE`) at a time and only a bounded amount
+ * ahead of what xterm has parsed, so that no single task parses megabytes (xterm yields between
+ * pieces, never inside one). When the view falls far behind a flood, `trimTo` drops the oldest
+ * queued bytes that could not be on the screen or in the scrollback once the rest is written:
+ * everything before the start of the last `lines` lines. Those lines alone push every older
+ * row out of xterm's buffer, so what the terminal shows ends up the same, sooner; the bytes
+ * are only skipped by this view (the kernel keeps the transcript).
+ */
+export class WriteQueue {
+  /** Bytes queued (control strings not counted). */
+  get pending(): number {
+    return this._pending;
+  }
+
+  /** Bytes dropped by `trimTo` since the queue was made or cleared. */
+  get skipped(): number {
+    return this._skipped;
+  }
+
+  get empty(): boolean {
+    return this._items.length === 0;
+  }
+
+  push(item: WriteItem): void {
+    if (typeof item !== 'string') {
+      if (item.byteLength === 0) {
+        return;
+      }
+      this._pending += item.byteLength;
+    }
+    this._items.push(item);
+  }
+
+  /** Forget everything queued (the screen is about to be replaced). */
+  clear(): void {
+    this._items = [];
+    this._offset = 0;
+    this._pending = 0;
+    this._skipped = 0;
+  }
+
+  /** The next thing to write: a control string whole, or at most `max` bytes (no copy). */
+  take(max: number = WRITE_PIECE): WriteItem | null {
+    const item = this._items[0];
+    if (item === undefined) {
+      return null;
+    }
+    if (typeof item === 'string') {
+      this._items.shift();
+      return item;
+    }
+    const end = Math.min(item.byteLength, this._offset + Math.max(1, max));
+    const piece = item.subarray(this._offset, end);
+    this._pending -= piece.byteLength;
+    if (end === item.byteLength) {
+      this._items.shift();
+      this._offset = 0;
+    } else {
+      this._offset = end;
+    }
+    return piece;
+  }
+
+  /**
+   * Drop the queued bytes before the start of the last `lines` lines (a line ends with "\n");
+   * returns how many were dropped. Nothing is dropped unless more than `lines` line ends are
+   * queued. Control strings are kept, in order. When the dropped bytes held an escape
+   * sequence, the kept tail starts with an SGR reset (default colours).
+   */
+  trimTo(lines: number): number {
+    // find the (lines + 1)-th "\n" from the end: the tail starts right after it
+    let seen = 0;
+    let cutItem = -1;
+    let cutAt = 0;
+    for (let i = this._items.length - 1; i >= 0 && cutItem < 0; i--) {
+      const item = this._items[i];
+      if (typeof item === 'string') {
+        continue;
+      }
+      const start = i === 0 ? this._offset : 0;
+      let at = item.byteLength - 1;
+      while (at >= start) {
+        const found = item.lastIndexOf(LF, at);
+        if (found < start) {
+          break;
+        }
+        seen += 1;
+        if (seen > lines) {
+          cutItem = i;
+          cutAt = found + 1;
+          break;
+        }
+        at = found - 1;
+      }
+    }
+    if (cutItem < 0) {
+      return 0;
+    }
+    let dropped = 0;
+    let escapes = false;
+    const kept: WriteItem[] = [];
+    for (let i = 0; i < this._items.length; i++) {
+      const item = this._items[i];
+      const start = i === 0 ? this._offset : 0;
+      if (typeof item === 'string' || i > cutItem) {
+        kept.push(item);
+        continue;
+      }
+      const end = i === cutItem ? cutAt : item.byteLength;
+      const gone = item.subarray(start, end);
+      dropped += gone.byteLength;
+      escapes = escapes || gone.indexOf(ESC) >= 0;
+      if (i === cutItem && end < item.byteLength) {
+        if (escapes) {
+          kept.push(SGR_RESET);
+        }
+        kept.push(item.subarray(end));
+      } else if (i === cutItem && escapes) {
+        kept.push(SGR_RESET);
+      }
+    }
+    this._items = kept;
+    this._offset = 0;
+    this._pending -= dropped;
+    this._skipped += dropped;
+    return dropped;
+  }
+
+  private _items: WriteItem[] = [];
+  private _offset = 0; // bytes of _items[0] already taken
+  private _pending = 0;
+  private _skipped = 0;
 }

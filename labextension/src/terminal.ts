@@ -22,19 +22,45 @@ import {
   readTerminalMessage
 } from './protocol';
 import {
+  BufferTextReader,
   bufferText,
   ChunkSequencer,
   fromBase64,
   newToken,
   replacePrefix,
   textTerminalsAsked,
-  toBytes
+  toBytes,
+  WRITE_PIECE,
+  WriteQueue
 } from './stream';
 import { pageUnstyled } from './page';
 import { MODULE_NAME, MODULE_VERSION } from './version';
 
 /** How long the test hooks (data-* attributes) wait after the last write. */
 const HOOK_DELAY_MS = 30;
+/**
+ * While output keeps coming, the hooks are refreshed at most this often, and never more than
+ * one tenth of the time (reading a full scrollback is not free).
+ */
+const HOOK_INTERVAL_MS = 250;
+const HOOK_SHARE = 0.1;
+/** The hooks read xterm's buffer in tasks of about this long (a full scrollback takes a few). */
+const HOOK_SLICE_MS = 8;
+const HOOK_LINES_PER_CHECK = 200;
+/** Bytes handed to xterm and not yet parsed, at most (xterm parses in ~12 ms slices). */
+const WRITE_AHEAD = 4 * WRITE_PIECE;
+/**
+ * Bytes xterm is handed per animation frame, at most: what it parses in a few milliseconds.
+ * A flood faster than that queues up; the page keeps its frames.
+ */
+const FRAME_BUDGET = 8 * WRITE_PIECE;
+/** Where no frame comes (a hidden tab), the budget is given again after this long. */
+const FRAME_FALLBACK_MS = 100;
+/**
+ * Queued bytes past which the view is far behind: it then skips what cannot stay in the
+ * buffer (WriteQueue.trimTo), so a flood costs this view the tail it shows, not every byte.
+ */
+const FAR_BEHIND = 1024 * 1024;
 /** A short command's screen shrinks to its output, but never below this many rows. */
 const MIN_VISIBLE_ROWS = 2;
 /** A tall terminal shows at most this many rows at once; the rest scrolls. */
@@ -169,7 +195,16 @@ export class TerminalView extends DOMWidgetView {
   private _themeTimer: number | null = null;
   private _stream = new ChunkSequencer();
   private _bytes = 0;
+  private _queue = new WriteQueue();
+  private _inFlight = 0; // bytes handed to xterm whose write callback has not come yet
+  private _budget = FRAME_BUDGET; // bytes xterm may still be handed in this frame
+  private _frame: number | null = null; // the animation frame that gives the budget again
+  private _frameTimer: number | null = null; // ... or the timer, where no frame comes
+  private _trimAt = FAR_BEHIND; // queued bytes at which the next trim is tried
   private _hookTimer: number | null = null;
+  private _hookRun = 0; // bumped by each write: a hook reading the buffer then starts over
+  private _lastHookAt = 0;
+  private _hookCost = 0; // ms the last hook spent reading the buffer
   private _stopping = false;
   private _resizeObserver: ResizeObserver | null = null;
 
@@ -281,6 +316,9 @@ export class TerminalView extends DOMWidgetView {
     this._themeObserver = null;
     this._resizeObserver?.disconnect();
     this._resizeObserver = null;
+    this._queue.clear();
+    this._hookRun += 1;
+    this._cancelFrame();
     this._term?.dispose();
     this._term = null;
     return super.remove();
@@ -542,6 +580,9 @@ export class TerminalView extends DOMWidgetView {
       case 'replace':
         this.el.dataset.phase = 'live';
         this._bytes = 0;
+        // what is still queued would be cleared by the reset: never written
+        this._queue.clear();
+        this._trimAt = FAR_BEHIND;
         this._write(replacePrefix(step.omitted));
         this._write(data);
         return;
@@ -551,6 +592,7 @@ export class TerminalView extends DOMWidgetView {
     }
   }
 
+  /** Queue bytes (or a control string) for xterm, and hand it what it can take now. */
   private _write(data: Uint8Array | string): void {
     if (!this._term) {
       return;
@@ -558,28 +600,129 @@ export class TerminalView extends DOMWidgetView {
     if (typeof data !== 'string') {
       this._bytes += data.byteLength;
     }
-    this._term.write(data, () => this._scheduleHooks());
+    this._queue.push(data);
+    this._hookRun += 1;
+    if (this._queue.pending >= this._trimAt) {
+      this._queue.trimTo(SCROLLBACK + this._term.rows);
+      // not enough line ends queued to trim: try again once as much more has come
+      this._trimAt = Math.max(FAR_BEHIND, this._queue.pending + FAR_BEHIND);
+    }
+    this._pump();
   }
 
-  /** Expose what xterm shows as data-* attributes, for browser tests. */
+  /**
+   * Hand xterm pieces of the queue while less than WRITE_AHEAD of them is unparsed and this
+   * frame's budget lasts. Each piece's write callback hands the next, so xterm never holds
+   * more than that: it parses a piece per step, yields between its ~12 ms slices, and gets
+   * at most FRAME_BUDGET bytes a frame; the page stays responsive whatever comes in.
+   */
+  private _pump(): void {
+    const term = this._term;
+    if (!term) {
+      return;
+    }
+    while (this._inFlight < WRITE_AHEAD && this._budget > 0) {
+      const piece = this._queue.take(Math.min(WRITE_PIECE, this._budget));
+      if (piece === null) {
+        break;
+      }
+      const size = typeof piece === 'string' ? piece.length : piece.byteLength;
+      this._inFlight += size;
+      this._budget -= size;
+      term.write(piece, () => {
+        this._inFlight -= size;
+        this._pump();
+      });
+    }
+    if (this._queue.pending < this._trimAt - FAR_BEHIND) {
+      this._trimAt = FAR_BEHIND;
+    }
+    if (!this._queue.empty && this._budget <= 0) {
+      this._awaitFrame();
+    }
+    if (this._inFlight === 0 && this._queue.empty) {
+      this._scheduleHooks();
+    }
+  }
+
+  /** Give the budget again at the next animation frame (or after FRAME_FALLBACK_MS). */
+  private _awaitFrame(): void {
+    if (this._frame !== null || this._frameTimer !== null) {
+      return;
+    }
+    const next = (): void => {
+      this._cancelFrame();
+      this._budget = FRAME_BUDGET;
+      this._pump();
+    };
+    this._frame = window.requestAnimationFrame(next);
+    this._frameTimer = window.setTimeout(next, FRAME_FALLBACK_MS);
+  }
+
+  private _cancelFrame(): void {
+    if (this._frame !== null) {
+      window.cancelAnimationFrame(this._frame);
+      this._frame = null;
+    }
+    if (this._frameTimer !== null) {
+      window.clearTimeout(this._frameTimer);
+      this._frameTimer = null;
+    }
+  }
+
+  /**
+   * Expose what xterm shows as data-* attributes, for browser tests: once the queue is
+   * written, after a short quiet time, and while output keeps coming at most every
+   * HOOK_INTERVAL_MS.
+   */
   private _scheduleHooks(): void {
     if (this._hookTimer !== null) {
       window.clearTimeout(this._hookTimer);
     }
+    const interval = Math.max(HOOK_INTERVAL_MS, this._hookCost / HOOK_SHARE);
+    const due = Math.max(HOOK_DELAY_MS, this._lastHookAt + interval - Date.now());
     this._hookTimer = window.setTimeout(() => {
       this._hookTimer = null;
+      this._lastHookAt = Date.now();
       this._fitHeight();
       this._updateHooks();
-    }, HOOK_DELAY_MS);
+    }, due);
   }
 
+  /**
+   * Read xterm's buffer into data-text a few thousand lines per task (a full scrollback is
+   * ten thousand), then set the attributes together. A write in between starts it over later.
+   */
   private _updateHooks(): void {
     const term = this._term;
     if (!term) {
       return;
     }
-    this.el.dataset.seq = String(this._stream.lastSeq);
-    this.el.dataset.bytes = String(this._bytes);
-    this.el.dataset.text = bufferText(term);
+    const run = this._hookRun;
+    const reader = new BufferTextReader(term);
+    let cost = 0;
+    const step = (): void => {
+      if (this._term !== term || run !== this._hookRun) {
+        return; // disposed, or more was written: the next hook reads it
+      }
+      const started = performance.now();
+      let done = false;
+      while (!done && performance.now() - started < HOOK_SLICE_MS) {
+        done = reader.read(HOOK_LINES_PER_CHECK);
+      }
+      cost += performance.now() - started;
+      this._hookCost = cost;
+      if (!done) {
+        window.setTimeout(step, 0);
+        return;
+      }
+      this.el.dataset.seq = String(this._stream.lastSeq);
+      this.el.dataset.bytes = String(this._bytes);
+      this.el.dataset.skipped = String(this._queue.skipped);
+      const set = performance.now();
+      this.el.dataset.text = reader.text();
+      this._hookCost = cost + performance.now() - set;
+    };
+    step();
   }
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import {
+  BufferTextReader,
   bufferText,
   ChunkSequencer,
   fromBase64,
@@ -8,7 +9,11 @@ import {
   newToken,
   replacePrefix,
   RESET_SEQUENCE,
-  toBytes
+  SGR_RESET,
+  toBytes,
+  WRITE_PIECE,
+  WriteItem,
+  WriteQueue
 } from '../src/stream';
 
 function waitingFor(token: string): ChunkSequencer {
@@ -115,6 +120,128 @@ describe('bufferText', () => {
 
   it('is empty for an empty screen', () => {
     expect(bufferText(fakeTerminal([['', false]]))).toBe('');
+  });
+});
+
+describe('BufferTextReader', () => {
+  it('reads a slice of lines per call and gives what bufferText gives', () => {
+    const rows: [string, boolean][] = [];
+    for (let i = 0; i < 10; i++) {
+      rows.push([`line ${i}`, false], [' cont', true]);
+    }
+    rows.push(['', false]);
+    const term = fakeTerminal(rows);
+    const reader = new BufferTextReader(term);
+    const calls: boolean[] = [];
+    for (let done = false; !done;) {
+      done = reader.read(3); // a wrapped row may land in the next slice
+      calls.push(done);
+    }
+    expect(calls.length).toBe(Math.ceil(rows.length / 3));
+    expect(reader.text()).toBe(bufferText(term));
+    expect(reader.text().split('\n')[9]).toBe('line 9 cont');
+  });
+});
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** Everything a queue hands out, as text (control strings and bytes in order). */
+function drain(queue: WriteQueue, max = WRITE_PIECE): { text: string; pieces: WriteItem[] } {
+  const pieces: WriteItem[] = [];
+  for (let piece = queue.take(max); piece !== null; piece = queue.take(max)) {
+    pieces.push(piece);
+  }
+  const text = pieces.map(p => (typeof p === 'string' ? p : decoder.decode(p))).join('');
+  return { text, pieces };
+}
+
+function lines(from: number, to: number, colour = false): Uint8Array {
+  let text = '';
+  for (let i = from; i < to; i++) {
+    text += colour ? `\x1b[32mrow ${i}\x1b[0m\n` : `row ${i}\n`;
+  }
+  return encoder.encode(text);
+}
+
+describe('WriteQueue', () => {
+  it('hands out pieces of at most the size asked, in order, without copying', () => {
+    const queue = new WriteQueue();
+    const big = new Uint8Array(2.5 * WRITE_PIECE).fill(0x61);
+    queue.push(RESET_SEQUENCE);
+    queue.push(big);
+    queue.push(encoder.encode('end'));
+    expect(queue.pending).toBe(big.byteLength + 3);
+    const { pieces } = drain(queue);
+    expect(pieces[0]).toBe(RESET_SEQUENCE);
+    const sizes = pieces.slice(1).map(p => (p as Uint8Array).byteLength);
+    expect(sizes).toEqual([WRITE_PIECE, WRITE_PIECE, WRITE_PIECE / 2, 3]);
+    expect((pieces[1] as Uint8Array).buffer).toBe(big.buffer); // a view of the message's bytes
+    expect(queue.pending).toBe(0);
+    expect(queue.empty).toBe(true);
+    expect(queue.take()).toBeNull();
+  });
+
+  it('ignores empty bytes and forgets everything on clear', () => {
+    const queue = new WriteQueue();
+    queue.push(new Uint8Array());
+    expect(queue.empty).toBe(true);
+    queue.push(lines(0, 10));
+    queue.trimTo(2);
+    expect(queue.skipped).toBeGreaterThan(0);
+    queue.clear();
+    expect([queue.empty, queue.pending, queue.skipped]).toEqual([true, 0, 0]);
+  });
+
+  it('keeps only the last lines when trimmed, from a line start, across messages', () => {
+    const queue = new WriteQueue();
+    queue.push(lines(0, 50));
+    queue.push(encoder.encode('row 50\nrow 5')); // a message may end inside a line
+    queue.push(encoder.encode('1\nrow 52\npartial'));
+    const before = queue.pending;
+    const dropped = queue.trimTo(3);
+    expect(dropped).toBe(decoder.decode(lines(0, 50)).length);
+    expect(queue.pending).toBe(before - dropped);
+    expect(queue.skipped).toBe(dropped);
+    // the last three line ends and the partial line after them; no colour reset (no escape
+    // was dropped)
+    expect(drain(queue).text).toBe('row 50\nrow 51\nrow 52\npartial');
+  });
+
+  it('trims what was left of a message after a piece was taken', () => {
+    const queue = new WriteQueue();
+    queue.push(lines(0, 100));
+    const first = queue.take(20) as Uint8Array;
+    expect(decoder.decode(first)).toBe('row 0\nrow 1\nrow 2\nro');
+    queue.trimTo(2);
+    expect(drain(queue).text).toBe('row 98\nrow 99\n');
+  });
+
+  it('drops nothing when fewer line ends than asked are queued', () => {
+    const queue = new WriteQueue();
+    queue.push(encoder.encode('progress 10%\rprogress 20%\r'.repeat(1000)));
+    queue.push(lines(0, 5));
+    expect(queue.trimTo(5)).toBe(0);
+    expect(queue.trimTo(4)).toBeGreaterThan(0); // the 5th line end from the last one exists
+    expect(drain(queue).text).toBe(decoder.decode(lines(1, 5)));
+  });
+
+  it('resets colours before the tail when the dropped bytes held escapes', () => {
+    const queue = new WriteQueue();
+    queue.push(lines(0, 20, true));
+    queue.push(lines(20, 22));
+    queue.trimTo(2);
+    const { pieces, text } = drain(queue);
+    expect(pieces[0]).toBe(SGR_RESET);
+    expect(text).toBe(`${SGR_RESET}row 20\nrow 21\n`);
+  });
+
+  it('keeps control strings in order: a reset stays before the kept tail', () => {
+    const queue = new WriteQueue();
+    queue.push(RESET_SEQUENCE);
+    queue.push(lines(0, 30));
+    queue.trimTo(1);
+    expect(drain(queue).text).toBe(`${RESET_SEQUENCE}row 29\n`);
   });
 });
 
