@@ -126,6 +126,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
     ),
     # its server's kernels run behind a Kernel Gateway on 127.0.0.1 (_kernel_gateway)
     "gateway": ("gateway.spec.ts",),
+    # the same spec, its kernels behind an Enterprise Gateway on 127.0.0.1 (_enterprise_gateway)
+    "enterprise": ("enterprise_gateway.spec.ts",),
     # its server has the acp-notebook extension disabled (_without_the_extension)
     "plain": ("no_extension.spec.ts",),
     # the classic notebook with this build of the nbextension (_classic_notebook)
@@ -163,6 +165,8 @@ def test_playwright_suite_passes(group: str) -> None:
         with contextlib.ExitStack() as servers:
             if group == "gateway":
                 env.update(servers.enter_context(_kernel_gateway(tmp, env)))
+            if group == "enterprise":
+                env.update(servers.enter_context(_enterprise_gateway(tmp, env)))
             if group == "plain":
                 env.update(_without_the_extension(tmp))
             if group == "classic":
@@ -220,6 +224,48 @@ def _kernel_gateway(tmp: str, env: dict[str, str]) -> Iterator[dict[str, str]]:
         yield options
 
 
+#: Enterprise Gateway's own venv (it pins jupyter_server<2), made by .ci/run's enterprise lane.
+ENTERPRISE_GATEWAY = Path(
+    os.environ.get("ACP_ENTERPRISE_GATEWAY", UI_TESTS / ".venv-enterprise-gateway")
+)
+#: The lines docs/deploying.md tells an operator to put in a gatewayed server's config.
+RELAY_CONFIG = ROOT / "docs" / "gateway_relay_config.py"
+
+
+@contextlib.contextmanager
+def _enterprise_gateway(tmp: str, env: dict[str, str]) -> Iterator[dict[str, str]]:
+    """An Enterprise Gateway on 127.0.0.1 from its own venv, whose one kernelspec starts this
+    Python's ipykernel; yields the options that point a JupyterLab server at it."""
+    jupyter = ENTERPRISE_GATEWAY / "bin" / "jupyter"
+    assert jupyter.is_file(), f"no Enterprise Gateway in {ENTERPRISE_GATEWAY}: {SETUP_HINT}"
+    data = Path(tmp) / "enterprise-gateway"
+    spec = data / "kernels" / "python3"
+    spec.mkdir(parents=True)
+    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    kernel = {"argv": argv, "display_name": "Python 3", "language": "python"}
+    (spec / "kernel.json").write_text(json.dumps(kernel))
+    gateway_env = {**env, "JUPYTER_PATH": str(data)}
+    with _gateway("Enterprise Gateway", tmp, gateway_env, lambda port, token: [
+        str(jupyter), "enterprisegateway",
+        "--EnterpriseGatewayApp.ip=127.0.0.1", f"--EnterpriseGatewayApp.port={port}",
+        "--EnterpriseGatewayApp.port_retries=0", f"--EnterpriseGatewayApp.auth_token={token}",
+        "--EnterpriseGatewayApp.list_kernels=True",
+    ]) as options:  # fmt: skip
+        # The server's config gets the lines docs/deploying.md tells an operator to add: they
+        # close the relay's websocket to the gateway that the browser's first kernel websocket
+        # leaves behind (docs/gateway-relay.md); without them the kernel's first connection
+        # waits on it and fails.
+        config = Path(tmp) / "server-config"
+        config.mkdir()
+        # (as jupyter_config.py: with --config, which the group's server is started with, a
+        # server reads no jupyter_server_config.py, but every Jupyter app reads jupyter_config.py)
+        shutil.copy(RELAY_CONFIG, config / "jupyter_config.py")
+        search = os.pathsep.join(filter(None, [str(config), os.environ.get("JUPYTER_CONFIG_PATH")]))
+        # KERNEL_USERNAME: the name the server sends with each kernel start (a hub sets it to
+        # the user's); Enterprise Gateway refuses root, which this machine's user may be
+        yield {**options, "JUPYTER_CONFIG_PATH": search, "KERNEL_USERNAME": "jovyan"}
+
+
 @contextlib.contextmanager
 def _gateway(
     name: str, tmp: str, env: dict[str, str], argv: Callable[[int, str], list[str]]
@@ -270,7 +316,7 @@ def _answers(url: str, token: str, server: subprocess.Popen[bytes]) -> bool:
         except OSError:  # not listening yet (URLError is an OSError)
             pass
         time.sleep(0.2)  # poll interval while the gateway starts; the loop's condition decides
-    raise AssertionError(f"the Kernel Gateway did not answer {url} in {GATEWAY_START} s")
+    raise AssertionError(f"the gateway did not answer {url} in {GATEWAY_START} s")
 
 
 def test_a_port_taken_before_the_server_binds_it_starts_the_group_again(

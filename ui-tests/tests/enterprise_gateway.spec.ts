@@ -1,0 +1,10 @@
+/**
+ * JupyterLab whose kernels run behind an Enterprise Gateway 3.3.0 on 127.0.0.1, from a venv of
+ * its own (tests/test_browser.py's group `enterprise`; .ci/run installs it): the turn in
+ * gateway_turn.ts. The server's config has the relay fix of docs/gateway_relay_config.py, as
+ * docs/deploying.md tells an operator to add: without it the kernel's first connection hangs
+ * (docs/gateway-relay.md).
+ */
+import { gatewayTurn } from './gateway_turn';
+
+gatewayTurn('an Enterprise Gateway');
