@@ -57,6 +57,8 @@ class CallPart:
         self.call_id = call_id
         self.shared = shared
         self.revision = -1
+        #: the revisions of its requests shown as HTML (`PermissionRow`) when last rendered
+        self.rows: tuple[int, ...] = ()
         self.content: list[Any] = []
         self.call: ToolCallState | None = None  # the state last rendered
         self.cards: list[Any] = []
@@ -80,6 +82,10 @@ class CallPart:
     def show_row(self, header: str, body: Iterable[str]) -> None:
         """Show the call as a row: its header and its content, as HTML."""
         self.fragment = f'<div class="acp-tool-call">{header}{"".join(body)}</div>'
+
+    def show_fragment(self, html: str) -> None:
+        """Show a row that is not a tool call (a request nobody was asked, with no call)."""
+        self.fragment = html
 
     def show_box(self, header: str, cards: list[Any], body: list[Any]) -> ipywidgets.VBox:
         """Show the call with widgets: ``body`` holds HTML strings (each in a slot of its
