@@ -22,9 +22,10 @@ import ipywidgets  # type: ignore[import-untyped]
 from ipywidgets.widgets.widget_string import HTMLStyle  # type: ignore[import-untyped]
 
 from .._state import ToolCallState
+from ._card import PermissionRow
 from ._parts import set_children, set_if_changed
 
-__all__ = ["GROUP_CALLS", "GROUP_CHARS", "CallGroups", "CallPart", "Shared"]
+__all__ = ["GROUP_CALLS", "GROUP_CHARS", "CallGroups", "CallPart", "RequestRows", "Shared"]
 
 #: At most this many tool calls share one HTML widget ...
 GROUP_CALLS = 25
@@ -35,7 +36,8 @@ GROUP_CHARS = 32 * 1024
 
 class Shared:
     """One layout and one style model for all the HTML parts of a view, one layout for all
-    its tool-call boxes (ipywidgets makes two models per HTML widget otherwise)."""
+    its tool-call boxes and live terminals (ipywidgets makes a layout model per widget, and a
+    style model per HTML widget, otherwise)."""
 
     def __init__(self) -> None:
         self.html_layout = ipywidgets.Layout()
@@ -126,6 +128,47 @@ class CallPart:
     def widgets(self) -> list[Any]:
         own = [self.header, self.box] if self.header is not None else []
         return [*own, *self.slots]
+
+
+class RequestRows:
+    """The permission requests nobody was asked (``_card.PermissionRow``: HTML, no widget) of
+    a view: the refresh after each arrived puts it with its listed tool call (its row, or the
+    header of its box), else in a row of its own, at the place it arrived."""
+
+    def __init__(self, shared: Shared) -> None:
+        self._shared = shared
+        #: ``(order key, row)`` of those not placed yet
+        self.unplaced: list[tuple[str, Any]] = []
+        self._loose: dict[str, CallPart] = {}
+
+    def place(self, listed: list[str], parts: dict[str, CallPart], loose: dict[str, Any]) -> None:
+        """Each unplaced row goes to the part of its listed call (made if need be), or into
+        ``loose`` under its order key."""
+        ids = set(listed) if self.unplaced else set()
+        for key, row in self.unplaced:
+            call_id = row.tool_call_id
+            if call_id is not None and call_id in ids:
+                part = parts.get(call_id)
+                if part is None:
+                    part = parts[call_id] = CallPart(call_id, self._shared)
+                part.cards.append(row)
+                part.revision = -1  # laid out again by this refresh
+            else:
+                loose[key] = row
+        self.unplaced.clear()
+
+    def shown(self, key: str, card: Any) -> Any:
+        """What shows a card no listed tool call shows: itself, or for a row, a part of the
+        call groups."""
+        if not isinstance(card, PermissionRow):
+            return card
+        part = self._loose.get(key)
+        if part is None:
+            part = self._loose[key] = CallPart(key, self._shared)
+        if part.rows != (card.revision,):
+            part.rows = (card.revision,)
+            part.show_fragment(card.row_html())
+        return part
 
 
 class CallGroups:

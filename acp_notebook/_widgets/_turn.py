@@ -38,7 +38,7 @@ from .._state import (
 )
 from ._asking import AskCard, close_deep
 from ._background import BackgroundSection
-from ._calls import CallGroups, CallPart, Shared
+from ._calls import CallGroups, CallPart, RequestRows, Shared
 from ._card import PermissionFacts, PermissionRow
 from ._mode import ModeLine
 from ._parts import (
@@ -185,10 +185,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         self._list: TerminalList | None = None
         self._cards: list[Any] = []  # every card, and every request shown as a row
         self._loose_cards: dict[str, Any] = {}  # those with no listed tool call, by order key
-        #: requests nobody was asked (`PermissionRow`) not placed yet: the next refresh puts
-        #: each in its tool call's row, else in a row of its own
-        self._unplaced: list[tuple[str, PermissionRow]] = []
-        self._loose_rows: dict[str, CallPart] = {}  # the rows of the loose ones
+        self._rows = RequestRows(self._shared)  # the requests nobody was asked
         self._keys: dict[str, Any] = {}  # last rendered key of each simple part
         html = self._shared.html  # (the sections share its layout and style)
         self._style = html(STYLE)
@@ -257,13 +254,11 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                 if self._shows(msg):
                     shown[("message", msg.message_id)] = self._sync_message(msg)
             listed = self._listed_calls(calls)
-            self._place_rows(listed)
+            self._rows.place(listed, self._calls, self._loose_cards)
             for call_id in listed:
                 shown[("call", call_id)] = self._sync_call(calls[call_id])
             for key, card in self._loose_cards.items():
-                shown[("card", key)] = (
-                    self._loose_row(key, card) if isinstance(card, PermissionRow) else card
-                )
+                shown[("card", key)] = self._rows.shown(key, card)
             set_children(self._timeline, self._timeline_children(shown))
 
             sections: list[Any] = [self._style, self._prompt]
@@ -408,8 +403,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             card.show_with(call)
         # Terminals without a live view (not started yet, or past the cap) share one line, at
         # the place of the first: a call with 1,000 terminals does not make 1,000 of them.
-        # A request nobody was asked is HTML under the header, before what it authorised (as
-        # a card is), in the header's own widget when the call is a box
+        # a request nobody was asked: under the header, before what it authorised, as a card
         header += "".join(c.row_html(call) for c in part.cards if isinstance(c, PermissionRow))
         body: list[Any] = []
         quiet: list[Any] = []
@@ -517,7 +511,6 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
     def _sync_terminal(self, term_id: str, term: TerminalState) -> None:
         feed = self._terms.get(term_id)
         if feed is None:
-            # (its layout is the view's shared one: ipywidgets makes one model per widget else)
             widget = TerminalWidget(terminal_id=term_id, layout=self._shared.box_layout)
             if self._on_terminal is not None:
                 self._on_terminal(widget)
@@ -712,12 +705,9 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         held = self._grants() if self._grants is not None else 0
         if not held:
             return ""
-        asked_calls = {
-            card.tool_call_id for card in self._cards if isinstance(card, PermissionFacts)
-        }
-        asked_terms = {
-            card.terminal_id for card in self._cards if isinstance(card, PermissionFacts)
-        }
+        asked = [card for card in self._cards if isinstance(card, PermissionFacts)]
+        asked_calls = {card.tool_call_id for card in asked}
+        asked_terms = {card.terminal_id for card in asked}
         ran = sum(
             1
             for call in list(turn.tool_calls.values())
@@ -781,9 +771,8 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
 
     # -- permission cards ----------------------------------------------------------------------
     def add_card(self, card: Any) -> None:
-        """Show ``card`` with the tool call it is about, else in arrival order. A
-        `PermissionRow` (a request nobody was asked) is placed by the next refresh, which the
-        owner paces: a thousand of them cost no refresh of their own."""
+        """Show ``card`` with its tool call, else in arrival order (a `PermissionRow`: placed
+        by the next refresh, which the owner paces)."""
         with self._lock:
             if self._closed:
                 return
@@ -791,7 +780,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             if isinstance(card, PermissionRow):
                 key = f"row{len(self._cards)}"
                 self._order.setdefault(("card", key), None)  # its place, if it has no call
-                self._unplaced.append((key, card))
+                self._rows.unplaced.append((key, card))
                 return
             self.refresh()
             call_id = card.tool_call_id
@@ -805,33 +794,6 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                 self._order.setdefault(("card", key), None)
                 self._loose_cards[key] = card
                 self.refresh()
-
-    def _place_rows(self, listed: list[str]) -> None:
-        """Put each request shown as a row with its listed tool call, else on its own."""
-        if not self._unplaced:
-            return
-        ids = set(listed)
-        for key, row in self._unplaced:
-            call_id = row.tool_call_id
-            if call_id is not None and call_id in ids:
-                part = self._calls.get(call_id)
-                if part is None:
-                    part = self._calls[call_id] = CallPart(call_id, self._shared)
-                part.cards.append(row)
-                part.revision = -1  # laid out again by this refresh
-            else:
-                self._loose_cards[key] = row
-        self._unplaced.clear()
-
-    def _loose_row(self, key: str, row: PermissionRow) -> CallPart:
-        """The row of a request nobody was asked that no listed tool call shows."""
-        part = self._loose_rows.get(key)
-        if part is None:
-            part = self._loose_rows[key] = CallPart(key, self._shared)
-        if part.rows != (row.revision,):
-            part.rows = (row.revision,)
-            part.show_fragment(row.row_html())
-        return part
 
     @property
     def cards(self) -> list[Any]:
