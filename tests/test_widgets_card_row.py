@@ -262,6 +262,38 @@ def test_a_call_with_a_live_terminal_shows_its_row_in_its_header(views: list[Tur
     assert part.slots == []  # no widget for the request
 
 
+def test_a_finished_turn_keeps_no_group_its_rows_left(
+    views: list[TurnView], published: Published
+) -> None:
+    """A call shown as a row while its command is decided becomes a box when its terminal
+    starts: the group that showed it is empty then, and closed once the turn is done (so a
+    re-run cell keeps the same models whatever the refreshes caught)."""
+    state, turn, view = new_view(views)
+    add_call(state, view, 0, title="make")
+    view.add_card(PermissionRow(request("make"), outcome=("yes", "policy", "--allow make")))
+    view.refresh()
+    [group] = view._groups.widgets()
+    assert group in view._timeline.children and not view._calls["call-0"].boxed
+    for update in (
+        {"sessionUpdate": "tool_call_update", "toolCallId": "call-0",
+         "content": [{"type": "terminal", "terminalId": "t1"}]},
+        {"sessionUpdate": "terminal_update", "terminalId": "t1", "command": "make"},
+    ):  # fmt: skip
+        model = parse_session_update(update)
+        state.apply(model)
+        view.note_update(model)
+    view.refresh()
+    assert view._calls["call-0"].boxed and group not in view._timeline.children
+    assert view._groups.widgets() == [group]  # kept while the turn runs: rows may come back
+    before, group_id = len(published), group.model_id
+    state.end_turn("the agent exited")
+    view.refresh()
+    assert view._groups.widgets() == [] and group.comm is None
+    closed = [cid for kind, cid, _d in published[before:] if kind == "comm_close"]
+    assert closed == [group_id]  # the group alone: not the shared layout and style
+    assert turn.done
+
+
 def test_a_refused_row_says_its_terminal_never_ran(views: list[TurnView]) -> None:
     state, _turn, view = new_view(views)
     model = parse_session_update(

@@ -206,6 +206,15 @@ class CallGroups:
             placed.append(widget)
         return placed
 
+    def trim(self) -> None:
+        """Close the groups the last refresh did not use (call after the timeline no longer
+        lists them): rows that became boxes (a live terminal started) leave their group empty,
+        and how many did depends on when the refreshes fell; a finished turn keeps only what it
+        shows, so re-running a cell leaves the same number of models each time."""
+        for widget in self._widgets[self._used :]:
+            widget.close()  # (not its layout and style: the view's shared ones)
+        del self._widgets[self._used :], self._keys[self._used :]
+
     def widgets(self) -> list[Any]:
         return list(self._widgets)
 

@@ -260,6 +260,8 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             for key, card in self._loose_cards.items():
                 shown[("card", key)] = self._rows.shown(key, card)
             set_children(self._timeline, self._timeline_children(shown))
+            if turn.done:  # the groups of rows no longer shown (became boxes) are closed
+                self._groups.trim()
 
             sections: list[Any] = [self._style, self._prompt]
             if self._mode.sync(running=not turn.done):
@@ -403,7 +405,6 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             card.show_with(call)
         # Terminals without a live view (not started yet, or past the cap) share one line, at
         # the place of the first: a call with 1,000 terminals does not make 1,000 of them.
-        # a request nobody was asked: under the header, before what it authorised, as a card
         header += "".join(c.row_html(call) for c in part.cards if isinstance(c, PermissionRow))
         body: list[Any] = []
         quiet: list[Any] = []
@@ -771,8 +772,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
 
     # -- permission cards ----------------------------------------------------------------------
     def add_card(self, card: Any) -> None:
-        """Show ``card`` with its tool call, else in arrival order (a `PermissionRow`: placed
-        by the next refresh, which the owner paces)."""
+        """Show ``card`` with its tool call, else in arrival order (a row: on the next refresh)."""
         with self._lock:
             if self._closed:
                 return
