@@ -22,7 +22,7 @@ from acp_notebook._protocol import RequestPermissionRequest, parse_session_updat
 from acp_notebook._protocol._visible import make_visible
 from acp_notebook._state import SessionState, TurnState
 from acp_notebook._widgets import PermissionCard, TurnView
-from acp_notebook._widgets._card import DECIDING, PermissionRow
+from acp_notebook._widgets._card import DECIDING, PermissionIndex, PermissionRow
 from acp_notebook.agent import parse_scenario
 
 Published = list[tuple[str, str, Any]]
@@ -169,6 +169,48 @@ def test_control_and_bidi_characters_are_made_visible_as_on_the_card() -> None:
         assert "\u202e" not in text and "\x1b" not in text
     finally:
         card.close()
+
+
+def test_a_kept_transcript_follows_the_outcome_and_the_call(views: list[TurnView]) -> None:
+    """The transcript of a request is kept between renders (the saved record renders every
+    request every few seconds), and made again when its outcome or its tool call changed."""
+    state, turn, _view = new_view(views)
+    add_call(state, _view, 0, title="true")
+    call = turn.tool_calls["call-0"]
+    row = PermissionRow(request())
+    first = row.transcript_text(call)
+    assert row.transcript_text(call) == first and "  decision: pending" in first
+    assert "Permission request: Run this command?" in first  # the call's title shows it
+    assert not any(line.startswith("  command:") for line in first)
+    row.mark_decided("yes", "policy", "--allow 'true'")
+    assert row.transcript_text(call)[-1].startswith("  decision: Approved: Allow once")
+    model = parse_session_update(
+        {"sessionUpdate": "tool_call_update", "toolCallId": "call-0", "title": "Run it"}
+    )
+    state.apply(model)
+    call = turn.tool_calls["call-0"]
+    assert "  command: true" in row.transcript_text(call)  # the title no longer shows it
+    assert "  command: true" in row.transcript_text(None)  # no call: the request says it
+    assert "$ true" in row.transcript_html(None) and "$ true" in row.transcript_html(call)
+
+
+def test_the_index_finds_the_requests_about_a_terminal_or_its_calls() -> None:
+    index = PermissionIndex()
+    by_terminal = PermissionRow(
+        RequestPermissionRequest.model_validate(
+            {"sessionId": "s1", "title": "Run?", "options": OPTIONS,
+             "subject": {"type": "command", "command": "ls", "cwd": "/w", "terminalId": "t1",
+                         "toolCallId": "c1"}}
+        )
+    )  # fmt: skip
+    by_call = PermissionRow(request(call_id="c2"))
+    other = PermissionRow(request(call_id="c3"))
+    for row in (by_terminal, by_call, other):
+        index.add(row)
+    assert index.about("t1", set()) == [by_terminal]
+    assert index.about("t1", {"c1", "c2"}) == [by_terminal, by_call]  # each once
+    assert index.about("t9", {"c3"}) == [other]
+    assert index.about("t9", set()) == []
 
 
 # -- in the turn's view -----------------------------------------------------------------------

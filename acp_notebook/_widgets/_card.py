@@ -63,6 +63,7 @@ __all__ = [
     "ChooseCallback",
     "PermissionCard",
     "PermissionFacts",
+    "PermissionIndex",
     "PermissionRow",
     "button_style",
     "describe_decision",
@@ -495,8 +496,28 @@ class PermissionFacts:
             parts.append(generic_html(wire(subject), "subject (unknown type)"))
         return '<div class="acp-card-request">' + "".join(parts) + "</div>"
 
+    def _kept(self, kind: str, call: Any, make: Callable[[], Any]) -> Any:
+        """``make()``, kept while the outcome and tool call ``call`` (its revision) stay the
+        same: the saved transcript renders every request again every few seconds while the
+        turn runs (a turn of 1,000 requests spent most of its kernel time there)."""
+        key = (self._outcome, getattr(call, "revision", None))
+        kept = self.__dict__.setdefault("_renders", {})
+        last = kept.get(kind)
+        if last is not None and last[0] == key and last[1] is call:
+            return last[2]
+        value = make()
+        kept[kind] = (key, call, value)
+        return value
+
     def transcript_html(self, call: Any = None) -> str:
         """The card for a static transcript (``call``: as in :meth:`request_html`)."""
+        return str(self._kept("html", call, lambda: self._transcript_html(call)))
+
+    def transcript_text(self, call: Any = None) -> list[str]:
+        """Plain lines of the card (``call``: as in :meth:`request_html`)."""
+        return list(self._kept("text", call, lambda: self._transcript_text(call)))
+
+    def _transcript_html(self, call: Any) -> str:
         options = ", ".join(
             f"{e(visible(o.name))} {option_badge_html(o)}" for o in self.request.options
         )
@@ -505,8 +526,7 @@ class PermissionFacts:
             f"<div>options: {options}</div><div><b>{e(self.outcome_text)}</b></div></div>"
         )
 
-    def transcript_text(self, call: Any = None) -> list[str]:
-        """Plain lines of the card (``call``: as in :meth:`request_html`)."""
+    def _transcript_text(self, call: Any) -> list[str]:
         request = self.request
         lines = [f"Permission request: {self._title(call)}"]
         if request.description:
@@ -690,6 +710,27 @@ class PermissionCard(PermissionFacts, AskCard):
 
     def __repr__(self) -> str:
         return f"PermissionCard({self.request.title!r}, {self.outcome_text!r})"
+
+
+class PermissionIndex:
+    """The permission requests of a view (cards and rows) by the terminal and the tool call
+    each is about: a terminal's header and its saved transcript read them on every refresh,
+    so a turn of 1,000 requests must not look through all of them for each terminal."""
+
+    def __init__(self) -> None:
+        self._about: dict[tuple[str, str], list[PermissionFacts]] = {}
+
+    def add(self, request: PermissionFacts) -> None:
+        for kind, key in (("terminal", request.terminal_id), ("call", request.tool_call_id)):
+            if key is not None:
+                self._about.setdefault((kind, key), []).append(request)
+
+    def about(self, terminal_id: str, call_ids: set[str]) -> list[PermissionFacts]:
+        """The requests about terminal ``terminal_id`` or one of the calls ``call_ids``."""
+        found = list(self._about.get(("terminal", terminal_id), ()))
+        for call_id in call_ids:
+            found += [r for r in self._about.get(("call", call_id), ()) if r not in found]
+        return found
 
 
 #: What a row says of a request a rule took but whose outcome is not pushed yet (the client

@@ -39,7 +39,7 @@ from .._state import (
 from ._asking import AskCard, close_deep
 from ._background import BackgroundSection
 from ._calls import CallGroups, CallPart, RequestRows, Shared
-from ._card import PermissionFacts, PermissionRow
+from ._card import PermissionFacts, PermissionIndex, PermissionRow
 from ._mode import ModeLine
 from ._parts import (
     STYLE,
@@ -186,6 +186,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         self._cards: list[Any] = []  # every card, and every request shown as a row
         self._loose_cards: dict[str, Any] = {}  # those with no listed tool call, by order key
         self._rows = RequestRows(self._shared)  # the requests nobody was asked
+        self._asked = PermissionIndex()  # the permission requests, by terminal and call
         self._keys: dict[str, Any] = {}  # last rendered key of each simple part
         html = self._shared.html  # (the sections share its layout and style)
         self._style = html(STYLE)
@@ -615,12 +616,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         about it: one still asking means nothing ran yet; all of them refused means nothing ran.
         A turn cancelled (or a tool call of it cancelled) cuts a run."""
         calls = set(term.tool_call_ids)
-        cards = [  # (the view also holds question and code cards: they ask about no command)
-            card
-            for card in self._cards
-            if isinstance(card, PermissionFacts)
-            and (card.terminal_id == term.terminal_id or card.tool_call_id in calls)
-        ]
+        cards = self._asked.about(term.terminal_id, calls)
         known = self.turn.tool_calls
         cancelled = self.turn.stop_reason == "cancelled" or any(
             getattr(known.get(call_id), "status", None) == "cancelled" for call_id in calls
@@ -777,6 +773,8 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             if self._closed:
                 return
             self._cards.append(card)
+            if isinstance(card, PermissionFacts):  # (not question and code cards)
+                self._asked.add(card)
             if isinstance(card, PermissionRow):
                 key = f"row{len(self._cards)}"
                 self._order.setdefault(("card", key), None)  # its place, if it has no call
