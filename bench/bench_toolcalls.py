@@ -1,10 +1,15 @@
 """A turn of 1,000 tool calls in a real kernel, and the same cell re-run (issue 29).
 
     python bench/bench_toolcalls.py [--calls 1000] [--runs 5] [--rounds 3] [--against TREE]
+    python bench/bench_toolcalls.py --rules 200 [--runs 1] [--rounds 3] [--against TREE]
 
 A scripted agent (``tests/adversarial/agents/toolcalls_agent.py``) makes CALLS tool calls per
 prompt (announced, in progress, completed with text or a diff). One ``%%acp`` cell runs it RUNS
-times, as the same cell (each run closes the view of the one before). Per run, counted in the
+times, as the same cell (each run closes the view of the one before).
+
+With ``--rules N``, the case is instead N rule-approved commands: the embedded agent, and a
+cell ``%%acp --allow 'true'`` whose prompt is N lines ``$ true``, so every command is a
+permission request the rule decides (nobody is asked), then a terminal. Per run, counted in the
 kernel (its comm's ``publish_msg``, so no message lost on iopub skews them): ``comm_open``,
 ``comm_msg``, their peak over any 1 s window, and the kernel's CPU (user+sys, ``/proc``) from
 the cell's request to its idle; after each run, the kernel's RSS and the widget models it keeps.
@@ -75,14 +80,36 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS
 
 
-def one_round(calls: int, runs: int) -> dict[str, list[float]]:
+class Case:
+    """What one round runs: the agent to connect, the cell, and what its output must say."""
+
+    def __init__(self, calls: int, rules: int) -> None:
+        self.rules = rules
+        if rules:
+            self.label = f"{rules} rule-approved commands per turn"
+            self.cell = "%%acp --session tc --allow 'true'\n" + "$ true\n" * rules
+            self.said = ("by policy --allow 'true'", rules)
+        else:
+            self.label = f"{calls} tool calls per turn"
+            self.cell = "%%acp --session tc\ngo\n"
+            self.said = (f"made {calls} tool calls", 1)
+        self.calls = calls
+
+    def connect(self, work: str) -> str:
+        if self.rules:
+            agent = f"{sys.executable} -m acp_notebook.agent"
+            return f"%acp connect --name tc -- {agent} --data-dir {Path(work) / 'agent-data'}"
+        return f"%acp connect --name tc -- {sys.executable} {AGENT} {self.calls}"
+
+
+def one_round(case: Case, runs: int) -> dict[str, list[float]]:
     got: dict[str, list[float]] = {
         k: [] for k in ("open", "msg", "peak", "cpu", "rss", "models", "wall")
     }
     with tempfile.TemporaryDirectory() as work, kernel(work) as kern:
         kern.run("%load_ext acp_notebook")
         kern.run(COUNT + HELPERS)
-        kern.run(f"%acp connect --name tc -- {sys.executable} {AGENT} {calls}")
+        kern.run(case.connect(work))
         pid = kern.km.provisioner.process.pid
         models, rss = kern.run("_kept()").text().split()
         got["rss"].append(float(rss))
@@ -91,10 +118,11 @@ def one_round(calls: int, runs: int) -> dict[str, list[float]]:
         for _ in range(runs):
             before = cpu_seconds(pid)
             start = time.perf_counter()
-            cell = kern.run("%%acp --session tc\ngo\n", cell_id=CELL)
+            cell = kern.run(case.cell, cell_id=CELL)
             got["wall"].append(time.perf_counter() - start)
             got["cpu"].append(cpu_seconds(pid) - before)
-            assert f"made {calls} tool calls" in cell.text() + cell.html()
+            words, times = case.said
+            assert cell.text().count(words) >= times, cell.text()[-2000:]
             kern.settle("tc")
             opened, sent, peak = kern.run(TAKE).text().split()
             got["open"].append(float(opened))
@@ -121,7 +149,7 @@ def with_tree(tree: Path | None) -> str:
     return old
 
 
-def report(label: str, rounds: list[dict[str, list[float]]], calls: int, runs: int) -> None:
+def report(label: str, rounds: list[dict[str, list[float]]], case: Case, runs: int) -> None:
     def med(key: str, index: int | None = None) -> float:
         if index is None:
             return statistics.median(statistics.median(r[key]) for r in rounds)
@@ -132,7 +160,7 @@ def report(label: str, rounds: list[dict[str, list[float]]], calls: int, runs: i
     first = rss[1] - rss[0]
     later = rss[runs] - rss[1]
     growth = later / first if first > 0 else float("nan")
-    print(f"{label}: {calls} tool calls per turn, {runs} runs of one cell, {len(rounds)} rounds")
+    print(f"{label}: {case.label}, {runs} runs of one cell, {len(rounds)} rounds")
     print(f"  comm_open per turn    : {med('open'):.0f}")
     print(f"  comm_msg per turn     : {med('msg'):.0f}")
     print(
@@ -152,11 +180,13 @@ def report(label: str, rounds: list[dict[str, list[float]]], calls: int, runs: i
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--rules", type=int, default=0, help="N rule-approved commands instead")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--against", type=Path, default=None, help="another tree: the before")
     args = parser.parse_args()
     print(f"load average: {Path('/proc/loadavg').read_text().split()[:3]}")
+    case = Case(args.calls, args.rules)
     trees: list[tuple[str, Path | None]] = [("this tree", None)]
     if args.against is not None:
         trees.insert(0, (f"against {args.against}", args.against.resolve()))
@@ -166,11 +196,11 @@ def main() -> None:
         for label, tree in order:
             old = with_tree(tree)
             try:
-                results[label].append(one_round(args.calls, args.runs))
+                results[label].append(one_round(case, args.runs))
             finally:
                 os.environ["PYTHONPATH"] = old
     for label, _tree in trees:
-        report(label, results[label], args.calls, args.runs)
+        report(label, results[label], case, args.runs)
     print(f"load average: {Path('/proc/loadavg').read_text().split()[:3]}")
 
 

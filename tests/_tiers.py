@@ -57,6 +57,7 @@ NOT_UNIT: dict[str, str] = {
     "tests/adversarial/test_oracle_scenarios_kernel.py": "kernel",
     "tests/adversarial/test_orphans.py": "kernel",
     "tests/adversarial/test_policy_kernel.py": "kernel",
+    "tests/adversarial/test_rule_rows_kernel.py": "kernel",
     "tests/adversarial/test_rerun_kernel.py": "kernel",
     "tests/test_context_kernel.py": "kernel",
     "tests/test_kernel_code_kernel.py": "kernel",

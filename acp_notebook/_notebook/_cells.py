@@ -391,8 +391,12 @@ class CellRun:
 
     # -- permission requests (I/O thread) ---------------------------------------------------
     async def ask(self, decision: PermissionDecision) -> Answer:
-        """The session's permission handler while this cell's turn runs."""
+        """The session's permission handler while this cell's turn runs. A request a person
+        must answer gets a card (buttons, countdown); one nobody is asked (a rule decided it,
+        or it was settled already: a cancel came first) only a row in its tool call's view
+        (`PermissionRow`, no widget), whose words are the card's."""
         from .._widgets import PermissionCard
+        from .._widgets._card import PermissionRow
 
         if decision.turn is not self.turn:  # not this cell's turn: nobody here can answer
             return Answer(None, "no-handler", "no cell shows this turn")
@@ -419,9 +423,13 @@ class CellRun:
         self.asked.append(asked)
         self._open_asks += 1
         if not self.view_gone:
-            # --timeout counts from the request's arrival (a write's diff is made before)
-            timeout = None if decided else self.card_timeout(since=decision.asked_at)
-            card = PermissionCard(decision.request, choose, timeout=timeout)
+            card: Any
+            if decided is not None or not decision.pending:  # nobody is asked
+                card = PermissionRow(decision.request)
+            else:
+                # --timeout counts from the request's arrival (a write's diff is made before)
+                timeout = self.card_timeout(since=decision.asked_at)
+                card = PermissionCard(decision.request, choose, timeout=timeout)
             asked.cards.append(card)
             self.cards.append(card)
             self.view.add_card(card)
@@ -501,6 +509,7 @@ class CellRun:
         record.push(outcome)
         self._dirty = True
         self.changes += 1
+        self._refresh_after_idle()  # a row (no widget of its own) shows it on a refresh
         self.events.emit(event, self, record)
         if outcome[1] == "timeout":
             self._cancel_after_timeout()

@@ -22,9 +22,10 @@ import ipywidgets  # type: ignore[import-untyped]
 from ipywidgets.widgets.widget_string import HTMLStyle  # type: ignore[import-untyped]
 
 from .._state import ToolCallState
+from ._card import PermissionRow
 from ._parts import set_children, set_if_changed
 
-__all__ = ["GROUP_CALLS", "GROUP_CHARS", "CallGroups", "CallPart", "Shared"]
+__all__ = ["GROUP_CALLS", "GROUP_CHARS", "CallGroups", "CallPart", "RequestRows", "Shared"]
 
 #: At most this many tool calls share one HTML widget ...
 GROUP_CALLS = 25
@@ -35,7 +36,8 @@ GROUP_CHARS = 32 * 1024
 
 class Shared:
     """One layout and one style model for all the HTML parts of a view, one layout for all
-    its tool-call boxes (ipywidgets makes two models per HTML widget otherwise)."""
+    its tool-call boxes and live terminals (ipywidgets makes a layout model per widget, and a
+    style model per HTML widget, otherwise)."""
 
     def __init__(self) -> None:
         self.html_layout = ipywidgets.Layout()
@@ -57,6 +59,8 @@ class CallPart:
         self.call_id = call_id
         self.shared = shared
         self.revision = -1
+        #: the revisions of its requests shown as HTML (`PermissionRow`) when last rendered
+        self.rows: tuple[int, ...] = ()
         self.content: list[Any] = []
         self.call: ToolCallState | None = None  # the state last rendered
         self.cards: list[Any] = []
@@ -80,6 +84,10 @@ class CallPart:
     def show_row(self, header: str, body: Iterable[str]) -> None:
         """Show the call as a row: its header and its content, as HTML."""
         self.fragment = f'<div class="acp-tool-call">{header}{"".join(body)}</div>'
+
+    def show_fragment(self, html: str) -> None:
+        """Show a row that is not a tool call (a request nobody was asked, with no call)."""
+        self.fragment = html
 
     def show_box(self, header: str, cards: list[Any], body: list[Any]) -> ipywidgets.VBox:
         """Show the call with widgets: ``body`` holds HTML strings (each in a slot of its
@@ -122,6 +130,47 @@ class CallPart:
         return [*own, *self.slots]
 
 
+class RequestRows:
+    """The permission requests nobody was asked (``_card.PermissionRow``: HTML, no widget) of
+    a view: the refresh after each arrived puts it with its listed tool call (its row, or the
+    header of its box), else in a row of its own, at the place it arrived."""
+
+    def __init__(self, shared: Shared) -> None:
+        self._shared = shared
+        #: ``(order key, row)`` of those not placed yet
+        self.unplaced: list[tuple[str, Any]] = []
+        self._loose: dict[str, CallPart] = {}
+
+    def place(self, listed: list[str], parts: dict[str, CallPart], loose: dict[str, Any]) -> None:
+        """Each unplaced row goes to the part of its listed call (made if need be), or into
+        ``loose`` under its order key."""
+        ids = set(listed) if self.unplaced else set()
+        for key, row in self.unplaced:
+            call_id = row.tool_call_id
+            if call_id is not None and call_id in ids:
+                part = parts.get(call_id)
+                if part is None:
+                    part = parts[call_id] = CallPart(call_id, self._shared)
+                part.cards.append(row)
+                part.revision = -1  # laid out again by this refresh
+            else:
+                loose[key] = row
+        self.unplaced.clear()
+
+    def shown(self, key: str, card: Any) -> Any:
+        """What shows a card no listed tool call shows: itself, or for a row, a part of the
+        call groups."""
+        if not isinstance(card, PermissionRow):
+            return card
+        part = self._loose.get(key)
+        if part is None:
+            part = self._loose[key] = CallPart(key, self._shared)
+        if part.rows != (card.revision,):
+            part.rows = (card.revision,)
+            part.show_fragment(card.row_html())
+        return part
+
+
 class CallGroups:
     """The HTML widgets that show runs of consecutive rows: the n-th group of the view's
     timeline is always the n-th widget, so a call that arrives only changes the last one."""
@@ -156,6 +205,15 @@ class CallGroups:
                 part.group = widget
             placed.append(widget)
         return placed
+
+    def trim(self) -> None:
+        """Close the groups the last refresh did not use (call after the timeline no longer
+        lists them): rows that became boxes (a live terminal started) leave their group empty,
+        and how many did depends on when the refreshes fell; a finished turn keeps only what it
+        shows, so re-running a cell leaves the same number of models each time."""
+        for widget in self._widgets[self._used :]:
+            widget.close()  # (not its layout and style: the view's shared ones)
+        del self._widgets[self._used :], self._keys[self._used :]
 
     def widgets(self) -> list[Any]:
         return list(self._widgets)

@@ -16,12 +16,16 @@ opposite of the kind ("Reject" for an ``allow_once``) gets a visible warning.
 When the decision settles, the owner pushes it with :meth:`PermissionCard.mark_decided`
 with what really happened, which may differ (a policy, a cancel, the side panel ...).
 Any path that is not a clear click ends in ``None``: the card fails closed.
+
+A request nobody is asked (a rule decided it) gets no card: a :class:`PermissionRow` shows it
+as HTML in its tool call's row, with the same words (both are :class:`PermissionFacts`).
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import threading
 import unicodedata
 from collections.abc import Callable
 from typing import Any
@@ -58,6 +62,9 @@ from ._sender import clicked_by
 __all__ = [
     "ChooseCallback",
     "PermissionCard",
+    "PermissionFacts",
+    "PermissionIndex",
+    "PermissionRow",
     "button_style",
     "describe_decision",
     "kind_badge",
@@ -308,76 +315,18 @@ Outcome = tuple[str | None, str | None, str]
 """``(option_id, decided_by, detail)``: a settled decision as a card shows it."""
 
 
-class PermissionCard(AskCard):
-    """A live card for one permission request (any thread may call its methods).
+class PermissionFacts:
+    """What every form of a permission request knows and shows: the request (a snapshot), the
+    outcome once its owner pushed it (``mark_decided``), the tool call whose box shows it, and
+    every rendering of it (live HTML, the decision line, the saved transcript). The interactive
+    card (`PermissionCard`) and a request nobody was asked (`PermissionRow`) are its two forms,
+    so both say the same words."""
 
-    It holds the request (a snapshot: the agent's message, validated) and a callback; never
-    the client's decision. Its owner pushes the outcome with :meth:`mark_decided`; ``outcome``
-    makes a card that shows a decision made already (the side panel, a late view).
-    """
-
-    kind = "permission"
-
-    def __init__(
-        self,
-        request: RequestPermissionRequest,
-        on_choose: ChooseCallback,
-        *,
-        timeout: float | None = None,
-        outcome: Outcome | None = None,
-    ) -> None:
-        self._begin_asking()  # before any button (see AskCard)
-        self.request = request
-        self.timeout = timeout
-        self._on_choose = on_choose
-        self._outcome: tuple[str | None, str | None, str] | None = None
-        # A request that cannot be answered unambiguously (duplicate ids ...) gets no live
-        # button: the client answers it cancelled before any card sees it, and should one reach
-        # a card undecided, the card answers it cancelled itself.
-        self.invalid = invalid_options(request)
-        self._call: Any = None  # the tool call whose box shows this card (show_with)
-        self._info = ipywidgets.HTML(value=STYLE + self.request_html())
-        self._buttons: list[ipywidgets.Button] = []
-        self._badges: list[ipywidgets.HTML] = []
-        self._option_html: list[str] = []
-        groups: list[ipywidgets.HBox] = []
-        # An invalid request gets no buttons at all (not even disabled ones): its options may
-        # be thousands, and none of them can be chosen.
-        for option in request.options if self.invalid is None else ():
-            kind = str(option.kind)
-            button = ipywidgets.Button(
-                description=visible(option.name),  # styled by kind, never by name
-                button_style=button_style(kind),
-                tooltip=kind_badge(kind) if _effect(kind) else visible(kind),
-                layout=ipywidgets.Layout(width="auto"),  # the whole label, never "Allo…"
-            )
-            for name in _kind_classes(kind):
-                button.add_class(name)
-            button.on_click(self._click_handler(option.option_id))
-            self._buttons.append(button)
-            said = option_badge_html(option)
-            self._option_html.append(said)
-            parts: list[Any] = [button]
-            if said:  # a badge (a widget model) only where it adds something
-                badge = ipywidgets.HTML(value=said, layout=ipywidgets.Layout(width="auto"))
-                self._badges.append(badge)
-                parts.append(badge)
-            group = ipywidgets.HBox(parts)
-            group.add_class("acp-card-option")
-            groups.append(group)
-        self._button_box = ipywidgets.HBox(groups, layout=ipywidgets.Layout(flex_flow="row wrap"))
-        super().__init__(children=[self._info, self._button_box, self._status])
-        self.add_class("acp-card")
-        with self._lock:
-            if self._chosen and self._outcome is None:  # clicked while the buttons were built
-                for button in self._buttons:
-                    button.disabled = True
-        if outcome is not None:
-            self.mark_decided(*outcome)
-        elif self.invalid is not None:
-            self._choose(None, "invalid")
-        elif timeout is not None:
-            self._start_countdown(timeout, lambda: self._choose(None, "timeout"))
+    request: RequestPermissionRequest
+    #: why the request cannot be answered unambiguously (duplicate option ids ...), else None
+    invalid: str | None
+    _outcome: Outcome | None
+    _call: Any  # the tool call whose box (or row) shows the request (show_with)
 
     # -- facts -----------------------------------------------------------------------------
     @property
@@ -421,50 +370,6 @@ class PermissionCard(AskCard):
             return "pending"
         return describe_decision(self.request, *outcome)
 
-    @property
-    def buttons(self) -> list[ipywidgets.Button]:
-        return list(self._buttons)
-
-    @property
-    def option_html(self) -> list[str]:
-        """What is beside each button, in option order: its kind badge where the name does not
-        say it, any warning; ``""`` where the button says it all."""
-        return list(self._option_html)
-
-    # -- choosing -------------------------------------------------------------------------
-    def _click_handler(self, option_id: str) -> Callable[[Any], None]:
-        def click(_button: Any) -> None:
-            if self.invalid is None:  # a stale view may still click a disabled button
-                self._choose(option_id, "click")
-
-        return click
-
-    def _choose(self, option_id: str | None, decided_by: str) -> None:
-        self._report_once(lambda: self._on_choose(option_id, decided_by), decided_by)
-
-    # -- AskCard ----------------------------------------------------------------------------
-    def _disable(self) -> None:
-        for button in self._buttons:
-            button.disabled = True
-
-    def _answer_closed(self) -> None:
-        self._choose(None, "closed")
-
-    def _owned(self) -> list[Any]:
-        groups = list(self._button_box.children)
-        return [*self._buttons, *self._badges, *groups, self._button_box, self._info, self._status]
-
-    def mark_decided(self, option_id: str | None, decided_by: str | None, detail: str = "") -> None:
-        """Show the outcome and disable every button (idempotent)."""
-        with self._lock:
-            self._outcome = (option_id, decided_by, detail)
-            if self._status.comm is not None:
-                shown = self.request.options if self.invalid is None else []
-                for button, option in zip(self._buttons, shown, strict=True):
-                    if option.option_id == option_id:
-                        button.icon = "check"
-            self._show_decision(self._decision_html(option_id, decided_by, detail))
-
     def _decision_html(self, option_id: str | None, decided_by: str | None, detail: str) -> str:
         """The settled line, the chosen kind as a badge beside it (the kind classes colour it)."""
         line = describe_decision(self.request, option_id, decided_by, detail, with_kind=False)
@@ -476,17 +381,12 @@ class PermissionCard(AskCard):
             html += f' <span class="{classes} acp-card-decision-kind">{e(kind_badge(kind))}</span>'
         return html
 
-    # -- the tool call around the card ------------------------------------------------------
+    # -- the tool call around the request ---------------------------------------------------
     def show_with(self, call: Any) -> None:
-        """The card sits in the box of tool call ``call`` (a ``ToolCallState``, read on the
-        thread that applies updates): what that box already shows, the card does not repeat
-        (see :meth:`request_html`)."""
-        with self._lock:
-            self._call = call
-            if self._info.comm is not None:
-                value = STYLE + self.request_html(call=call)
-                if self._info.value != value:
-                    self._info.value = value
+        """The request sits with tool call ``call`` (a ``ToolCallState``, read on the thread
+        that applies updates): what the call already shows, the request does not repeat (see
+        :meth:`request_html`)."""
+        self._call = call
 
     def _command(self) -> str | None:
         """The one command this request asks to run: a command subject's, or the one command
@@ -596,8 +496,28 @@ class PermissionCard(AskCard):
             parts.append(generic_html(wire(subject), "subject (unknown type)"))
         return '<div class="acp-card-request">' + "".join(parts) + "</div>"
 
+    def _kept(self, kind: str, call: Any, make: Callable[[], Any]) -> Any:
+        """``make()``, kept while the outcome and tool call ``call`` (its revision) stay the
+        same: the saved transcript renders every request again every few seconds while the
+        turn runs (a turn of 1,000 requests spent most of its kernel time there)."""
+        key = (self._outcome, getattr(call, "revision", None))
+        kept = self.__dict__.setdefault("_renders", {})
+        last = kept.get(kind)
+        if last is not None and last[0] == key and last[1] is call:
+            return last[2]
+        value = make()
+        kept[kind] = (key, call, value)
+        return value
+
     def transcript_html(self, call: Any = None) -> str:
         """The card for a static transcript (``call``: as in :meth:`request_html`)."""
+        return str(self._kept("html", call, lambda: self._transcript_html(call)))
+
+    def transcript_text(self, call: Any = None) -> list[str]:
+        """Plain lines of the card (``call``: as in :meth:`request_html`)."""
+        return list(self._kept("text", call, lambda: self._transcript_text(call)))
+
+    def _transcript_html(self, call: Any) -> str:
         options = ", ".join(
             f"{e(visible(o.name))} {option_badge_html(o)}" for o in self.request.options
         )
@@ -606,8 +526,7 @@ class PermissionCard(AskCard):
             f"<div>options: {options}</div><div><b>{e(self.outcome_text)}</b></div></div>"
         )
 
-    def transcript_text(self, call: Any = None) -> list[str]:
-        """Plain lines of the card (``call``: as in :meth:`request_html`)."""
+    def _transcript_text(self, call: Any) -> list[str]:
         request = self.request
         lines = [f"Permission request: {self._title(call)}"]
         if request.description:
@@ -655,6 +574,135 @@ class PermissionCard(AskCard):
             "text/html": STYLE + self.transcript_html(),
         }
 
+
+class PermissionCard(PermissionFacts, AskCard):
+    """A live card for one permission request (any thread may call its methods).
+
+    It holds the request (a snapshot: the agent's message, validated) and a callback; never
+    the client's decision. Its owner pushes the outcome with :meth:`mark_decided`; ``outcome``
+    makes a card that shows a decision made already (the side panel, a late view).
+    """
+
+    kind = "permission"
+
+    def __init__(
+        self,
+        request: RequestPermissionRequest,
+        on_choose: ChooseCallback,
+        *,
+        timeout: float | None = None,
+        outcome: Outcome | None = None,
+    ) -> None:
+        self._begin_asking()  # before any button (see AskCard)
+        self.request = request
+        self.timeout = timeout
+        self._on_choose = on_choose
+        self._outcome: tuple[str | None, str | None, str] | None = None
+        # A request that cannot be answered unambiguously (duplicate ids ...) gets no live
+        # button: the client answers it cancelled before any card sees it, and should one reach
+        # a card undecided, the card answers it cancelled itself.
+        self.invalid = invalid_options(request)
+        self._call: Any = None  # the tool call whose box shows this card (show_with)
+        self._info = ipywidgets.HTML(value=STYLE + self.request_html())
+        self._buttons: list[ipywidgets.Button] = []
+        self._badges: list[ipywidgets.HTML] = []
+        self._option_html: list[str] = []
+        groups: list[ipywidgets.HBox] = []
+        # An invalid request gets no buttons at all (not even disabled ones): its options may
+        # be thousands, and none of them can be chosen.
+        for option in request.options if self.invalid is None else ():
+            kind = str(option.kind)
+            button = ipywidgets.Button(
+                description=visible(option.name),  # styled by kind, never by name
+                button_style=button_style(kind),
+                tooltip=kind_badge(kind) if _effect(kind) else visible(kind),
+                layout=ipywidgets.Layout(width="auto"),  # the whole label, never "Allo…"
+            )
+            for name in _kind_classes(kind):
+                button.add_class(name)
+            button.on_click(self._click_handler(option.option_id))
+            self._buttons.append(button)
+            said = option_badge_html(option)
+            self._option_html.append(said)
+            parts: list[Any] = [button]
+            if said:  # a badge (a widget model) only where it adds something
+                badge = ipywidgets.HTML(value=said, layout=ipywidgets.Layout(width="auto"))
+                self._badges.append(badge)
+                parts.append(badge)
+            group = ipywidgets.HBox(parts)
+            group.add_class("acp-card-option")
+            groups.append(group)
+        self._button_box = ipywidgets.HBox(groups, layout=ipywidgets.Layout(flex_flow="row wrap"))
+        super().__init__(children=[self._info, self._button_box, self._status])
+        self.add_class("acp-card")
+        with self._lock:
+            if self._chosen and self._outcome is None:  # clicked while the buttons were built
+                for button in self._buttons:
+                    button.disabled = True
+        if outcome is not None:
+            self.mark_decided(*outcome)
+        elif self.invalid is not None:
+            self._choose(None, "invalid")
+        elif timeout is not None:
+            self._start_countdown(timeout, lambda: self._choose(None, "timeout"))
+
+    # -- facts -----------------------------------------------------------------------------
+    @property
+    def buttons(self) -> list[ipywidgets.Button]:
+        return list(self._buttons)
+
+    @property
+    def option_html(self) -> list[str]:
+        """What is beside each button, in option order: its kind badge where the name does not
+        say it, any warning; ``""`` where the button says it all."""
+        return list(self._option_html)
+
+    # -- choosing -------------------------------------------------------------------------
+    def _click_handler(self, option_id: str) -> Callable[[Any], None]:
+        def click(_button: Any) -> None:
+            if self.invalid is None:  # a stale view may still click a disabled button
+                self._choose(option_id, "click")
+
+        return click
+
+    def _choose(self, option_id: str | None, decided_by: str) -> None:
+        self._report_once(lambda: self._on_choose(option_id, decided_by), decided_by)
+
+    # -- AskCard ----------------------------------------------------------------------------
+    def _disable(self) -> None:
+        for button in self._buttons:
+            button.disabled = True
+
+    def _answer_closed(self) -> None:
+        self._choose(None, "closed")
+
+    def _owned(self) -> list[Any]:
+        groups = list(self._button_box.children)
+        return [*self._buttons, *self._badges, *groups, self._button_box, self._info, self._status]
+
+    def mark_decided(self, option_id: str | None, decided_by: str | None, detail: str = "") -> None:
+        """Show the outcome and disable every button (idempotent)."""
+        with self._lock:
+            self._outcome = (option_id, decided_by, detail)
+            if self._status.comm is not None:
+                shown = self.request.options if self.invalid is None else []
+                for button, option in zip(self._buttons, shown, strict=True):
+                    if option.option_id == option_id:
+                        button.icon = "check"
+            self._show_decision(self._decision_html(option_id, decided_by, detail))
+
+    # -- the tool call around the card ------------------------------------------------------
+    def show_with(self, call: Any) -> None:
+        """The card sits in the box of tool call ``call`` (a ``ToolCallState``, read on the
+        thread that applies updates): what that box already shows, the card does not repeat
+        (see :meth:`request_html`)."""
+        with self._lock:
+            self._call = call
+            if self._info.comm is not None:
+                value = STYLE + self.request_html(call=call)
+                if self._info.value != value:
+                    self._info.value = value
+
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         bundle: dict[str, Any] = super()._repr_mimebundle_(**kwargs)
         bundle["text/plain"] = self.static_bundle()["text/plain"]
@@ -662,3 +710,84 @@ class PermissionCard(AskCard):
 
     def __repr__(self) -> str:
         return f"PermissionCard({self.request.title!r}, {self.outcome_text!r})"
+
+
+class PermissionIndex:
+    """The permission requests of a view (cards and rows) by the terminal and the tool call
+    each is about: a terminal's header and its saved transcript read them on every refresh,
+    so a turn of 1,000 requests must not look through all of them for each terminal."""
+
+    def __init__(self) -> None:
+        self._about: dict[tuple[str, str], list[PermissionFacts]] = {}
+
+    def add(self, request: PermissionFacts) -> None:
+        for kind, key in (("terminal", request.terminal_id), ("call", request.tool_call_id)):
+            if key is not None:
+                self._about.setdefault((kind, key), []).append(request)
+
+    def about(self, terminal_id: str, call_ids: set[str]) -> list[PermissionFacts]:
+        """The requests about terminal ``terminal_id`` or one of the calls ``call_ids``."""
+        found = list(self._about.get(("terminal", terminal_id), ()))
+        for call_id in call_ids:
+            found += [r for r in self._about.get(("call", call_id), ()) if r not in found]
+        return found
+
+
+#: What a row says of a request a rule took but whose outcome is not pushed yet (the client
+#: settles the decision right after the rule answered: a row shows it only between the two).
+DECIDING = "deciding…"
+
+
+class PermissionRow(PermissionFacts):
+    """A permission request nobody was asked about: an ``--allow``/``--deny`` rule decided it,
+    or it was settled before anything showed it. It makes no widget (a turn of 1,000 such
+    requests must not open 35,000 models): its tool call's row shows it as HTML
+    (:meth:`row_html`: the request as the card shows it, and the card's decision line), and
+    the saved transcript says what decided it with the card's words (`PermissionFacts`).
+
+    Its owner pushes the outcome with :meth:`mark_decided`, as to a card; ``revision`` counts
+    those pushes, so the view knows when to render the row again. Any thread may call it."""
+
+    def __init__(self, request: RequestPermissionRequest, *, outcome: Outcome | None = None):
+        self.request = request
+        self.invalid = invalid_options(request)
+        self._call = None
+        self._lock = threading.Lock()
+        self._outcome = None
+        self.revision = 0
+        if outcome is not None:
+            self.mark_decided(*outcome)
+
+    def mark_decided(self, option_id: str | None, decided_by: str | None, detail: str = "") -> None:
+        """Record the outcome (idempotent); the next refresh of the view shows it."""
+        with self._lock:
+            outcome = (option_id, decided_by, detail)
+            if outcome != self._outcome:
+                self._outcome = outcome
+                self.revision += 1
+
+    def row_html(self, call: Any = None) -> str:
+        """The request and its decision, as HTML for the row of tool call ``call`` (or a row of
+        its own): every agent string escaped, hidden characters made visible, as on a card."""
+        outcome = self._outcome
+        if outcome is None:
+            status = f'<span class="acp-card-status">{e(DECIDING)}</span>'
+        else:
+            status = self._decision_html(*outcome)
+        return (
+            f'<div class="acp-card acp-card-row {NO_MATH}">{self.request_html(call=call)}'
+            f'<div class="acp-card-outcome">{status}</div></div>'
+        )
+
+    @property
+    def buttons(self) -> list[Any]:
+        """None: nobody is asked."""
+        return []
+
+    def close_quietly(self) -> None:
+        """Nothing to close (no widget); as a card's, for the owner that closes its cards."""
+
+    close = close_quietly
+
+    def __repr__(self) -> str:
+        return f"PermissionRow({self.request.title!r}, {self.outcome_text!r})"

@@ -38,8 +38,8 @@ from .._state import (
 )
 from ._asking import AskCard, close_deep
 from ._background import BackgroundSection
-from ._calls import CallGroups, CallPart, Shared
-from ._card import PermissionCard
+from ._calls import CallGroups, CallPart, RequestRows, Shared
+from ._card import PermissionFacts, PermissionIndex, PermissionRow
 from ._mode import ModeLine
 from ._parts import (
     STYLE,
@@ -183,8 +183,10 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         self._opened: set[str] = set()  # listed terminals opened on demand
         self._listed: dict[str, None] = {}  # terminals past the cap, in the order first seen
         self._list: TerminalList | None = None
-        self._cards: list[PermissionCard] = []
-        self._loose_cards: dict[str, PermissionCard] = {}
+        self._cards: list[Any] = []  # every card, and every request shown as a row
+        self._loose_cards: dict[str, Any] = {}  # those with no listed tool call, by order key
+        self._rows = RequestRows(self._shared)  # the requests nobody was asked
+        self._asked = PermissionIndex()  # the permission requests, by terminal and call
         self._keys: dict[str, Any] = {}  # last rendered key of each simple part
         html = self._shared.html  # (the sections share its layout and style)
         self._style = html(STYLE)
@@ -253,11 +255,14 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                 if self._shows(msg):
                     shown[("message", msg.message_id)] = self._sync_message(msg)
             listed = self._listed_calls(calls)
+            self._rows.place(listed, self._calls, self._loose_cards)
             for call_id in listed:
                 shown[("call", call_id)] = self._sync_call(calls[call_id])
             for key, card in self._loose_cards.items():
-                shown[("card", key)] = card
+                shown[("card", key)] = self._rows.shown(key, card)
             set_children(self._timeline, self._timeline_children(shown))
+            if turn.done:  # the groups of rows no longer shown (became boxes) are closed
+                self._groups.trim()
 
             sections: list[Any] = [self._style, self._prompt]
             if self._mode.sync(running=not turn.done):
@@ -366,9 +371,11 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         part = self._calls.get(call.tool_call_id)
         if part is None:
             part = self._calls[call.tool_call_id] = CallPart(call.tool_call_id, self._shared)
-        if part.revision == call.revision:
+        rows = tuple(c.revision for c in part.cards if isinstance(c, PermissionRow))
+        if part.revision == call.revision and part.rows == rows:
             return part
         part.revision = call.revision
+        part.rows = rows
         part.content = list(call.content)
         part.call = call
         self._layout_call(part)
@@ -394,10 +401,12 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                     title and title in live and len(title) <= LIVE_HEADER_COMMAND_CHARS
                 ),
             )
-        for card in part.cards:
+        cards = [c for c in part.cards if not isinstance(c, PermissionRow)]
+        for card in cards:
             card.show_with(call)
         # Terminals without a live view (not started yet, or past the cap) share one line, at
         # the place of the first: a call with 1,000 terminals does not make 1,000 of them.
+        header += "".join(c.row_html(call) for c in part.cards if isinstance(c, PermissionRow))
         body: list[Any] = []
         quiet: list[Any] = []
         quiet_at = -1
@@ -418,10 +427,10 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             body[quiet_at] = self._quiet_terminals_html(quiet)
         if call is not None:
             body.append(_io_html(call))
-        if part.cards or any(not isinstance(piece, str) for piece in body):
+        if cards or any(not isinstance(piece, str) for piece in body):
             # The card comes before what it authorises (it is asked before anything runs), so
             # its buttons stay near the header however long the diff or the output grows.
-            part.show_box(header, part.cards, body)
+            part.show_box(header, cards, body)
         else:
             part.show_row(header, body)
 
@@ -504,7 +513,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
     def _sync_terminal(self, term_id: str, term: TerminalState) -> None:
         feed = self._terms.get(term_id)
         if feed is None:
-            widget = TerminalWidget(terminal_id=term_id)
+            widget = TerminalWidget(terminal_id=term_id, layout=self._shared.box_layout)
             if self._on_terminal is not None:
                 self._on_terminal(widget)
             if self._on_cancel_terminal is not None:
@@ -607,12 +616,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         about it: one still asking means nothing ran yet; all of them refused means nothing ran.
         A turn cancelled (or a tool call of it cancelled) cuts a run."""
         calls = set(term.tool_call_ids)
-        cards = [  # (the view also holds question and code cards: they ask about no command)
-            card
-            for card in self._cards
-            if isinstance(card, PermissionCard)
-            and (card.terminal_id == term.terminal_id or card.tool_call_id in calls)
-        ]
+        cards = self._asked.about(term.terminal_id, calls)
         known = self.turn.tool_calls
         cancelled = self.turn.stop_reason == "cancelled" or any(
             getattr(known.get(call_id), "status", None) == "cancelled" for call_id in calls
@@ -698,10 +702,9 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         held = self._grants() if self._grants is not None else 0
         if not held:
             return ""
-        asked_calls = {
-            card.tool_call_id for card in self._cards if isinstance(card, PermissionCard)
-        }
-        asked_terms = {card.terminal_id for card in self._cards if isinstance(card, PermissionCard)}
+        asked = [card for card in self._cards if isinstance(card, PermissionFacts)]
+        asked_calls = {card.tool_call_id for card in asked}
+        asked_terms = {card.terminal_id for card in asked}
         ran = sum(
             1
             for call in list(turn.tool_calls.values())
@@ -764,12 +767,19 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         set_if_changed(self._footer, "value", self.footer_html(turn, live=True))
 
     # -- permission cards ----------------------------------------------------------------------
-    def add_card(self, card: PermissionCard) -> None:
-        """Show ``card`` with the tool call it is about, else in arrival order."""
+    def add_card(self, card: Any) -> None:
+        """Show ``card`` with its tool call, else in arrival order (a row: on the next refresh)."""
         with self._lock:
             if self._closed:
                 return
             self._cards.append(card)
+            if isinstance(card, PermissionFacts):  # (not question and code cards)
+                self._asked.add(card)
+            if isinstance(card, PermissionRow):
+                key = f"row{len(self._cards)}"
+                self._order.setdefault(("card", key), None)  # its place, if it has no call
+                self._rows.unplaced.append((key, card))
+                return
             self.refresh()
             call_id = card.tool_call_id
             part = self._calls.get(call_id) if call_id is not None else None
@@ -784,7 +794,8 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
                 self.refresh()
 
     @property
-    def cards(self) -> list[PermissionCard]:
+    def cards(self) -> list[Any]:
+        """The cards shown, and the requests shown as rows (`PermissionRow`), in order."""
         return list(self._cards)
 
     # -- terminals -----------------------------------------------------------------------------
@@ -814,7 +825,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
         part = self._calls.get(call_id)
         return part.shown_in if part is not None else None
 
-    def call_cards(self, call_id: str) -> list[PermissionCard]:
+    def call_cards(self, call_id: str) -> list[Any]:
         part = self._calls.get(call_id)
         return list(part.cards) if part is not None else []
 
@@ -881,7 +892,7 @@ class TurnView(ipywidgets.VBox):  # type: ignore[misc]
             owned += self._shared.widgets()
             if self._background is not None:
                 owned += [*self._background.widgets(), self._background]
-            owned += self._cards
+            owned += [c for c in self._cards if not isinstance(c, PermissionRow)]
         for widget in owned:
             close_deep(widget)
         close_deep(self)
