@@ -13,9 +13,7 @@ The parser is imported on first use: ``%load_ext`` does not pay for it.
 
 from __future__ import annotations
 
-import posixpath
 import re
-import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
@@ -34,9 +32,11 @@ from ._shell_text import (
     Word,
     decode_ansi_c,
     descendants,
+    device_target,
     gaps,
     is_stdin,
     node_text,
+    odd_program,
     parse,
     plain_name,
     substitutions,
@@ -84,16 +84,6 @@ _RESERVED = frozenset(
 _GLOB_CHARS = frozenset("*?")
 # Files a redirection may write without a rule that says so: they are no files.
 _HARMLESS_TARGETS = frozenset({"/dev/null"})  # not /dev/stdout: stdout may be a file
-# The only files under /dev a redirection may name (bash opens a network connection for
-# `/dev/tcp/HOST/PORT` and `/dev/udp/HOST/PORT`: no such file exists, bash makes one up).
-DEVICE_TARGETS = frozenset(
-    {"/dev/null", "/dev/zero", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/random"}
-    | {"/dev/urandom"}
-)
-_FD_DEVICE = re.compile(r"/dev/fd/\d+")
-# Characters a program's name may not hold once quotes are removed: a rule matches a command as
-# its words joined by spaces, so `'ls -l; rm -rf ~'` (one word) would read as `ls -l; rm -rf ~`.
-_SHELL_CHARS = frozenset(";&|<>()$`\\\"'*?[]{}#!")
 # Wrappers that take any leading `NAME=value` operand as an assignment, whatever NAME is.
 _ANY_NAME_ASSIGNS = frozenset({"env", "sudo"})
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -157,29 +147,6 @@ def read_command(command: str) -> Reading:
 
 def basename(program: str) -> str:
     return program.rsplit("/", 1)[-1]
-
-
-def odd_program(program: str) -> bool:
-    """Whether a program's name (quotes removed) holds a blank, a control or format character
-    or a character the shell reads as syntax (``'ls -l; rm x'``, ``"ls "``): no rule matches
-    it (``[``, the test builtin, is a name)."""
-    if program == "[":
-        return False
-    return any(
-        ch in _SHELL_CHARS or ch.isspace() or unicodedata.category(ch)[0] in "CZ" for ch in program
-    )
-
-
-def device_target(target: str) -> bool:
-    """Whether a redirection's target (quotes removed) is a file under ``/dev`` other than
-    :data:`DEVICE_TARGETS` and ``/dev/fd/N``: ``/dev/tcp/HOST/PORT`` is a network connection
-    to bash, ``/dev/sda`` a disk."""
-    if not target.startswith("/"):
-        return False
-    path = posixpath.normpath(re.sub("/+", "/", target))
-    if path != "/dev" and not path.startswith("/dev/"):
-        return False
-    return path not in DEVICE_TARGETS and _FD_DEVICE.fullmatch(path) is None
 
 
 def allow_program(program: str) -> str:
