@@ -781,6 +781,7 @@ def test_finding_6_a_call_with_more_text_blocks_than_are_judged_is_asked() -> No
         (("git log*",), "git log --oneline", allowed("git log*")),
         (("git log*",), "git log --output=.bashrc", ASK),
         (("git log*",), "git log --outp .bashrc", ASK),
+        (("git log*",), "git log -p --ext-diff", ASK),  # runs the configured diff program
         (("git log --output=* *",), "git log --output=x -3", allowed("git log --output=* *")),
         (("find . -name *",), "find . -name x", allowed("find . -name *")),
         (("find . -name *",), "find . -name x -delete", ASK),

@@ -52,19 +52,21 @@ redirections as words (``echo hi > f``; ``2>&1``). Environment assignments in fr
   (``--allow 'echo *'`` does not approve ``sudo echo x``), except for ``command``, ``builtin``
   and ``exec``, which run the same program (``time`` is a program in dash, so it needs a rule).
   A program under ``xargs`` also gets arguments read from its input, so the glob must match it
-  with any arguments added (``rm *`` does; ``rm -i`` does not), and without any unless
-  ``xargs -r`` is given. Allow compares a program named with a path by its
+  with any arguments added (``cat *`` does; ``cat -n`` does not; for a program of
+  :data:`EFFECT_OPTIONS`, whose added arguments may be such options, only ``*``), and without
+  any unless ``xargs -r`` is given. Allow compares a program named with a path by its
   basename only in ``/bin``, ``/usr/bin``, ``/sbin``, ``/usr/sbin`` and ``/usr/local/bin``:
   ``./echo hi`` is not ``echo hi``. A program's name with a blank or a shell character in it
   (``'ls -l; rm x'``) and a redirection to a ``/dev`` file not listed (``< /dev/tcp/h/80``)
   are never static. An option of :data:`EFFECT_OPTIONS` (``rm -f``, ``find -delete``,
-  ``git --output``, ``sort -o``, ``sed -i``) is approved only by a rule that names it as a
-  word, or ``*`` alone: ``rm -i *`` does not approve ``rm -i -f x``.
+  ``git --output``, ``git --ext-diff``, ``sort -o``, ``sed -i``) is approved only by a rule
+  that names it as a word, or ``*`` alone: ``rm -i *`` does not approve ``rm -i -f x``.
 
 What neither can see: what a program does once it runs. An interpreter running code
-(``python -c``, ``perl -e``, ``node -e``), ``find -delete`` and ``find -exec``, ``git`` aliases,
-``make``, scripts on disk, and programs that run others besides the wrappers above (``watch``,
-``flock``, ``su -c``, ``ssh``). A deny rule is a guard rail, not a sandbox.
+(``python -c``, ``perl -e``, ``node -e``), ``find -delete`` and ``find -exec`` (for deny; allow
+sees the options above), ``git`` aliases, ``make``, scripts on disk, and programs that run
+others besides the wrappers above (``watch``, ``flock``, ``su -c``, ``ssh``). A deny rule is a
+guard rail, not a sandbox.
 
 Deny wins over allow. A decision picks an *offered* option: ``allow_once`` for allow (never
 ``allow_always``: a rule approves one request, and when ``allow_once`` is not offered a person is
@@ -371,7 +373,7 @@ _FIND_EFFECTS = frozenset(
 EFFECT_OPTIONS: dict[str, Callable[[str], bool]] = {
     "rm": _rm_effect,
     "find": _FIND_EFFECTS.__contains__,
-    "git": _long_option(("--output",), ""),
+    "git": _long_option(("--output", "--ext-diff"), ""),
     "sort": _long_option(("--output",), "o"),
     "sed": _long_option(("--in-place",), "i"),
 }
