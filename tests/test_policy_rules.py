@@ -760,3 +760,86 @@ def test_finding_6_a_call_with_more_text_blocks_than_are_judged_is_asked() -> No
     over = request({"type": "tool_call", "toolCall": call})
     assert STAR_NO_RM.decide(over) is None
     assert outcome(Policy(allow=("*",)).decide(over)) == allowed("*")  # no deny: nothing to see
+
+
+# -- round 3: options a rule's `*` does not cover, titles read as commands, unknown input -------
+
+
+@pytest.mark.parametrize(
+    ("rules", "text", "expected"),
+    [
+        (("rm -i *",), "rm -i x", allowed("rm -i *")),
+        (("rm -i *",), "rm -i -f x", ASK),
+        (("rm -i *",), "rm -i -rf x", ASK),
+        (("rm -i *",), "rm -i --force x", ASK),
+        (("rm -i *",), "rm -i --forc x", ASK),  # getopt takes a prefix
+        (("rm -i *",), "rm -i --interactive=never x", ASK),
+        (("rm -i *",), "rm -i --interactive=always x", allowed("rm -i *")),
+        (("rm -f *",), "rm -f x", allowed("rm -f *")),  # the rule names it
+        (("rm *",), "rm -f x", ASK),
+        (("*",), "rm -rf x", allowed("*")),  # `*` alone, as for writes
+        (("git log*",), "git log --oneline", allowed("git log*")),
+        (("git log*",), "git log --output=.bashrc", ASK),
+        (("git log*",), "git log --outp .bashrc", ASK),
+        (("git log*",), "git log -p --ext-diff", ASK),  # runs the configured diff program
+        (("git log --output=* *",), "git log --output=x -3", allowed("git log --output=* *")),
+        (("find . -name *",), "find . -name x", allowed("find . -name *")),
+        (("find . -name *",), "find . -name x -delete", ASK),
+        (("find . -name *",), "find . -name x -exec rm {} ;", ASK),
+        (("find * -delete",), "find . -name x -delete", allowed("find * -delete")),
+        (("sort *",), "sort -o out f", ASK),
+        (("sort *",), "sort -rn f", allowed("sort *")),
+        (("sed *",), "sed -i s/a/b/ f", ASK),
+        (("sed *",), "sed -n 1p f", allowed("sed *")),
+        (("sudo *", "rm -i *"), "sudo rm -i -f x", ASK),  # the wrapped command too
+        (("ls *", "rm *"), "ls | xargs rm", ASK),  # xargs may add `-f`
+        (("ls -l", "*"), "ls -l | xargs rm", allowed("ls -l", "*")),
+    ],
+)
+def test_a_rules_star_does_not_cover_an_option_that_deletes_writes_or_runs(
+    rules: tuple[str, ...], text: str, expected: tuple[str, str] | None
+) -> None:
+    assert outcome(Policy(allow=rules).decide(command(text))) == expected
+
+
+@pytest.mark.parametrize(
+    ("rules", "req", "expected"),
+    [
+        # Gemini: the command is the title of an execute call, judged as a command
+        (("ls *",), execute_call("ls -l"), allowed("ls *")),
+        (("ls *",), execute_call("ls -l; rm -f x"), ASK),
+        (("ls *",), execute_call("ls -l $(rm -f x)"), ASK),
+        (("echo *",), execute_call("echo hi > ~/.bashrc"), ASK),
+        # Kimi: `Shell: command` under a rule `Shell: GLOB`
+        (("Shell: ls *",), execute_call("Shell: ls -l"), allowed("Shell: ls *")),
+        (("Shell: ls *",), execute_call("Shell: ls -l; rm -f x"), ASK),
+        (("Shell: ls *",), execute_call("Shell: ls -l", kind="other"), allowed("Shell: ls *")),
+        (("Shell: ls *",), execute_call("Shell: ls -l\nrm x", kind="other"), ASK),
+        (("Shell*",), execute_call("Shell: ls -l; rm -f x"), ASK),  # judged whole
+        (("Shell: *",), execute_call("Shell: ls -l; pwd"), allowed("Shell: *")),
+        # not a command: a name, matched as text
+        (("Write *",), tool_call("Write a.txt; rm x"), allowed("Write *")),
+        (("mcp__fs__*",), execute_call("mcp__fs__read (x)", kind="other"), allowed("mcp__fs__*")),
+    ],
+)
+def test_a_title_that_is_a_command_is_judged_as_one(
+    rules: tuple[str, ...], req: RequestPermissionRequest, expected: tuple[str, str] | None
+) -> None:
+    assert outcome(Policy(allow=rules).decide(req)) == expected
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [{"cmd_line": "ls"}, {"arguments": {"command": "ls"}}, {"args": ["ls"]}, {"input": "ls\n"}],
+)
+def test_an_other_call_with_input_under_unknown_keys_is_asked_while_a_deny_is_set(
+    raw: dict[str, Any],
+) -> None:
+    req = execute_call("run_shell", raw, kind="other")
+    assert STAR_NO_RM.decide(req) is None
+    assert tool_call_command_unknown(req)
+    assert outcome(Policy(allow=("*",)).decide(req)) == allowed("*")  # no deny: the title
+    as_text = execute_call("run (shell MCP Server)", None, '{"cmd": "ls"}', kind="other")
+    assert STAR_NO_RM.decide(as_text) is None
+    numbers = execute_call("count", {"n": 3}, kind="other")  # no text: it names no command
+    assert outcome(STAR_NO_RM.decide(numbers)) == allowed("*")

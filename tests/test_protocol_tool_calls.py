@@ -20,6 +20,7 @@ from acp_notebook._protocol._tool_calls import (
     ToolCallLocation,
     UnknownDiffChange,
     UnknownToolCallContent,
+    call_command_unknown,
     content_texts,
     raw_input_command,
     raw_input_commands,
@@ -185,3 +186,38 @@ def test_the_text_content_of_a_tool_call() -> None:
     )
     assert content_texts(call) == ["rm -f x", "ls"]
     assert content_texts(ToolCallFields.from_wire({"toolCallId": "c"})) == []
+
+
+@pytest.mark.parametrize(
+    ("kind", "raw", "text", "unknown"),
+    [
+        ("execute", None, None, True),
+        ("execute", {"command": "ls"}, None, False),
+        ("execute", {"command": 7}, None, True),
+        ("other", {"cmd_line": "rm -f x"}, None, True),
+        ("other", {"arguments": {"command": "rm -f x"}}, None, True),
+        (None, {"bash_command": "rm -f x"}, None, True),
+        ("other", {"args": ["rm", "-f", "x"]}, None, True),
+        ("other", "rm -f x", None, True),
+        ("other", {"x": 1, "y": [True, None]}, None, False),  # no text: no command
+        ("other", None, '{"cmd": "rm -f x"}', True),  # arguments as JSON text
+        ("other", None, '{"cmd": ', True),  # JSON-like text that does not parse
+        ("other", None, "rm -f x", False),  # text: deny reads it as a command
+        ("other", {}, None, False),
+        ("other", {"command": "ls"}, None, False),
+        ("read", {"path": "a"}, None, False),
+        ("edit", {"path": "a", "cmd": {"x": 1}}, None, False),
+        ("switch_mode", {"mode": "code"}, None, False),
+    ],
+)
+def test_a_call_whose_command_cannot_be_read(
+    kind: str | None, raw: object, text: str | None, unknown: bool
+) -> None:
+    wire: dict[str, object] = {"toolCallId": "c", "title": "t"}
+    if kind is not None:
+        wire["kind"] = kind
+    if raw is not None:
+        wire["rawInput"] = raw
+    if text is not None:
+        wire["content"] = [{"type": "content", "content": {"type": "text", "text": text}}]
+    assert call_command_unknown(ToolCallFields.model_validate(wire)) is unknown

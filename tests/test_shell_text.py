@@ -7,8 +7,10 @@ import pytest
 from acp_notebook._policy._shell_text import (
     decode_ansi_c,
     descendants,
+    device_target,
     is_stdin,
     node_text,
+    odd_program,
     parse,
     plain_name,
     substitutions,
@@ -112,3 +114,51 @@ def test_ansi_c_escapes_whose_meaning_varies_are_none(body: str) -> None:
 )
 def test_is_stdin(path: str, stdin: bool) -> None:
     assert is_stdin(path) is stdin
+
+
+@pytest.mark.parametrize(
+    ("program", "odd"),
+    [
+        ("ls", False),
+        ("/usr/bin/git", False),
+        ("g++", False),
+        ("python3.11", False),
+        ("[", False),  # the test builtin
+        ("Shell:", False),
+        ("ls -l; rm -rf ~", True),
+        ("ls ", True),
+        ("ls\tx", True),
+        ("\u00a0ls", True),  # a no-break space
+        ("ls\u200b", True),  # a zero-width space (a format character)
+        ("ls\x1c", True),
+        ("a|b", True),
+        ("a$b", True),
+        ("a*", True),
+        ("x#", True),
+    ],
+)
+def test_odd_program_names(program: str, odd: bool) -> None:
+    assert odd_program(program) is odd
+
+
+@pytest.mark.parametrize(
+    ("target", "device"),
+    [
+        ("/dev/tcp/127.0.0.1/80", True),
+        ("/dev/udp/10.0.0.1/53", True),
+        ("//dev/tcp/h/1", True),
+        ("/dev/./tcp/h/1", True),
+        ("/tmp/../dev/tcp/h/1", True),
+        ("/dev/sda", True),
+        ("/dev", True),
+        ("/dev/null", False),
+        ("/dev/stdin", False),
+        ("/dev/fd/3", False),
+        ("/dev/urandom", False),
+        ("dev/tcp/h/1", False),  # relative: bash opens a file of that name
+        ("out.txt", False),
+        ("/tmp/devices", False),
+    ],
+)
+def test_device_targets(target: str, device: bool) -> None:
+    assert device_target(target) is device

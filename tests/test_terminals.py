@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -727,3 +729,71 @@ def test_only_a_command_with_whitespace_and_no_args_reads_as_a_script() -> None:
     assert not reads_as_script("ls", ())
     assert not reads_as_script("python3 ", ())  # a stray space is not a script
     assert not reads_as_script("ls -la", ("x",))
+
+
+# -- round 3: the program is the file found when asked; a relative PATH entry --------------
+
+
+def planted(folder: Path, name: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    program = folder / name
+    program.write_text("#!/bin/sh\necho planted\n")
+    program.chmod(0o755)
+    return program
+
+
+async def test_the_program_is_the_file_found_when_asked_started_by_its_path(
+    work: Path, tmp_path: Path
+) -> None:
+    tools = tmp_path / "tools"
+    tool = planted(tools, "tool")
+    approve = Recorder()
+    env = {"PATH": f"{tools}:/usr/bin:/bin"}
+    async with ClientTerminals(approve, cwd_of=lambda sid: str(work), base_env=env) as service:
+        result = await run(service, "tool", "x")
+        [request] = approve.seen
+        assert request.program == str(tool) and request.search_path is None
+        assert request.argv == ("tool", "x") and request.exec_argv == (str(tool), "x")
+        assert request.judged_line() == "tool x"
+        assert result["output"] == "planted\r\n"
+        # a file named like a whole script is that file, one word no rule approves
+        script = planted(tools, "echo hi; echo ok")
+        await run(service, "echo hi; echo ok")
+        named = approve.seen[-1]
+        assert not named.script and named.exec_argv == (str(script),)
+        assert named.judged_line() == "'echo hi; echo ok'"
+        assert Policy(("echo *",)).decide(named.permission_request()) is None
+
+
+@pytest.mark.parametrize("entry", ["", ".", "bin", "node_modules/.bin"])
+async def test_a_relative_path_entry_makes_a_person_decide(work: Path, entry: str) -> None:
+    approve = Recorder(answer=False)
+    path = f"{entry}:/usr/bin:/bin"
+    env = {"PATH": path}
+    async with ClientTerminals(approve, cwd_of=lambda sid: str(work), base_env=env) as service:
+        for params in (create_params("ls", "-l"), create_params("ls -l"), create_params("ls")):
+            with pytest.raises(RpcError):
+                await service.create(params)
+    for request in approve.seen:
+        assert request.search_path == path
+        line = request.judged_line()
+        assert line.startswith(f"PATH={shlex.quote(path)} ")
+        assert Policy(("ls*",)).decide(request.permission_request()) is None
+        assert any("PATH has entries relative" in r for r in request.person_reasons())
+        assert Policy(("*",), ("ls*",)).decide(request.permission_request()).allow is False  # type: ignore[union-attr]
+    assert approve.seen[0].program == shutil.which("ls", path="/usr/bin:/bin")
+    assert approve.seen[1].script  # the script, its names looked up by sh on that PATH
+
+
+async def test_a_relative_path_entry_finds_the_folders_file_and_says_so(work: Path) -> None:
+    ls = planted(work, "ls")
+    approve = Recorder(answer=False)
+    env = {"PATH": ":/usr/bin:/bin"}
+    async with ClientTerminals(approve, cwd_of=lambda sid: str(work), base_env=env) as service:
+        with pytest.raises(RpcError):
+            await service.create(create_params("ls", "-l"))
+    [request] = approve.seen
+    assert request.exec_argv == (str(ls), "-l")
+    assert request.judged_line() == "PATH=:/usr/bin:/bin ls -l"
+    [reason] = request.person_reasons()
+    assert f"ls is {ls}" in reason

@@ -12,11 +12,17 @@
   exception is a request that `reads_as_script` (no args, whitespace in ``command``, no program
   file of that name): it runs as ``/bin/sh -c command``, and is judged and shown as that script.
   `TerminalRequest.command_line` is how a shell would read that argv (``shlex`` quoting), which
-  is what a ``--allow``/``--deny`` policy judges (`TerminalRequest.permission_request`).
+  is what a ``--allow``/``--deny`` policy judges (`TerminalRequest.permission_request`). The
+  program is looked up on ``PATH`` once, when the request comes (`ClientTerminals.
+  program_file`), and that file is exec'd by its absolute path (`TerminalRequest.exec_argv`):
+  no later search can start another. A program named like a script (``'ls -l; rm x'``) is one
+  word to the policy, which no rule approves.
 * Some requests a person decides, whatever the rules (`TerminalRequest.person_reasons`): a cwd
   outside the session's folder (symlinks resolved: a rule names a command, not where it runs,
-  and a program reads its folder's configuration, a repository's hooks ...), and a variable no
-  shell can name (`unnameable`). The permission request says why in its description and judges
+  and a program reads its folder's configuration, a repository's hooks ...), a variable no
+  shell can name (`unnameable`), and a ``PATH`` with an entry that is not absolute (``''``,
+  ``.``, ``bin``: a name may find the agent's file there; judged as ``PATH=... command``,
+  which no rule approves). The permission request says why in its description and judges
   the command without such variables, so a ``--deny`` rule still sees the program.
 * Each command runs in a PTY, in its own session and process group, launched through
   `_connection._supervisor`: its watchdog (its parent, a child subreaper on Linux) kills it
@@ -198,12 +204,29 @@ class TerminalRequest:
     folder: str | None = None
     #: ``command`` is a script (`reads_as_script`), run as ``SCRIPT_SHELL -c command``
     script: bool = False
+    #: the file ``command`` names, absolute, as ``exec`` finds it when the request comes
+    #: (`ClientTerminals.program_file`): what is started, so that no later search of ``PATH``
+    #: can start another (None: a script, or no such file)
+    program: str | None = None
+    #: the command's ``PATH`` (its environment's, the agent's variables on top) when an entry
+    #: is not absolute (``''`` and ``.`` are its folder, ``bin`` or ``node_modules/.bin`` a
+    #: folder in it): a name may find a file the agent wrote there, so the command is judged
+    #: and shown as ``PATH=... command`` (no rule approves a ``PATH`` assignment) and a person
+    #: decides. None: every entry is absolute.
+    search_path: str | None = None
 
     @property
     def argv(self) -> tuple[str, ...]:
         if self.script:
             return (SCRIPT_SHELL, "-c", self.command)
         return (self.command, *self.args)
+
+    @property
+    def exec_argv(self) -> tuple[str, ...]:
+        """What is started: `argv`, with the program as the file found (`program`)."""
+        if self.script or self.program is None:
+            return self.argv
+        return (self.program, *self.args)
 
     @property
     def outside(self) -> bool:
@@ -227,6 +250,17 @@ class TerminalRequest:
         if risky:
             words = " ".join(shlex.quote(f"{name}={value}") for name, value in risky)
             reasons.append(f"it sets variables no shell can name: {words}")
+        if self.search_path is not None:
+            entries = " ".join(
+                repr(e) for e in self.search_path.split(":") if not e.startswith("/")
+            )
+            found = ""
+            if self.program is not None and "/" not in self.command:
+                found = f"; {shlex.quote(self.command)} is {shlex.quote(self.program)}"
+            reasons.append(
+                f"its PATH has entries relative to where it runs ({entries}): a program's name "
+                f"may find a file written there{found}"
+            )
         return tuple(reasons)
 
     def _words(self) -> str:
@@ -234,17 +268,24 @@ class TerminalRequest:
             return self.command
         return " ".join([_first_word(self.command), *map(shlex.quote, self.args)])
 
+    def _shown_env(self) -> tuple[tuple[str, str], ...]:
+        """The agent's variables, and ``PATH`` first when it has an entry that is not absolute
+        (`search_path`) and the agent does not set it."""
+        if self.search_path is None or any(name == "PATH" for name, _ in self.env):
+            return self.env
+        return (("PATH", self.search_path), *self.env)
+
     def command_line(self) -> str:
         """The argv (and the agent's variables) as a shell would have to be given them:
         ``LANG=C ls -l 'a b'``. Variables whose names a shell cannot assign go through
         ``env``."""
-        return " ".join([*_assignments(self.env), self._words()])
+        return " ".join([*_assignments(self._shown_env()), self._words()])
 
     def judged_line(self) -> str:
         """What a policy judges: `command_line` without the variables no shell can name (they
         are in the request's description, and they make a person decide), so that a
         ``--deny`` rule sees the program whatever a reader makes of ``env``'s operands."""
-        nameable = tuple((n, v) for n, v in self.env if not unnameable(n))
+        nameable = tuple((n, v) for n, v in self._shown_env() if not unnameable(n))
         return " ".join([*_assignments(nameable), self._words()])
 
     def permission_request(self) -> RequestPermissionRequest:
@@ -354,8 +395,10 @@ class _Terminal:
 
     def spawn(self, env: dict[str, str], cols: int, rows: int) -> None:
         """Start the command (blocking: run in a thread). Raises OSError if it cannot run."""
-        # An argv, never a shell: the approved one, exec'd as is.
-        child = spawn_in_pty(self.request.argv, cwd=self.request.cwd, env=env, cols=cols, rows=rows)
+        # An argv, never a shell: the approved one, its program the file found when it was asked.
+        child = spawn_in_pty(
+            self.request.exec_argv, cwd=self.request.cwd, env=env, cols=cols, rows=rows
+        )
         self._proc, self.pid = child.process, child.pid
         self._watch_w, self.master = child.watch, child.master
 
@@ -600,9 +643,13 @@ class ClientTerminals:
             output_byte_limit=parsed.output_byte_limit,
             folder=folder,
         )
-        if reads_as_script(request.command, args) and self.program_file(request) is None:
-            request = replace(request, script=True)
-        return request
+        program = self.program_file(request)
+        entries = os.get_exec_path(self._environment(request))
+        if not all(os.path.isabs(entry) for entry in entries):
+            request = replace(request, search_path=os.pathsep.join(entries))
+        if reads_as_script(request.command, args) and program is None:
+            return replace(request, script=True)
+        return replace(request, program=program)
 
     def _cwd(self, session_id: str, cwd: str | None) -> tuple[str, str]:
         """Where the command runs and the session's folder, both absolute, symlinks resolved."""

@@ -1,16 +1,20 @@
 """``--allow`` / ``--deny`` glob policies for permission requests.
 
 A tool-call subject is judged by its title: the first ``--deny`` glob matching the whole title
-rejects, else the first ``--allow`` glob matching it approves. When the tool call carries
-commands (in ``rawInput`` under ``command``, ``commands``, ``cmd``, ``script`` or ``argv``,
-each a string or an argv list joined as a shell would read it; see
+rejects, else the first ``--allow`` glob matching it approves; for a call that may run something
+(not a read, edit, search ...) only when the title read as a command is approved under the
+model below (``Shell: ls *`` judges the command of ``Shell: ls -l`` under ``ls *``; an
+``execute`` call's title, Gemini's only copy of its command, is judged whole). When the tool
+call carries commands (in ``rawInput`` under ``command``, ``commands``, ``cmd``, ``script`` or
+``argv``, each a string or an argv list joined as a shell would read it; see
 ``_tool_calls.raw_input_commands``), a deny glob matching the title still rejects, and otherwise
 each command is judged as a command subject is: any denied rejects, and only all allowed
 approve; the title alone never approves. Deny also reads, as commands, the title, the command
 of a ``Name: command`` title (Cline's ``run_commands: rm -f x``, Kimi's ``Shell: rm -f x``) and
-the text content of a call that may run something (Kimi puts its command there). An
-``execute`` call whose command cannot be read is never approved by a rule while any deny rule
-is set: a person is asked (and its card says the command is not known).
+the text content of a call that may run something (Kimi puts its command there). A call
+whose command cannot be read (``_tool_calls.call_command_unknown``: an ``execute`` call with
+none, or an ``other`` call whose input holds text under other keys or as JSON text) is never
+approved by a rule while any deny rule is set: a person is asked (and its card says why).
 
 A command subject is a shell string. It is parsed with tree-sitter's bash grammar
 (:mod:`_policy._shell`) into the simple commands it can run, nested ones included, and each
@@ -48,15 +52,21 @@ redirections as words (``echo hi > f``; ``2>&1``). Environment assignments in fr
   (``--allow 'echo *'`` does not approve ``sudo echo x``), except for ``command``, ``builtin``
   and ``exec``, which run the same program (``time`` is a program in dash, so it needs a rule).
   A program under ``xargs`` also gets arguments read from its input, so the glob must match it
-  with any arguments added (``rm *`` does; ``rm -i`` does not), and without any unless
-  ``xargs -r`` is given. Allow compares a program named with a path by its
+  with any arguments added (``cat *`` does; ``cat -n`` does not; for a program of
+  :data:`EFFECT_OPTIONS`, whose added arguments may be such options, only ``*``), and without
+  any unless ``xargs -r`` is given. Allow compares a program named with a path by its
   basename only in ``/bin``, ``/usr/bin``, ``/sbin``, ``/usr/sbin`` and ``/usr/local/bin``:
-  ``./echo hi`` is not ``echo hi``.
+  ``./echo hi`` is not ``echo hi``. A program's name with a blank or a shell character in it
+  (``'ls -l; rm x'``) and a redirection to a ``/dev`` file not listed (``< /dev/tcp/h/80``)
+  are never static. An option of :data:`EFFECT_OPTIONS` (``rm -f``, ``find -delete``,
+  ``git --output``, ``git --ext-diff``, ``sort -o``, ``sed -i``) is approved only by a rule
+  that names it as a word, or ``*`` alone: ``rm -i *`` does not approve ``rm -i -f x``.
 
 What neither can see: what a program does once it runs. An interpreter running code
-(``python -c``, ``perl -e``, ``node -e``), ``find -delete`` and ``find -exec``, ``git`` aliases,
-``make``, scripts on disk, and programs that run others besides the wrappers above (``watch``,
-``flock``, ``su -c``, ``ssh``). A deny rule is a guard rail, not a sandbox.
+(``python -c``, ``perl -e``, ``node -e``), ``find -delete`` and ``find -exec`` (for deny; allow
+sees the options above), ``git`` aliases, ``make``, scripts on disk, and programs that run
+others besides the wrappers above (``watch``, ``flock``, ``su -c``, ``ssh``). A deny rule is a
+guard rail, not a sandbox.
 
 Deny wins over allow. A decision picks an *offered* option: ``allow_once`` for allow (never
 ``allow_always``: a rule approves one request, and when ``allow_once`` is not offered a person is
@@ -70,14 +80,16 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .._protocol import RequestPermissionRequest
 from .._protocol._permission import tool_call_command
 from .._protocol._tool_calls import (
+    NOT_COMMAND_KINDS,
     ToolCallFields,
+    call_command_unknown,
     content_texts,
     raw_input_commands,
     title_command,
@@ -169,14 +181,37 @@ class Policy:
             return None  # what it runs is not known: a person
         if reading.commands:  # then only the commands can approve: each one of them
             return _all_allowed(decisions)
-        if call.kind == "execute" and self.deny:
+        if self.deny and call_command_unknown(call):
             return None  # no deny rule could see its command: never approved by a rule
         if target is None:
             return None
         for pattern in self.allow:
-            if fnmatch.fnmatchcase(target, pattern):
+            if fnmatch.fnmatchcase(target, pattern) and self._title_allowed(
+                request, call, target, pattern
+            ):
                 return _pick(request, _POLICY_ALLOWS, _rule("--allow", [pattern]), allow=True)
         return None
+
+    def _title_allowed(
+        self, request: RequestPermissionRequest, call: ToolCallFields, title: str, pattern: str
+    ) -> bool:
+        """Whether ``pattern``, which matches the whole title, approves the call. The title of
+        a call that reads, edits, searches ... is its name, matched as text. Otherwise a title
+        that is (or ends in) a command is judged as a command subject is, with ``pattern`` the
+        only allow rule: ``Name: command`` (Kimi's ``Shell: ls -l``) by a rule ``Name: GLOB``
+        as the command under GLOB, and any other title of an ``execute`` call (Gemini's shell
+        call has its command only there) or of the form ``Name: command`` as a whole."""
+        if call.kind in NOT_COMMAND_KINDS:
+            return True
+        named, rule = _split_named(title), _split_named(pattern)
+        if named is not None and rule is not None and named[0] == rule[0]:
+            command, glob = named[1], rule[1]
+        elif call.kind == "execute" or named is not None:
+            command, glob = title, pattern
+        else:  # an MCP tool's name (kind `other`): the title is not read as a command
+            return True
+        judged = replace(self, allow=(glob,), deny=())._decide_command(request, command)
+        return judged is not None and judged.allow
 
     def _decide_command(
         self, request: RequestPermissionRequest, command: str
@@ -226,6 +261,15 @@ def subject_target(request: RequestPermissionRequest) -> str | None:
 MAX_DENY_TEXTS = 16
 # Tool kinds whose text content is not a command (a file read, a search's results ...).
 _NOT_COMMAND_KINDS = frozenset({"read", "edit", "delete", "move", "search", "think", "fetch"})
+
+
+def _split_named(text: str) -> tuple[str, str] | None:
+    """``Name: command`` as (name, command), else None (``_tool_calls.title_command``)."""
+    command = title_command(text)
+    if command is None:
+        return None
+    head = text.rstrip()[: -len(command)]
+    return head.strip().removesuffix(":").strip(), command
 
 
 def _deny_texts(call: ToolCallFields) -> list[str] | None:
@@ -295,8 +339,64 @@ def _allow_text(layer: Layer) -> str:
     return " ".join(words)
 
 
+def _rm_effect(word: str) -> bool:
+    """``rm``'s options that turn its questions off: ``-f`` (alone or in ``-rf``), ``--force``
+    and ``--interactive=never`` (getopt takes any prefix of a long option's name)."""
+    if word.startswith("--"):
+        name, _, value = word.partition("=")
+        if len(name) > 2 and "--force".startswith(name):
+            return True
+        return len(name) > 2 and "--interactive".startswith(name) and value in _NEVER
+    return word.startswith("-") and "f" in word[1:]
+
+
+def _long_option(names: tuple[str, ...], shorts: str) -> Callable[[str], bool]:
+    """A test of a word for the long options ``names`` (any prefix of three letters or more,
+    ``=value`` or not) and the short option letters ``shorts`` (alone or in a cluster)."""
+
+    def test(word: str) -> bool:
+        if word.startswith("--"):
+            name = word.partition("=")[0]
+            return len(name) > 4 and any(n.startswith(name) for n in names)
+        return bool(shorts) and word.startswith("-") and bool(set(word[1:]) & set(shorts))
+
+    return test
+
+
+_NEVER = frozenset({"never", "no", "none"})
+_FIND_EFFECTS = frozenset(
+    {"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"}
+)
+#: Options that make a program delete without asking, delete, write a file or run another
+#: program. Where a rule's ``*`` would cover one, the rule does not approve it: only a rule
+#: that names it (``rm -f *``, ``find * -delete``) or ``*`` alone does.
+EFFECT_OPTIONS: dict[str, Callable[[str], bool]] = {
+    "rm": _rm_effect,
+    "find": _FIND_EFFECTS.__contains__,
+    "git": _long_option(("--output", "--ext-diff"), ""),
+    "sort": _long_option(("--output",), "o"),
+    "sed": _long_option(("--in-place",), "i"),
+}
+
+
+def _unnamed_effect(glob: str, layer: Layer) -> bool:
+    """Whether ``layer`` holds an effect option (:data:`EFFECT_OPTIONS`) that ``glob`` does not
+    name as a word of its own (compared up to a ``=``), or is a program of that table that
+    ``xargs`` gives arguments nobody has seen."""
+    words = [w.text for w in layer.words]
+    effect = EFFECT_OPTIONS.get(words[0].rsplit("/", 1)[-1]) if words else None
+    if effect is None:
+        return False
+    if layer.extra_args:
+        return True
+    named = {word.partition("=")[0] for word in glob.split()}
+    return any(effect(w) and w.partition("=")[0] not in named for w in words[1:])
+
+
 def _allows(glob: str, layer: Layer) -> bool:
     if layer.writes and ">" not in glob and glob != "*":  # `echo *`: not `echo x > ~/.bashrc`
+        return False
+    if glob != "*" and _unnamed_effect(glob, layer):  # `rm -i *`: not `rm -i -f x`
         return False
     text = _allow_text(layer)
     if layer.bare and not fnmatch.fnmatchcase(text, glob):

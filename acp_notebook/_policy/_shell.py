@@ -32,9 +32,11 @@ from ._shell_text import (
     Word,
     decode_ansi_c,
     descendants,
+    device_target,
     gaps,
     is_stdin,
     node_text,
+    odd_program,
     parse,
     plain_name,
     substitutions,
@@ -504,7 +506,9 @@ class _Reader:
             elif child.type in _STATEMENTS:
                 self.visit(child, env)
             else:
-                self.words(child, env)
+                for word in self.words(child, env):
+                    if node.type == "file_redirect" and device_target(word.text):
+                        self.reading.dynamic(f"a redirection to the device {word.text!r}")
 
     def redirect_words(self, node: Node, env: dict[str, str]) -> Iterator[Word]:
         """A redirection as words: ``> f``, ``2>&1``, ``<< EOF`` (a here-document's body and
@@ -675,6 +679,8 @@ class _Reader:
                 self.reading.dynamic(f"the reserved word {program.text!r} read as a command")
                 rest = self.past_assignments(rest[1:], program.text)
                 continue
+            if odd_program(program.text):
+                self.reading.dynamic("a program name with a blank or a shell character in it")
             if name in SETTERS or name == "set":
                 args = [w.text for w in rest[1:]]
                 for problem in set_problems(args) if name == "set" else setter_problems(name, args):

@@ -31,8 +31,9 @@ MODEL: tuple[Construct, ...] = (
         "simple command",
         "git status --short 'a b'",
         "every word is literal once quotes are removed: no `$`, backquote, unquoted `*` `?` "
-        "`[`, braces, `$'...'`, and no `!` bash could read as history. Matched as its words "
-        "joined by spaces, with its redirections",
+        "`[`, braces, `$'...'`, and no `!` bash could read as history; the program's name has "
+        "no blank and no shell character in it (`'ls -l; rm x'` is one word: a program of that "
+        "name). Matched as its words joined by spaces, with its redirections",
         _WORD_NODES | {"command", "command_name", "concatenation"},
         frozenset({'"'}),
     ),
@@ -44,7 +45,9 @@ MODEL: tuple[Construct, ...] = (
         "as `ls > f`), or alone (`> f` is a command of its own). One that writes a file (`>`, "
         "`>>`, `>|`, `>&f`, also after a here-document; not `/dev/null`, `2>&1`) only by a "
         "rule with a `>` in it (`make > *`) or by `*` alone: `echo *` does not approve "
-        "`echo x > ~/.bashrc`",
+        "`echo x > ~/.bashrc`. A target under `/dev` only when it is `/dev/null`, `/dev/zero`, "
+        "`/dev/stdin`, `/dev/stdout`, `/dev/stderr`, `/dev/fd/N`, `/dev/random` or "
+        "`/dev/urandom` (bash connects to the network for `< /dev/tcp/HOST/PORT`)",
         frozenset({"redirected_statement", "file_redirect", "file_descriptor"}),
         _REDIRECT_TOKENS,
     ),

@@ -1,15 +1,29 @@
-"""Low-level helpers for ``_shell``: the parser, the text of nodes, quote removal, and where
-tree-sitter and the shells read a backslash-newline differently."""
+"""Low-level helpers for ``_shell``: the parser, the text of nodes, quote removal, where
+tree-sitter and the shells read a backslash-newline differently, and the words no rule
+approves (a program name with a blank in it, a redirection to ``/dev/tcp``)."""
 
 from __future__ import annotations
 
+import posixpath
 import re
+import unicodedata
 from collections.abc import Iterator
 from functools import cache
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
+
+# The only files under /dev a redirection may name (bash opens a network connection for
+# `/dev/tcp/HOST/PORT` and `/dev/udp/HOST/PORT`: no such file exists, bash makes one up).
+DEVICE_TARGETS = frozenset(
+    {"/dev/null", "/dev/zero", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/random"}
+    | {"/dev/urandom"}
+)
+_FD_DEVICE = re.compile(r"/dev/fd/\d+")
+# Characters a program's name may not hold once quotes are removed: a rule matches a command as
+# its words joined by spaces, so `'ls -l; rm -rf ~'` (one word) would read as `ls -l; rm -rf ~`.
+_SHELL_CHARS = frozenset(";&|<>()$`\\\"'*?[]{}#!")
 
 
 class Word(NamedTuple):
@@ -178,3 +192,26 @@ def decode_ansi_c(body: str) -> str | None:
         else:
             return None
     return "".join(out)
+
+
+def odd_program(program: str) -> bool:
+    """Whether a program's name (quotes removed) holds a blank, a control or format character
+    or a character the shell reads as syntax (``'ls -l; rm x'``, ``"ls "``): no rule matches
+    it (``[``, the test builtin, is a name)."""
+    if program == "[":
+        return False
+    return any(
+        ch in _SHELL_CHARS or ch.isspace() or unicodedata.category(ch)[0] in "CZ" for ch in program
+    )
+
+
+def device_target(target: str) -> bool:
+    """Whether a redirection's target (quotes removed) is a file under ``/dev`` other than
+    :data:`DEVICE_TARGETS` and ``/dev/fd/N``: ``/dev/tcp/HOST/PORT`` is a network connection
+    to bash, ``/dev/sda`` a disk."""
+    if not target.startswith("/"):
+        return False
+    path = posixpath.normpath(re.sub("/+", "/", target))
+    if path != "/dev" and not path.startswith("/dev/"):
+        return False
+    return path not in DEVICE_TARGETS and _FD_DEVICE.fullmatch(path) is None

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field, Tag
 
 from ._base import UNKNOWN_TAG, UnknownVariant, WireModel, open_union_discriminator
-from ._tool_calls import ToolCallFields, raw_input_commands
+from ._tool_calls import ToolCallFields, call_command_unknown, raw_input_commands
 
 __all__ = [
     "PERMISSION_OPTION_KINDS",
@@ -147,13 +147,14 @@ def tool_call_command(request: RequestPermissionRequest) -> str | None:
 
 
 def tool_call_command_unknown(request: RequestPermissionRequest) -> bool:
-    """An ``execute`` tool call whose command cannot be read: none under a key this client
-    reads, or one of another shape. While a deny rule is set no rule approves it (no deny rule
-    could see what it runs), and its card says the command is not known."""
+    """A tool call that may run a command this client cannot read (``_tool_calls.
+    call_command_unknown``): an ``execute`` call with none under a key this client reads or one
+    of another shape, or an ``other`` call whose input sits under other keys or comes as JSON
+    text. While a deny rule is set no rule approves it (no deny rule could see what it runs),
+    and its card says the command is not known."""
     call = getattr(request.subject, "tool_call", None)
-    if getattr(request.subject, "type", None) != "tool_call" or call is None:
+    if getattr(request.subject, "type", None) != "tool_call" or not isinstance(
+        call, ToolCallFields
+    ):
         return False
-    if getattr(call, "kind", None) != "execute":
-        return False
-    reading = raw_input_commands(getattr(call, "raw_input", None))
-    return reading.unreadable or not reading.commands
+    return call_command_unknown(call)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from dataclasses import dataclass
@@ -310,3 +311,58 @@ def content_texts(call: ToolCallFields) -> list[str]:
         if isinstance(item, ContentToolCallContent) and isinstance(item.content, TextContent):
             texts.append(item.content.text)
     return texts
+
+
+#: Tool kinds whose calls do not run a command: a read, an edit, a search ... (their title is a
+#: name, their text content is not a command).
+NOT_COMMAND_KINDS = frozenset(
+    {"read", "edit", "delete", "move", "search", "think", "fetch", "switch_mode"}
+)
+
+
+def _holds_text(value: Any, depth: int = 0) -> bool:
+    """Whether a tool's input holds a string as a value anywhere (a number or a boolean is no
+    command); nested deeper than 32 levels counts as holding one."""
+    if isinstance(value, str):
+        return bool(value)
+    if depth > 32:
+        return True
+    if isinstance(value, dict):
+        return any(_holds_text(item, depth + 1) for item in value.values())
+    if isinstance(value, list):
+        return any(_holds_text(item, depth + 1) for item in value)
+    return False
+
+
+def _json_arguments(text: str) -> bool:
+    """Whether a text block is a JSON object or array holding text: a tool's arguments sent as
+    text (Gemini CLI's MCP calls), which no reading of a command here looks into."""
+    stripped = text.strip()
+    if not stripped.startswith(("{", "[")):
+        return False
+    try:
+        arguments = json.loads(stripped)
+    except (ValueError, RecursionError):
+        return True  # it looks like arguments but cannot be read: not known
+    return isinstance(arguments, (dict, list)) and _holds_text(arguments)
+
+
+def call_command_unknown(call: ToolCallFields) -> bool:
+    """Whether a tool call may run a command this client cannot read: an ``execute`` call that
+    names none under :data:`COMMAND_KEYS` (or one of another shape), or a call of kind
+    ``other``, of no kind or of a kind not known here whose ``rawInput`` holds text under other
+    keys (``cmd_line``, ``code``, ``arguments.command``, ``{"owner": "x"}`` ...; numbers and
+    booleans are no command), or that sends such arguments as JSON text. While a deny rule is
+    set, no rule approves it."""
+    if call.kind in NOT_COMMAND_KINDS:
+        return False
+    reading = raw_input_commands(call.raw_input)
+    if reading.unreadable:
+        return True
+    if reading.commands:
+        return False
+    if call.kind == "execute":
+        return True
+    if _holds_text(call.raw_input):
+        return True
+    return any(_json_arguments(text) for text in content_texts(call))

@@ -77,7 +77,8 @@ log = logging.getLogger("acp_notebook.widgets")
 # of another shape): whatever its title or text says, that is not what a rule judged.
 _UNKNOWN_COMMAND = (
     "not known: the agent did not send it in a form this client reads (a title or text is "
-    "only the agent's description of it)"
+    "only the agent's description of it); while a --deny rule is set, no --allow rule "
+    "approves it"
 )
 
 ChooseCallback = Callable[[str | None, str], None]
