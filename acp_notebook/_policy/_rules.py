@@ -105,6 +105,10 @@ _POLICY_ALLOWS = ("allow_once",)  # a rule approves one request: never allow_alw
 _UNSEEN_ARGS = ("\x00", "\x00 -\x01 \x00/\x02")
 # Where the fallback (when judging failed) cuts a command into pieces for deny.
 _OPERATORS = r"\n|;|&&|\|\||\||&|\$\(|\(|\)|`|\{|\}"
+#: What makes a title of a call that is not an ``execute`` one read as a command: a shell's
+#: separators, pipes, substitutions, expansions or redirections (an MCP tool titled
+#: ``ls -l; rm x`` is judged as those two commands, not matched as the text ``ls *``).
+_SHELL_CHARS = re.compile(r"[;&|`$<>\n\r]")
 
 
 @dataclass(frozen=True)
@@ -206,7 +210,9 @@ class Policy:
         named, rule = _split_named(title), _split_named(pattern)
         if named is not None and rule is not None and named[0] == rule[0]:
             command, glob = named[1], rule[1]
-        elif call.kind == "execute" or named is not None:
+        elif call.kind == "execute" or named is not None or _SHELL_CHARS.search(title):
+            # (a title of another kind with a shell's separators, substitutions or
+            # redirections in it is read as the command it looks like, whole)
             command, glob = title, pattern
         else:  # an MCP tool's name (kind `other`): the title is not read as a command
             return True

@@ -862,6 +862,21 @@ TOOL_CALLS: list[ToolCall] = [
         "a command of an unknown shape",
         raw={"command": {"cmd": "rm -f canary"}},
     ),
+    # found by the lead's review of the fix: an MCP tool (kind other, no `Name:` prefix) whose
+    # title looks like an allowed command with more after it, and no deny rule set
+    *(
+        ToolCall("mcp-title", LS, title, "an MCP tool's title with a shell's " + what, kind=kind)
+        for title, what in (
+            ("ls -l; rm -f canary", "separator"),
+            ("ls -l && rm -f canary", "and-list"),
+            ("ls -l | sh", "pipe"),
+            ("ls $(rm -f canary)", "substitution"),
+            ("ls `rm -f canary`", "backquotes"),
+            ("ls -l > ~/.bashrc", "redirection"),
+            ("ls -l\nrm -f canary", "second line"),
+        )
+        for kind in ("other", None)
+    ),
 ]
 TOOL_IDS = [f"{i:02d}-{c.idea}" for i, c in enumerate(TOOL_CALLS)]
 
