@@ -753,14 +753,20 @@ async def test_the_program_is_the_file_found_when_asked_started_by_its_path(
         result = await run(service, "tool", "x")
         [request] = approve.seen
         assert request.program == str(tool) and request.search_path is None
-        assert request.argv == ("tool", "x") and request.exec_argv == (str(tool), "x")
+        assert request.argv == ("tool", "x") and request.executable == str(tool)
         assert request.judged_line() == "tool x"
         assert result["output"] == "planted\r\n"
+        # started by its path, with its argv[0] as the agent named it (as a shell passes it)
+        (tools / "mysh").symlink_to("/bin/sh")
+        said = await run(service, "mysh", "-c", 'echo "$0"')
+        assert approve.seen[-1].executable == str(tools / "mysh")
+        assert said["output"] == "mysh\r\n"
         # a file named like a whole script is that file, one word no rule approves
         script = planted(tools, "echo hi; echo ok")
         await run(service, "echo hi; echo ok")
         named = approve.seen[-1]
-        assert not named.script and named.exec_argv == (str(script),)
+        assert not named.script and named.executable == str(script)
+        assert named.argv == ("echo hi; echo ok",)
         assert named.judged_line() == "'echo hi; echo ok'"
         assert Policy(("echo *",)).decide(named.permission_request()) is None
 
@@ -793,7 +799,7 @@ async def test_a_relative_path_entry_finds_the_folders_file_and_says_so(work: Pa
         with pytest.raises(RpcError):
             await service.create(create_params("ls", "-l"))
     [request] = approve.seen
-    assert request.exec_argv == (str(ls), "-l")
+    assert request.executable == str(ls) and request.argv == ("ls", "-l")
     assert request.judged_line() == "PATH=:/usr/bin:/bin ls -l"
     [reason] = request.person_reasons()
     assert f"ls is {ls}" in reason

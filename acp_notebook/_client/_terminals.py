@@ -14,9 +14,9 @@
   `TerminalRequest.command_line` is how a shell would read that argv (``shlex`` quoting), which
   is what a ``--allow``/``--deny`` policy judges (`TerminalRequest.permission_request`). The
   program is looked up on ``PATH`` once, when the request comes (`ClientTerminals.
-  program_file`), and that file is exec'd by its absolute path (`TerminalRequest.exec_argv`):
-  no later search can start another. A program named like a script (``'ls -l; rm x'``) is one
-  word to the policy, which no rule approves.
+  program_file`), and that file is exec'd by its absolute path (`TerminalRequest.executable`,
+  its ``argv[0]`` as named): no later search can start another. A program named like a script
+  (``'ls -l; rm x'``) is one word to the policy, which no rule approves.
 * Some requests a person decides, whatever the rules (`TerminalRequest.person_reasons`): a cwd
   outside the session's folder (symlinks resolved: a rule names a command, not where it runs,
   and a program reads its folder's configuration, a repository's hooks ...), a variable no
@@ -222,11 +222,11 @@ class TerminalRequest:
         return (self.command, *self.args)
 
     @property
-    def exec_argv(self) -> tuple[str, ...]:
-        """What is started: `argv`, with the program as the file found (`program`)."""
-        if self.script or self.program is None:
-            return self.argv
-        return (self.program, *self.args)
+    def executable(self) -> str | None:
+        """The file that is started with `argv` (its ``argv[0]`` stays as the agent named it,
+        as a shell would pass it): the program found when it was asked (`program`), None for
+        a script (``/bin/sh``) or a name not found (then the start fails as it would)."""
+        return None if self.script else self.program
 
     @property
     def outside(self) -> bool:
@@ -396,8 +396,14 @@ class _Terminal:
     def spawn(self, env: dict[str, str], cols: int, rows: int) -> None:
         """Start the command (blocking: run in a thread). Raises OSError if it cannot run."""
         # An argv, never a shell: the approved one, its program the file found when it was asked.
+        request = self.request
         child = spawn_in_pty(
-            self.request.exec_argv, cwd=self.request.cwd, env=env, cols=cols, rows=rows
+            request.argv,
+            cwd=request.cwd,
+            env=env,
+            cols=cols,
+            rows=rows,
+            executable=request.executable,
         )
         self._proc, self.pid = child.process, child.pid
         self._watch_w, self.master = child.watch, child.master

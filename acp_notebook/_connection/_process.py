@@ -78,9 +78,11 @@ def spawn_in_pty(
     cols: int,
     rows: int,
     ctty: bool = False,
+    executable: str | None = None,
 ) -> PtyChild:
     """Start ``argv`` (a list, never a shell) through the supervisor, in a new session whose
-    stdio is a fresh PTY of ``cols`` x ``rows`` (with ``ctty``, its controlling terminal).
+    stdio is a fresh PTY of ``cols`` x ``rows`` (with ``ctty``, its controlling terminal);
+    with ``executable``, that file runs with ``argv`` as its argv (no PATH search).
     When the exec fails, nothing is left running or open and the ``OSError`` Popen would
     give is raised. Blocking."""
     master, slave = os.openpty()
@@ -90,7 +92,13 @@ def spawn_in_pty(
     launcher = [sys.executable, "-I", "-S", SUPERVISOR, str(watch_r), str(status_w)]
     try:
         process = subprocess.Popen(
-            [*launcher, *(["--ctty"] if ctty else []), "--", *argv],
+            [
+                *launcher,
+                *(["--ctty"] if ctty else []),
+                *(["--exec", executable] if executable is not None else []),
+                "--",
+                *argv,
+            ],
             stdin=slave,
             stdout=slave,
             stderr=slave,

@@ -56,7 +56,7 @@ POLL = 0.05
 IGNORED = ("SIGTERM", "SIGHUP", "SIGINT", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGPIPE")
 PR_SET_DUMPABLE = 4  # <linux/prctl.h>: 0 = no core dump when the exit is mirrored
 PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>: orphans below us are reparented to us
-USAGE = "usage: _supervisor.py WATCH_FD STATUS_FD [--ctty] -- ARGV..."
+USAGE = "usage: _supervisor.py WATCH_FD STATUS_FD [--ctty] [--exec FILE] -- ARGV..."
 
 
 def _proc_table() -> dict[int, tuple[bytes, int, int]] | None:
@@ -157,8 +157,11 @@ def _report(status_fd: int, line: str) -> bool:
     return True
 
 
-def _exec_agent(watch_fd: int, status_fd: int, ctty: bool, command: list[str]) -> None:
-    """In the forked child: lead a new session, take the PTY with ``ctty``, exec the agent."""
+def _exec_agent(
+    watch_fd: int, status_fd: int, ctty: bool, command: list[str], file: str | None = None
+) -> None:
+    """In the forked child: lead a new session, take the PTY with ``ctty``, exec the agent
+    (``file`` with ``command`` as its argv, when given: its ``argv[0]`` stays as named)."""
     try:
         os.close(watch_fd)
         os.setsid()
@@ -171,6 +174,8 @@ def _exec_agent(watch_fd: int, status_fd: int, ctty: bool, command: list[str]) -
         for name in ("SIGPIPE", "SIGXFSZ"):  # what Python ignores at startup, as Popen restores
             if hasattr(signal, name):
                 signal.signal(getattr(signal, name), signal.SIG_DFL)
+        if file is not None:
+            os.execv(file, command)
         os.execvp(command[0], command)
     except OSError as exc:
         _report(status_fd, f"E {exc.errno or 0}")
@@ -236,18 +241,21 @@ def _exit_as(status: int) -> None:
     os._exit(os.waitstatus_to_exitcode(status))
 
 
-def _parse(argv: list[str]) -> tuple[int, int, bool, list[str]]:
+def _parse(argv: list[str]) -> tuple[int, int, bool, str | None, list[str]]:
     rest = argv[3:]
     ctty = rest[:1] == ["--ctty"]
     if ctty:
         rest = rest[1:]
+    file = None
+    if rest[:1] == ["--exec"] and len(rest) > 1:
+        file, rest = rest[1], rest[2:]
     if len(argv) < 5 or len(rest) < 2 or rest[0] != "--" or not (argv[1] + argv[2]).isdigit():
         sys.exit(USAGE)
-    return int(argv[1]), int(argv[2]), ctty, rest[1:]
+    return int(argv[1]), int(argv[2]), ctty, file, rest[1:]
 
 
 def main(argv: list[str]) -> None:
-    watch_fd, status_fd, ctty, command = _parse(argv)
+    watch_fd, status_fd, ctty, file, command = _parse(argv)
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     try:
         agent = os.fork()
@@ -255,7 +263,7 @@ def main(argv: list[str]) -> None:
         _report(status_fd, f"E {exc.errno or 0}")
         os._exit(127)
     if agent == 0:
-        _exec_agent(watch_fd, status_fd, ctty, command)
+        _exec_agent(watch_fd, status_fd, ctty, command, file)
     _report(status_fd, f"A {agent}")
     # _detach closes status_fd too: the kernel reads to its end, so when the spawn returns
     # the watchdog holds /dev/null and the watch pipe only (closing it first was a race)
