@@ -214,7 +214,7 @@ def _import(out: str) -> list[Headline]:
                 f"{load.group(1)} ms (agent imported: {load.group(3)})",
                 f"{base.group(1)} ms (import ipywidgets)",
                 load.group(2),
-                "<= 1.30",
+                "<= 1.00",
             )
         )
     if client:

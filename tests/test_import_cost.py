@@ -1,8 +1,11 @@
 """What importing the package costs (issue 16), checked in fresh interpreters, not timed.
 
-* ``%load_ext acp_notebook`` (the notebook layer) never imports the embedded agent, nor what
-  only some cells need (the v1 layer, a v1 agent's client terminals and files, the kernel
-  tools' server, the Markdown renderer);
+* ``%load_ext acp_notebook`` registers the magics and nothing more: no notebook, client,
+  protocol model, widget, policy or side panel, nor pydantic, anyio or ipywidgets (issue 29:
+  ``bench/bench_import.py`` times it in a fresh kernel against ``import ipywidgets``); the
+  first ``%acp`` makes the notebook and installs its side panel. The notebook layer never
+  imports the embedded agent, nor what only some cells need (the v1 layer, a v1 agent's client
+  terminals and files, the kernel tools' server, the Markdown renderer);
 * importing the client builds no protocol model and no adapter: pydantic builds each one when
   it is first used (``defer_build``, adapters made or built on first use); nor does it import
   the v1 layer or the client services (both wait for a v1 agent).
@@ -51,6 +54,32 @@ built = [repr(a._type)[:120] for a in gc.get_objects()
 print(json.dumps({"models": found, "adapters": adapters, "built": built}))
 """
 
+# What `%load_ext` leaves for the first `%acp` / `%%acp`: everything but the magics' options.
+_FIRST_ACP_IMPORTS = [
+    "acp_notebook._notebook._owner",  # the notebook, its bridge and cells
+    "acp_notebook._notebook._cells",
+    "acp_notebook._notebook._bridge",
+    "acp_notebook._notebook._registry",  # the registry's JSON
+    "acp_notebook._client",  # the client
+    "acp_notebook._connection._jsonrpc",
+    "acp_notebook._state",  # the reducer
+    "acp_notebook._protocol._base",  # pydantic models
+    "acp_notebook._protocol._updates",
+    "acp_notebook._policy",  # the policy and its shell parser
+    "acp_notebook._sidepanel",
+    "acp_notebook._magics._cell",
+    "acp_notebook._magics._commands",
+    "acp_notebook._magics._words",
+    "acp_notebook._widgets._turn",  # every widget
+    "acp_notebook._widgets._terminal",
+    "acp_notebook._widgets._card",
+    "pydantic",
+    "pydantic_core",
+    "anyio",
+    "ipywidgets",
+    "jsonschema",
+]
+
 # Heavy modules the notebook layer imports only when a cell needs them.
 _NOT_AT_LOAD_EXT = [
     "acp_notebook.agent",  # the embedded agent: a subprocess of its own
@@ -88,8 +117,50 @@ def test_load_ext_does_not_import_the_embedded_agent() -> None:
 def test_load_ext_leaves_what_only_some_cells_need_for_later() -> None:
     loaded = _run(_LOAD_EXT)
     assert isinstance(loaded, list)
-    assert "acp_notebook._sidepanel" in loaded  # the extension did load (its side panel too)
+    assert "acp_notebook._magics._parsers" in loaded  # the extension did load
     assert offenders(set(loaded), _NOT_AT_LOAD_EXT) == []
+
+
+def test_load_ext_imports_only_the_magics_and_their_options() -> None:
+    loaded = _run(_LOAD_EXT)
+    assert isinstance(loaded, list)
+    assert "acp_notebook._widgets._acks" in loaded  # widget edits are acknowledged from now on
+    assert offenders(set(loaded), _FIRST_ACP_IMPORTS) == []
+
+
+_FIRST_ACP = """
+import contextlib, io, json, sys
+from IPython.core.interactiveshell import InteractiveShell
+shell = InteractiveShell.instance()
+shell.run_line_magic("load_ext", "acp_notebook")
+said = io.StringIO()
+before = set(sys.modules)
+shell.run_cell("x = 1")  # a cell of the user's own makes no notebook
+after_cell = set(sys.modules)
+with contextlib.redirect_stdout(said):
+    shell.run_cell("%acp status", store_history=True)
+magics = shell.magics_manager.registry["AcpMagics"]
+nb = magics.notebook
+from acp_notebook._notebook._owner import current
+print(json.dumps({
+    "cell": sorted(after_cell - before),
+    "acp": sorted(set(sys.modules) - after_cell),
+    "same": nb is current(),
+    "panel_installed": not nb.install_once("sidepanel"),
+    "said": said.getvalue(),
+}))
+"""
+
+
+def test_the_first_acp_makes_the_kernels_notebook_with_its_side_panel() -> None:
+    found = _run(_FIRST_ACP)
+    assert isinstance(found, dict)
+    assert offenders(set(found["cell"]), ["acp_notebook", "pydantic", "ipywidgets"]) == []
+    assert "acp_notebook._notebook._owner" in found["acp"]
+    assert "acp_notebook._sidepanel" in found["acp"]
+    assert found["same"] is True  # the kernel's notebook (``_notebook.current``)
+    assert found["panel_installed"] is True  # its side panel listens to its events
+    assert "no agent" in found["said"].lower()  # and the command ran
 
 
 def test_the_notebook_layer_does_not_import_the_embedded_agent() -> None:

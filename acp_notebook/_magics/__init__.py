@@ -16,23 +16,55 @@ layer and word its results; the workflows are the notebook's.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import re
-from typing import Any
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, magics_class
 from traitlets import Enum, Float, List, Unicode, observe
 
-from .._connection._errors import AcpError
-from .._notebook._cells import NONINTERACTIVE_TIMEOUT, TIMEOUT_ENV
-from .._notebook._owner import Notebook
-from .._widgets._terminal import TRANSPORT_ENV
-from ._cell import _finish_cell, _notebook_of, _start_cell, run_cell_async
-from ._commands import _acp_line, default_agent_name
+from .._notebook._errors import NONINTERACTIVE_TIMEOUT, TIMEOUT_ENV
+from .._widgets._protocols import TRANSPORT_ENV
 from ._parsers import _plain_help, acp_options, cell_magic, cell_options, line_magic
-from ._parsers import parse_cell_line as _parse_cell_line
-from ._words import _visible_error, turn_failure, words
+
+if TYPE_CHECKING:
+    from .._notebook._owner import Notebook
+    from ._cell import _notebook_of, run_cell_async
+    from ._commands import default_agent_name
+    from ._words import words
+
+# ``%load_ext`` imports only this module and the options (``_parsers``): the notebook, the
+# client, pydantic, anyio and ipywidgets are imported by the first ``%acp`` or ``%%acp``
+# (``AcpMagics.notebook``). These names come from their rooms on first use (PEP 562).
+_LAZY = {
+    "_notebook_of": "._cell",
+    "run_cell_async": "._cell",
+    "default_agent_name": "._commands",
+    "words": "._words",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+def _fresh_notebook() -> Notebook:
+    from .._notebook._owner import Notebook
+
+    return Notebook()
 
 
 @magics_class
@@ -70,21 +102,62 @@ class AcpMagics(Magics):
 
     @observe("allowed_agents")
     def _allowed_agents_changed(self, change: Any) -> None:
-        notebook = getattr(self, "notebook", None)  # config is applied before __init__ ends
-        if notebook is not None:
+        notebook = getattr(self, "_notebook", None)  # config is applied before __init__ ends
+        if notebook is not None:  # (else it is set when the notebook is made)
             notebook.set_allowed_agents(change["new"])
 
     @observe("terminal_transport")
     def _terminal_transport_changed(self, change: Any) -> None:
         os.environ[TRANSPORT_ENV] = str(change["new"])
 
-    def __init__(self, shell: Any = None, *, notebook: Notebook | None = None, **kwargs: Any):
+    def __init__(
+        self,
+        shell: Any = None,
+        *,
+        notebook: Notebook | None = None,
+        make: Callable[[], Notebook] = _fresh_notebook,
+        **kwargs: Any,
+    ):
+        """``notebook``: the notebook the magics act on; without one, ``make()`` makes it on
+        first use (``%load_ext`` passes the kernel's, ``_notebook.current``)."""
         super().__init__(shell, **kwargs)
-        self.notebook = notebook if notebook is not None else Notebook()
-        self.notebook.set_allowed_agents(self.allowed_agents)
+        self._notebook: Notebook | None = None
+        self._make = make
+        self._making = threading.Lock()
+        #: the cell running while no notebook exists (its ``pre_run_cell`` info), replayed on
+        #: the notebook if that cell makes it
+        self.cell_info: Any = None
+        if notebook is not None:
+            self._adopt(notebook)
+
+    @property
+    def notebook_made(self) -> bool:
+        return self._notebook is not None
+
+    @property
+    def notebook(self) -> Notebook:
+        """The notebook (made now if no ``%acp`` needed it before)."""
+        nb = self._notebook
+        if nb is None:
+            with self._making:
+                nb = self._notebook
+                if nb is None:
+                    nb = self._adopt(self._make())
+                    info, self.cell_info = self.cell_info, None
+                    if info is not None:
+                        _cell_starts(nb, info)
+        return nb
+
+    def _adopt(self, notebook: Notebook) -> Notebook:
+        notebook.set_allowed_agents(self.allowed_agents)
+        self._notebook = notebook
+        return notebook
 
     @line_magic("acp")
     def acp(self, line: str) -> None:
+        from ._commands import _acp_line
+        from ._words import _visible_error
+
         try:
             _acp_line(self.notebook, line)
         except UsageError as exc:
@@ -93,6 +166,11 @@ class AcpMagics(Magics):
     @cell_magic("acp")
     def acp_cell(self, line: str, cell: str) -> None:
         # Called directly (without the input transformer): run the turn and block until it ends.
+        from .._connection._errors import AcpError
+        from ._cell import _finish_cell, _start_cell
+        from ._parsers import parse_cell_line as _parse_cell_line
+        from ._words import _visible_error, turn_failure
+
         try:
             run = _start_cell(self.notebook, self.shell, line, cell)
         except UsageError as exc:
@@ -131,17 +209,16 @@ def transform_cell(lines: list[str]) -> list[str]:
 
 
 def load_ipython_extension(ipython: Any, notebook: Notebook | None = None) -> None:
-    """Register the magics for this kernel's notebook (``_notebook.current()``)."""
-    from .. import _sidepanel
-    from .._notebook._owner import current
+    """Register the magics for this kernel's notebook (``_notebook.current()``), which the
+    first ``%acp`` or ``%%acp`` makes (``notebook``: that one, now)."""
     from .._widgets._acks import acknowledge_comms
 
-    nb = notebook if notebook is not None else current()
-    _sidepanel.install(nb)  # the side panel listens to the notebook's events
+    if notebook is not None:
+        _install_panel(notebook)
     # Widget edits during an awaiting %%acp cell (a form's fields) must be acknowledged, or the
     # front end holds every later edit of a model (see _widgets/_acks.py).
     acknowledge_comms(getattr(ipython, "kernel", None))
-    ipython.register_magics(AcpMagics(ipython, notebook=nb))
+    ipython.register_magics(AcpMagics(ipython, notebook=notebook, make=_kernel_notebook))
     cleanup = ipython.input_transformers_cleanup
     if transform_cell not in cleanup:
         cleanup.append(transform_cell)
@@ -151,10 +228,36 @@ def load_ipython_extension(ipython: Any, notebook: Notebook | None = None) -> No
         ipython.events.register("post_run_cell", _post_run_cell)
 
 
+def _install_panel(nb: Notebook) -> Notebook:
+    from .. import _sidepanel
+
+    _sidepanel.install(nb)  # the side panel listens to the notebook's events
+    return nb
+
+
+def _kernel_notebook() -> Notebook:
+    from .._notebook._owner import current
+
+    return _install_panel(current())
+
+
+def _magics_of(shell: Any) -> AcpMagics | None:
+    registry = getattr(getattr(shell, "magics_manager", None), "registry", {})
+    found = registry.get("AcpMagics")
+    return found if isinstance(found, AcpMagics) else None
+
+
 def _post_run_cell(result: Any) -> None:
     from IPython.core.getipython import get_ipython
 
-    _notebook_of(get_ipython()).pacing.cell_ended()
+    shell = get_ipython()
+    magics = _magics_of(shell)
+    if magics is not None and not magics.notebook_made:
+        magics.cell_info = None  # nothing of acp_notebook ran in it
+        return
+    from ._cell import _notebook_of
+
+    _notebook_of(shell).pacing.cell_ended()
 
 
 _OWN_MAGIC = re.compile(r"\s*%%?acp(?![\w.])")
@@ -162,10 +265,23 @@ _OWN_MAGIC = re.compile(r"\s*%%?acp(?![\w.])")
 
 def _pre_run_cell(info: Any) -> None:
     """The cell about to run; when it showed a turn, its output (the turn's view) is going:
-    what that turn's background work asks is then asked in the side panel only."""
+    what that turn's background work asks is then asked in the side panel only. Before the
+    notebook exists (no ``%acp`` yet) nothing is done unless the cell is a ``%acp`` one: the
+    cell is kept, and told to the notebook if it makes one."""
     from IPython.core.getipython import get_ipython
 
-    nb = _notebook_of(get_ipython())
+    shell = get_ipython()
+    magics = _magics_of(shell)
+    source = getattr(info, "raw_cell", "") or ""
+    if magics is not None and not magics.notebook_made and not _OWN_MAGIC.match(source):
+        magics.cell_info = info
+        return
+    from ._cell import _notebook_of
+
+    _cell_starts(_notebook_of(shell), info)
+
+
+def _cell_starts(nb: Notebook, info: Any) -> None:
     nb.cell_started(getattr(info, "cell_id", None))
     source = getattr(info, "raw_cell", "") or ""
     # %%acp waits for its own turn, %acp for the agent: their output is read at full speed
@@ -183,7 +299,11 @@ def unload_ipython_extension(ipython: Any) -> None:
         ipython.events.unregister("pre_run_cell", _pre_run_cell)
     with contextlib.suppress(ValueError):
         ipython.events.unregister("post_run_cell", _post_run_cell)
-    _notebook_of(ipython).pacing.cell_ended()  # no cell will say it ended any more
+    magics = _magics_of(ipython)
+    if magics is None or magics.notebook_made:
+        from ._cell import _notebook_of
+
+        _notebook_of(ipython).pacing.cell_ended()  # no cell will say it ended any more
 
 
 __all__ = [

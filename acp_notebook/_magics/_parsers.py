@@ -16,13 +16,7 @@ from IPython.core import magic_arguments as _magic_arguments
 from IPython.core.error import UsageError
 
 from .._kernel._context import PER_OBJECT_CAP, PER_PROMPT_CAP
-from .._notebook._cells import (
-    NONINTERACTIVE_TIMEOUT,
-    TIMEOUT_ENV,
-)
-from .._notebook._errors import (
-    DEFAULT_SESSION,
-)
+from .._notebook._errors import DEFAULT_SESSION, NONINTERACTIVE_TIMEOUT, TIMEOUT_ENV
 
 
 def usage(parser: argparse.ArgumentParser) -> str:

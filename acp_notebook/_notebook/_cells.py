@@ -30,6 +30,7 @@ from .._client._turn import Turn
 from .._policy._rules import Policy
 from .._protocol import RequestPermissionRequest
 from ._bridge import WAIT_SLICE, AgentHandle, IOThread, result_of
+from ._errors import NONINTERACTIVE_TIMEOUT, TIMEOUT_ENV
 from ._events import Events
 
 log = logging.getLogger("acp_notebook.cells")
@@ -40,12 +41,6 @@ REFRESH_INTERVAL = 0.1
 WAITING_CLASS = "acp-cell-waiting"  # on the turn view while its cell awaits the turn
 CANCEL_WAIT = 10.0
 
-#: Seconds a permission request waits for an answer when no front end can give one (nbclient,
-#: ``jupyter execute``, ``nbconvert --execute``, nbval): then it is answered cancelled and the
-#: turn ends, as with ``--timeout``. ``%config AcpMagics.noninteractive_timeout`` or this
-#: environment variable change it; 0 waits forever.
-NONINTERACTIVE_TIMEOUT = 60.0
-TIMEOUT_ENV = "ACP_NOTEBOOK_PERMISSION_TIMEOUT"
 
 #: Permission cards of one cell open (undecided) at once. A request past that is answered
 #: cancelled without a card, before any ``--allow`` rule is read (so never allowed), and counted

@@ -1,4 +1,5 @@
-"""The notebook layer's errors: fields, not sentences (the faces word them, ``_magics.words``)."""
+"""The notebook layer's errors: fields, not sentences (the faces word them, ``_magics.words``);
+and the defaults the faces name in their help."""
 
 from __future__ import annotations
 
@@ -7,6 +8,15 @@ from typing import Any
 
 DEFAULT_SESSION = "default"
 """the session a cell talks in when it names none (and no ``--agent``)"""
+
+#: Seconds a permission request waits for an answer when no front end can give one (nbclient,
+#: ``jupyter execute``, ``nbconvert --execute``, nbval): then it is answered cancelled and the
+#: turn ends, as with ``--timeout`` (``_cells.noninteractive_timeout``). ``%config
+#: AcpMagics.noninteractive_timeout`` or this environment variable change it; 0 waits
+#: forever. Here, beside the other default the faces name, so that ``%load_ext`` imports
+#: nothing heavy for the options' help.
+NONINTERACTIVE_TIMEOUT = 60.0
+TIMEOUT_ENV = "ACP_NOTEBOOK_PERMISSION_TIMEOUT"
 
 
 class NotebookError(Exception):

@@ -9,16 +9,15 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._base import (
-    UNKNOWN_TAG,
-    UnknownVariant,
-    WireModel,
-    is_custom_value,
-    is_set,
-    open_union_discriminator,
-)
-
 if TYPE_CHECKING:
+    from ._base import (
+        UNKNOWN_TAG,
+        UnknownVariant,
+        WireModel,
+        is_custom_value,
+        is_set,
+        open_union_discriminator,
+    )
     from ._config import (
         AVAILABLE_COMMAND_TYPES,
         CONFIG_OPTION_TYPES,
@@ -265,9 +264,18 @@ if TYPE_CHECKING:
         session_update_adapter,
     )
 
-# Every name but ``_base``'s comes from its submodule on first use (PEP 562): a layer that
-# needs the session updates does not build the method table or the elicitation models.
+# Every name comes from its submodule on first use (PEP 562): a layer that needs the session
+# updates does not build the method table or the elicitation models, and one that only needs
+# a submodule without pydantic (``_visible``) does not import pydantic.
 _NAMES: dict[str, tuple[str, ...]] = {
+    "._base": (
+        "UNKNOWN_TAG",
+        "UnknownVariant",
+        "WireModel",
+        "is_custom_value",
+        "is_set",
+        "open_union_discriminator",
+    ),
     "._config": (
         "AVAILABLE_COMMAND_TYPES",
         "CONFIG_OPTION_TYPES",

@@ -26,6 +26,11 @@ from __future__ import annotations
 
 from typing import Literal, TypedDict, TypeGuard
 
+#: ``text``, ``binary`` or ``auto`` (the default): how terminal bytes travel to the views
+#: (``TerminalWidget.text_safe``). ``%config AcpMagics.terminal_transport`` sets it for the
+#: kernel; it lives here, beside the messages, so that ``%load_ext`` need not import widgets.
+TRANSPORT_ENV = "ACP_NOTEBOOK_TERMINAL_TRANSPORT"
+
 __all__ = [
     "ExitStatus",
     "PanelCopy",

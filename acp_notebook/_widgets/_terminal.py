@@ -31,7 +31,7 @@ from ._coalesce import (
     TimerHandle,
     thread_timer,
 )
-from ._protocols import ExitStatus, TerminalToView, read_terminal_message
+from ._protocols import TRANSPORT_ENV, ExitStatus, TerminalToView, read_terminal_message
 from ._static import StaticRenderer, render_tail, terminal_transcript
 from ._version import MODULE_NAME, MODULE_VERSION
 
@@ -42,10 +42,6 @@ ResizeCallback = Callable[["TerminalWidget", int, int], None]
 
 #: The text view of a terminal (``TerminalWidget.text_view``) is redrawn at most this often.
 TEXT_VIEW_INTERVAL = 0.5
-
-#: ``text``, ``binary`` or ``auto`` (the default): how terminal bytes travel to the views.
-#: ``%config AcpMagics.terminal_transport`` sets it for the kernel.
-TRANSPORT_ENV = "ACP_NOTEBOOK_TERMINAL_TRANSPORT"
 
 
 def text_safe_default(environ: Mapping[str, str] = os.environ) -> bool:
