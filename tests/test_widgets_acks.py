@@ -10,6 +10,7 @@ keystroke stayed in the browser (the form then refused a value the person had co
 from __future__ import annotations
 
 import shutil
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -193,3 +194,59 @@ def test_without_the_acknowledgements_the_subshells_idle_is_the_last_word(tmp_pa
             "idle:widget",
             "idle:cell",
         ]
+
+
+def test_a_widget_front_end_that_connects_after_load_ext_is_seen(tmp_path: Path) -> None:
+    """``%load_ext`` no longer imports ipywidgets, but a widget front end that connects after
+    it (a page opened, a kernel restarted with the extension in its startup) still opens the
+    control comm, ipywidgets takes it, and the notebook knows a front end can answer a card
+    (what a front end without cell ids, the classic Notebook, relies on)."""
+    with acp_kernel(tmp_path) as k:
+        probe = (
+            "import sys\nfrom acp_notebook._notebook._cells import front_end_seen\n"
+            "print('before', 'ipywidgets' in sys.modules)\n"
+        )
+        assert k.run(probe).text().strip() == "before False"
+        control = uuid.uuid4().hex
+        opened = {"comm_id": control, "target_name": "jupyter.widget.control", "data": {}}
+        # (as @jupyter-widgets/base sends it: the control protocol's version in its metadata)
+        k.kc.shell_channel.send(
+            k.kc.session.msg("comm_open", opened, metadata={"version": "1.0.0"})
+        )
+        ask = {"comm_id": control, "data": {"method": "request_states"}}
+        k.kc.shell_channel.send(k.kc.session.msg("comm_msg", ask))
+        states = k.wait_for(
+            lambda: [
+                m
+                for _t, m in k.comm_msgs
+                if m["content"]["comm_id"] == control
+                and m["content"]["data"].get("method") == "update_states"
+            ],
+            "ipywidgets' answer on the control comm",
+            guard=SHORT,
+        )
+        assert states  # the front end restores widget state as it would with ipywidgets there
+        out = k.run("print(front_end_seen(), 'ipywidgets' in sys.modules)").text()
+        assert out.strip() == "True True"
+
+
+def test_the_control_target_is_left_to_ipywidgets_once_it_is_there() -> None:
+    import sys
+
+    from acp_notebook._widgets._acks import CONTROL_TARGET, answer_widget_control
+
+    class Manager:
+        def __init__(self) -> None:
+            self.targets: dict[str, Any] = {}
+
+        def register_target(self, name: str, handler: Any) -> None:
+            self.targets[name] = handler
+
+    class FakeKernel:
+        comm_manager = Manager()
+
+    assert answer_widget_control(object()) is False  # no comm manager: not an ipykernel
+    kernel = FakeKernel()
+    registered = answer_widget_control(kernel)
+    assert registered is ("ipywidgets" not in sys.modules)
+    assert (CONTROL_TARGET in kernel.comm_manager.targets) is registered

@@ -211,13 +211,15 @@ def transform_cell(lines: list[str]) -> list[str]:
 def load_ipython_extension(ipython: Any, notebook: Notebook | None = None) -> None:
     """Register the magics for this kernel's notebook (``_notebook.current()``), which the
     first ``%acp`` or ``%%acp`` makes (``notebook``: that one, now)."""
-    from .._widgets._acks import acknowledge_comms
+    from .._widgets._acks import acknowledge_comms, answer_widget_control
 
     if notebook is not None:
         _install_panel(notebook)
     # Widget edits during an awaiting %%acp cell (a form's fields) must be acknowledged, or the
     # front end holds every later edit of a model (see _widgets/_acks.py).
-    acknowledge_comms(getattr(ipython, "kernel", None))
+    kernel = getattr(ipython, "kernel", None)
+    acknowledge_comms(kernel)
+    answer_widget_control(kernel)  # a front end that connects from now on is seen
     ipython.register_magics(AcpMagics(ipython, notebook=notebook, make=_kernel_notebook))
     cleanup = ipython.input_transformers_cleanup
     if transform_cell not in cleanup:

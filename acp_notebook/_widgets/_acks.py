@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import functools
 import logging
+import sys
 import threading
 from typing import Any
 
-__all__ = ["acknowledge_comms", "acknowledge_running_kernel"]
+__all__ = ["acknowledge_comms", "acknowledge_running_kernel", "answer_widget_control"]
 
 log = logging.getLogger("acp_notebook.widgets")
 
@@ -126,3 +127,28 @@ def _acknowledge(kernel: Any, running: Any) -> None:
             kernel._publish_status("busy", "shell", parent=running)
     except Exception:  # never let an acknowledgement break the kernel's dispatch
         log.exception("acknowledging a widget message failed")
+
+
+CONTROL_TARGET = "jupyter.widget.control"
+
+
+def answer_widget_control(kernel: Any) -> bool:
+    """Take a widget front end's control comm before ipywidgets is imported (``%load_ext``
+    does not import it). The ipywidgets front end opens ``jupyter.widget.control`` when it
+    connects to a kernel, and only if the kernel has that target then; it is how the notebook
+    knows a front end that sends no cell id can answer a card (``_cells.front_end_seen``). So
+    this registers the target, and the comm that opens it imports ipywidgets (whose own
+    targets then replace this one) and is handed to it, as if ipywidgets had been there all
+    along. False when ipywidgets is already imported (its target is there) or ``kernel`` has
+    no comm manager (not an ipykernel)."""
+    manager = getattr(kernel, "comm_manager", None)
+    if "ipywidgets" in sys.modules or manager is None:
+        return False
+
+    def opened(control: Any, msg: Any) -> None:
+        import ipywidgets  # type: ignore[import-untyped]
+
+        ipywidgets.Widget.handle_control_comm_opened(control, msg)
+
+    manager.register_target(CONTROL_TARGET, opened)
+    return True
