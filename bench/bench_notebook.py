@@ -14,14 +14,17 @@ Measured side by side in one run, in one kernel:
    iopub messages Jupyter Server's rate limiter counts (all but status/comm_open/execute_input),
    and the peak over any 1 s window (and over the server's 3 s window), against the server's
    default ``iopub_msg_rate_limit`` of 1000 msg/s;
-3. latency of a trivial cell (``1+1``: execute_request sent -> status idle received), median of
+3. a ``%%acp --bg`` turn of the same ``cat`` while nobody runs a cell (the driver only reads
+   iopub): its rate, request to last byte on the terminal's comm, against the foreground
+   turn's (the pacing must not throttle a flood nobody waits for);
+4. latency of a trivial cell (``1+1``: execute_request sent -> status idle received), median of
    ``SAMPLES`` runs, with no flood and while a ``%%acp --bg`` flood streams in the background.
    Samples are spaced ``SPACING`` apart (random), as a person's cells are, so a request never
    falls in the pause the notebook's pacing keeps after the previous cell. The background turn
    floods 4 x MIB (its own agent) so that every sample falls inside it; only samples that
    ended between its first and last terminal message count. The flood's rate meanwhile is
    printed too: what the pacing costs it;
-4. terminal comm messages per second (kernel send times), for the one terminal of the
+5. terminal comm messages per second (kernel send times), for the one terminal of the
    foreground flood and for ``TERMINALS`` terminals flooding at once (the scripted agent
    ``tests/adversarial/agents/flood.py``): the peak over any 1 s window per terminal and in
    all, with each terminal's sequence numbers checked contiguous and the bytes of its
@@ -206,6 +209,28 @@ def main(mib: float) -> None:
         idle_wall = time.monotonic() - idle0
         idle_cpu = cpu_seconds(pid) - cpu0
 
+        # 3c. The same command as a --bg turn while nobody runs a cell (the driver only reads
+        # iopub): from its request to its last byte on the terminal's comm, against the
+        # foreground turn's wall time.
+        rec.drain()
+        first = len(rec.log)
+        alone0 = time.monotonic()
+        kern.run(f"%%acp --session fg --bg --allow '*' -o g\n$ cat {output}\n")
+        shown = 0
+        seen = first
+        guard = time.monotonic() + 600
+        while shown < received and time.monotonic() < guard:
+            rec.pump_for(0.05)
+            shown += sum(
+                sum(len(b) for b in m.get("buffers") or []) for _, m in rec.log[seen:] if is_data(m)
+            )
+            seen = len(rec.log)
+        alone_end = max((at for at, m in rec.log[first:] if is_data(m)), default=alone0)
+        alone_wall = alone_end - alone0
+        while value(kern, "g.stop_reason") == "None":
+            rec.pump_for(0.2)
+        alone_bytes = int(value(kern, "sum(x.total_bytes for x in g.terminals.values())"))
+
         # 3b. The trivial cell while a --bg flood streams.
         kern.run(f"%acp connect --name bg -- {agent} --data-dir {tmp}/b --flood-output {4 * mib}")
         rec.drain()
@@ -284,6 +309,15 @@ def main(mib: float) -> None:
     print("-- terminal comm messages (targets: <= 30/s per terminal, <= 150/s in all)")
     traffic_report("foreground flood", flood_msgs, fg_totals)
     traffic_report(f"{TERMINALS} terminals at once", many_msgs, many_totals)
+
+    print("-- the same command as a --bg turn, nobody running cells (target >= 0.9x foreground)")
+    fg_rate = mb / wall
+    alone_rate = alone_bytes / 1e6 / alone_wall
+    print(
+        f"  foreground : {fg_rate:.1f} MB/s ({wall:.2f} s); background: {alone_rate:.1f} MB/s "
+        f"({alone_wall:.2f} s to its last byte on the terminal's comm, {alone_bytes} bytes)"
+    )
+    print(f"  background alone / foreground rate: {alone_rate / fg_rate:.2f}")
 
     print(f"-- trivial cell (1+1), execute_request -> idle, median of {SAMPLES}")
     base = statistics.median(quiet)

@@ -149,8 +149,8 @@ def _notebook(out: str) -> list[Headline]:
             (
                 "kernel CPU per MB of a command's output",
                 f"{ms} ms/MB (over idle {over})",
-                "25 ms/MB",
-                f"{float(ms) / 25:.2f}",
+                "15 ms/MB",
+                f"{float(ms) / 15:.2f}",
                 "<= 1.00",
             )
         )
@@ -191,6 +191,19 @@ def _notebook(out: str) -> list[Headline]:
                 f"{quiet.group(1)} ms idle",
                 ratio.group(1),
                 "<= 1.30",
+            )
+        )
+    alone = re.search(
+        r"foreground : ([\d.]+) MB/s .*background: ([\d.]+) MB/s.*\n.*rate: ([\d.]+)", out
+    )
+    if alone:
+        found.append(
+            (
+                "--bg flood, nobody running cells, x its foreground rate",
+                f"{alone.group(2)} MB/s",
+                f"{alone.group(1)} MB/s foreground",
+                alone.group(3),
+                ">= 0.90",
             )
         )
     rate = re.search(r"bg turn [\d.]+ s, ([\d.]+) MiB/s", out)

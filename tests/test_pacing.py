@@ -9,6 +9,7 @@ from __future__ import annotations
 import concurrent.futures
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -55,30 +56,55 @@ def clock() -> Clock:
     return Clock()
 
 
-def test_a_flood_is_read_in_slices_while_the_kernel_is_idle(clock: Clock) -> None:
+def test_nobody_waiting_a_flood_is_read_at_full_speed(clock: Clock) -> None:
     pacing = CellPacing(clock)
-    assert rest_of_batch(pacing, clock) == pytest.approx(SLICE * RATIO)  # the first flood chunk
-    # after a rest, a new slice: read until SLICE has passed, then rest SLICE * RATIO
+    for _ in range(400):  # no user cell runs: no batch waits, however long the flood
+        assert ask(pacing) == 0.0
+        clock.now += 0.0005
+    pacing.cell_started()
+    clock.now += 0.01
+    pacing.cell_ended()
+    clock.now += TAIL * 1.001  # the cell's reply and idle status are out: full speed again
     assert ask(pacing) == 0.0
-    clock.now += SLICE * 0.5005
-    assert ask(pacing) == 0.0
-    clock.now += SLICE * 0.5005
-    assert rest_of_batch(pacing, clock) == pytest.approx(SLICE * RATIO)
-    # over a long flood the reading gets about 1 / (1 + RATIO) of the time
-    start, reading = clock.now, 0.0
-    for _ in range(400):
+    assert not pacing.holding
+
+
+def read_until(pacing: CellPacing, clock: Clock, until: float) -> float:
+    """The read loop of a flood until ``until``: each batch takes 0.5 ms to read once the
+    hook lets it; the seconds spent reading."""
+    reading = 0.0
+    while clock.now < until:
         rest_of_batch(pacing, clock)
-        clock.now += 0.0005  # each batch takes 0.5 ms to read
+        clock.now += 0.0005
         reading += 0.0005
-    assert reading / (clock.now - start) == pytest.approx(1 / (1 + RATIO), rel=0.25)
+    return reading
+
+
+def test_a_run_of_short_cells_is_one_hold_then_the_flood_goes_on_in_slices(clock: Clock) -> None:
+    # cells one after another (Run All): each ends and the next starts within TAIL; the flood
+    # holds for GRACE in all, not for every cell, then gets its slices
+    pacing = CellPacing(clock)
+    start, reading = clock.now, 0.0
+    while clock.now - start < 2.0:
+        pacing.cell_started()
+        reading += read_until(pacing, clock, clock.now + 0.01)
+        pacing.cell_ended()
+        reading += read_until(pacing, clock, clock.now + TAIL * 0.2)  # the next cell comes
+    held = GRACE / (clock.now - start)
+    share = reading / (clock.now - start)
+    assert share == pytest.approx((1 - held) / (1 + RATIO), rel=0.3)
+    # a pause of TAIL and more ends the hold: the next cell holds the flood for its GRACE again
+    clock.now += TAIL
+    assert ask(pacing) == 0.0
+    pacing.cell_started()
+    assert rest_of_batch(pacing, clock) == pytest.approx(GRACE)
 
 
 def test_small_chunks_never_wait_and_start_a_new_slice(clock: Clock) -> None:
     pacing = CellPacing(clock)
     pacing.cell_started()
     assert ask(pacing, FLOOD_BYTES - 1) == 0.0  # a reply or a trickle, even during a cell
-    pacing.cell_ended()
-    clock.now += 1.0
+    clock.now += GRACE
     assert ask(pacing, FLOOD_BYTES - 1) == 0.0
     assert ask(pacing) == 0.0  # the slice began with the small chunk: no rest yet
     clock.now += SLICE * 1.001
@@ -101,7 +127,7 @@ def test_a_cell_that_ends_in_its_grace_lets_the_flood_go_after_the_tail(clock: C
     clock.now += 0.004  # a trivial cell
     pacing.cell_ended()
     assert not pacing.cell_running
-    # its reply and idle status still go out: the flood waits TAIL more, then a slice starts
+    # its reply and idle status still go out: the flood waits TAIL more, then goes on
     assert rest_of_batch(pacing, clock) == pytest.approx(TAIL)
     assert ask(pacing) == 0.0
 
@@ -114,7 +140,7 @@ def test_magic_cells_and_the_main_thread_waiting_never_pace(clock: Clock) -> Non
         assert ask(pacing) == 0.0
         clock.now += SLICE * 1.001
     pacing.cell_ended()
-    assert ask(pacing) == pytest.approx(SLICE * RATIO)  # no tail after a magic cell: slices
+    assert ask(pacing) == 0.0  # no tail after a magic cell: nobody waits, full speed
     pacing.cell_started()
     with pacing.main_waits():  # e.g. IOThread.call: the cell needs an agent's answer
         assert ask(pacing) == 0.0
@@ -175,3 +201,37 @@ def test_a_background_flood_waits_while_a_cell_of_the_users_code_runs(tmp_path: 
             guard=120,
         )
         assert received() >= 16 * 2**20
+
+
+@pytest.mark.kernel
+def test_a_background_flood_reaches_its_terminal_while_the_user_runs_short_cells(
+    tmp_path: Path,
+) -> None:
+    # a run of short cells, one right after the other: the flood is held for a grace in all,
+    # then goes on in slices; its bytes reach the --bg cell's terminal meanwhile
+    with acp_kernel(tmp_path) as kern:
+        kern.run(
+            f"%acp connect -- {sys.executable} -m acp_notebook.agent --data-dir {tmp_path}/d "
+            "--flood-output 64"
+        )
+        kern.run("%%acp --bg --allow '*' -o b\nflood\n")
+        kern.run("got = lambda: sum(x.total_bytes for x in b.terminals.values())")
+        kern.wait_for(lambda: int(kern.run("print(got())").text()) > 0, "the flood to stream")
+        kern.run("first = got()")
+        since = time.monotonic()
+        cells = 0
+        grown = 0
+        while grown < 2 * 2**20 and cells < 3000:  # every run is a short cell of the user's
+            kern.run("x = 1 + 1")
+            cells += 1
+            if cells % 50 == 0:
+                grown = int(kern.run("print(got() - first)").text())
+        assert grown >= 2 * 2**20, f"{grown} bytes in {cells} short cells"
+        terminals = {c for c, m in kern.models.items() if m.get("_model_name") == "TerminalModel"}
+        shown = sum(
+            len(buffer)
+            for at, msg in kern.comm_msgs
+            if at >= since and msg["content"]["comm_id"] in terminals
+            for buffer in msg.get("buffers") or []
+        )
+        assert shown >= 2**20, shown  # and on to the cell's terminal view, as data messages

@@ -1,22 +1,26 @@
 """The user's cells go first: back-pressure on agents that flood in the background.
 
-Agents are read in the I/O thread (``_bridge.IOThread``). A flood read there at full speed keeps
-both cores of a small machine busy (the agent writing, the kernel decoding), and a trivial cell
-of the user's then took 2-5x its idle latency. Each connection the notebook holds asks its
-``pace`` (set by ``_bridge`` to the notebook's :class:`CellPacing`; no process global) before
-each batch of lines how long to wait, and :class:`CellPacing` answers:
+Agents are read in the I/O thread (``_bridge.IOThread``). A flood read there at full speed
+while a cell of the user's runs keeps both cores of a small machine busy (the agent writing, the
+kernel decoding), and a trivial cell then took 2-5x its idle latency. Each connection the
+notebook holds asks its ``pace`` (set by ``_bridge`` to the notebook's :class:`CellPacing`; no
+process global) before each batch of lines how long to wait, and :class:`CellPacing` answers
+by what the user's cells see, not by a fixed share of the time:
 
 * nothing to wait for a small chunk (a reply, a trickle: not a flood), for a read loop on the
   kernel's main thread (a client that the cell itself drives), while the main thread waits for
   the I/O thread (it needs the agent's answer), and while a cell of our own magics runs
   (``cell_started(magic=True)``: a ``%%acp`` cell waits for its own turn, ``%acp`` for the
   agent; the user is waiting for that output);
-* during a user cell's first ``GRACE`` seconds, and for ``TAIL`` seconds after it (the kernel
-  still sends its reply and its idle status), a flooding connection reads nothing; it looks
-  every ``STEP`` seconds whether that is over;
-* otherwise (the kernel idle, or a long cell) a flood is read in slices: after ``SLICE`` seconds
-  of reading, the I/O thread rests ``SLICE * RATIO``, which leaves the machine room for the
-  next cell's request.
+* nothing either while no cell of the user's runs (and none has just ended): nobody waits for
+  the kernel, so a flood is read at full speed, whatever the machine;
+* while a user cell runs, and for ``TAIL`` seconds after it (the kernel still sends its reply
+  and its idle status), the flood *holds*: it reads nothing, looking every ``STEP`` seconds
+  whether that is over. Cells that follow each other closer than ``TAIL`` (a run of short cells)
+  are one hold;
+* a hold lasts at most ``GRACE`` seconds: past it (a long cell, or a long run of short ones)
+  the flood is read in slices, ``SLICE`` seconds of reading then ``SLICE * RATIO`` of rest, so
+  that it goes on (slower) and the cell keeps most of the machine.
 
 Nothing is dropped: while a read loop waits, the agent's pipe fills and the agent's writes
 block, so its output is only delayed.
@@ -50,6 +54,7 @@ class CellPacing:
         self._started: float | None = None  # when the running cell of user code began
         self._magic = False  # a cell of our magics runs (%%acp, %acp ...)
         self._ended = -math.inf  # when the last user cell ended
+        self._hold: float | None = None  # when the current hold began (I/O thread only)
         self._slice = -math.inf  # when the I/O thread's current slice of reading began
         self._main = threading.main_thread().ident
         self._main_waits = 0  # the main thread waits for the I/O thread (nested)
@@ -57,6 +62,11 @@ class CellPacing:
     @property
     def cell_running(self) -> bool:
         return self._started is not None
+
+    @property
+    def holding(self) -> bool:
+        """A flood is held back (or sliced) now: a user cell runs or has just ended."""
+        return self._started is not None or self._clock() - self._ended < TAIL
 
     def cell_started(self, *, magic: bool = False) -> None:
         self._magic = magic
@@ -85,11 +95,19 @@ class CellPacing:
         if self._magic or self._main_waits or threading.get_ident() == self._main:
             return 0.0
         now = self._clock()
+        started = self._started
+        if started is None and now - self._ended >= TAIL:  # nobody waits: full speed
+            self._hold = None
+            return 0.0
         if chunk < FLOOD_BYTES:  # the reader had caught up: a new slice starts
             self._slice = now
             return 0.0
-        started = self._started
-        left = GRACE - (now - started) if started is not None else TAIL - (now - self._ended)
+        hold = self._hold
+        if hold is None:  # a hold begins with the cell that made it (or now, if later)
+            hold = self._hold = started if started is not None and started <= now else now
+        left = GRACE - (now - hold)
+        if started is None:  # the cell has ended: its tail, if shorter
+            left = min(left, TAIL - (now - self._ended))
         if left > _NEGLIGIBLE:  # a cell runs, or has just ended: read nothing
             return min(STEP, left)
         if waited:  # it has just rested: a new slice
