@@ -10,11 +10,14 @@ import concurrent.futures
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from acp_notebook._notebook._pacing import (
+    ACTIVE,
+    DELAY_BUDGET,
     FLOOD_BYTES,
     GRACE,
     RATIO,
@@ -22,6 +25,7 @@ from acp_notebook._notebook._pacing import (
     STEP,
     TAIL,
     CellPacing,
+    follow_requests,
 )
 from tests.kernel_driver import acp_kernel
 
@@ -98,6 +102,106 @@ def test_a_run_of_short_cells_is_one_hold_then_the_flood_goes_on_in_slices(clock
     assert ask(pacing) == 0.0
     pacing.cell_started()
     assert rest_of_batch(pacing, clock) == pytest.approx(GRACE)
+
+
+def test_a_request_holds_the_flood_from_its_arrival(clock: Clock) -> None:
+    pacing = CellPacing(clock)
+    assert ask(pacing) == 0.0
+    pacing.request_arrived()  # a message on the shell channel (a cell, a comm message ...)
+    assert pacing.holding
+    assert ask(pacing) == STEP
+    clock.now += 0.001
+    pacing.cell_started()  # the cell it was: the hold goes on from the request's arrival
+    assert rest_of_batch(pacing, clock) == pytest.approx(GRACE - 0.001)
+    pacing.cell_ended()
+    pacing.request_arrived()  # not a cell (a completion request): held for TAIL only
+    pacing.cell_started(magic=True)  # ... and a cell of our magics is never held
+    assert ask(pacing) == 0.0
+    pacing.cell_ended()
+    clock.now += TAIL * 1.001
+    assert ask(pacing) == 0.0
+
+
+def test_a_request_that_waited_behind_the_flood_slices_it_while_the_user_is_active(
+    clock: Clock,
+) -> None:
+    pacing = CellPacing(clock)
+    assert ask(pacing) == 0.0  # full speed: nobody waits
+    pacing.request_arrived()
+    clock.now += DELAY_BUDGET / 2  # a machine with room: the cell started at once
+    pacing.cell_started()
+    assert pacing.last_delay == pytest.approx(DELAY_BUDGET / 2)
+    pacing.cell_ended()
+    clock.now += TAIL * 1.001
+    assert ask(pacing) == 0.0
+    clock.now += SLICE * 2
+    assert ask(pacing) == 0.0  # still full speed
+    pacing.request_arrived()
+    clock.now += DELAY_BUDGET * 2  # a short machine: the cell waited behind the flood
+    pacing.cell_started()
+    assert pacing.last_delay == pytest.approx(DELAY_BUDGET * 2)
+    pacing.cell_ended()
+    clock.now += TAIL * 1.001
+    # the user is active: slices, for ACTIVE seconds after each of their cells
+    start, reading = clock.now, read_until(pacing, clock, clock.now + ACTIVE / 2)
+    assert reading / (clock.now - start) == pytest.approx(1 / (1 + RATIO), rel=0.3)
+    pacing.cell_started()
+    pacing.cell_ended()
+    clock.now += ACTIVE * 0.9
+    assert rest_of_batch(pacing, clock) + rest_of_batch(pacing, clock) > 0
+    clock.now += ACTIVE * 0.1
+    assert ask(pacing) == 0.0  # nobody ran a cell for ACTIVE: full speed again
+
+
+class _Loop:
+    def __init__(self) -> None:
+        self.callbacks: list[Callable[[], object]] = []
+
+    def add_callback(self, callback: Callable[[], object]) -> None:
+        self.callbacks.append(callback)
+
+
+class _Stream:
+    def __init__(self) -> None:
+        self.handler: Callable[[object], object] | None = None
+
+    def on_recv(self, handler: Callable[[object], object], copy: bool = True) -> None:
+        assert not copy
+        self.handler = handler
+
+
+class _Kernel:
+    """What follow_requests uses of ipykernel 7's kernel: its shell channel thread's loop, the
+    shell stream and the handler the stream calls."""
+
+    def __init__(self) -> None:
+        self.shell_channel_thread = type("Channel", (), {"io_loop": _Loop()})()
+        self.shell_stream = _Stream()
+        self.got: list[object] = []
+
+    def shell_channel_thread_main(self, msg: object) -> str:
+        self.got.append(msg)
+        return "handled"
+
+
+def test_follow_requests_tells_the_pacing_of_each_message_then_hands_it_on(clock: Clock) -> None:
+    kernel = _Kernel()
+    pacing = CellPacing(clock)
+    assert follow_requests(kernel, pacing)
+    loop = kernel.shell_channel_thread.io_loop
+    assert len(loop.callbacks) == 1 and kernel.shell_stream.handler is None
+    loop.callbacks[0]()  # on the channel's thread: the stream's handler is replaced there
+    handler = kernel.shell_stream.handler
+    assert handler is not None
+    assert not pacing.holding
+    assert handler(["frames"]) == "handled"
+    assert kernel.got == [["frames"]] and pacing.holding
+    again = CellPacing(clock)  # a second %load_ext: the new pacing, not a second wrapper
+    assert follow_requests(kernel, again)
+    assert len(loop.callbacks) == 1
+    handler(["more"])
+    assert again.holding
+    assert not follow_requests(object(), pacing)  # no shell channel thread: nothing to follow
 
 
 def test_small_chunks_never_wait_and_start_a_new_slice(clock: Clock) -> None:

@@ -149,7 +149,11 @@ class AcpMagics(Magics):
         return nb
 
     def _adopt(self, notebook: Notebook) -> Notebook:
+        from .._notebook._pacing import follow_requests
+
         notebook.set_allowed_agents(self.allowed_agents)
+        # a request reaching the kernel holds a flood (no flood before the notebook exists)
+        follow_requests(getattr(self.shell, "kernel", None), notebook.pacing)
         self._notebook = notebook
         return notebook
 

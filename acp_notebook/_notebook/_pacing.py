@@ -13,11 +13,16 @@ by what the user's cells see, not by a fixed share of the time:
   (``cell_started(magic=True)``: a ``%%acp`` cell waits for its own turn, ``%acp`` for the
   agent; the user is waiting for that output);
 * nothing either while no cell of the user's runs (and none has just ended): nobody waits for
-  the kernel, so a flood is read at full speed, whatever the machine;
-* while a user cell runs, and for ``TAIL`` seconds after it (the kernel still sends its reply
-  and its idle status), the flood *holds*: it reads nothing, looking every ``STEP`` seconds
-  whether that is over. Cells that follow each other closer than ``TAIL`` (a run of short cells)
-  are one hold;
+  the kernel, so a flood is read at full speed;
+* from a request's arrival on the shell channel (:func:`follow_requests`, on ipykernel's
+  shell-channel thread, before the main thread has it), while a user cell runs, and for
+  ``TAIL`` seconds after either (the kernel still sends its reply and its idle status), the
+  flood *holds*: it reads nothing, looking every ``STEP`` seconds whether that is over. Cells
+  that follow each other closer than ``TAIL`` (a run of short cells) are one hold;
+* what a request waited behind a flood read at full speed (its arrival to its cell's start) is
+  measured: over ``DELAY_BUDGET``, this machine has no room for both, and while the user is
+  active (``ACTIVE`` seconds after their last cell) the flood is read in slices as below. On a
+  machine with room, the flood stays at full speed;
 * a hold lasts at most ``GRACE`` seconds: past it (a long cell, or a long run of short ones)
   the flood is read in slices, ``SLICE`` seconds of reading then ``SLICE * RATIO`` of rest, so
   that it goes on (slower) and the cell keeps most of the machine.
@@ -33,13 +38,18 @@ import math
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Final
+from typing import Any, Final
 
 GRACE: Final = 0.2
 TAIL: Final = 0.05
 STEP: Final = 0.002
 SLICE: Final = 0.003
 RATIO: Final = 6.0
+#: a request that waited longer than this behind a flood read at full speed (from its arrival to
+#: its cell's start) says the machine has no room for both: the flood is read in slices while
+#: the user is active (``ACTIVE`` seconds after their last cell)
+DELAY_BUDGET: Final = 0.003
+ACTIVE: Final = 2.0
 FLOOD_BYTES: Final = 16 * 1024
 _NEGLIGIBLE: Final = 1e-4  # a wait shorter than this is not worth a sleep
 
@@ -54,7 +64,12 @@ class CellPacing:
         self._started: float | None = None  # when the running cell of user code began
         self._magic = False  # a cell of our magics runs (%%acp, %acp ...)
         self._ended = -math.inf  # when the last user cell ended
+        self._asked = -math.inf  # when the last request reached the kernel (any thread)
         self._hold: float | None = None  # when the current hold began (I/O thread only)
+        self._free_at = -math.inf  # when a flood was last read at full speed (I/O thread)
+        self._sliced_until = -math.inf  # a flood is read in slices until then (main thread)
+        #: the last request's wait behind a flood read at full speed (seconds), if measured
+        self.last_delay: float | None = None
         self._slice = -math.inf  # when the I/O thread's current slice of reading began
         self._main = threading.main_thread().ident
         self._main_waits = 0  # the main thread waits for the I/O thread (nested)
@@ -65,12 +80,29 @@ class CellPacing:
 
     @property
     def holding(self) -> bool:
-        """A flood is held back (or sliced) now: a user cell runs or has just ended."""
-        return self._started is not None or self._clock() - self._ended < TAIL
+        """A flood is held back (or sliced) now: a user cell runs, has just ended, or a request
+        has just reached the kernel."""
+        now = self._clock()
+        return self._started is not None or now - max(self._ended, self._asked) < TAIL
+
+    def request_arrived(self) -> None:
+        """A message reached the kernel's shell channel (:func:`follow_requests`): someone waits
+        for its answer; the flood holds from now, before the cell (if it is one) starts."""
+        self._asked = self._clock()
 
     def cell_started(self, *, magic: bool = False) -> None:
         self._magic = magic
-        self._started = None if magic else self._clock()
+        if magic:
+            self._started = None
+            return
+        now = self._started = self._clock()
+        if now < self._sliced_until:  # the user is still active: the cells stay fast
+            self._sliced_until = now + ACTIVE
+        elif now - self._asked < GRACE and now - self._free_at < TAIL:
+            # its request came while a flood was read at full speed: what did it wait?
+            self.last_delay = now - self._asked
+            if self.last_delay > DELAY_BUDGET:
+                self._sliced_until = now + ACTIVE
 
     def cell_ended(self) -> None:
         if self._started is not None:
@@ -96,18 +128,29 @@ class CellPacing:
             return 0.0
         now = self._clock()
         started = self._started
-        if started is None and now - self._ended >= TAIL:  # nobody waits: full speed
+        last = max(self._ended, self._asked)  # the end of a cell, or a request's arrival
+        if started is None and now - last >= TAIL:  # nobody waits
             self._hold = None
+            if now >= self._sliced_until:  # full speed
+                self._free_at = now
+                return 0.0
+            if chunk >= FLOOD_BYTES and not waited and now - self._slice >= SLICE:
+                return SLICE * RATIO  # the user is active and the machine short: slices
+            if waited or chunk < FLOOD_BYTES:
+                self._slice = now
             return 0.0
         if chunk < FLOOD_BYTES:  # the reader had caught up: a new slice starts
             self._slice = now
             return 0.0
         hold = self._hold
-        if hold is None:  # a hold begins with the cell that made it (or now, if later)
-            hold = self._hold = started if started is not None and started <= now else now
+        if hold is None:  # a hold begins with what made it (or now, if later)
+            begun = started if started is not None and started <= now else now
+            if now - self._asked < TAIL:  # its request came first
+                begun = min(begun, self._asked)
+            hold = self._hold = begun
         left = GRACE - (now - hold)
-        if started is None:  # the cell has ended: its tail, if shorter
-            left = min(left, TAIL - (now - self._ended))
+        if started is None:  # no cell runs: the tail after the last end or request, if shorter
+            left = min(left, TAIL - (now - last))
         if left > _NEGLIGIBLE:  # a cell runs, or has just ended: read nothing
             return min(STEP, left)
         if waited:  # it has just rested: a new slice
@@ -118,4 +161,46 @@ class CellPacing:
         return 0.0
 
 
-__all__ = ["FLOOD_BYTES", "GRACE", "RATIO", "SLICE", "STEP", "TAIL", "CellPacing"]
+_FOLLOWED = "_acp_notebook_pacing"
+
+
+def follow_requests(kernel: Any, pacing: CellPacing) -> bool:
+    """Tell ``pacing`` of every message that reaches ``kernel``'s shell channel, as it arrives
+    (on ipykernel's shell-channel thread, before the main thread sees it): a request holds a
+    flood from its arrival, so the user's cell does not first wait behind it. False (nothing
+    done) for a kernel without that thread (ipykernel < 7): the hold then starts with the
+    cell."""
+    channel = getattr(kernel, "shell_channel_thread", None)
+    stream = getattr(kernel, "shell_stream", None)
+    handler = getattr(kernel, "shell_channel_thread_main", None)
+    loop = getattr(channel, "io_loop", None)
+    if channel is None or stream is None or handler is None or loop is None:
+        return False
+    if getattr(stream, _FOLLOWED, None) is not None:
+        setattr(stream, _FOLLOWED, pacing)  # the notebook's pacing now (a new Notebook)
+        return True
+    setattr(stream, _FOLLOWED, pacing)
+
+    def arrived(msg: Any) -> Any:
+        followed = getattr(stream, _FOLLOWED, None)
+        if followed is not None:
+            followed.request_arrived()
+        return handler(msg)  # the coroutine the stream awaits, as before
+
+    # on the channel's own thread: the stream is that thread's
+    loop.add_callback(lambda: stream.on_recv(arrived, copy=False))
+    return True
+
+
+__all__ = [
+    "ACTIVE",
+    "DELAY_BUDGET",
+    "FLOOD_BYTES",
+    "GRACE",
+    "RATIO",
+    "SLICE",
+    "STEP",
+    "TAIL",
+    "CellPacing",
+    "follow_requests",
+]
