@@ -17,7 +17,6 @@ import pytest
 
 from acp_notebook._notebook._pacing import (
     ACTIVE,
-    DELAY_BUDGET,
     FLOOD_BYTES,
     GRACE,
     RATIO,
@@ -65,6 +64,7 @@ def test_nobody_waiting_a_flood_is_read_at_full_speed(clock: Clock) -> None:
     for _ in range(400):  # no user cell runs: no batch waits, however long the flood
         assert ask(pacing) == 0.0
         clock.now += 0.0005
+    clock.now += GRACE  # the flood has paused (or ended) when the user runs a cell
     pacing.cell_started()
     clock.now += 0.01
     pacing.cell_ended()
@@ -119,38 +119,50 @@ def test_a_request_holds_the_flood_from_its_arrival(clock: Clock) -> None:
     assert ask(pacing) == 0.0
     pacing.cell_ended()
     clock.now += TAIL * 1.001
-    assert ask(pacing) == 0.0
+    assert not pacing.holding
+    # the cell came during a flood read at full speed: the user is active, it gets slices
+    assert ask(pacing) == SLICE * RATIO
 
 
-def test_a_request_that_waited_behind_the_flood_slices_it_while_the_user_is_active(
+def test_a_cell_that_came_during_a_full_speed_flood_slices_it_while_the_user_is_active(
     clock: Clock,
 ) -> None:
     pacing = CellPacing(clock)
-    assert ask(pacing) == 0.0  # full speed: nobody waits
-    pacing.request_arrived()
-    clock.now += DELAY_BUDGET / 2  # a machine with room: the cell started at once
-    pacing.cell_started()
-    assert pacing.last_delay == pytest.approx(DELAY_BUDGET / 2)
+    assert ask(pacing, chunk=FLOOD_BYTES // 4) == 0.0  # an agent's trickle is no flood
+    pacing.cell_started()  # a cell with no flood about: nothing changes
     pacing.cell_ended()
     clock.now += TAIL * 1.001
-    assert ask(pacing) == 0.0
+    assert ask(pacing) == 0.0  # a flood begins, nobody waits: full speed
     clock.now += SLICE * 2
-    assert ask(pacing) == 0.0  # still full speed
+    assert ask(pacing) == 0.0
+    assert pacing.last_delay is None
     pacing.request_arrived()
-    clock.now += DELAY_BUDGET * 2  # a short machine: the cell waited behind the flood
+    clock.now += 0.0015  # however short its wait: what it waits for is behind the flood
     pacing.cell_started()
-    assert pacing.last_delay == pytest.approx(DELAY_BUDGET * 2)
+    assert pacing.last_delay == pytest.approx(0.0015)
     pacing.cell_ended()
     clock.now += TAIL * 1.001
     # the user is active: slices, for ACTIVE seconds after each of their cells
-    start, reading = clock.now, read_until(pacing, clock, clock.now + ACTIVE / 2)
+    start, reading = clock.now, read_until(pacing, clock, clock.now + 1.0)
     assert reading / (clock.now - start) == pytest.approx(1 / (1 + RATIO), rel=0.3)
     pacing.cell_started()
+    pacing.cell_ended()
+    clock.now += ACTIVE * 0.9  # a person's pause between cells: still sliced
+    assert rest_of_batch(pacing, clock) + rest_of_batch(pacing, clock) > 0
+    clock.now += ACTIVE * 0.1
+    assert ask(pacing) == 0.0  # nobody ran a cell for ACTIVE: full speed again
+
+
+def test_a_long_cell_keeps_the_user_active_from_its_end(clock: Clock) -> None:
+    pacing = CellPacing(clock)
+    assert ask(pacing) == 0.0  # a flood at full speed
+    pacing.cell_started()  # came during it: slices from now on
+    clock.now += ACTIVE * 2  # a cell longer than ACTIVE (the flood was sliced meanwhile)
     pacing.cell_ended()
     clock.now += ACTIVE * 0.9
     assert rest_of_batch(pacing, clock) + rest_of_batch(pacing, clock) > 0
     clock.now += ACTIVE * 0.1
-    assert ask(pacing) == 0.0  # nobody ran a cell for ACTIVE: full speed again
+    assert ask(pacing) == 0.0
 
 
 class _Loop:

@@ -19,10 +19,15 @@ by what the user's cells see, not by a fixed share of the time:
   ``TAIL`` seconds after either (the kernel still sends its reply and its idle status), the
   flood *holds*: it reads nothing, looking every ``STEP`` seconds whether that is over. Cells
   that follow each other closer than ``TAIL`` (a run of short cells) are one hold;
-* what a request waited behind a flood read at full speed (its arrival to its cell's start) is
-  measured: over ``DELAY_BUDGET``, this machine has no room for both, and while the user is
-  active (``ACTIVE`` seconds after their last cell) the flood is read in slices as below. On a
-  machine with room, the flood stays at full speed;
+* a cell of the user's whose request came while a flood was read at full speed switches the
+  flood to slices (below) while the user is active: until ``ACTIVE`` seconds after their last
+  cell began or ended. Holding from the request's arrival is not enough for that cell: what it
+  waits for is mostly *behind* the flood, not in the kernel. Its reply and idle status leave
+  after every terminal message the flood made before it, and a front end takes them in order
+  (in a real kernel at load 9, cells 2.5 s apart: a ``1+1`` took 148 ms, 126 of them between
+  the kernel sending its idle status and the client receiving it; the wait from the request's
+  arrival to its cell's start, which ``last_delay`` keeps, was 1.5 ms, as without a flood). A
+  flood read in slices keeps that backlog short. Nobody active, it goes back to full speed;
 * a hold lasts at most ``GRACE`` seconds: past it (a long cell, or a long run of short ones)
   the flood is read in slices, ``SLICE`` seconds of reading then ``SLICE * RATIO`` of rest, so
   that it goes on (slower) and the cell keeps most of the machine.
@@ -45,11 +50,9 @@ TAIL: Final = 0.05
 STEP: Final = 0.002
 SLICE: Final = 0.003
 RATIO: Final = 6.0
-#: a request that waited longer than this behind a flood read at full speed (from its arrival to
-#: its cell's start) says the machine has no room for both: the flood is read in slices while
-#: the user is active (``ACTIVE`` seconds after their last cell)
-DELAY_BUDGET: Final = 0.003
-ACTIVE: Final = 2.0
+#: a user who ran a cell during a flood is active (the flood is read in slices) until this many
+#: seconds after their last cell began or ended: longer than a person's pause between cells
+ACTIVE: Final = 30.0
 FLOOD_BYTES: Final = 16 * 1024
 _NEGLIGIBLE: Final = 1e-4  # a wait shorter than this is not worth a sleep
 
@@ -68,7 +71,8 @@ class CellPacing:
         self._hold: float | None = None  # when the current hold began (I/O thread only)
         self._free_at = -math.inf  # when a flood was last read at full speed (I/O thread)
         self._sliced_until = -math.inf  # a flood is read in slices until then (main thread)
-        #: the last request's wait behind a flood read at full speed (seconds), if measured
+        #: the last wait, from a request's arrival to its cell's start, of a cell that came
+        #: during a flood read at full speed (seconds), if any
         self.last_delay: float | None = None
         self._slice = -math.inf  # when the I/O thread's current slice of reading began
         self._main = threading.main_thread().ident
@@ -98,15 +102,16 @@ class CellPacing:
         now = self._started = self._clock()
         if now < self._sliced_until:  # the user is still active: the cells stay fast
             self._sliced_until = now + ACTIVE
-        elif now - self._asked < GRACE and now - self._free_at < TAIL:
-            # its request came while a flood was read at full speed: what did it wait?
-            self.last_delay = now - self._asked
-            if self.last_delay > DELAY_BUDGET:
-                self._sliced_until = now + ACTIVE
+        elif now - self._free_at < GRACE:  # it came while a flood was read at full speed
+            if now - self._asked < GRACE:
+                self.last_delay = now - self._asked
+            self._sliced_until = now + ACTIVE
 
     def cell_ended(self) -> None:
         if self._started is not None:
             self._ended = self._clock()
+            if self._started < self._sliced_until:  # the user is active until ACTIVE after it
+                self._sliced_until = self._ended + ACTIVE
         self._started = None
         self._magic = False
 
@@ -132,7 +137,8 @@ class CellPacing:
         if started is None and now - last >= TAIL:  # nobody waits
             self._hold = None
             if now >= self._sliced_until:  # full speed
-                self._free_at = now
+                if chunk >= FLOOD_BYTES:
+                    self._free_at = now
                 return 0.0
             if chunk >= FLOOD_BYTES and not waited and now - self._slice >= SLICE:
                 return SLICE * RATIO  # the user is active and the machine short: slices
@@ -194,7 +200,6 @@ def follow_requests(kernel: Any, pacing: CellPacing) -> bool:
 
 __all__ = [
     "ACTIVE",
-    "DELAY_BUDGET",
     "FLOOD_BYTES",
     "GRACE",
     "RATIO",
