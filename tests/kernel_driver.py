@@ -54,13 +54,23 @@ class Execution:
         machine) replaces its live view by its transcript that way, instead of adding one."""
         parts: list[str] = []
         at: dict[str, int] = {}  # display id -> its part
+        stream = ""  # the stream the last part is: its next message goes on where it ended
         for m in self.messages:
             content = m["content"]
             kind = m["msg_type"]
             display_id = (content.get("transient") or {}).get("display_id")
             if kind == "stream" and streams:
-                parts.append(content["text"])
-            elif kind in ("display_data", "execute_result"):
+                # one print can reach the front end as two messages (the kernel's output
+                # thread flushed between its writes): a front end shows them as one text
+                if stream == content["name"]:
+                    parts[-1] += content["text"]
+                else:
+                    parts.append(content["text"])
+                stream = content["name"]
+                continue
+            if kind in ("display_data", "execute_result", "error"):
+                stream = ""
+            if kind in ("display_data", "execute_result"):
                 if display_id:
                     at[display_id] = len(parts)
                 parts.append(content["data"].get(mime, ""))
