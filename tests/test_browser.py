@@ -81,14 +81,25 @@ PORT_TAKEN = re.compile(r"is already used|port \d+ is already in use|address alr
 PORT_TRIES = 3
 
 
+#: Playwright's own command, run straight (through jlpm, yarn's start cost a second of CPU a group)
+PLAYWRIGHT = UI_TESTS / "node_modules" / ".bin" / "playwright"
+#: where Playwright keeps the spec files it compiled from TypeScript: one place for every group
+#: (by default it is under TMPDIR, which each group has its own of, so each compiled them again).
+#: Groups side by side may write one entry at once: a reader checks each entry's hash header and
+#: compiles again when it does not match.
+TRANSFORM_CACHE = ROOT / "test-artifacts" / "playwright-transform-cache"
+
+
 def _playwright(specs: tuple[str, ...], env: dict[str, str]) -> str:
-    jlpm = shutil.which("jlpm")
-    assert jlpm is not None
+    command = (
+        [str(PLAYWRIGHT)] if PLAYWRIGHT.exists() else [str(shutil.which("jlpm")), "playwright"]
+    )
+    env = {**env, "PLAYWRIGHT_TRANSFORM_CACHE_DIR": str(TRANSFORM_CACHE)}
     for attempt in range(1, PORT_TRIES + 1):
         # A free port, so a JupyterLab someone already runs on the default one does not clash.
         env = {**env, "ACP_UI_PORT": str(_free_port())}
         done = subprocess.run(
-            [jlpm, "playwright", "test", *(f"tests/{name}" for name in specs)],
+            [*command, "test", *(f"tests/{name}" for name in specs)],
             cwd=UI_TESTS,
             env=env,
             stdout=subprocess.PIPE,
@@ -101,7 +112,7 @@ def _playwright(specs: tuple[str, ...], env: dict[str, str]) -> str:
         ran = re.search(r"^\s*\d+ (passed|failed)", output, re.MULTILINE)
         if done.returncode and not ran and PORT_TAKEN.search(output) and attempt < PORT_TRIES:
             continue
-        assert done.returncode == 0, f"`jlpm playwright test` exited {done.returncode}:\n{output}"
+        assert done.returncode == 0, f"`playwright test` exited {done.returncode}:\n{output}"
         return output
     raise AssertionError("unreachable")  # pragma: no cover - the last try returns or fails
 

@@ -82,6 +82,10 @@ def lab_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> LabVenv:
     tmp = tmp_path_factory.mktemp("lab-venv")
     venv = tmp / "venv"
     env = _clean_env(tmp)
+    # Nothing of the checkout runs in this venv, so its Python may write bytecode (into the
+    # venv, a tmp dir): without it every kernel the notebooks test starts compiles pandas,
+    # matplotlib and ipykernel from source again, most of that test's CPU time.
+    del env["PYTHONDONTWRITEBYTECODE"]
     _run([sys.executable, "-m", "venv", str(venv)], tmp, env)
     python = venv / "bin" / "python"
     probe = [str(python), "-c", "import acp_notebook"]
