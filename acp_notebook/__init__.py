@@ -9,8 +9,9 @@ layer) does not pull in the layers above it, and importing the package stays lig
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from . import _lazy
 
 if TYPE_CHECKING:
     from ._client._agent import Agent
@@ -75,17 +76,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'acp_notebook' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _lazy.attach(__name__, _LAZY, __all__)
 
 
 def load_ipython_extension(ipython: Any) -> None:

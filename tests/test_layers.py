@@ -141,6 +141,9 @@ def _pkg(*names: str) -> tuple[str, ...]:
 #: One rule per package, bottom up: the acp_notebook packages it may import (itself always
 #: allowed) and the third-party ones. Module rules inside a package narrow it further.
 RULES = [
+    # lazy names (PEP 562) for any package: the standard library only, no I/O; every layer may
+    # import it (_violations)
+    Rule(f"{PKG}._lazy", (), frozenset(), PURE_BANNED),
     # protocol: the wire vocabulary; pydantic only, no I/O (regex checks a question's pattern
     # with a timeout); how agent text is made visible.
     Rule(f"{PKG}._protocol", (), frozenset(THIRD_PARTY_OK | {"regex"}), PURE_BANNED),
@@ -261,7 +264,7 @@ def _violations(rule: Rule, files: list[tuple[str, Path]]) -> list[str]:
             where = f"{file.name}:{line} ({module}) imports {target}"
             top = target.split(".")[0]
             if top == PKG:
-                allowed = (rule.layer, *rule.internal)
+                allowed = (rule.layer, *rule.internal, f"{PKG}._lazy")
                 if target == PKG:
                     problems.append(f"{where} (the package root: import the layer directly)")
                 elif not any(_within(target, ok) for ok in allowed):

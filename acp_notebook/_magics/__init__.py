@@ -16,7 +16,6 @@ layer and word its results; the workflows are the notebook's.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import os
 import re
 import threading
@@ -27,6 +26,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, magics_class
 from traitlets import Enum, Float, List, Unicode, observe
 
+from .. import _lazy
 from .._notebook._errors import NONINTERACTIVE_TIMEOUT, TIMEOUT_ENV
 from .._widgets._protocols import TRANSPORT_ENV
 from ._parsers import _plain_help, acp_options, cell_magic, cell_options, line_magic
@@ -46,19 +46,6 @@ _LAZY = {
     "default_agent_name": "._commands",
     "words": "._words",
 }
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
 
 
 def _fresh_notebook() -> Notebook:
@@ -321,3 +308,5 @@ __all__ = [
     "unload_ipython_extension",
     "words",
 ]
+
+__getattr__, __dir__ = _lazy.attach(__name__, _LAZY, __all__)
