@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import gc
 import json
 from collections import OrderedDict, deque
@@ -191,7 +192,7 @@ async def ingest(lines: list[bytes], fast: bool, watch: str = "iterator") -> dic
                 assert chunk.session_update == "terminal_output_chunk"
                 try:
                     raw: bytes | None = base64.b64decode(chunk.data, validate=True)
-                except binascii.Error:
+                except (binascii.Error, ValueError):  # (ValueError: not ASCII)
                     raw = None
                 assert chunk.decoded() == raw
                 model = chunk.model
@@ -378,6 +379,14 @@ class ReferenceBuffer:
         return True, update
 
 
+def output_chunk(data: str) -> p.TerminalOutputChunk:
+    return p.TerminalOutputChunk(terminal_id="t", data=data)
+
+
+def info_update(title: str) -> p.SessionInfoUpdate:
+    return p.SessionInfoUpdate(title=title)
+
+
 @settings(max_examples=500)
 @given(
     st.integers(1, 6),
@@ -385,7 +394,12 @@ class ReferenceBuffer:
     st.lists(
         st.tuples(
             st.one_of(
-                st.integers(0, 8), st.just("pop"), st.just("info"), st.tuples(st.integers(0, 8))
+                st.integers(0, 8),
+                st.just("pop"),
+                st.just("info"),
+                st.tuples(st.integers(0, 8)),
+                st.tuples(st.just("lazy"), st.integers(0, 8), st.booleans()),
+                st.tuples(st.just("pair"), st.integers(0, 8)),
             ),
             st.sampled_from(["snapshot", "counts", "none", "none"]),
         ),
@@ -395,12 +409,25 @@ class ReferenceBuffer:
 def test_the_replay_buffer_keeps_what_the_reference_keeps(
     max_items: int, max_bulk: int, steps: list[Any]
 ) -> None:
-    """``(n,)``: a hot chunk pushed as its wire dict (`push_chunk`, dropped late); after a
+    """``(n,)``: a hot chunk pushed as its wire dict (`push_chunk`, dropped late); ``("lazy",
+    n, partial)``: an update pushed as what makes it (`push_lazy`: a partial or a tuple, an info
+    update for n = 0, else a chunk of n characters, as a v1 line's two updates are), ``("pair",
+    n)``: both at once (`push_lazy_pair`: an info update, then a chunk of n); after a
     step the buffer is read whole, only counted, or not at all (reads settle what it drops)."""
     ours, ref = UpdateBuffer(max_items, max_bulk), ReferenceBuffer(max_items, max_bulk)
     for n, (step, read) in enumerate(steps):
         if step == "pop":
             assert ours.popleft() == ref.popleft()
+        elif isinstance(step, tuple) and step[0] == "lazy":
+            _, size, partial = step
+            make: Any = (output_chunk, "C" * size) if size else (info_update, str(n))
+            ours.push_lazy(functools.partial(*make) if partial else make, size)
+            ref.push(functools.partial(*make)())
+        elif isinstance(step, tuple) and step[0] == "pair":
+            first, second = (info_update, str(n)), (output_chunk, "D" * step[1])
+            ours.push_lazy_pair(first, second, step[1])
+            ref.push(info_update(str(n)))
+            ref.push(output_chunk("D" * step[1]))
         elif isinstance(step, tuple):
             raw = {"sessionUpdate": "terminal_output_chunk", "terminalId": "t", "data": "B" * n}
             raw["data"] = raw["data"][: step[0]]

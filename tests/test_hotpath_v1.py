@@ -1,4 +1,4 @@
-"""The v1 hot path (``_hotpath.decode_v1_hot_line``, ``V1Session.apply_hot``): a v1 agent's
+"""The v1 hot path (``_hotpath.decode_v1_hot_line``, ``_v1.on_hot_update``): a v1 agent's
 plain text chunks and its ``_meta`` terminal output skip the v1 and v2 models, and change nothing
 but the time.
 

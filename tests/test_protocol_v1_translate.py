@@ -3,10 +3,13 @@ to the real reducer, ends up in the same state a v2 agent's updates build."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 from _schema import assert_valid
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 import acp_notebook._protocol as p
@@ -470,3 +473,12 @@ def test_finding_7_a_permission_is_merged_with_the_tool_call_the_session_knows()
     asked = v1.V1RequestPermissionRequest.model_validate(raw)
     named = {"toolCallId": "effect-1", "name": "shell"}
     assert v1.V1Translator().permission(asked, named).title == "shell"
+
+
+@given(st.text(alphabet="ab\r\né\ud800", max_size=20))
+def test_terminal_bytes_turns_each_lone_line_feed_into_cr_lf(text: str) -> None:
+    """`terminal_bytes` takes a shortcut (str.replace) for text without a CR: the same bytes
+    as the rule (a regex: every LF without a CR before it becomes CR LF; UTF-8, lone
+    surrogates replaced)."""
+    expected = re.sub(r"(?<!\r)\n", "\r\n", text).encode("utf-8", "replace")
+    assert v1.terminal_bytes(text) == expected

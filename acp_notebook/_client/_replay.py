@@ -52,16 +52,21 @@ def _chunk_validator() -> Callable[[Any], Any]:
     return _CHUNK.__pydantic_validator__.validate_python
 
 
-_LAZY = (dict, functools.partial)  # what the buffers hold of an update whose model is not made
+#: what the buffers hold of an update whose model is not made: a hot chunk's wire dict, or
+#: what makes the model: a partial, or a tuple ``(function, *arguments)`` (one object where a
+#: partial is three: what a v1 flood pushes at every line)
+_LAZY = (dict, functools.partial, tuple)
 
 
 def _model(update: Any) -> Any:
-    """The model of a held update: a wire dict is a hot chunk, a partial makes it."""
+    """The model of a held update: a wire dict is a hot chunk, a partial or a tuple makes it."""
     kind = type(update)
     if kind is dict:
         return _validate_chunk(update)
     if kind is functools.partial:
         return update()
+    if kind is tuple:
+        return update[0](*update[1:])
     return update
 
 
@@ -154,25 +159,53 @@ class UpdateBuffer:
         if self._bulk_bytes > self._slack_bulk or len(bulk) > self._slack_items:
             self._settle()
 
-    def push_lazy(self, make: functools.partial[Any], weight: int = 0) -> None:
+    def push_lazy(self, make: functools.partial[Any] | tuple[Any, ...], weight: int = 0) -> None:
         """`push` of an update given as what makes its model (called when the update is read:
-        `popleft`, `snapshot`); ``weight``: its bulk weight (the length of its base64)."""
+        `popleft`, `snapshot`): a partial, or a tuple ``(function, *arguments)``; ``weight``:
+        its bulk weight (the length of its base64)."""
+        bulk = self._bulk
+        other = self._other
         if weight:
             key = self._arrived
             self._arrived = key + 1
-            bulk = self._bulk
+            if not bulk and (len(other) >= self.max_items or weight > self.max_bulk):
+                # The oldest bulk update over the limits would be this one: it goes at once
+                # (a v1 flood, whose every line pushes a tool call update and output, leaves
+                # no bulk update in a full buffer: each output goes as it comes).
+                self._dropped += 1
+                return
             bulk.append((key, make, weight))
-            self._bulk_bytes += weight
-            if self._bulk_bytes > self._slack_bulk or len(bulk) > self._slack_items:
+            bulk_bytes = self._bulk_bytes = self._bulk_bytes + weight
+            if bulk_bytes > self._slack_bulk or len(bulk) > self._slack_items:
                 self._settle()
             return
-        self._settle()
+        if self._bulk_bytes > self.max_bulk or len(bulk) + len(other) > self.max_items:
+            self._settle()  # (what the bulk updates pushed since left over the limits)
+            bulk = self._bulk
         key = self._arrived
         self._arrived = key + 1
-        other = self._other
         other.append((key, make))
-        if len(self._bulk) + len(other) > self.max_items:
-            self._drop_one()  # (within the limits before: one is enough)
+        if len(bulk) + len(other) > self.max_items:  # (within the limits before: drop one)
+            if bulk:
+                self._bulk_bytes -= bulk.popleft()[2]
+            else:
+                other.popleft()
+            self._dropped += 1
+
+    def push_lazy_pair(self, first: tuple[Any, ...], second: tuple[Any, ...], weight: int) -> None:
+        """``push_lazy(first)`` then ``push_lazy(second, weight)``, in one call (a v1 line of
+        terminal output stands for two updates: its tool call update, then its output)."""
+        other = self._other
+        if self._bulk or not weight or len(other) < self.max_items:
+            self.push_lazy(first)
+            self.push_lazy(second, weight)
+            return
+        # Full, without a bulk update (what a v1 flood of output leaves: see `push_lazy`):
+        # ``first`` pushes out the oldest update, and ``second`` goes at once.
+        self._arrived += 2
+        other.append((self._arrived - 2, first))
+        other.popleft()
+        self._dropped += 2
 
     def _settle(self) -> None:
         """Drop what `push` would have dropped by now, oldest bulk first, in one go.

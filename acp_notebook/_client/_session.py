@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import functools
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -95,6 +94,9 @@ class Session:
         # (listener, its terminal chunk listener or None), in the order they subscribed
         self._listeners: list[tuple[UpdateListener, ChunkListener | None]] = []
         self._model_listeners = 0  # of them, those without a terminal chunk listener
+        #: of them, the terminal chunk listeners (a tuple: a listener may unsubscribe while
+        #: they are called, and the hot path should not copy a list for every chunk)
+        self._chunk_listeners: tuple[ChunkListener, ...] = ()
         self._asker: Asker | None = None
         self._elicitation_asker: ElicitationAsker | None = None
         # The turn a `session/cancel` was sent for: from then until its idle, every permission
@@ -120,6 +122,7 @@ class Session:
         self._listeners.append(entry)
         if terminal_chunks is None:
             self._model_listeners += 1
+        self._chunk_listeners = self._chunk_listeners_now()
 
         def unsubscribe() -> None:
             for index, found in enumerate(self._listeners):
@@ -127,9 +130,15 @@ class Session:
                     del self._listeners[index]
                     if terminal_chunks is None:
                         self._model_listeners -= 1
+                    self._chunk_listeners = self._chunk_listeners_now()
                     return
 
         return unsubscribe
+
+    def _chunk_listeners_now(self) -> tuple[ChunkListener, ...]:
+        """The ``terminal_chunks`` listeners, in the order they subscribed: who gets a hot
+        chunk while there is no model listener (`_apply_chunk`)."""
+        return tuple(chunks for _listener, chunks in self._listeners if chunks is not None)
 
     def ask_permissions(self, asker: Asker) -> Callable[[], None]:
         """Let ``asker`` answer this session's permission requests (instead of the agent's
@@ -221,13 +230,12 @@ class Session:
         if self._model_listeners or (turn is not None and turn._iterated and turn._streams):
             self._apply(_validate_chunk(raw))
             return
+        terminal_id = raw["terminalId"]
+        data = raw["data"]
         state = self.state
-        seen = len(state.problems)
-        state.apply_terminal_chunk(raw["terminalId"], raw["data"])
-        if len(state.problems) != seen:
-            for problem in state.problems[seen:]:
-                self._problem(problem)
-        if turn is not None and not turn._done.is_set():
+        if not state.apply_terminal_chunk(terminal_id, data):  # its base64 was refused
+            self._problem(state.problems[-1])
+        if turn is not None and not turn._ended:
             # `turn._push`, with no stream to feed: the replay keeps the wire dict (its model
             # is made if an iterator reads it)
             turn._replay.push_chunk(raw)
@@ -237,43 +245,14 @@ class Session:
                 waiter.set()
             if turn.state.done:  # (a chunk never ends a turn: as `_apply`, all the same)
                 self._end_turn(turn)
-        listeners = self._listeners
-        if listeners:  # each with a terminal chunk listener (else the model was made above)
-            view = TerminalChunk(raw["terminalId"], raw["data"])
-            for _listener, chunks in list(listeners):
-                if chunks is not None:
-                    try:
-                        chunks(self, view)
-                    except Exception:
-                        log.exception("session update listener failed")
-
-    def _sees_models(self) -> bool:
-        """Whether someone would see an update's model now: a listener, or a live iterator."""
-        turn = self.turn
-        return bool(self._listeners) or (
-            turn is not None and turn._iterated and bool(turn._streams)
-        )
-
-    def _applied(self, seen: int, *held: tuple[functools.partial[Any], int]) -> None:
-        """What `_apply` does after the state, for updates the state applied without their
-        models while nobody would see them (`_sees_models`; ``seen``: the state's problem count
-        before): the replay keeps each ``(make, bulk weight)`` of ``held`` (``make`` makes
-        the model if an iterator reads it)."""
-        state = self.state
-        if len(state.problems) != seen:
-            for problem in state.problems[seen:]:
-                self._problem(problem)
-        turn = self.turn
-        if turn is not None and not turn._done.is_set():
-            push = turn._replay.push_lazy
-            for make, weight in held:
-                push(make, weight)
-            waiter = turn._waiter
-            if waiter is not None:
-                turn._waiter = None
-                waiter.set()
-            if turn.state.done:
-                self._end_turn(turn)
+        listeners = self._chunk_listeners  # (all of them: no model listener, see above)
+        if listeners:
+            view = TerminalChunk(terminal_id, data)
+            for chunks in listeners:
+                try:
+                    chunks(self, view)
+                except Exception:
+                    log.exception("session update listener failed")
 
     def _problem(self, message: str) -> None:
         log.warning("session %s: %s", self.id, message)

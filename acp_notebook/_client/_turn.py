@@ -35,6 +35,8 @@ class Turn:
         # Set (and dropped) at the next update; made only when an iterator waits for one.
         self._waiter: anyio.Event | None = None
         self._done = anyio.Event()
+        #: ``_done`` is set (a plain attribute: the hot path reads it at every update)
+        self._ended = False
         self.error: BaseException | None = None
         #: v1: the ``usage`` of the ``session/prompt`` answer, as sent (unstable v1 field)
         self.usage: Any = None
@@ -42,7 +44,7 @@ class Turn:
     # -- what happened -------------------------------------------------------------------
     @property
     def done(self) -> bool:
-        return self._done.is_set()
+        return self._ended
 
     @property
     def stop_reason(self) -> Any:
@@ -92,9 +94,10 @@ class Turn:
             waiter.set()
 
     def _finish(self, error: BaseException | None = None) -> None:
-        if self._done.is_set():
+        if self._ended:
             return
         self.error = error
+        self._ended = True
         self._done.set()
         if self._waiter is not None:
             self._waiter.set()

@@ -47,6 +47,18 @@ def _output_chunk(terminal_id: str, data: bytes) -> p.TerminalOutputChunk:
     return p.TerminalOutputChunk(terminal_id=terminal_id, data=base64.b64encode(data).decode())
 
 
+def _meta_update(tool_call_id: str, meta: dict[str, Any]) -> p.SessionUpdate:
+    """The v2 ``tool_call_update`` of a v1 one that carries only ``_meta`` terminal output."""
+    wire = {"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id, "_meta": meta}
+    return p.parse_session_update(wire)
+
+
+def _text_update(tag: str, message_id: str, content: dict[str, Any]) -> p.SessionUpdate:
+    """The v2 message chunk of a v1 plain text chunk."""
+    wire = {"sessionUpdate": tag, "messageId": message_id, "content": content}
+    return p.parse_session_update(wire)
+
+
 def permission_request(agent: Agent, params: Any) -> p.RequestPermissionRequest:
     """A v1 ``session/request_permission``, its ``toolCall`` merged over what the session knows
     of that call, as the v2 request the rest decides (raises ValidationError when malformed)."""
@@ -93,49 +105,6 @@ class V1Session:
             session._problem(f"v1 {update.session_update}: {note}")
         for translated in self.translator.update(update):
             session._apply(translated)
-
-    def apply_hot(self, raw: dict[str, Any]) -> None:
-        """One v1 update of a hot shape (``_hotpath.is_v1_hot_update``): what `apply` does,
-        without the v1 models, and without the v2 ones unless someone sees them
-        (``Session._sees_models``): a text chunk goes to the message's text, terminal output
-        to the terminal's bytes, and the turn's replay keeps what makes their models."""
-        session, translator = self.session, self.translator
-        tag = raw["sessionUpdate"]
-        state = session.state
-        if tag == "tool_call_update":
-            call_id = raw["toolCallId"]
-            meta = raw["_meta"]
-            [output] = meta.values()
-            terminal_id = output.get("terminal_id", output.get("terminalId"))
-            if not terminal_id or not translator.meta_output_ready(call_id, terminal_id):
-                self.apply(raw)  # (its first output, or a command to name its terminal with)
-                return
-            translator.break_run()
-            data = v1.terminal_bytes(output["data"])
-            patch = {"sessionUpdate": tag, "toolCallId": call_id, "_meta": meta}
-            if session._sees_models():
-                session._apply(p.parse_session_update(patch))
-                session._apply(_output_chunk(terminal_id, data))
-                return
-            seen = len(state.problems)
-            state.apply_tool_call_meta(call_id, meta)  # (neither ends a turn: as two applies)
-            state.apply_terminal_bytes(terminal_id, data)
-            session._applied(
-                seen,
-                (functools.partial(p.parse_session_update, patch), 0),
-                (functools.partial(_output_chunk, terminal_id, data), 4 * ((len(data) + 2) // 3)),
-            )
-            return
-        role = _ROLES[tag]
-        content = raw["content"]
-        message_id = translator.message_id(role, raw.get("messageId"))
-        wire = {"sessionUpdate": tag, "messageId": message_id, "content": content}
-        if session._sees_models():
-            session._apply(p.parse_session_update(wire))
-            return
-        seen = len(state.problems)
-        state.apply_text_chunk(role, message_id, content["text"])
-        session._applied(seen, (functools.partial(p.parse_session_update, wire), 0))
 
     async def set_config_option(self, config_id: str, value: str | bool) -> list[Any]:
         """v1: the ``mode`` option is the session's mode (``session/set_mode``); the others are
@@ -235,12 +204,67 @@ def adopt(agent: Agent, result: dict[str, Any]) -> None:
 
 
 def on_hot_update(agent: Agent, method: str, params: Any) -> None:
-    """A v1 ``session/update`` line of a v1 hot shape (``_hotpath.decode_v1_hot_line``)."""
-    session = agent.sessions.get(params["sessionId"])
-    if session is None or session._v1 is None:
+    """A v1 ``session/update`` line of a v1 hot shape (``_hotpath.is_v1_hot_update``): what
+    `V1Session.apply` does, without the v1 models, and without the v2 ones unless someone
+    would see them (a listener, or a live iterator of the turn): a text chunk goes to the
+    message's text, terminal output to the terminal's bytes (neither makes a problem), and
+    the turn's replay keeps what makes their models. (One function: a flood calls it for every
+    line.)"""
+    found = agent.sessions.get(params["sessionId"])
+    dialect = None if found is None else found._v1
+    if dialect is None:
         agent._dispatch_update(params)  # (held for a session being opened, or refused)
         return
-    session._v1.apply_hot(params["update"])
+    session = dialect.session
+    raw = params["update"]
+    tag = raw["sessionUpdate"]
+    turn = session.turn
+    sees = session._listeners or (turn is not None and turn._iterated and turn._streams)
+    if tag == "tool_call_update":
+        call_id = raw["toolCallId"]
+        meta = raw["_meta"]
+        output = meta.get("terminal_output")  # (or, its one other name)
+        if output is None:
+            output = meta.get("terminal_output_delta")
+        terminal_id = output.get("terminal_id")
+        if terminal_id is None:
+            terminal_id = output.get("terminalId")
+        if not terminal_id or not dialect.translator.hot_meta_output(call_id, terminal_id):
+            dialect.apply(raw)  # (its first output, or a command to name its terminal with)
+            return
+        data = v1.terminal_bytes(output["data"])
+        if sees:
+            patch = {"sessionUpdate": tag, "toolCallId": call_id, "_meta": meta}
+            session._apply(p.parse_session_update(patch))
+            session._apply(_output_chunk(terminal_id, data))
+            return
+        session.state.apply_terminal_output(call_id, meta, terminal_id, data)
+        if turn is None or turn._ended:
+            return
+        turn._replay.push_lazy_pair(
+            (_meta_update, call_id, meta),
+            (_output_chunk, terminal_id, data),
+            4 * ((len(data) + 2) // 3),
+        )
+    else:
+        role = _ROLES[tag]
+        content = raw["content"]
+        message_id = dialect.translator.message_id(role, raw.get("messageId"))
+        if sees:
+            wire = {"sessionUpdate": tag, "messageId": message_id, "content": content}
+            session._apply(p.parse_session_update(wire))
+            return
+        session.state.apply_text_chunk(role, message_id, content["text"])
+        if turn is None or turn._ended:
+            return
+        turn._replay.push_lazy((_text_update, tag, message_id, content))
+    # what `Session._apply` does after the state, but for the replay and the streams
+    waiter = turn._waiter
+    if waiter is not None:
+        turn._waiter = None
+        waiter.set()
+    if turn.state.done:  # (no update of these ends a turn: as `_apply`, all the same)
+        session._end_turn(turn)
 
 
 def parse(agent: Agent, model: type[_M], result: Any) -> _M:

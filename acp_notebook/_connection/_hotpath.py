@@ -48,10 +48,54 @@ __all__ = [
 ]
 
 HOT_TAG = "terminal_output_chunk"
-_TAG = HOT_TAG.encode()
-_WHOLE = 4096  # a line up to this long is decoded; a longer one only with the tag at its ends
+_WHOLE = 4096  # a line up to this long is decoded; a longer one only with a tag at its ends
 _ENDS = 256
 _MAX = WIDE_CHECK_BYTES  # longer lines get the connection's width check
+
+HotDecoder = Callable[[bytes], "dict[str, Any] | None"]
+
+
+def _session_update_decoder(
+    name: str, tags: tuple[bytes, ...], is_hot_update: Callable[[Any], bool]
+) -> HotDecoder:
+    """A decoder of the lines of the ``session/update`` notifications whose update
+    ``is_hot_update``: ``decode(line)`` is the message of ``line`` if it is such a
+    notification of the hot shape (``jsonrpc``, ``method``, ``params`` of ``sessionId`` and
+    ``update``, nothing else), else None. A line over ``_WHOLE`` bytes is decoded only with
+    one of ``tags`` in its first or last ``_ENDS`` bytes. (What the v2 and the v1 decoders
+    share, in one function each: a flood calls it for every line.)"""
+
+    def decode(line: bytes) -> dict[str, Any] | None:
+        if _loads is None:
+            return None
+        size = len(line)
+        if size > _MAX:
+            return None
+        if size > _WHOLE:  # (a short line is decoded: that costs less than searching it)
+            ends = line[:_ENDS] + line[-_ENDS:]
+            for tag in tags:
+                if tag in ends:
+                    break
+            else:
+                return None
+        try:
+            message = _loads(line)
+            params = message["params"]  # (a message or params that is no dict: TypeError)
+            if (
+                len(message) == 3
+                and message["jsonrpc"] == "2.0"
+                and message["method"] == "session/update"
+                and len(params) == 2
+                and type(params["sessionId"]) is str
+                and is_hot_update(params["update"])
+            ):
+                return message  # type: ignore[no-any-return]
+        except (_Refused, KeyError, TypeError, IndexError):
+            pass
+        return None
+
+    decode.__name__ = decode.__qualname__ = name
+    return decode
 
 
 def is_hot_message(message: Any) -> bool:
@@ -63,122 +107,66 @@ def is_hot_message(message: Any) -> bool:
     params = message.get("params")
     if type(params) is not dict or len(params) != 2 or type(params.get("sessionId")) is not str:
         return False
-    update = params.get("update")
-    return (
-        type(update) is dict
-        and len(update) == 3
-        and update.get("sessionUpdate") == HOT_TAG
-        and type(update.get("terminalId")) is str
-        and type(update.get("data")) is str
-    )
+    return _is_hot_update(params.get("update"))
 
 
-def decode_hot_line(line: bytes) -> dict[str, Any] | None:
-    """The message of ``line`` if it is of the hot shape, else None (the usual path decides)."""
-    if _loads is None:
-        return None
-    size = len(line)
-    if size > _MAX:
-        return None
-    if size > _WHOLE and _TAG not in line[:_ENDS] and _TAG not in line[-_ENDS:]:
-        return None  # (a short line is decoded: that costs less than searching it first)
-    try:
-        message = _loads(line)
-    except _Refused:
-        return None
-    # `is_hot_message`, inline (this runs for every line of a flood)
-    try:
-        params = message["params"]
-        update = params["update"]
-        if (
-            type(message) is dict
-            and len(message) == 3
-            and message["jsonrpc"] == "2.0"
-            and message["method"] == "session/update"
-            and type(params) is dict
-            and len(params) == 2
-            and type(params["sessionId"]) is str
-            and type(update) is dict
-            and len(update) == 3
+def _is_hot_update(update: Any) -> bool:
+    """Whether ``update`` is a ``terminal_output_chunk`` of the hot shape, exactly."""
+    try:  # (an update that is no dict raises TypeError)
+        return (
+            len(update) == 3
             and update["sessionUpdate"] == HOT_TAG
             and type(update["terminalId"]) is str
             and type(update["data"]) is str
-        ):
-            return message
-    except (KeyError, TypeError, IndexError):
-        pass
-    return None
+        )
+    except (KeyError, TypeError):
+        return False
 
+
+decode_hot_line = _session_update_decoder("decode_hot_line", (HOT_TAG.encode(),), _is_hot_update)
+decode_hot_line.__doc__ = """The message of ``line`` if it is of the hot shape, else None (the
+usual path decides)."""
 
 V1_TEXT_TAGS = frozenset({"agent_message_chunk", "user_message_chunk", "agent_thought_chunk"})
-_V1_OUTPUT_KEYS = frozenset({"terminal_output", "terminal_output_delta"})
-_V1_TAGS = (b"_message_chunk", b"agent_thought_chunk", b"terminal_output")
 
 
 def is_v1_hot_update(update: Any) -> bool:
     """Whether a v1 ``update`` is of one of the v1 hot shapes, exactly (see the module)."""
-    if type(update) is not dict:
-        return False
-    tag = update.get("sessionUpdate")
-    if tag == "tool_call_update":
-        if len(update) != 3 or type(update.get("toolCallId")) is not str:
+    try:  # (a value that is no dict where one should be raises TypeError or AttributeError)
+        tag = update["sessionUpdate"]
+        if tag == "tool_call_update":
+            if len(update) != 3 or type(update["toolCallId"]) is not str:
+                return False
+            meta = update["_meta"]
+            if len(meta) != 1:
+                return False
+            output = meta.get("terminal_output")  # (or, its one other name)
+            if output is None:
+                output = meta.get("terminal_output_delta")
+            if len(output) != 2 or type(output["data"]) is not str:
+                return False
+            terminal_id = output.get("terminal_id")
+            if terminal_id is None:
+                terminal_id = output.get("terminalId")
+            return type(terminal_id) is str
+        if tag not in V1_TEXT_TAGS:
             return False
-        meta = update.get("_meta")
-        if type(meta) is not dict or len(meta) != 1:
+        size = len(update)
+        if size == 3:
+            if type(update["messageId"]) is not str:
+                return False
+        elif size != 2:
             return False
-        [(key, output)] = meta.items()
-        return (
-            key in _V1_OUTPUT_KEYS
-            and type(output) is dict
-            and len(output) == 2
-            and type(output.get("data")) is str
-            and type(output.get("terminal_id", output.get("terminalId"))) is str
-        )
-    if type(tag) is not str or tag not in V1_TEXT_TAGS:
+        content = update["content"]
+        return len(content) == 2 and content["type"] == "text" and type(content["text"]) is str
+    except (KeyError, TypeError, AttributeError):
         return False
-    size = len(update)
-    if size == 3:
-        if type(update.get("messageId")) is not str:
-            return False
-    elif size != 2:
-        return False
-    content = update.get("content")
-    return (
-        type(content) is dict
-        and len(content) == 2
-        and content.get("type") == "text"
-        and type(content.get("text")) is str
-    )
 
 
-def decode_v1_hot_line(line: bytes) -> dict[str, Any] | None:
-    """The message of ``line`` if it is a v1 ``session/update`` of a v1 hot shape, else None."""
-    if _loads is None:
-        return None
-    size = len(line)
-    if size > _MAX:
-        return None
-    if size > _WHOLE:
-        ends = line[:_ENDS] + line[-_ENDS:]
-        if not any(tag in ends for tag in _V1_TAGS):
-            return None
-    try:
-        message = _loads(line)
-    except _Refused:
-        return None
-    try:
-        params = message["params"]
-        if (
-            type(message) is dict
-            and len(message) == 3
-            and message["jsonrpc"] == "2.0"
-            and message["method"] == "session/update"
-            and type(params) is dict
-            and len(params) == 2
-            and type(params["sessionId"]) is str
-            and is_v1_hot_update(params["update"])
-        ):
-            return message
-    except (KeyError, TypeError, IndexError):
-        pass
-    return None
+decode_v1_hot_line = _session_update_decoder(
+    "decode_v1_hot_line",
+    (b"_message_chunk", b"agent_thought_chunk", b"terminal_output"),
+    is_v1_hot_update,
+)
+decode_v1_hot_line.__doc__ = """The message of ``line`` if it is a v1 ``session/update`` of a
+v1 hot shape, else None."""

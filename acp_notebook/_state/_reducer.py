@@ -530,7 +530,11 @@ class SessionState:
     def apply_text_chunk(self, role: str, message_id: str, text: str) -> None:
         """``apply`` of a message chunk (``role``: user, agent or thought) whose content is a
         plain text block (``{"type": "text", "text": text}``), given as its strings."""
-        self._get_message(message_id, role).append_text(text)
+        msg = self.messages.get(message_id)
+        turns = self.turns
+        if msg is None or (turns and message_id not in turns[-1]._message_ids):
+            msg = self._get_message(message_id, role)  # otherwise what it does is done already
+        msg.append_text(text)
         self.revision += 1
 
     def _message_chunk(self, u: UserMessageChunk | AgentMessageChunk | AgentThoughtChunk) -> None:
@@ -648,35 +652,58 @@ class SessionState:
     def _terminal_chunk(self, u: TerminalOutputChunk) -> None:
         self._chunk(u.terminal_id, u.data)
 
-    def apply_terminal_chunk(self, terminal_id: str, data: str) -> None:
+    def apply_terminal_chunk(self, terminal_id: str, data: str) -> bool:
         """``apply`` of a ``terminal_output_chunk`` with these fields and nothing else, given
-        as its two strings (the client's hot path: no model made for it)."""
-        self._chunk(terminal_id, data)
+        as its two strings (the client's hot path: no model made for it). False when its
+        base64 was refused: the update was dropped, and its problem is the last of
+        ``problems``."""
+        applied = self._chunk(terminal_id, data)
         self.revision += 1
+        return applied
 
-    def _chunk(self, terminal_id: str, data: str) -> None:
+    def _chunk(self, terminal_id: str, data: str) -> bool:
         try:  # the common case of `_decode`, inline
             raw = binascii.a2b_base64(data, strict_mode=True)
         except (binascii.Error, ValueError, TypeError):
             decoded = self._decode(data, f"terminal_output_chunk for {terminal_id!r}")
             if decoded is None:
-                return
+                return False
             raw = decoded
-        self._append(terminal_id, raw)
+        # `_append`, inline (a flood's every chunk comes this way)
+        term = self.terminals.get(terminal_id)
+        turns = self.turns
+        if (
+            term is None
+            or not term.reported
+            or (turns and terminal_id not in turns[-1]._terminal_ids)
+        ):
+            term = self._touch_terminal(terminal_id)  # otherwise what it does is done already
+        term.append(raw)
+        return True
 
-    def apply_terminal_bytes(self, terminal_id: str, raw: bytes) -> None:
-        """``apply`` of a ``terminal_output_chunk`` of ``terminal_id`` whose data decodes to
-        ``raw`` (given decoded: text a v1 agent sent, never base64 encoded)."""
-        self._append(terminal_id, raw)
-        self.revision += 1
-
-    def apply_tool_call_meta(self, tool_call_id: str, meta: dict[str, Any]) -> None:
-        """``apply`` of a ``tool_call_update`` carrying only its id and this ``_meta`` (a v1
-        agent's terminal output rides in one)."""
-        call = self._get_tool_call(tool_call_id)
-        call.meta = patch_meta(call.meta, meta)
+    def apply_terminal_output(
+        self, tool_call_id: str, meta: dict[str, Any], terminal_id: str, raw: bytes
+    ) -> None:
+        """``apply`` of a ``tool_call_update`` carrying only its id and this ``_meta``, then of
+        a ``terminal_output_chunk`` of ``terminal_id`` whose data decodes to ``raw``: what a v1
+        agent's terminal output in a tool call's ``_meta`` stands for (given decoded: its text,
+        never base64 encoded). Neither makes a problem."""
+        call = self.tool_calls.get(tool_call_id)
+        turns = self.turns
+        if call is None or (turns and tool_call_id not in turns[-1]._tool_call_ids):
+            call = self._get_tool_call(tool_call_id)  # otherwise what it does is done already
+        old = call.meta
+        call.meta = {**old, **meta} if old else dict(meta)  # `patch_meta`: no None in it
         call.revision += 1
-        self.revision += 1
+        term = self.terminals.get(terminal_id)  # `_append`, inline
+        if (
+            term is None
+            or not term.reported
+            or (turns and terminal_id not in turns[-1]._terminal_ids)
+        ):
+            term = self._touch_terminal(terminal_id)
+        term.append(raw)
+        self.revision += 2
 
     def _append(self, terminal_id: str, raw: bytes) -> None:
         term = self.terminals.get(terminal_id)

@@ -141,18 +141,20 @@ class TerminalState:
 
     def append(self, data: bytes) -> None:
         """Live output: bytes appended in order."""
-        if not data:
+        size = len(data)
+        if not size:
             return
         self.streamed = True
-        if len(data) >= OWN_BLOCK_BYTES or len(data) >= BLOCK_BYTES:
+        if size >= OWN_BLOCK_BYTES or size >= BLOCK_BYTES:
             self._seal()  # a big chunk is a block of its own: not copied into the tail
             self._blocks.append(bytes(data))
         else:
-            self._tail += data
-            if len(self._tail) >= BLOCK_BYTES:
+            tail = self._tail
+            tail += data  # (in place)
+            if len(tail) >= BLOCK_BYTES:
                 self._seal()
-        self._total += len(data)
-        if self._total - self._start > self._max:
+        total = self._total = self._total + size
+        if total - self._start > self._max:
             self._trim()
         self.revision += 1
 

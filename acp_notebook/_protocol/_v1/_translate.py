@@ -156,8 +156,8 @@ def tool_call_fields(call: V1ToolCallFields | V1ToolCall, *, create: bool) -> di
 def terminal_bytes(text: str) -> bytes:
     """The bytes a terminal gets for output text of the terminal extension: UTF-8, a lone
     line feed as CR LF (this text never went through a PTY)."""
-    if "\n" in text:
-        text = _LONE_LF.sub("\r\n", text)
+    if "\n" in text:  # (without a CR, every LF is lone: str.replace is the same, and fast)
+        text = _LONE_LF.sub("\r\n", text) if "\r" in text else text.replace("\n", "\r\n")
     return text.encode("utf-8", "replace")
 
 
@@ -355,6 +355,16 @@ class V1Translator:
     def break_run(self) -> None:
         """An update that is not a message chunk came: the next chunk starts a new message."""
         self._run = None
+
+    def hot_meta_output(self, tool_call_id: str, terminal_id: str) -> bool:
+        """`meta_output_ready`; when it is, the update is taken as those two updates, and as
+        any update that is not a message chunk, it ends the run of chunks (`break_run`)."""
+        if (tool_call_id, terminal_id) in self._ready or self.meta_output_ready(
+            tool_call_id, terminal_id
+        ):
+            self._run = None
+            return True
+        return False
 
     def meta_output_ready(self, tool_call_id: str, terminal_id: str) -> bool:
         """Whether terminal output in a ``tool_call_update`` of ``tool_call_id`` that carries
