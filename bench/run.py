@@ -324,6 +324,10 @@ def _browser(out: str) -> list[Headline]:
         re.M,
     )
     idle = re.search(r"^idle page .*?worst lag (\d+) ms", out, re.M)
+    cpu = {
+        way: re.search(rf"^{way} \(median of \d+\):.*?main thread CPU ([\d.]+) s", out, re.M)
+        for way in ("acp", "lab")
+    }
     if acp and lab:
         found.append(
             (
@@ -351,6 +355,17 @@ def _browser(out: str) -> list[Headline]:
                 f"250 ms (lab: {lab.group(4)} ms{floor})",
                 f"{int(acp.group(4)) / 250:.2f}",
                 "<= 1.00",
+            )
+        )
+    acp_cpu, lab_cpu = cpu["acp"], cpu["lab"]
+    if acp_cpu and lab_cpu:
+        found.append(
+            (
+                "browser 100 MB flood: the page's main-thread CPU (s)",
+                f"{acp_cpu.group(1)} s",
+                f"{lab_cpu.group(1)} s (JupyterLab's terminal)",
+                f"{float(acp_cpu.group(1)) / float(lab_cpu.group(1)):.2f}",
+                "",
             )
         )
     return found
