@@ -6,10 +6,10 @@ Needs Debian's chromium (``/usr/bin/chromium``, or ``$ACP_CHROMIUM``) and the Pl
 browser tests use (``ui-tests/node_modules/playwright-core``, from ``cd ui-tests && jlpm
 install``); ``bench/run.py`` runs it only when asked by name (``python bench/run.py browser``).
 
-It starts a JupyterLab server on 127.0.0.1 (a free port, a temp root, no token) whose
-``acp-notebook`` extension is the build in ``--build`` (default: this tree's
-``acp_notebook/labextension``; the page's loaded ``remoteEntry`` file is printed so the build
-is known), and the kernels import this tree's package (``PYTHONPATH``). The same file of
+It starts a JupyterLab server (``_browser.start_server``) whose ``acp-notebook`` extension is
+the build in ``--build`` (default: this tree's ``acp_notebook/labextension``; the page's loaded
+``remoteEntry`` file is printed so the build is known), and the kernels import this tree's
+package (``PYTHONPATH``). The same file of
 ``--mb`` MB of text lines (74-byte lines of a numbered base64 row, ending with an ``END OF
 FLOOD`` line) is written once, then ``cat`` of it is measured in each round, in a fresh page,
 two ways, in alternating order:
@@ -29,10 +29,15 @@ after both the last byte is in xterm's buffer and (acp) the cell has finished:
   and the longest;
 * the worst event-loop lag: a 20 ms ``setTimeout`` chain's worst lateness, and the longest gap
   between animation frames;
+* the page's main-thread CPU time (its renderer's main thread, from ``/proc``): what the page
+  did, which the machine's load does not inflate as it does the wall-clock times above;
 * whether the last rows are right: the last 8 lines of the buffer up to the end line equal
   the file's.
 
-Each round prints one line per way; then the medians, and the ratios acp / lab.
+Each round prints one line per way; then the medians, and the ratios acp / lab. Where the
+time went: ``--frames`` (the longest animation frames' scripts), ``--profile`` (a CPU profile
+of the acp page), ``--trace`` (a Chrome trace of it: its longest tasks by script, style,
+layout, paint and GC).
 """
 
 from __future__ import annotations
@@ -42,21 +47,27 @@ import base64
 import json
 import os
 import random
-import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-UI_NODE_MODULES = ROOT / "ui-tests" / "node_modules"
-CHROMIUM = Path(os.environ.get("ACP_CHROMIUM", "/usr/bin/chromium"))
+from _browser import (
+    DEFAULT_BUILD,
+    DriverFailed,
+    build_entry,
+    free_port,
+    missing,
+    notebook,
+    run_driver,
+    start_server,
+    stop_server,
+    trace_summary,
+)
+
 LAST_ROWS = 8
+MARKER = "END OF FLOOD "
 RAW_PER_LINE = 48  # bytes of pseudo-random data a line shows, as 64 base64 characters
 
 
@@ -82,14 +93,7 @@ def make_flood(path: Path, size: int) -> list[str]:
     return tail[-LAST_ROWS:]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def notebook(work: Path, flood: Path) -> str:
+def flood_notebook(work: Path, flood: Path) -> str:
     connect = "\n".join(
         [
             "import sys",
@@ -98,104 +102,11 @@ def notebook(work: Path, flood: Path) -> str:
             f"{{sys.executable}} -m acp_notebook.agent --data-dir {work}/.agent-data",
         ]
     )
-    cell = f"%%acp --allow 'cat *'\n$ cat {flood}"
-    cells = [
-        {
-            "cell_type": "code",
-            "execution_count": None,
-            "metadata": {},
-            "outputs": [],
-            "source": source,
-        }
-        for source in (connect, cell)
-    ]
-    return json.dumps(
-        {
-            "cells": cells,
-            "metadata": {
-                "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}
-            },
-            "nbformat": 4,
-            "nbformat_minor": 5,
-        }
-    )
+    return notebook([connect, f"%%acp --allow 'cat *'\n$ cat {flood}"])
 
 
-# The page side, run by node with ui-tests' playwright-core. One JSON line per measurement.
+# The page side (after _browser.DRIVER_COMMON). One RESULT line per measurement.
 DRIVER = r"""
-const { chromium } = require('playwright-core');
-const cfg = JSON.parse(process.argv[2]);
-
-// Installed before any of the page's scripts: long tasks from the start, probes on demand.
-function probe() {
-  const b = { lt: [], t0: 0, lagMax: 0, frameMax: 0, on: false };
-  window.__bench = b;
-  try {
-    new PerformanceObserver(list => {
-      for (const e of list.getEntries()) b.lt.push([e.startTime, e.duration]);
-    }).observe({ type: 'longtask', buffered: true });
-  } catch (e) { b.noLongtask = String(e); }
-  // long animation frames, with the scripts that ran in them: what the worst ones spent
-  b.loaf = [];
-  const end = e => e.startTime + e.duration;
-  try {
-    new PerformanceObserver(list => {
-      for (const e of list.getEntries()) {
-        b.loaf.push({
-          start: e.startTime,
-          ms: Math.round(e.duration),
-          blocking: Math.round(e.blockingDuration || 0),
-          render: Math.round(e.renderStart ? end(e) - e.renderStart : 0),
-          layout: Math.round(e.styleAndLayoutStart ? end(e) - e.styleAndLayoutStart : 0),
-          scripts: (e.scripts || []).map(s => ({
-            ms: Math.round(s.duration),
-            invoker: s.invoker,
-            fn: s.sourceFunctionName,
-            src: (s.sourceURL || '').split('/').pop().split('?')[0] + ':' + s.sourceCharPosition
-          })).sort((x, y) => y.ms - x.ms).slice(0, 4)
-        });
-      }
-    }).observe({ type: 'long-animation-frame', buffered: true });
-  } catch (e) { b.noLoaf = String(e); }
-  b.start = () => {
-    b.t0 = performance.now(); b.on = true; b.lagMax = 0; b.frameMax = 0;
-    let expected = performance.now() + 20;
-    const tick = () => {
-      if (!b.on) return;
-      const now = performance.now();
-      b.lagMax = Math.max(b.lagMax, now - expected);
-      expected = now + 20;
-      setTimeout(tick, 20);
-    };
-    setTimeout(tick, 20);
-    let last = performance.now();
-    const frame = now => {
-      if (!b.on) return;
-      b.frameMax = Math.max(b.frameMax, now - last);
-      last = now;
-      requestAnimationFrame(frame);
-    };
-    requestAnimationFrame(frame);
-    return b.t0;
-  };
-  b.stop = () => {
-    b.on = false;
-    const t1 = performance.now();
-    const tasks = b.lt.filter(([s, d]) => s + d >= b.t0 && s <= t1).map(([, d]) => d);
-    return {
-      window_s: (t1 - b.t0) / 1000,
-      longtasks: tasks.length,
-      longtask_total_s: tasks.reduce((a, d) => a + d, 0) / 1000,
-      worst_task_ms: tasks.length ? Math.max(...tasks) : 0,
-      worst_lag_ms: b.lagMax,
-      worst_frame_gap_ms: b.frameMax,
-      worst_frames: b.loaf.filter(f => f.start + f.ms >= b.t0 && f.start <= t1)
-        .sort((x, y) => y.ms - x.ms).slice(0, 3),
-      no_longtask: b.noLongtask || null
-    };
-  };
-}
-
 // The END line in a terminal's buffer: performance.now() then, else 0.
 function endSeen(term, marker) {
   const buffer = term.buffer.active;
@@ -216,110 +127,18 @@ function lastRows(term, marker, n) {
   return end < 0 ? rows.slice(-n) : rows.slice(Math.max(0, end - n + 1), end + 1);
 }
 
-// A CPU profile's self time by function (the top 30), and the same inside the three longest
-// runs of busy samples (for --profile).
-function selfTimes(profile) {
-  const byId = new Map(profile.nodes.map(n => [n.id, n]));
-  const parent = new Map();
-  for (const n of profile.nodes) for (const c of n.children || []) parent.set(c, n.id);
-  const name = n => {
-    const f = n.callFrame;
-    const file = f.url.split('/').pop().split('.')[0];
-    return `${f.functionName || '(anon)'}@${file}:${f.lineNumber}:${f.columnNumber}`;
-  };
-  const keyOf = id => {
-    const parts = [];
-    for (let n = byId.get(id); n && parts.length < 4; n = byId.get(parent.get(n.id))) {
-      if (n.callFrame.functionName === '(root)') break;
-      parts.push(name(n));
-    }
-    return parts.join(' < ');
-  };
-  const dts = profile.timeDeltas;
-  const table = (from, to, top) => {
-    const self = new Map();
-    let total = 0;
-    for (let i = from; i < to; i++) {
-      const ms = (dts[i + 1] || 0) / 1000;
-      const k = keyOf(profile.samples[i]);
-      self.set(k, (self.get(k) || 0) + ms);
-      total += ms;
-    }
-    return [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, top)
-      .map(([k, ms]) => {
-        const share = (100 * ms / total).toFixed(1).padStart(5);
-        return `  ${ms.toFixed(0).padStart(7)} ms ${share}%  ${k}`;
-      })
-      .join('\n');
-  };
-  const out = ['whole window:', table(0, profile.samples.length, 30)];
-  const runs = [];
-  let start = -1, ms = 0;
-  for (let i = 0; i <= profile.samples.length; i++) {
-    const idle = i === profile.samples.length ||
-      byId.get(profile.samples[i]).callFrame.functionName === '(idle)';
-    if (!idle && start < 0) { start = i; ms = 0; }
-    if (!idle) ms += (dts[i + 1] || 0) / 1000;
-    if (idle && start >= 0) { runs.push([ms, start, i]); start = -1; }
-  }
-  runs.sort((a, b) => b[0] - a[0]);
-  for (const [ms, a, b] of runs.slice(0, 3)) {
-    out.push(`busy run of ${ms.toFixed(0)} ms:`, table(a, b, 12));
-  }
-  return out.join('\n');
-}
-
-async function waitFor(page, fn, arg, timeout) {
-  const handle = await page.waitForFunction(fn, arg, { polling: 100, timeout });
-  return handle.jsonValue();
-}
-
-async function appReady(page) {
-  await waitFor(page, () => {
-    const app = window.jupyterapp;
-    return Boolean(app && app.started && app.shell);
-  }, null, 120000);
-  await page.evaluate(async () => { await window.jupyterapp.restored; });
-}
-
 async function acpRound(page, round) {
-  await page.goto(`${cfg.base}/lab/tree/${cfg.notebooks[round]}?reset`);
-  await appReady(page);
-  await waitFor(page, () => {
-    const w = window.jupyterapp.shell.currentWidget;
-    const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
-    return Boolean(k && k.status === 'idle' && w.content.widgets.length >= 2);
-  }, null, 120000);
-  const build = await page.evaluate(() => {
-    const exts = JSON.parse(document.getElementById('jupyter-config-data').textContent)
-      .federated_extensions || [];
-    const ours = exts.find(e => e.name === 'acp-notebook');
-    return ours ? ours.load : null;
-  });
-  await page.evaluate(async () => {
-    const app = window.jupyterapp;
-    const w = app.shell.currentWidget;
-    w.content.activeCellIndex = 0;
-    await app.commands.execute('notebook:run-cell');
-  });
+  await openNotebook(page, cfg.notebooks[round], 2);
+  const build = await buildLoaded(page);
+  await startCell(page, 0);
   await waitFor(page, () => {
     const w = window.jupyterapp.shell.currentWidget;
     return w.content.widgets[0].node.textContent.includes('connected');
   }, null, 120000);
-  const cdp = cfg.profile ? await page.context().newCDPSession(page) : null;
-  if (cdp) {
-    await cdp.send('Profiler.enable');
-    await cdp.send('Profiler.setSamplingInterval', { interval: 1000 });
-    await cdp.send('Profiler.start');
-  }
-  const t0 = await page.evaluate(() => {
-    const t0 = window.__bench.start();
-    const app = window.jupyterapp;
-    const w = app.shell.currentWidget;
-    w.content.activeCellIndex = 1;
-    void app.commands.execute('notebook:run-cell');
-    return t0;
-  });
+  const stop = await recorder(page, String(round + 1));
+  const cpu0 = rendererCpu();
+  const t0 = await page.evaluate(() => window.__bench.start());
+  await startCell(page, 1);
   const SEL = '.acp-turn:not(.acp-turn-static) .acp-terminal[data-phase]';
   const tEnd = await waitFor(page, ([sel, marker, endSeenSrc]) => {
     const el = document.querySelector(sel);
@@ -327,18 +146,12 @@ async function acpRound(page, round) {
     const endSeen = new Function('return ' + endSeenSrc)();
     return endSeen(el.__acpTerm, marker);
   }, [SEL, cfg.marker, endSeen.toString()], cfg.timeout);
-  await waitFor(page, () => {
-    const w = window.jupyterapp.shell.currentWidget;
-    const k = w.sessionContext.session.kernel;
-    return w.content.widgets[1].model.executionCount !== null && k.status === 'idle';
-  }, null, cfg.timeout);
+  await cellDone(page, 1, cfg.timeout);
   const tDone = await page.evaluate(() => performance.now());
   await page.waitForTimeout(1000);
   const stats = await page.evaluate(() => window.__bench.stop());
-  if (cdp) {
-    const { profile } = await cdp.send('Profiler.stop');
-    console.log(selfTimes(profile));
-  }
+  stats.main_cpu_s = cpuSince(cpu0);
+  await stop();
   const rows = await page.evaluate(([sel, marker, n, src]) => {
     const lastRows = new Function('return ' + src)();
     return lastRows(document.querySelector(sel).__acpTerm, marker, n);
@@ -371,6 +184,7 @@ async function labRound(page) {
     }
     return false;
   }, null, 120000);
+  const cpu0 = rendererCpu();
   const t0 = await page.evaluate(cmd => {
     const t0 = window.__bench.start();
     window.__labTerm.content.session.send({ type: 'stdin', content: [cmd + '\r'] });
@@ -382,6 +196,7 @@ async function labRound(page) {
   }, [cfg.marker, endSeen.toString()], cfg.timeout);
   await page.waitForTimeout(1000);
   const stats = await page.evaluate(() => window.__bench.stop());
+  stats.main_cpu_s = cpuSince(cpu0);
   const rows = await page.evaluate(([marker, n, src]) => {
     const lastRows = new Function('return ' + src)();
     return lastRows(window.__labTerm.content._term, marker, n);
@@ -395,31 +210,27 @@ async function labRound(page) {
 async function idleRound(page) {
   await page.goto(`${cfg.base}/lab?reset`);
   await appReady(page);
+  const cpu0 = rendererCpu();
   await page.evaluate(() => window.__bench.start());
   await page.waitForTimeout(10000);
   const stats = await page.evaluate(() => window.__bench.stop());
+  stats.main_cpu_s = cpuSince(cpu0);
   return { way: 'idle', build: null, last_byte_s: 0, cell_done_s: null, rows: null,
            skipped: null, ...stats };
 }
 
 (async () => {
-  const browser = await chromium.launch({
-    executablePath: cfg.chromium,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking']
-  });
+  const browser = await launch();
   try {
     for (let round = 0; round < cfg.rounds; round++) {
       const order = cfg.ways.length > 1 && round % 2 ? [...cfg.ways].reverse() : cfg.ways;
       for (const way of order) {
-        const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
-        const page = await context.newPage();
-        await page.addInitScript(probe);
-        page.on('pageerror', e => console.error('pageerror:', String(e)));
+        const page = await newPage(browser);
         const result = way === 'acp' ? await acpRound(page, round)
           : way === 'lab' ? await labRound(page) : await idleRound(page);
         result.round = round + 1;
         console.log('RESULT ' + JSON.stringify(result));
-        await context.close();
+        await page.context().close();
       }
     }
   } finally {
@@ -429,65 +240,13 @@ async function idleRound(page) {
 """
 
 
-def start_server(tmp: Path, build: Path, port: int) -> subprocess.Popen[bytes]:
-    extensions = tmp / "labextensions"
-    extensions.mkdir()
-    (extensions / "acp-notebook").symlink_to(build.resolve())
-    for sub in ("config", "runtime", "workspaces"):
-        (tmp / sub).mkdir()
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-        "JUPYTER_CONFIG_DIR": str(tmp / "config"),
-        "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
-    }
-    config = {
-        "ServerApp": {
-            "ip": "127.0.0.1",
-            "port": port,
-            "port_retries": 0,
-            "password": "",
-            "disable_check_xsrf": True,
-            "allow_root": True,
-            "root_dir": str(tmp),
-            "open_browser": False,
-            "terminado_settings": {"shell_command": ["/bin/sh"]},
-        },
-        "IdentityProvider": {"token": ""},
-        "LabServerApp": {"extra_labextensions_path": [str(extensions)]},
-        "LabApp": {
-            "workspaces_dir": str(tmp / "workspaces"),
-            "expose_app_in_browser": True,
-            "news_url": None,
-        },
-        "KernelManager": {"transport": "ipc"},
-        "YDocExtension": {"disable_rtc": True},
-    }
-    (tmp / "config" / "jupyter_server_config.json").write_text(json.dumps(config))
-    argv = [sys.executable, "-m", "jupyter", "lab"]
-    log = (tmp / "server.log").open("wb")
-    proc = subprocess.Popen(argv, cwd=tmp, env=env, stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            log = (tmp / "server.log").read_text()
-            raise SystemExit(f"the server exited {proc.returncode}:\n{log}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status", timeout=2):
-                return proc
-        except OSError:
-            time.sleep(0.2)
-    proc.kill()
-    raise SystemExit("the server did not answer within 120 s")
-
-
 def fmt(result: dict[str, Any], expected: list[str]) -> str:
     if result["way"] == "idle":
         return (
             f"idle round {result['round']}: an idle page for {result['window_s']:.0f} s: long "
             f"tasks {result['longtasks']} (worst {result['worst_task_ms']:.0f} ms); worst lag "
             f"{result['worst_lag_ms']:.0f} ms; worst frame gap "
-            f"{result['worst_frame_gap_ms']:.0f} ms"
+            f"{result['worst_frame_gap_ms']:.0f} ms; main thread CPU {result['main_cpu_s']:.1f} s"
         )
     rows_ok = result["rows"] == expected
     done = f", cell done {result['cell_done_s']:.1f} s" if result.get("cell_done_s") else ""
@@ -497,7 +256,8 @@ def fmt(result: dict[str, Any], expected: list[str]) -> str:
         f"{result['way']:>3} round {result['round']}: last byte {result['last_byte_s']:.1f} s"
         f"{done}; long tasks {result['longtasks']} (worst {result['worst_task_ms']:.0f} ms, "
         f"{result['longtask_total_s']:.1f} s in all); worst lag {result['worst_lag_ms']:.0f} ms; "
-        f"worst frame gap {result['worst_frame_gap_ms']:.0f} ms; last rows right={rows_ok}"
+        f"worst frame gap {result['worst_frame_gap_ms']:.0f} ms; main thread CPU "
+        f"{result['main_cpu_s']:.1f} s; last rows right={rows_ok}"
     )
 
 
@@ -506,10 +266,7 @@ def main() -> int:
     parser.add_argument("--mb", type=float, default=100.0, help="MB of output (10^6 bytes)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument(
-        "--build",
-        type=Path,
-        default=ROOT / "acp_notebook" / "labextension",
-        help="the acp-notebook labextension build to load",
+        "--build", type=Path, default=DEFAULT_BUILD, help="the acp-notebook labextension build"
     )
     parser.add_argument("--only", choices=("acp", "lab", "idle"), default=None)
     parser.add_argument(
@@ -518,34 +275,28 @@ def main() -> int:
     parser.add_argument(
         "--profile", action="store_true", help="print the acp page's CPU profile (self time)"
     )
+    parser.add_argument(
+        "--trace",
+        action="store_true",
+        help="record a Chrome trace of each acp round; print its longest tasks' breakdown",
+    )
     args = parser.parse_args()
-    playwright = UI_NODE_MODULES / "playwright-core" / "package.json"
-    missing = [
-        what
-        for what, ok in (
-            (f"chromium at {CHROMIUM}", os.access(CHROMIUM, os.X_OK)),
-            ("node on PATH", shutil.which("node") is not None),
-            (f"{playwright} (cd ui-tests && jlpm install)", playwright.is_file()),
-            (f"a build in {args.build}", (args.build / "package.json").is_file()),
-        )
-        if not ok
-    ]
-    if missing:
-        print(f"cannot run: missing {'; '.join(missing)}", file=sys.stderr)
+    lacking = missing(args.build)
+    if lacking:
+        print(f"cannot run: missing {'; '.join(lacking)}", file=sys.stderr)
         return 2
-    build = json.loads((args.build / "package.json").read_text())["jupyterlab"]["_build"]["load"]
+    build = build_entry(args.build)
     with tempfile.TemporaryDirectory(prefix="acp-bbf-", ignore_cleanup_errors=True) as name:
         tmp = Path(name)
         flood = tmp / "flood.txt"
         expected = make_flood(flood, int(args.mb * 1e6))
         size = flood.stat().st_size
-        marker = "END OF FLOOD "
         work = tmp / "work"
         work.mkdir()
         names = []
         for i in range(args.rounds):
             names.append(f"flood-{i + 1}.ipynb")
-            (tmp / names[-1]).write_text(notebook(work, flood))
+            (tmp / names[-1]).write_text(flood_notebook(work, flood))
         port = free_port()
         print(
             f"cat of {size:,} bytes ({size / 1e6:.0f} MB, {size // 75:,} lines) into a terminal, "
@@ -554,35 +305,22 @@ def main() -> int:
             flush=True,
         )
         server = start_server(tmp, args.build, port)
+        results: list[dict[str, Any]] = []
+        code = 0
         try:
             cfg = {
                 "base": f"http://127.0.0.1:{port}",
-                "chromium": str(CHROMIUM),
                 "rounds": args.rounds,
                 "ways": [args.only] if args.only else ["acp", "lab", "idle"],
                 "notebooks": names,
                 "flood": str(flood),
-                "marker": marker,
+                "marker": MARKER,
                 "lastRows": LAST_ROWS,
                 "timeout": 900000,
                 "profile": args.profile,
+                "trace": str(tmp / "trace") if args.trace else None,
             }
-            script = tmp / "driver.js"
-            script.write_text(DRIVER)
-            env = {**os.environ, "NODE_PATH": str(UI_NODE_MODULES)}
-            proc = subprocess.Popen(
-                ["node", str(script), json.dumps(cfg)],
-                env=env,
-                stdout=subprocess.PIPE,
-                text=True,
-            )
-            assert proc.stdout is not None
-            results: list[dict[str, Any]] = []
-            for line in proc.stdout:
-                if not line.startswith("RESULT "):
-                    print(line, end="", flush=True)
-                    continue
-                result = json.loads(line.removeprefix("RESULT "))
+            for result in run_driver(tmp, DRIVER, cfg):
                 results.append(result)
                 if result["way"] == "acp":
                     loaded = result["build"]
@@ -593,16 +331,15 @@ def main() -> int:
                 if args.frames:
                     for frame in result.get("worst_frames") or []:
                         print(f"    long frame: {json.dumps(frame)}")
+                if args.trace and result["way"] == "acp":
+                    print(trace_summary(tmp / f"trace-{result['round']}.json"), flush=True)
                 if result["rows"] is not None and result["rows"] != expected:
                     print(f"    last rows: {result['rows']!r}\n    expected:  {expected!r}")
-            code = proc.wait()
+        except DriverFailed as failed:
+            print(failed, file=sys.stderr)
+            code = 1
         finally:
-            server.terminate()
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+            stop_server(server)
         print(f"load after: {Path('/proc/loadavg').read_text().split()[:3]}")
         summarise(results, expected)
         return code
@@ -616,7 +353,7 @@ def summarise(results: list[dict[str, Any]], expected: list[str]) -> None:
             continue
         med = {
             key: statistics.median(float(r[key]) for r in rs)
-            for key in ("last_byte_s", "longtasks", "worst_task_ms", "worst_lag_ms")
+            for key in ("last_byte_s", "longtasks", "worst_task_ms", "worst_lag_ms", "main_cpu_s")
         }
         med["max_task_ms"] = max(float(r["worst_task_ms"]) for r in rs)
         med["max_lag_ms"] = max(float(r["worst_lag_ms"]) for r in rs)
@@ -633,7 +370,8 @@ def summarise(results: list[dict[str, Any]], expected: list[str]) -> None:
             f"{way} (median of {len(rs)}): last byte {med['last_byte_s']:.1f} s; "
             f"long tasks {med['longtasks']:.0f}, worst task {med['worst_task_ms']:.0f} ms "
             f"(max {med['max_task_ms']:.0f}); worst lag {med['worst_lag_ms']:.0f} ms "
-            f"(max {med['max_lag_ms']:.0f}); last rows right {right}/{len(rs)}"
+            f"(max {med['max_lag_ms']:.0f}); main thread CPU {med['main_cpu_s']:.1f} s; last rows "
+            f"right {right}/{len(rs)}"
         )
     if "acp" in by_way and "lab" in by_way:
         acp, lab = by_way["acp"], by_way["lab"]

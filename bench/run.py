@@ -35,10 +35,11 @@ TIMEOUT = 600.0  # seconds per benchmark
 ARGS: dict[str, list[str]] = {
     "bench_agent_flood.py": ["50"],  # MiB of a command's output through the embedded agent
     "bench_browser_flood.py": ["--rounds", "1"],  # 100 MB; JupyterLab's terminal takes ~2 min
+    "bench_browser_toolcalls.py": ["--rounds", "1"],  # 1,000 tool calls, 5 runs: ~1 min
 }
 # Run only when named (`python bench/run.py browser`): they need chromium and ui-tests' node
 # modules, and take minutes.
-OPT_IN = {"bench_browser_flood.py"}
+OPT_IN = {"bench_browser_flood.py", "bench_browser_toolcalls.py"}
 
 # (what, value, baseline, ratio, target): target is "<= X", ">= X" or "" (no target)
 Headline = tuple[str, str, str, str, str]
@@ -323,6 +324,10 @@ def _browser(out: str) -> list[Headline]:
         re.M,
     )
     idle = re.search(r"^idle page .*?worst lag (\d+) ms", out, re.M)
+    cpu = {
+        way: re.search(rf"^{way} \(median of \d+\):.*?main thread CPU ([\d.]+) s", out, re.M)
+        for way in ("acp", "lab")
+    }
     if acp and lab:
         found.append(
             (
@@ -352,6 +357,52 @@ def _browser(out: str) -> list[Headline]:
                 "<= 1.00",
             )
         )
+    acp_cpu, lab_cpu = cpu["acp"], cpu["lab"]
+    if acp_cpu and lab_cpu:
+        found.append(
+            (
+                "browser 100 MB flood: the page's main-thread CPU (s)",
+                f"{acp_cpu.group(1)} s",
+                f"{lab_cpu.group(1)} s (JupyterLab's terminal)",
+                f"{float(acp_cpu.group(1)) / float(lab_cpu.group(1)):.2f}",
+                "",
+            )
+        )
+    return found
+
+
+def _browser_toolcalls(out: str) -> list[Headline]:
+    found: list[Headline] = []
+    gap = re.search(
+        r"^run 1 worst frame gap (\d+) ms \(max (\d+);.*?idle page (\d+) ms\)", out, re.M
+    )
+    flat = re.search(
+        r"^heap after run (\d+) / after run 1: ([\d.]+) .*?kernel RSS after run \d+ / after run 1: "
+        r"([\d.]+)",
+        out,
+        re.M,
+    )
+    heap = re.search(r"^  tab heap after GC, MiB\s*: (.+)$", out, re.M)
+    if gap:
+        found.append(
+            (
+                "browser 1,000 tool calls: worst frame gap, run 1 (ms)",
+                f"{gap.group(1)} ms (max {gap.group(2)})",
+                f"500 ms (idle page {gap.group(3)} ms)",
+                f"{int(gap.group(1)) / 500:.2f}",
+                "<= 1.00",
+            )
+        )
+    if flat and heap:
+        found.append(
+            (
+                f"browser 1,000 tool calls: tab heap over {flat.group(1)} re-runs (MiB)",
+                heap.group(1).strip(),
+                "after run 1",
+                flat.group(2),
+                "<= 1.10",
+            )
+        )
     return found
 
 
@@ -372,6 +423,7 @@ EXTRACTORS: dict[str, Extractor] = {
     "bench_import.py": _import,
     "bench_toolcalls.py": _toolcalls,
     "bench_browser_flood.py": _browser,
+    "bench_browser_toolcalls.py": _browser_toolcalls,
 }
 
 

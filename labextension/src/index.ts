@@ -1,9 +1,10 @@
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { ICommandPalette } from '@jupyterlab/apputils';
-import { IJupyterWidgetRegistry } from '@jupyter-widgets/base';
+import { IJupyterWidgetRegistry, WidgetModel } from '@jupyter-widgets/base';
 
 import { highlightAcpCells } from './highlight';
 import { identityName, setUserName } from './identity';
+import { IClosableModel, releaseClosedComms } from './leaks';
 import { AgentPanelModel, AgentPanelView, getSidePanel, IShellLike } from './panel';
 import { TerminalModel, TerminalView } from './terminal';
 import { MODULE_NAME, MODULE_VERSION } from './version';
@@ -21,6 +22,9 @@ const plugin: JupyterFrontEndPlugin<void> = {
     registry: IJupyterWidgetRegistry,
     palette: ICommandPalette | null
   ) => {
+    // a re-run cell's closed widgets would otherwise stay in the tab (src/leaks.ts)
+    releaseClosedComms(WidgetModel.prototype as unknown as IClosableModel);
+
     registry.registerWidget({
       name: MODULE_NAME,
       version: MODULE_VERSION,

@@ -50,12 +50,21 @@ const HOOK_LINES_PER_CHECK = 200;
 /** Bytes handed to xterm and not yet parsed, at most (xterm parses in ~12 ms slices). */
 const WRITE_AHEAD = 4 * WRITE_PIECE;
 /**
- * Bytes xterm is handed per animation frame, at most: what it parses in a few milliseconds.
- * A flood faster than that queues up; the page keeps its frames.
+ * Bytes xterm is handed per budget, at most: what it parses in a few milliseconds. A flood
+ * faster than that queues up; the page keeps its frames.
  */
 const FRAME_BUDGET = 8 * WRITE_PIECE;
+/**
+ * The budget is given again at an animation frame at least this long (ms) after the last (every
+ * other frame at 60 Hz): a flood is drawn some 30 times a second, not at every frame, for each
+ * drawing costs the page a layout, a paint and a compositing update whatever the bytes (about
+ * as much main-thread time as xterm's parsing of the budget).
+ */
+const FRAME_INTERVAL_MS = 25;
 /** Where no frame comes (a hidden tab), the budget is given again after this long. */
 const FRAME_FALLBACK_MS = 100;
+/** A hidden view writes what it kept once no byte came for this long (ms). */
+const HIDDEN_CATCH_UP_MS = 300;
 /**
  * Queued bytes past which the view is far behind: it then skips what cannot stay in the
  * buffer (WriteQueue.trimTo), so a flood costs this view the tail it shows, not every byte.
@@ -197,7 +206,8 @@ export class TerminalView extends DOMWidgetView {
   private _bytes = 0;
   private _queue = new WriteQueue();
   private _inFlight = 0; // bytes handed to xterm whose write callback has not come yet
-  private _budget = FRAME_BUDGET; // bytes xterm may still be handed in this frame
+  private _budget = FRAME_BUDGET; // bytes xterm may still be handed before the next budget
+  private _budgetAt = 0; // performance.now() when the budget was last given
   private _frame: number | null = null; // the animation frame that gives the budget again
   private _frameTimer: number | null = null; // ... or the timer, where no frame comes
   private _trimAt = FAR_BEHIND; // queued bytes at which the next trim is tried
@@ -207,6 +217,18 @@ export class TerminalView extends DOMWidgetView {
   private _hookCost = 0; // ms the last hook spent reading the buffer
   private _stopping = false;
   private _resizeObserver: ResizeObserver | null = null;
+  /**
+   * True while the view is not displayed (a closed side panel or panel section, a detached
+   * cell): xterm is then handed nothing while bytes keep coming, and the queue keeps only what
+   * stays in the scrollback (WriteQueue.trimTo). Once they pause for HIDDEN_CATCH_UP_MS (or
+   * the view is shown) xterm gets that tail. A hidden view used to parse every byte, and its
+   * renderer, which cannot measure glyphs in a box without a size, forced a layout per cell
+   * whenever the buffer scrolled: a flood cost the page's hidden panel view more than the
+   * cell's.
+   */
+  private _hidden = false;
+  private _catchingUp = false; // a hidden view writing its queue, its bytes having paused
+  private _catchUpTimer: number | null = null;
 
   async render(): Promise<void> {
     this.el.classList.add('acp-terminal');
@@ -286,15 +308,18 @@ export class TerminalView extends DOMWidgetView {
       attributes: true,
       attributeFilter: ['data-jp-theme-light', 'data-jp-theme-name']
     });
-    const screen = this._screen;
     void this.displayed.then(() => {
-      if (this._term && screen.isConnected && !this._term.element) {
-        this._term.open(screen);
-        this._updateInput();
-        this._fitHeight();
-        // A view first laid out while hidden (a closed panel tab, a scrolled-away cell) has no
-        // size yet: fit again whenever its size changes.
-        this._resizeObserver = new ResizeObserver(() => {
+      if (this._term && this._resizeObserver === null) {
+        // Whether the view is shown, and its size: xterm is opened the first time it is shown
+        // (a view first laid out while hidden, in a closed panel section or a scrolled-away
+        // cell, has no size yet) and fitted again whenever its size changes.
+        this._resizeObserver = new ResizeObserver(entries => {
+          const box = entries[entries.length - 1].contentRect;
+          const hidden = box.width === 0 && box.height === 0;
+          if (!hidden) {
+            this._open();
+          }
+          this._setHidden(hidden);
           this._fitWidth();
           this._fitHeight();
         });
@@ -305,8 +330,30 @@ export class TerminalView extends DOMWidgetView {
     this._requestBacklog();
   }
 
+  /**
+   * Open xterm in the screen, once the view is shown. Until then xterm has no renderer: it
+   * parses what it is given into its buffer (what the copy button and the test hooks read),
+   * and draws nothing. (A renderer in a box without a size cannot measure its glyphs and
+   * forces a layout for each cell it draws.)
+   */
+  private _open(): void {
+    const term = this._term;
+    const screen = this._screen;
+    if (!term || !screen || term.element || !screen.isConnected) {
+      return;
+    }
+    term.open(screen);
+    this._updateInput();
+    this._fitHeight();
+  }
+
   remove(): unknown {
-    for (const timer of [this._hookTimer, this._copiedTimer, this._themeTimer]) {
+    for (const timer of [
+      this._hookTimer,
+      this._copiedTimer,
+      this._themeTimer,
+      this._catchUpTimer
+    ]) {
       if (timer !== null) {
         window.clearTimeout(timer);
       }
@@ -602,11 +649,52 @@ export class TerminalView extends DOMWidgetView {
     }
     this._queue.push(data);
     this._hookRun += 1;
+    if (this._hidden) {
+      this._awaitPause(); // more came: hold it until the bytes pause
+    }
     if (this._queue.pending >= this._trimAt) {
       this._queue.trimTo(SCROLLBACK + this._term.rows);
       // not enough line ends queued to trim: try again once as much more has come
       this._trimAt = Math.max(FAR_BEHIND, this._queue.pending + FAR_BEHIND);
     }
+    this._pump();
+  }
+
+  /** The view was hidden or shown: hold xterm's writes, or give it the tail that was kept. */
+  private _setHidden(hidden: boolean): void {
+    if (hidden === this._hidden) {
+      return;
+    }
+    this._hidden = hidden;
+    if (hidden) {
+      this._awaitPause();
+    } else {
+      this._resume();
+    }
+  }
+
+  /** Hidden: write the queue once no byte came for HIDDEN_CATCH_UP_MS. */
+  private _awaitPause(): void {
+    this._catchingUp = false;
+    if (this._catchUpTimer !== null) {
+      window.clearTimeout(this._catchUpTimer);
+    }
+    this._catchUpTimer = window.setTimeout(() => {
+      this._catchUpTimer = null;
+      if (this._hidden) {
+        this._catchingUp = true;
+        this._resume();
+      }
+    }, HIDDEN_CATCH_UP_MS);
+  }
+
+  /** Write the queue again, from the start of what can stay in the scrollback. */
+  private _resume(): void {
+    if (!this._term) {
+      return;
+    }
+    this._queue.trimTo(SCROLLBACK + this._term.rows);
+    this._trimAt = Math.max(FAR_BEHIND, this._queue.pending + FAR_BEHIND);
     this._pump();
   }
 
@@ -618,7 +706,7 @@ export class TerminalView extends DOMWidgetView {
    */
   private _pump(): void {
     const term = this._term;
-    if (!term) {
+    if (!term || (this._hidden && !this._catchingUp)) {
       return;
     }
     while (this._inFlight < WRITE_AHEAD && this._budget > 0) {
@@ -645,18 +733,26 @@ export class TerminalView extends DOMWidgetView {
     }
   }
 
-  /** Give the budget again at the next animation frame (or after FRAME_FALLBACK_MS). */
+  /**
+   * Give the budget again at the first animation frame FRAME_INTERVAL_MS after the last one
+   * (or after FRAME_FALLBACK_MS, where no frame comes).
+   */
   private _awaitFrame(): void {
     if (this._frame !== null || this._frameTimer !== null) {
       return;
     }
-    const next = (): void => {
+    const next = (now: number): void => {
       this._cancelFrame();
+      if (now - this._budgetAt < FRAME_INTERVAL_MS) {
+        this._awaitFrame(); // too soon after the last: the frame after this one
+        return;
+      }
+      this._budgetAt = now;
       this._budget = FRAME_BUDGET;
       this._pump();
     };
     this._frame = window.requestAnimationFrame(next);
-    this._frameTimer = window.setTimeout(next, FRAME_FALLBACK_MS);
+    this._frameTimer = window.setTimeout(() => next(performance.now()), FRAME_FALLBACK_MS);
   }
 
   private _cancelFrame(): void {
