@@ -19,8 +19,8 @@ import heapq
 from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable
-from itertools import accumulate, islice
-from operator import itemgetter
+from itertools import accumulate, islice, repeat
+from operator import call, itemgetter
 from typing import Any, Protocol
 
 import anyio
@@ -69,6 +69,8 @@ def _model(update: Any) -> Any:
         return update[0](*update[1:])
     return update
 
+
+_consume = deque[Any](maxlen=0).extend  # runs an iterator to its end, keeping nothing
 
 # What a turn keeps for iterators that start late (after updates have arrived).
 REPLAY_LIMIT = 5_000  # updates
@@ -202,8 +204,9 @@ class UpdateBuffer:
             return
         # Full, without a bulk update (what a v1 flood of output leaves: see `push_lazy`):
         # ``first`` pushes out the oldest update, and ``second`` goes at once.
-        self._arrived += 2
-        other.append((self._arrived - 2, first))
+        key = self._arrived
+        self._arrived = key + 2
+        other.append((key, first))
         other.popleft()
         self._dropped += 2
 
@@ -239,8 +242,7 @@ class UpdateBuffer:
             self._bulk_bytes -= sums[drop - 1]
             self._dropped += drop
             if 4 * drop < len(bulk):
-                for _ in range(drop):
-                    bulk.popleft()
+                _consume(map(call, repeat(bulk.popleft, drop)))  # (popleft, drop times, in C)
             else:
                 self._bulk = bulk = deque(islice(bulk, drop, None))
         while len(bulk) + len(self._other) > self.max_items:  # (no bulk update is left)

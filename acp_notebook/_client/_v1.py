@@ -19,6 +19,7 @@ from .. import _protocol as p
 from .._connection._errors import AcpError, RpcError
 from .._connection._hotpath import decode_v1_hot_line
 from .._protocol import _v1 as v1
+from .._protocol._v1 import terminal_bytes
 from .._state import SessionState
 from ._errors import (
     ProtocolViolation,
@@ -232,7 +233,7 @@ def on_hot_update(agent: Agent, method: str, params: Any) -> None:
         if not terminal_id or not dialect.translator.hot_meta_output(call_id, terminal_id):
             dialect.apply(raw)  # (its first output, or a command to name its terminal with)
             return
-        data = v1.terminal_bytes(output["data"])
+        data = terminal_bytes(output["data"])
         if sees:
             patch = {"sessionUpdate": tag, "toolCallId": call_id, "_meta": meta}
             session._apply(p.parse_session_update(patch))

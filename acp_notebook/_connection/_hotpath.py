@@ -64,14 +64,15 @@ def _session_update_decoder(
     ``update``, nothing else), else None. A line over ``_WHOLE`` bytes is decoded only with
     one of ``tags`` in its first or last ``_ENDS`` bytes. (What the v2 and the v1 decoders
     share, in one function each: a flood calls it for every line.)"""
+    loads = _loads
+
+    def refuse(line: bytes) -> dict[str, Any] | None:
+        return None
 
     def decode(line: bytes) -> dict[str, Any] | None:
-        if _loads is None:
-            return None
-        size = len(line)
-        if size > _MAX:
-            return None
-        if size > _WHOLE:  # (a short line is decoded: that costs less than searching it)
+        if len(line) > _WHOLE:  # (a short line is decoded: that costs less than searching it)
+            if len(line) > _MAX:
+                return None
             ends = line[:_ENDS] + line[-_ENDS:]
             for tag in tags:
                 if tag in ends:
@@ -79,7 +80,7 @@ def _session_update_decoder(
             else:
                 return None
         try:
-            message = _loads(line)
+            message = loads(line)  # type: ignore[misc]  # (None: `refuse` is used)
             params = message["params"]  # (a message or params that is no dict: TypeError)
             if (
                 len(message) == 3
@@ -94,8 +95,9 @@ def _session_update_decoder(
             pass
         return None
 
-    decode.__name__ = decode.__qualname__ = name
-    return decode
+    found = decode if loads is not None else refuse  # (without orjson, no shortcut)
+    found.__name__ = found.__qualname__ = name
+    return found
 
 
 def is_hot_message(message: Any) -> bool:

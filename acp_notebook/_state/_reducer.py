@@ -650,18 +650,15 @@ class SessionState:
         term.revision += 1
 
     def _terminal_chunk(self, u: TerminalOutputChunk) -> None:
-        self._chunk(u.terminal_id, u.data)
+        self.apply_terminal_chunk(u.terminal_id, u.data)
+        self.revision -= 1  # (`apply` counts it)
 
     def apply_terminal_chunk(self, terminal_id: str, data: str) -> bool:
         """``apply`` of a ``terminal_output_chunk`` with these fields and nothing else, given
         as its two strings (the client's hot path: no model made for it). False when its
         base64 was refused: the update was dropped, and its problem is the last of
         ``problems``."""
-        applied = self._chunk(terminal_id, data)
         self.revision += 1
-        return applied
-
-    def _chunk(self, terminal_id: str, data: str) -> bool:
         try:  # the common case of `_decode`, inline
             raw = binascii.a2b_base64(data, strict_mode=True)
         except (binascii.Error, ValueError, TypeError):
@@ -669,7 +666,6 @@ class SessionState:
             if decoded is None:
                 return False
             raw = decoded
-        # `_append`, inline (a flood's every chunk comes this way)
         term = self.terminals.get(terminal_id)
         turns = self.turns
         if (
@@ -695,7 +691,7 @@ class SessionState:
         old = call.meta
         call.meta = {**old, **meta} if old else dict(meta)  # `patch_meta`: no None in it
         call.revision += 1
-        term = self.terminals.get(terminal_id)  # `_append`, inline
+        term = self.terminals.get(terminal_id)  # (as in `apply_terminal_chunk`)
         if (
             term is None
             or not term.reported
@@ -704,17 +700,6 @@ class SessionState:
             term = self._touch_terminal(terminal_id)
         term.append(raw)
         self.revision += 2
-
-    def _append(self, terminal_id: str, raw: bytes) -> None:
-        term = self.terminals.get(terminal_id)
-        turns = self.turns
-        if (
-            term is None
-            or not term.reported
-            or (turns and terminal_id not in turns[-1]._terminal_ids)
-        ):
-            term = self._touch_terminal(terminal_id)  # otherwise what it does is done already
-        term.append(raw)
 
     # -- plans, commands, config, info, usage, notices ------------------------------
     def _plan(self, u: PlanUpdate) -> None:
