@@ -190,6 +190,10 @@ async def ingest(lines: list[bytes], fast: bool, watch: str = "iterator") -> dic
 
             def on_chunk(_s: Any, chunk: TerminalChunk) -> None:
                 assert chunk.session_update == "terminal_output_chunk"
+                if chunk._model is None:  # (the hot path makes views without __init__)
+                    fresh = TerminalChunk(chunk.terminal_id, chunk.data)
+                    for name in TerminalChunk.__slots__:
+                        assert getattr(chunk, name) == getattr(fresh, name)
                 try:
                     raw: bytes | None = base64.b64decode(chunk.data, validate=True)
                 except (binascii.Error, ValueError):  # (ValueError: not ASCII)

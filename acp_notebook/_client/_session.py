@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ._v1 import V1Session
 
 log = logging.getLogger("acp_notebook.client")
+_new_object = object.__new__
 
 UpdateListener = Callable[["Session", p.SessionUpdate], None]
 #: what a ``subscribe(..., terminal_chunks=)`` listener gets for each terminal_output_chunk
@@ -247,7 +248,11 @@ class Session:
                 self._end_turn(turn)
         listeners = self._chunk_listeners  # (all of them: no model listener, see above)
         if listeners:
-            view = TerminalChunk(terminal_id, data)
+            # `TerminalChunk(terminal_id, data)`, without a frame for its __init__ (per chunk)
+            view = _new_object(TerminalChunk)
+            view.terminal_id = terminal_id  # type: ignore[misc]
+            view.data = data  # type: ignore[misc]
+            view._model = None
             for chunks in listeners:
                 try:
                     chunks(self, view)
