@@ -125,7 +125,12 @@ GROUPS: dict[str, tuple[str, ...]] = {
     # suite's workers. The longest group is the browser tier's floor: none holds more than
     # about four minutes of a loaded run (--durations in a CI log).
     "cells": ("acp_cell.spec.ts", "big_edit.spec.ts", "code_card.spec.ts"),
-    "forms": ("context.spec.ts", "noninteractive.spec.ts", "question_form.spec.ts"),
+    "forms": (
+        "context.spec.ts",
+        "folds.spec.ts",
+        "noninteractive.spec.ts",
+        "question_form.spec.ts",
+    ),
     "panel": ("panel.spec.ts", "panel_kernels.spec.ts"),
     "kernels": ("restart.spec.ts", "subshells.spec.ts"),
     "terminals": ("terminal.spec.ts", "terminal_render.spec.ts"),

@@ -236,6 +236,23 @@ def test_a_call_with_a_card_gets_its_own_box_in_place(views: list[TurnView]) -> 
     assert re.search(r"input", box_html) and re.search(r"output", box_html)
 
 
+def test_rows_and_boxes_name_their_call_escaped(views: list[TurnView]) -> None:
+    """The front end keeps what a person folded in a call by the call's name (src/folds.ts):
+    a row names it, and a box names it in its header; an agent's id is escaped as an
+    attribute value."""
+    state, _turn, view = new_view(views)
+    hostile = 'call-"><script>x</script>'
+    update = {**call_updates(0)[0], "toolCallId": hostile}
+    apply(state, view, update, *call_updates(1), *call_updates(2))
+    view.add_card(PermissionCard(permission("call-2"), lambda o, b: None))
+    view.refresh()
+    rows = view._timeline.children[0].value
+    assert 'data-acp-call="call-&quot;&gt;&lt;script&gt;x&lt;/script&gt;"' in rows
+    assert 'data-acp-call="call-1"' in rows and "<script>" not in rows
+    header = view._calls["call-2"].header
+    assert header is not None and header.value.startswith('<div data-acp-call="call-2">')
+
+
 def test_a_call_with_a_live_terminal_gets_its_own_box(views: list[TurnView]) -> None:
     state, _turn, view = new_view(views)
     run_calls(state, view, range(3), refresh_every=1000)

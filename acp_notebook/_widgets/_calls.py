@@ -16,6 +16,7 @@ Only standard ipywidgets models: a front end without our extension shows every t
 from __future__ import annotations
 
 from collections.abc import Iterable
+from html import escape
 from typing import Any
 
 import ipywidgets  # type: ignore[import-untyped]
@@ -82,8 +83,9 @@ class CallPart:
         return not self.fragment
 
     def show_row(self, header: str, body: Iterable[str]) -> None:
-        """Show the call as a row: its header and its content, as HTML."""
-        self.fragment = f'<div class="acp-tool-call">{header}{"".join(body)}</div>'
+        """Show the call as a row: its header and its content, as HTML. The row names its call
+        (``data-acp-call``): the front end keeps what a person folded in it by that name."""
+        self.fragment = f'<div class="acp-tool-call" {self._named()}>{header}{"".join(body)}</div>'
 
     def show_fragment(self, html: str) -> None:
         """Show a row that is not a tool call (a request nobody was asked, with no call)."""
@@ -97,7 +99,7 @@ class CallPart:
             self.header = self.shared.html()
             self.box = ipywidgets.VBox(layout=self.shared.box_layout)
             self.box.add_class("acp-tool-call")
-        set_if_changed(self.header, "value", header)
+        set_if_changed(self.header, "value", f"<div {self._named()}>{header}</div>")
         children: list[Any] = [self.header, *cards]
         used = 0
         for piece in body:
@@ -114,6 +116,9 @@ class CallPart:
             children.append(slot)
         set_children(self.box, children)
         return self.box
+
+    def _named(self) -> str:
+        return f'data-acp-call="{escape(self.call_id, quote=True)}"'
 
     def html(self) -> str:
         """What the view shows of the call, as HTML (its row, or its box's HTML parts)."""

@@ -2,6 +2,7 @@ import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application'
 import { ICommandPalette } from '@jupyterlab/apputils';
 import { IJupyterWidgetRegistry, WidgetModel } from '@jupyter-widgets/base';
 
+import { keepFolds } from './folds';
 import { highlightAcpCells } from './highlight';
 import { identityName, setUserName } from './identity';
 import { IClosableModel, releaseClosedComms } from './leaks';
@@ -24,6 +25,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
   ) => {
     // a re-run cell's closed widgets would otherwise stay in the tab (src/leaks.ts)
     releaseClosedComms(WidgetModel.prototype as unknown as IClosableModel);
+    // a fold someone toggled in a turn stays so when the kernel sends it again (src/folds.ts)
+    keepFolds(document);
 
     registry.registerWidget({
       name: MODULE_NAME,

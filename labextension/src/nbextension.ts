@@ -13,6 +13,7 @@ import xtermCss from '@xterm/xterm/css/xterm.css';
 
 import baseCss from '../style/base.css';
 import classicCss from '../style/classic.css';
+import { keepFolds } from './folds';
 import { isClassicNotebook, pageUnstyled, setUnstyledPage } from './page';
 import { IPanelRendered } from './protocol';
 import { TerminalModel, TerminalView } from './terminal';
@@ -55,5 +56,7 @@ export class AgentPanelModel extends DOMWidgetModel {
 const classic = isClassicNotebook(window);
 setUnstyledPage(!classic);
 addStyles(document);
+// from when this module loads (the first view of ours), as in JupyterLab (src/folds.ts)
+keepFolds(document);
 
 export { TerminalModel, TerminalView };
