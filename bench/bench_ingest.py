@@ -17,6 +17,8 @@ measured for every reader, interleaved round by round, and the median of the rou
 * ``v1 terminal``: the emitter speaks ACP v1, whose agents send command output in a tool call's
   ``_meta.terminal_output`` (claude-agent-acp); one ``tool_call`` opens the terminal, then
   one ``tool_call_update`` per chunk carries its text (as many characters as v2's base64).
+* ``v1 term + lsn``: the same v1 lines with a listener subscribed as a cell subscribes (the
+  path of a ``%%acp`` cell on a v1 agent, 12 of the 14 agents tried); the count is checked.
 * ``v1 messages``: v1 ``agent_message_chunk`` lines of text (one message); the turn's text
   length is checked.
 * ``bare json``: the baseline. A loop reading the v2 lines from the emitter's pipe (256 KiB
@@ -151,7 +153,7 @@ async def _public(payload: Path, how: str) -> tuple[float, float, int]:
 
     async with acp.connect([sys.executable, EMITTER, mode, str(payload)]) as agent:
         session = await agent.new_session(cwd=tempfile.gettempdir())
-        if how == "v2 + listener":
+        if how.endswith("+ listener"):
             subscribe_as_a_cell(session, listener, chunk_listener)
         elif how == "v2 + model lsn":
             session.subscribe(listener)
@@ -164,12 +166,14 @@ async def _public(payload: Path, how: str) -> tuple[float, float, int]:
             total = sum(len(m.text) for m in turn.state.messages)
         else:
             total = sum(t.total_bytes for t in turn.terminals.values())
-    if how.startswith("v2 +") and sum(heard) < total // max(1, _CHUNK_BYTES[0]):
+    per_chunk = _CHUNK_BYTES[1 if how.startswith("v1") else 0]  # (v1: characters a line)
+    if "+" in how and sum(heard) < total // max(1, per_chunk):
         raise SystemExit(f"{how}: the listener heard {heard}, fewer than the chunks")
     return elapsed, cpu, total
 
 
-_CHUNK_BYTES = [1]  # the current case's chunk size (the listener check counts chunks)
+#: the current case's chunk size, and a v1 line's characters (the listener check counts chunks)
+_CHUNK_BYTES = [1, 1]
 
 
 def subscribe_as_a_cell(session: Any, listener: Any, chunk_listener: Any) -> None:
@@ -191,6 +195,7 @@ ROWS = [
     "v2 + listener",
     "v2 + model lsn",
     "v1 terminal",
+    "v1 term + lsn",
     "v1 messages",
 ]
 
@@ -199,7 +204,7 @@ def case(label: str, chunk_bytes: int, count: int, rounds: int, tmp: Path) -> di
     payload = tmp / f"payload-{chunk_bytes}.ndjson"
     expected = make_payload(payload, chunk_bytes, count)
     v1 = make_v1_payloads(tmp, chunk_bytes, count)
-    _CHUNK_BYTES[0] = chunk_bytes
+    _CHUNK_BYTES[:] = [chunk_bytes, len(base64.b64encode(bytes(chunk_bytes)))]
     mib = payload.stat().st_size / 2**20
     readers: dict[str, tuple[Callable[[Path], tuple[float, float, int]], Path, int]] = {
         "bare json": (lambda path: bare_loop(path, json.loads), payload, expected),
@@ -210,6 +215,8 @@ def case(label: str, chunk_bytes: int, count: int, rounds: int, tmp: Path) -> di
         readers[how] = (public_path(how), payload, expected)
     for how, (path, size) in v1.items():
         readers[how] = (public_path(how), path, size)
+    path, size = v1["v1 terminal"]
+    readers["v1 term + lsn"] = (public_path("v1 term + listener"), path, size)
     times: dict[str, list[float]] = {name: [] for name in readers}
     cpus: dict[str, list[float]] = {name: [] for name in readers}
     for _ in range(rounds):
@@ -251,7 +258,8 @@ def main() -> None:
         small = case("small chunks", 75, args.small, args.rounds, Path(tmp))
         large = case("large chunks", 64 * 1024, args.large, args.rounds, Path(tmp))
     print(f"load (1, 5, 15 min): {os.getloadavg()}")
-    for name, target in (("v2", 1.0), ("v2 + listener", 1.0), ("v1 terminal", 0.8)):
+    targets = (("v2", 1.0), ("v2 + listener", 1.0), ("v1 terminal", 0.8), ("v1 term + lsn", 0.8))
+    for name, target in targets:
         for size, rates in (("small", small), ("large", large)):
             print(f"ingest {size}: {name} x bare json = {rates[name]:.2f} (target >= {target})")
     for size, rates in (("small", small), ("large", large)):

@@ -11,8 +11,11 @@ but the time.
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import gc
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -105,8 +108,10 @@ def test_other_v1_updates_are_left_to_the_usual_path(update: Any) -> None:
 # -- the same state, both ways ------------------------------------------------------------------
 
 
-async def ingest(lines: list[bytes], fast: bool, watch: str) -> dict[str, Any]:
-    """Send ``lines`` to a client during a v1 turn (the prompt's answer ends it)."""
+@contextlib.asynccontextmanager
+async def v1_client(lines: list[bytes]) -> AsyncIterator[Any]:
+    """A client connected to a v1 peer that sends ``lines`` during each prompt (its answer
+    ends the turn)."""
     client_send, peer_receive = memory_byte_pipe(64)
     peer_send, client_receive = memory_byte_pipe(64)
 
@@ -122,8 +127,14 @@ async def ingest(lines: list[bytes], fast: bool, watch: str) -> dict[str, Any]:
         return {}
 
     peer = Connection(peer_receive, peer_send, name="client", request_handler=answer)
-    heard: list[Any] = []
     async with peer, connect_streams(client_receive, client_send) as agent:
+        yield agent
+
+
+async def ingest(lines: list[bytes], fast: bool, watch: str) -> dict[str, Any]:
+    """Send ``lines`` to a client during a v1 turn (the prompt's answer ends it)."""
+    heard: list[Any] = []
+    async with v1_client(lines) as agent:
         assert agent.protocol_version == 1
         if not fast:
             agent.connection.set_fast_notifications(None)
@@ -216,47 +227,145 @@ def test_the_v1_fast_path_and_the_model_path_give_the_same_state(
 ) -> None:
     fast = anyio.run(ingest, lines, True, watch)
     usual = anyio.run(ingest, lines, False, watch)
+    if watch == "view listener":
+        # The same updates, in order, as a plain listener hears, except that on the fast path
+        # a cell's listener is not told of the `_meta` patch each piece of output came in
+        # (it gets the output's bytes as a chunk, as from a v2 agent); the state is the same.
+        plain = anyio.run(ingest, lines, True, "listener")["heard"]
+        for heard in (fast.pop("heard"), usual.pop("heard")):
+            assert [u for u in heard if not output_patch(u)] == [
+                u for u in plain if not output_patch(u)
+            ]
+            patches = [u for u in plain if output_patch(u)]
+            assert all(u in patches for u in heard if output_patch(u))
     assert fast == usual
-    if watch == "view listener":  # the same updates, in order, as a plain listener hears
-        assert fast["heard"] == anyio.run(ingest, lines, True, "listener")["heard"]
-    assert len(fast["late"]) + fast["dropped"] >= len(fast["heard"])
+    assert len(fast["late"]) + fast["dropped"] >= len(fast.get("heard", ()))
 
 
-def test_a_v1_flood_nobody_watches_makes_no_model_per_line(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def output_patch(heard: tuple[dict[str, Any], list[str]]) -> bool:
+    """Whether an update heard (`wire`) is the ``tool_call_update`` a v1 agent's terminal output
+    makes: its id and a ``_meta`` carrying the output, nothing else."""
+    update = heard[0]
+    meta = update.get("_meta")
+    return (
+        update.get("sessionUpdate") == "tool_call_update"
+        and set(update) == {"sessionUpdate", "toolCallId", "_meta"}
+        and isinstance(meta, dict)
+        and bool({"terminal_output", "terminal_output_delta"} & set(meta))
+    )
+
+
+#: a v1 tool call that announces its terminal ``t``
+OPENING = {
+    "sessionUpdate": "tool_call",
+    "toolCallId": "c",
+    "title": "run",
+    "_meta": {"terminal_info": {"terminal_id": "t"}},
+}
+
+
+@pytest.fixture
+def models(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """How many v1 models (``parsed``) and v2 update models (``made``) are made from now."""
     from acp_notebook._protocol import _v1 as v1
 
-    parsed = made = 0
+    counts = {"parsed": 0, "made": 0}
     lenient, real = v1.parse_v1_session_update_lenient, p.parse_session_update
 
     def counting_v1(raw: Any) -> Any:
-        nonlocal parsed
-        parsed += 1
+        counts["parsed"] += 1
         return lenient(raw)
 
     def counting(data: Any) -> Any:
-        nonlocal made
-        made += 1
+        counts["made"] += 1
         return real(data)
 
     monkeypatch.setattr(v1, "parse_v1_session_update_lenient", counting_v1)
     monkeypatch.setattr(p, "parse_session_update", counting)
-    opening = {"sessionUpdate": "tool_call", "toolCallId": "c", "title": "run"}
-    opening["_meta"] = {"terminal_info": {"terminal_id": "t"}}
-    lines = [json.dumps(message(opening)).encode()]
+    return counts
+
+
+def test_a_v1_flood_nobody_watches_makes_no_model_per_line(models: dict[str, int]) -> None:
+    lines = [json.dumps(message(OPENING)).encode()]
     for n in range(3000):
         lines.append(json.dumps(message(output("c", "t", f"line {n}\n"))).encode())
         lines.append(json.dumps(message(text_chunk(f"word {n} "))).encode())
 
     result = anyio.run(ingest, lines, True, "nobody")
-    assert parsed == 1  # the opening (its terminal_info announces the terminal)
+    assert models["parsed"] == 1  # the opening (its terminal_info announces the terminal)
     data = result["terminals"]["t"][0]
     assert data == "".join(f"line {n}\r\n" for n in range(3000)).encode()
     # (each tool call update between them ends a run of chunks: a message each)
     assert result["turn text"] == "\n\n".join(f"word {n} " for n in range(3000))
     # made for what the late iterator read (the replay keeps the last 5,000), not per line
-    assert 0 < made <= len(result["late"]) < 9000
-    parsed = made = 0
+    assert 0 < models["made"] <= len(result["late"]) < 9000
+    models["parsed"] = 0
     anyio.run(ingest, lines, False, "nobody")
-    assert parsed == len(lines)  # (the usual path: a v1 model per line)
+    assert models["parsed"] == len(lines)  # (the usual path: a v1 model per line)
+
+
+def test_a_v1_flood_a_cell_watches_makes_no_model_per_output_line(models: dict[str, int]) -> None:
+    """A cell subscribes with a ``terminal_chunks`` listener: a v1 agent's output reaches it as
+    `TerminalChunk` views of the bytes (as a v2 agent's does), with no v1 or v2 model made per
+    line; a message chunk, which the cell's listener takes as a model, still makes one."""
+    lines = [json.dumps(message(OPENING)).encode()]
+    lines += [json.dumps(message(output("c", "t", f"line {n}\n"))).encode() for n in range(3000)]
+    lines.append(json.dumps(message(text_chunk("done"))).encode())
+    chunks: list[TerminalChunk] = []
+
+    async def run() -> bytes:
+        async with v1_client(lines) as agent:
+            session = await agent.new_session(cwd="/")
+            session.subscribe(lambda _s, _u: None, terminal_chunks=lambda _s, c: chunks.append(c))
+            turn = await session.prompt("go")
+            await turn.wait()
+            return bytes(session.state.terminals["t"].data)
+
+    data = anyio.run(run)
+    assert models["parsed"] == 1  # the opening
+    assert (
+        models["made"] <= 2
+    )  # the message chunk, the first output's patch: not one per output line
+    expected = "".join(f"line {n}\r\n" for n in range(3000)).encode()
+    assert data == expected
+    # the first output names the terminal the usual way; each one after it is a view
+    assert len(chunks) == 3000 and all(c.terminal_id == "t" for c in chunks)
+    assert b"".join(c.decoded() or b"" for c in chunks) == expected
+    last = chunks[-1]
+    assert base64.b64decode(last.data) == b"line 2999\r\n"
+    assert last.model == p.TerminalOutputChunk(terminal_id="t", data=last.data)
+
+
+def test_a_failing_chunk_listener_is_logged_and_loses_no_byte(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    lines = [json.dumps(message(OPENING)).encode()]
+    lines += [json.dumps(message(output("c", "t", f"{n}\n"))).encode() for n in range(5)]
+    calls: list[bytes | None] = []
+
+    def failing(_session: Any, chunk: TerminalChunk) -> None:
+        calls.append(chunk.decoded())
+        raise RuntimeError("a listener's bug")
+
+    async def run() -> bytes:
+        async with v1_client(lines) as agent:
+            session = await agent.new_session(cwd="/")
+            session.subscribe(lambda _s, _u: None, terminal_chunks=failing)
+            session.subscribe(lambda _s, _u: None, terminal_chunks=failing)
+            turn = await session.prompt("go")
+            await turn.wait()
+            return bytes(session.state.terminals["t"].data)
+
+    assert anyio.run(run) == b"0\r\n1\r\n2\r\n3\r\n4\r\n"
+    # both listeners got every piece after the first (which names the terminal, as a model)
+    assert calls[-8:] == [
+        b"1\r\n",
+        b"1\r\n",
+        b"2\r\n",
+        b"2\r\n",
+        b"3\r\n",
+        b"3\r\n",
+        b"4\r\n",
+        b"4\r\n",
+    ]
+    assert caplog.text.count("session update listener failed") == len(calls)

@@ -39,22 +39,47 @@ class TerminalChunk:
     """A ``terminal_output_chunk`` as a ``terminal_chunks`` listener sees it: its terminal id and
     its base64 ``data`` as sent, without a pydantic model. ``model`` makes the
     ``p.TerminalOutputChunk`` (once, on first use; the one the session applied when there was
-    one), ``decoded()`` the bytes. Read-only."""
+    one), ``decoded()`` the bytes. A v1 agent's output arrives as text, not base64: its chunk
+    is made from the bytes (`from_bytes`), and ``data`` encodes them when first read.
+    Read-only."""
 
-    __slots__ = ("_model", "data", "terminal_id")
+    __slots__ = ("_data", "_model", "_raw", "terminal_id")
     session_update: ClassVar[str] = "terminal_output_chunk"
 
     def __init__(
         self, terminal_id: str, data: str, model: p.TerminalOutputChunk | None = None
     ) -> None:
         self.terminal_id: Final = terminal_id
-        self.data: Final = data
+        self._data: str | None = data
+        self._raw: bytes | None = None
         self._model = model
+
+    @classmethod
+    def from_bytes(cls, terminal_id: str, raw: bytes) -> TerminalChunk:
+        """The chunk whose output is ``raw`` (its base64 made only if someone reads it)."""
+        chunk = _new_object(cls)
+        chunk.terminal_id = terminal_id  # type: ignore[misc]
+        chunk._data = None
+        chunk._raw = raw
+        chunk._model = None
+        return chunk
+
+    @property
+    def data(self) -> str:
+        """The output as base64, as a v2 agent sends it."""
+        data = self._data
+        if data is None:
+            data = self._data = base64.b64encode(self._raw or b"").decode("ascii")
+        return data
 
     @property
     def model(self) -> p.TerminalOutputChunk:
         """The update as its model (what a plain ``subscribe`` listener gets)."""
         model = self._model
+        if model is None and self._raw is not None:  # (as the v1 translator makes it)
+            model = self._model = p.TerminalOutputChunk(
+                terminal_id=self.terminal_id, data=self.data
+            )
         if model is None:
             wire = {"sessionUpdate": self.session_update, "terminalId": self.terminal_id}
             wire["data"] = self.data
@@ -64,6 +89,8 @@ class TerminalChunk:
     def decoded(self) -> bytes | None:
         """The output's bytes, or None when ``data`` is not valid base64 (the state reported
         it and dropped the chunk)."""
+        if self._raw is not None:
+            return self._raw
         data = self.data
         try:  # as the state decodes it (`SessionState._decode`)
             return binascii.a2b_base64(data, strict_mode=True)
@@ -251,7 +278,8 @@ class Session:
             # `TerminalChunk(terminal_id, data)`, without a frame for its __init__ (per chunk)
             view = _new_object(TerminalChunk)
             view.terminal_id = terminal_id  # type: ignore[misc]
-            view.data = data  # type: ignore[misc]
+            view._data = data
+            view._raw = None
             view._model = None
             for chunks in listeners:
                 try:

@@ -29,7 +29,7 @@ from ._errors import (
     client_info,
     first_error,
 )
-from ._session import Session
+from ._session import Session, TerminalChunk, log
 
 if TYPE_CHECKING:
     from ._agent import Agent
@@ -220,7 +220,6 @@ def on_hot_update(agent: Agent, method: str, params: Any) -> None:
     raw = params["update"]
     tag = raw["sessionUpdate"]
     turn = session.turn
-    sees = session._listeners or (turn is not None and turn._iterated and turn._streams)
     if tag == "tool_call_update":
         call_id = raw["toolCallId"]
         meta = raw["_meta"]
@@ -234,32 +233,47 @@ def on_hot_update(agent: Agent, method: str, params: Any) -> None:
             dialect.apply(raw)  # (its first output, or a command to name its terminal with)
             return
         data = terminal_bytes(output["data"])
-        if sees:
+        if session._model_listeners or (turn is not None and turn._iterated and turn._streams):
             patch = {"sessionUpdate": tag, "toolCallId": call_id, "_meta": meta}
             session._apply(p.parse_session_update(patch))
             session._apply(_output_chunk(terminal_id, data))
             return
+        # Nobody needs the models: a `terminal_chunks` listener (a cell's) gets the bytes as
+        # a `TerminalChunk`, as it gets a v2 chunk (the `_meta` patch only names the bytes'
+        # terminal: as a v2 agent's output, it is not an update a listener is told about).
         session.state.apply_terminal_output(call_id, meta, terminal_id, data)
-        if turn is None or turn._ended:
-            return
-        turn._replay.push_lazy_pair(
-            (_meta_update, call_id, meta),
-            (_output_chunk, terminal_id, data),
-            4 * ((len(data) + 2) // 3),
-        )
-    else:
-        role = _ROLES[tag]
-        content = raw["content"]
-        message_id = dialect.translator.message_id(role, raw.get("messageId"))
-        if sees:
-            wire = {"sessionUpdate": tag, "messageId": message_id, "content": content}
-            session._apply(p.parse_session_update(wire))
-            return
-        session.state.apply_text_chunk(role, message_id, content["text"])
-        if turn is None or turn._ended:
-            return
-        turn._replay.push_lazy((_text_update, tag, message_id, content))
-    # what `Session._apply` does after the state, but for the replay and the streams
+        if turn is not None and not turn._ended:
+            turn._replay.push_lazy_pair(
+                (_meta_update, call_id, meta),
+                (_output_chunk, terminal_id, data),
+                4 * ((len(data) + 2) // 3),
+            )
+            _turn_moved(session, turn)
+        listeners = session._chunk_listeners
+        if listeners:
+            view = TerminalChunk.from_bytes(terminal_id, data)
+            for chunks in listeners:
+                try:
+                    chunks(session, view)
+                except Exception:
+                    log.exception("session update listener failed")
+        return
+    role = _ROLES[tag]
+    content = raw["content"]
+    message_id = dialect.translator.message_id(role, raw.get("messageId"))
+    if session._listeners or (turn is not None and turn._iterated and turn._streams):
+        wire = {"sessionUpdate": tag, "messageId": message_id, "content": content}
+        session._apply(p.parse_session_update(wire))
+        return
+    session.state.apply_text_chunk(role, message_id, content["text"])
+    if turn is None or turn._ended:
+        return
+    turn._replay.push_lazy((_text_update, tag, message_id, content))
+    _turn_moved(session, turn)
+
+
+def _turn_moved(session: Session, turn: Turn) -> None:
+    """What `Session._apply` does after the state, but for the replay and the streams."""
     waiter = turn._waiter
     if waiter is not None:
         turn._waiter = None
