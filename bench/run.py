@@ -297,15 +297,7 @@ def _toolcalls(out: str) -> list[Headline]:
                 )
             )
         if rss and flat:
-            found.append(
-                (
-                    f"{what}: kernel RSS over {flat.group(1)} re-runs (MiB)",
-                    rss.group(1).strip(),
-                    "after run 1",
-                    flat.group(2),
-                    "<= 1.10",
-                )
-            )
+            found.append(_flat(f"{what}: kernel RSS", flat, rss.group(1)))
     return found
 
 
@@ -394,16 +386,15 @@ def _browser_toolcalls(out: str) -> list[Headline]:
             )
         )
     if flat and heap:
-        found.append(
-            (
-                f"browser 1,000 tool calls: tab heap over {flat.group(1)} re-runs (MiB)",
-                heap.group(1).strip(),
-                "after run 1",
-                flat.group(2),
-                "<= 1.10",
-            )
-        )
+        found.append(_flat("browser 1,000 tool calls: tab heap", flat, heap.group(1)))
     return found
+
+
+def _flat(what: str, flat: re.Match[str], values: str) -> Headline:
+    """The row of a size that must stay flat over re-runs: ``flat`` matched the number of
+    runs (group 1) and the last run's ratio to the first (group 2)."""
+    label = f"{what} over {flat.group(1)} re-runs (MiB)"
+    return (label, values.strip(), "after run 1", flat.group(2), "<= 1.10")
 
 
 def _generic(out: str) -> list[Headline]:
