@@ -25,6 +25,7 @@ from acp_notebook._notebook._pacing import (
     TAIL,
     CellPacing,
     follow_requests,
+    terminal_ack,
 )
 from tests.kernel_driver import acp_kernel
 
@@ -351,3 +352,39 @@ def test_a_background_flood_reaches_its_terminal_while_the_user_runs_short_cells
             for buffer in msg.get("buffers") or []
         )
         assert shown >= 2**20, shown  # and on to the cell's terminal view, as data messages
+
+
+def _shell(msg_type: str, content: dict[str, object]) -> list[bytes]:
+    from jupyter_client.session import Session
+
+    session = Session(key=b"key")
+    frames: list[bytes] = session.serialize(session.msg(msg_type, content=content), ident=[b"id"])
+    return frames
+
+
+def test_a_terminal_views_ack_is_no_request_that_holds_a_flood(clock: Clock) -> None:
+    ack = _shell(
+        "comm_msg",
+        {"comm_id": "c", "data": {"method": "custom", "content": {"type": "ack", "seq": 3}}},
+    )
+    assert terminal_ack(ack)
+    kernel = _Kernel()
+    pacing = CellPacing(clock)
+    assert follow_requests(kernel, pacing)
+    kernel.shell_channel_thread.io_loop.callbacks[0]()
+    handler = kernel.shell_stream.handler
+    assert handler is not None
+    assert handler(ack) == "handled" and kernel.got == [ack]  # handed on all the same
+    assert not pacing.holding
+    typed = {"type": "input", "data": '"type": "ack"'}  # quotes in a string are escaped
+    for other in (
+        _shell("comm_msg", {"comm_id": "c", "data": {"method": "custom", "content": typed}}),
+        _shell(
+            "comm_msg", {"comm_id": "c", "data": {"method": "update", "state": {"type": "ack"}}}
+        ),
+        _shell("execute_request", {"code": '"method": "custom", "type": "ack"'}),
+        ["not", "frames"],
+    ):
+        assert not terminal_ack(other), other
+    handler(_shell("execute_request", {"code": "1+1"}))
+    assert pacing.holding

@@ -127,7 +127,7 @@ def test_every_message_has_a_type_naming_it_once() -> None:
         if "type" in fields
     ]
     assert all(len(kind) == 1 for kind in kinds)
-    assert len({kind[0] for kind in kinds}) == len(kinds) == 11
+    assert len({kind[0] for kind in kinds}) == len(kinds) == 12
 
 
 def test_python_readers_take_only_the_messages_views_send() -> None:
@@ -136,6 +136,9 @@ def test_python_readers_take_only_the_messages_views_send() -> None:
     assert read({"type": "ready", "token": 5}) == {"type": "ready", "token": ""}
     assert read({"type": "cancel", "extra": 1}) == {"type": "cancel"}
     assert read({"type": "chunk", "seq": 1}) is None  # kernel -> view only
+    assert read({"type": "ack", "seq": 7}) == {"type": "ack", "seq": 7}
+    for seq in (-1, 1.0, True, "7", None):
+        assert read({"type": "ack", "seq": seq}) is None, seq
     assert read(["ready"]) is None and read(None) is None
     assert read({"type": "input", "data": "pw\r"}) == {"type": "input", "data": "pw\r"}
     assert read({"type": "input", "data": 5}) is None and read({"type": "input"}) is None

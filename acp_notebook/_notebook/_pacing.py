@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -170,6 +171,29 @@ class CellPacing:
 _FOLLOWED = "_acp_notebook_pacing"
 
 
+_DELIMITER: Final = b"<IDS|MSG>"
+_CUSTOM: Final = re.compile(rb'"method":\s*"custom"')
+_ACK: Final = re.compile(rb'"type":\s*"ack"')
+
+
+def terminal_ack(msg: Any) -> bool:
+    """Whether the shell message ``msg`` (its zmq frames, as the shell stream hands them on) is
+    a terminal view's ``ack`` (flow control, ``_widgets._coalesce``): a ``comm_msg`` whose
+    custom content's ``type`` is ``ack``. Nobody waits for its reply, and a view acks several
+    times a second while a flood streams: it must not hold the flood back as a request does.
+    Anything it cannot read is not one."""
+    try:
+        frames = list(msg)
+        at = next(i for i, frame in enumerate(frames[:16]) if bytes(frame) == _DELIMITER)
+        header = bytes(frames[at + 2])
+        if b'"comm_msg"' not in header:
+            return False
+        content = bytes(frames[at + 5])
+        return _CUSTOM.search(content) is not None and _ACK.search(content) is not None
+    except (StopIteration, IndexError, TypeError, ValueError):
+        return False
+
+
 def follow_requests(kernel: Any, pacing: CellPacing) -> bool:
     """Tell ``pacing`` of every message that reaches ``kernel``'s shell channel, as it arrives
     (on ipykernel's shell-channel thread, before the main thread sees it): a request holds a
@@ -189,7 +213,7 @@ def follow_requests(kernel: Any, pacing: CellPacing) -> bool:
 
     def arrived(msg: Any) -> Any:
         followed = getattr(stream, _FOLLOWED, None)
-        if followed is not None:
+        if followed is not None and not terminal_ack(msg):
             followed.request_arrived()
         return handler(msg)  # the coroutine the stream awaits, as before
 
@@ -208,4 +232,5 @@ __all__ = [
     "TAIL",
     "CellPacing",
     "follow_requests",
+    "terminal_ack",
 ]

@@ -10,6 +10,13 @@ its flushes further apart, so their sum stays near the budget's rate.  Every flu
 one message with a sequence number that increases by one.  All flushed bytes are kept (up to
 ``backlog_limit``, the oldest are dropped beyond it) so a view that starts late can ask for
 the whole transcript.
+
+Flow control: a view that says so (``ack``, ``_terminal``) acknowledges each message it has
+received; while one does, no message holds more than ``max_message`` bytes and at most
+``window`` bytes are sent and not yet acknowledged (the rest stays pending and is sent as acks
+come), so a browser that falls behind a flood is never handed megabytes in one task. It fails
+safe: without acks nothing waits, and a paced coalescer stops waiting (until the next ack) once
+no ack came for ``ack_timeout`` seconds or ``max_held`` bytes are pending. No byte is dropped.
 """
 
 from __future__ import annotations
@@ -52,6 +59,13 @@ DEFAULT_BACKLOG_LIMIT = 16 * 2**20
 # not wait (the flush before an exit badge, the widgets' state updates) and the jitter
 # between taking a slot and sending.
 DEFAULT_BUDGET_RATE = 120.0
+#: flow control (only while a view acknowledges): the most bytes in one chunk message, the
+#: most sent and not yet acknowledged, how long without an ack before sending regardless, and
+#: the most held back for the window before sending regardless
+DEFAULT_MAX_MESSAGE = 256 * 1024
+DEFAULT_WINDOW = 2**20
+DEFAULT_ACK_TIMEOUT = 1.0
+DEFAULT_MAX_HELD = 16 * 2**20
 
 
 class _Timer:
@@ -241,9 +255,15 @@ class ByteCoalescer:
         schedule: Schedule = thread_timer,
         clock: Callable[[], float] = time.monotonic,
         budget: FlushBudget | None = SHARED_BUDGET,
+        max_message: int = DEFAULT_MAX_MESSAGE,
+        window: int = DEFAULT_WINDOW,
+        ack_timeout: float = DEFAULT_ACK_TIMEOUT,
+        max_held: int = DEFAULT_MAX_HELD,
     ) -> None:
         if interval <= 0 or max_pending <= 0 or backlog_limit <= 0:
             raise ValueError("interval, max_pending and backlog_limit must be positive")
+        if max_message <= 0 or window <= 0 or ack_timeout <= 0 or max_held <= 0:
+            raise ValueError("max_message, window, ack_timeout and max_held must be positive")
         if min_gap < 0:
             raise ValueError("min_gap must not be negative")
         self._send = send
@@ -259,7 +279,7 @@ class ByteCoalescer:
         # One lock guards the state *and* the send, so messages leave in seq order even when a
         # timer thread and a feeding thread flush at the same moment.
         self._lock = threading.RLock()
-        self._pending: list[bytes] = []
+        self._pending: deque[bytes] = deque()
         self._pending_size = 0
         self._backlog: deque[bytes] = deque()
         self._backlog_size = 0
@@ -269,6 +289,19 @@ class ByteCoalescer:
         self._timer: TimerHandle | None = None
         self._timer_generation = 0
         self._closed = False
+        # flow control (see the module's docstring)
+        self._max_message = max_message
+        self._window = window
+        self._ack_timeout = ack_timeout
+        self._max_held = max_held
+        self._paced = False  # a view acknowledges: keep `window`
+        self._capped = False  # a view has acknowledged: messages of at most max_message
+        self._acked_seq = 0  # the highest seq acknowledged
+        self._last_ack = -math.inf  # when the last ack came (clock)
+        self._sent_bytes = 0  # bytes sent in messages since pacing began
+        self._acked_bytes = 0  # ... of which acknowledged
+        self._ends: deque[tuple[int, int]] = deque()  # (seq, _sent_bytes after it), unacked
+        self._stall: TimerHandle | None = None  # fires ack_timeout after a blocked flush
 
     # -- observers ---------------------------------------------------------------------------
 
@@ -286,6 +319,21 @@ class ByteCoalescer:
     def omitted(self) -> int:
         """Bytes dropped from the front of the backlog because of ``backlog_limit``."""
         return self._omitted
+
+    @property
+    def paced(self) -> bool:
+        """A view acknowledges messages and the window is kept."""
+        return self._paced
+
+    @property
+    def in_flight(self) -> int:
+        """Bytes sent since pacing began and not acknowledged (0 while not paced)."""
+        return self._sent_bytes - self._acked_bytes
+
+    @property
+    def pending_bytes(self) -> int:
+        """Bytes accepted and not sent yet."""
+        return self._pending_size
 
     def data(self) -> bytes:
         """The retained transcript: backlog plus bytes not flushed yet."""
@@ -306,6 +354,8 @@ class ByteCoalescer:
             self._pending_size += len(chunk)
             self._total += len(chunk)
             now = self._clock()
+            if self._paced and self._pending_size > self._max_held:
+                self._unpace_locked()  # a view far behind: hold no more, send as before
             if self._pending_size >= self._max_pending:
                 ready_at = self._ready_at(now)
                 if ready_at <= now:
@@ -316,9 +366,37 @@ class ByteCoalescer:
                 self._arm_locked(max(now + self._interval, self._last_flush + self._gap(now)), now)
 
     def flush(self) -> None:
-        """Send whatever is pending now."""
+        """Send whatever is pending now (while paced: what the window allows now, the rest as
+        acks come)."""
         with self._lock:
             self._flush_locked()
+
+    def ack(self, seq: int) -> None:
+        """A view has received every message up to ``seq``: pace from now on, and send what
+        the window now allows. Acks may come late, repeated or out of order (several views:
+        the highest counts); one for a seq never sent is ignored."""
+        with self._lock:
+            if self._closed or seq > self._seq:
+                return
+            self._last_ack = self._clock()
+            if not self._paced:
+                self._paced = self._capped = True  # what was sent before counts as received
+                self._acked_bytes = self._sent_bytes
+                self._ends.clear()
+                self._acked_seq = max(self._acked_seq, seq)
+            elif seq > self._acked_seq:
+                self._acked_seq = seq
+                ends = self._ends
+                while ends and ends[0][0] <= seq:
+                    self._acked_bytes = ends.popleft()[1]
+            if self._pending and self._timer is None:  # held for the window: send more now,
+                # in a slot of the shared budget (not after min_gap: the acks pace this flow)
+                now = self._last_ack
+                slot = now if self._budget is None else self._budget.next_slot(now)
+                if slot <= now:
+                    self._flush_locked(now)
+                else:
+                    self._arm_locked(slot, now)
 
     def replace(self, data: bytes) -> None:
         """Make ``data`` the whole transcript (an authoritative snapshot) and tell the views."""
@@ -335,10 +413,9 @@ class ByteCoalescer:
             self._total += len(chunk)
             self._append_backlog_locked(chunk)
             self._seq += 1
-            self._send(
-                {"type": "reset", "seq": self._seq, "omitted": self._omitted},
-                [b"".join(self._backlog)],
-            )
+            payload = b"".join(self._backlog)
+            self._sent_locked(len(payload))
+            self._send({"type": "reset", "seq": self._seq, "omitted": self._omitted}, [payload])
 
     def send_backlog(self, token: str) -> None:
         """Answer a view's ``ready``: flush, then send everything retained as one message.
@@ -348,14 +425,17 @@ class ByteCoalescer:
         """
         with self._lock:
             self._flush_locked()
+            payload = b"".join(self._backlog)
+            self._sent_locked(len(payload))
             self._send(
                 {"type": "backlog", "seq": self._seq, "token": token, "omitted": self._omitted},
-                [b"".join(self._backlog)],
+                [payload],
             )
 
     def close(self) -> None:
-        """Flush what is pending and stop accepting bytes."""
+        """Flush what is pending (all of it, the window aside) and stop accepting bytes."""
         with self._lock:
+            self._unpace_locked()
             self._flush_locked()
             self._closed = True
         if self._budget is not None:
@@ -410,15 +490,100 @@ class ByteCoalescer:
         self._cancel_timer_locked()
         if not self._pending:
             return
-        self._last_flush = self._clock() if now is None else now
-        if self._budget is not None:
-            self._budget.flushed(self, self._last_flush)
-        payload = b"".join(self._pending)
-        self._pending.clear()
-        self._pending_size = 0
-        self._append_backlog_locked(payload)
-        self._seq += 1
-        self._send({"type": "chunk", "seq": self._seq}, [payload])
+        if self._paced and self.in_flight >= self._window:
+            self._await_ack_locked()
+            return
+        now = self._last_flush = self._clock() if now is None else now
+        budget = self._budget
+        if budget is not None:
+            budget.flushed(self, now)
+        if not self._capped:  # no view acks: everything pending in one message, as ever
+            piece = self._take_locked(self._pending_size)
+            self._append_backlog_locked(piece)
+            self._seq += 1
+            self._send({"type": "chunk", "seq": self._seq}, [piece])
+            return
+        # A view acks: messages of at most max_message bytes, each one a message of the shared
+        # budget (one flush may send a few), and while paced never more than the window holds.
+        first = True
+        while self._pending:
+            limit = self._max_message
+            if self._paced:
+                room = self._window - self.in_flight
+                if room <= 0:
+                    self._await_ack_locked()
+                    return
+                limit = min(limit, room)
+            if not first and budget is not None:
+                if budget.next_slot(now) > now:
+                    self._arm_locked(self._ready_at(now), now)
+                    return
+                budget.flushed(self, now)
+            first = False
+            piece = self._take_locked(limit)
+            self._append_backlog_locked(piece)
+            self._seq += 1
+            self._sent_locked(len(piece))
+            self._send({"type": "chunk", "seq": self._seq}, [piece])
+
+    def _take_locked(self, limit: int) -> bytes:
+        """The first pending bytes, at most ``limit`` of them (all of them when they fit)."""
+        pending = self._pending
+        if self._pending_size <= limit:
+            piece = pending[0] if len(pending) == 1 else b"".join(pending)
+            pending.clear()
+            self._pending_size = 0
+            return piece
+        parts: list[bytes] = []
+        size = 0
+        while size < limit:
+            first = pending[0]
+            if size + len(first) <= limit:
+                parts.append(pending.popleft())
+                size += len(first)
+            else:
+                cut = limit - size
+                parts.append(first[:cut])
+                pending[0] = first[cut:]
+                size = limit
+        self._pending_size -= size
+        return b"".join(parts)
+
+    def _sent_locked(self, size: int) -> None:
+        """Count a message of ``size`` bytes, just numbered ``_seq``, as unacknowledged."""
+        if self._paced:
+            self._sent_bytes += size
+            self._ends.append((self._seq, self._sent_bytes))
+
+    def _unpace_locked(self) -> None:
+        """Stop keeping the window (until the next ack)."""
+        self._paced = False
+        self._sent_bytes = self._acked_bytes = 0
+        self._ends.clear()
+        if self._stall is not None:
+            self._stall.cancel()
+            self._stall = None
+
+    def _await_ack_locked(self) -> None:
+        """The window is full: the next ack sends more; without one for ``ack_timeout``
+        seconds, stop pacing and send."""
+        if self._stall is not None:
+            return
+        waited_from = self._last_ack
+
+        def stalled() -> None:
+            with self._lock:
+                self._stall = None
+                if self._closed or not self._paced:
+                    return
+                if self._last_ack != waited_from:  # acks came meanwhile: wait again if needed
+                    if self._pending and self.in_flight >= self._window:
+                        self._await_ack_locked()
+                    return
+                self._unpace_locked()
+                self._flush_locked()
+
+        self._stall = self._schedule(self._ack_timeout, stalled)
 
     def _append_backlog_locked(self, chunk: bytes) -> None:
         if not chunk:

@@ -14,9 +14,11 @@ Terminal (``TerminalWidget``, ``_coalesce.ByteCoalescer``)
     (the bytes replace the whole screen), ``backlog`` (every byte kept up to chunk ``seq``,
     answering the view that sent ``token``; ``omitted`` bytes before them were dropped).
     views -> kernel: ``ready`` (a view rendered, or saw a gap in ``seq``, and wants the
-    backlog), ``cancel`` (the Stop button); and, only while the model ``accepts_input`` (a
-    sign-in terminal; an agent's terminals never do), ``input`` (what the user typed, as
-    xterm.js hands it over: never logged) and ``resize`` (the view's size in cells).
+    backlog), ``ack`` (it has received every message up to ``seq``: the kernel then paces the
+    flow, ``_coalesce``), ``cancel`` (the Stop button); and, only while the model
+    ``accepts_input`` (a sign-in terminal; an agent's terminals never do), ``input`` (what the
+    user typed, as xterm.js hands it over: never logged) and ``resize`` (the view's size in
+    cells).
 Side panel (``AgentPanel``)
     kernel -> front end: ``scroll_to``, ``copy``, ``download``; front end -> kernel:
     ``rendered`` (a front end with the labextension holds the panel).
@@ -39,6 +41,7 @@ __all__ = [
     "PanelRendered",
     "PanelScrollTo",
     "PanelToFrontEnd",
+    "TerminalAck",
     "TerminalBacklog",
     "TerminalCancel",
     "TerminalChunk",
@@ -111,6 +114,14 @@ class TerminalReady(_AsksText):
     token: str
 
 
+class TerminalAck(TypedDict):
+    """The view has received every message up to ``seq``: the kernel keeps at most a window
+    of bytes unacknowledged (``ByteCoalescer.ack``)."""
+
+    type: Literal["ack"]
+    seq: int
+
+
 class TerminalCancel(TypedDict):
     """The view's Stop button was pressed."""
 
@@ -132,7 +143,7 @@ class TerminalResize(TypedDict):
     rows: int
 
 
-TerminalFromView = TerminalReady | TerminalCancel | TerminalInput | TerminalResize
+TerminalFromView = TerminalReady | TerminalAck | TerminalCancel | TerminalInput | TerminalResize
 
 
 class ExitStatus(TypedDict, total=False):
@@ -211,6 +222,11 @@ def read_terminal_message(content: object) -> TerminalFromView | None:
         if content.get("unstyled") is True:
             ready["unstyled"] = True
         return ready
+    if kind == "ack":
+        seq = content.get("seq")
+        if type(seq) is int and seq >= 0:
+            return TerminalAck(type="ack", seq=seq)
+        return None
     if kind == "cancel":
         return TerminalCancel(type="cancel")
     if kind == "input":

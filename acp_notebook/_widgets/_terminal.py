@@ -1,7 +1,7 @@
 """Live terminal widget: raw bytes go to xterm.js in the browser, coalesced in the kernel.
 
 Its custom messages (``chunk``, ``reset`` and ``backlog`` to the views, each with one buffer
-of bytes; ``ready`` and ``cancel`` from them, and ``input`` and ``resize`` while it
+of bytes; ``ready``, ``ack`` and ``cancel`` from them, and ``input`` and ``resize`` while it
 ``accepts_input``) are typed in ``_protocols``; the view is ``labextension/src/terminal.ts``.
 """
 
@@ -261,6 +261,8 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
             for ready in list(self._ready_callbacks):
                 ready(self)
             self._coalescer.send_backlog(message["token"])
+        elif message["type"] == "ack":
+            self._coalescer.ack(message["seq"])
         elif message["type"] == "input":  # never logged: it may be a password
             if self.accepts_input:
                 for typed in list(self._input_callbacks):

@@ -49,6 +49,15 @@ export interface ITerminalReady {
   unstyled?: boolean;
 }
 
+/**
+ * This view has received every message up to `seq`: the kernel then keeps at most a window of
+ * bytes unacknowledged, in messages of a capped size (its ByteCoalescer.ack).
+ */
+export interface ITerminalAck {
+  type: 'ack';
+  seq: number;
+}
+
 /** The Stop button was pressed. */
 export interface ITerminalCancel {
   type: 'cancel';
@@ -70,7 +79,8 @@ export interface ITerminalResize {
   rows: number;
 }
 
-export type TerminalFromView = ITerminalReady | ITerminalCancel | ITerminalInput | ITerminalResize;
+export type TerminalFromView =
+  ITerminalReady | ITerminalAck | ITerminalCancel | ITerminalInput | ITerminalResize;
 
 /** The terminal's synced `exit_status` (ACP's TerminalExitStatus); null while it runs. */
 export interface IExitStatus {

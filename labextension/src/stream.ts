@@ -57,6 +57,39 @@ export class ChunkSequencer {
   private _lastSeq = 0;
 }
 
+/**
+ * The view's acks (flow control, the kernel's ByteCoalescer.ack): every message received is
+ * acknowledged by its seq, once per task however many came in it (the highest seq), and never
+ * a seq already acknowledged. The kernel then keeps at most a window of bytes on the way to the
+ * view, in messages of a capped size.
+ */
+export class Acknowledger {
+  constructor(
+    private readonly _send: (seq: number) => void,
+    private readonly _defer: (run: () => void) => void = run => queueMicrotask(run)
+  ) {}
+
+  /** A message with this seq was received. */
+  received(seq: number): void {
+    this._seq = Math.max(this._seq, seq);
+    if (this._due) {
+      return;
+    }
+    this._due = true;
+    this._defer(() => {
+      this._due = false;
+      if (this._seq > this._sent) {
+        this._sent = this._seq;
+        this._send(this._seq);
+      }
+    });
+  }
+
+  private _seq = 0;
+  private _sent = -1; // seq 0 (a backlog before any chunk) is acknowledged too
+  private _due = false;
+}
+
 /** ESC c (full reset) + erase scrollback, written in-band so queued writes stay ordered. */
 export const RESET_SEQUENCE = '\x1bc\x1b[3J';
 

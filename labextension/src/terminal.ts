@@ -15,6 +15,7 @@ import type { ITheme, Terminal } from '@xterm/xterm';
 import { exitState, terminalBadge, terminalNote } from './exit';
 import {
   IExitStatus,
+  ITerminalAck,
   ITerminalCancel,
   ITerminalInput,
   ITerminalReady,
@@ -22,6 +23,7 @@ import {
   readTerminalMessage
 } from './protocol';
 import {
+  Acknowledger,
   BufferTextReader,
   bufferText,
   ChunkSequencer,
@@ -229,6 +231,18 @@ export class TerminalView extends DOMWidgetView {
   private _hidden = false;
   private _catchingUp = false; // a hidden view writing its queue, its bytes having paused
   private _catchUpTimer: number | null = null;
+  /**
+   * Acks every message received (once per task): the kernel then keeps at most a window of
+   * bytes on the way here, in messages of a capped size, so a flood never lands as megabytes
+   * in one task. Received is enough (the queue and its trimming follow xterm's pace); a view
+   * that stops acking only makes the kernel wait a moment, then send as before.
+   */
+  private _acks = new Acknowledger(seq => {
+    if (this._term) {
+      const ack: ITerminalAck = { type: 'ack', seq };
+      this.send(ack);
+    }
+  });
 
   async render(): Promise<void> {
     this.el.classList.add('acp-terminal');
@@ -611,6 +625,7 @@ export class TerminalView extends DOMWidgetView {
     if (!this._term || message === null) {
       return;
     }
+    this._acks.received(message.seq);
     const data =
       message.b64 !== undefined
         ? fromBase64(message.b64)

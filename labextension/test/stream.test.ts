@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import {
+  Acknowledger,
   BufferTextReader,
   bufferText,
   ChunkSequencer,
@@ -253,5 +254,47 @@ describe('fromBase64', () => {
 
   it('gives nothing for text that is not base64', () => {
     expect(fromBase64('not base64!').byteLength).toBe(0);
+  });
+});
+
+describe('Acknowledger', () => {
+  function acks(): { sent: number[]; run: () => void; ack: Acknowledger } {
+    const sent: number[] = [];
+    let queued: (() => void)[] = [];
+    const ack = new Acknowledger(
+      seq => sent.push(seq),
+      fn => queued.push(fn)
+    );
+    const run = (): void => {
+      const now = queued;
+      queued = [];
+      now.forEach(fn => fn());
+    };
+    return { sent, run, ack };
+  }
+
+  it('sends one ack per task, with the highest seq received in it', () => {
+    const { sent, run, ack } = acks();
+    ack.received(3);
+    ack.received(5);
+    ack.received(4); // out of order: 5 stays the highest
+    expect(sent).toEqual([]); // nothing before the task's messages are all in
+    run();
+    expect(sent).toEqual([5]);
+  });
+
+  it('never acknowledges a seq twice, nor a lower one', () => {
+    const { sent, run, ack } = acks();
+    ack.received(0); // a backlog before any chunk
+    run();
+    ack.received(2);
+    run();
+    ack.received(1); // a stale message
+    run();
+    ack.received(2);
+    run();
+    ack.received(6);
+    run();
+    expect(sent).toEqual([0, 2, 6]);
   });
 });
