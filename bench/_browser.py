@@ -24,7 +24,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -175,6 +175,36 @@ def run_driver(tmp: Path, script: str, cfg: dict[str, Any]) -> Iterator[dict[str
     code = proc.wait()
     if code:
         raise DriverFailed(f"the page driver exited with {code}")
+
+
+def run_rounds(
+    tmp: Path,
+    build: Path,
+    script: str,
+    cfg: dict[str, Any],
+    on_result: Callable[[dict[str, Any]], None],
+) -> int:
+    """Start a server on a free port with ``build``, run the driver ``script`` against it
+    (``cfg`` gets ``base``), hand each result to ``on_result``, stop the server; 1 if the
+    driver failed (said on stderr), else 0. Prints the load after."""
+    port = free_port()
+    server = start_server(tmp, build, port)
+    code = 0
+    try:
+        for result in run_driver(tmp, script, {"base": f"http://127.0.0.1:{port}", **cfg}):
+            on_result(result)
+    except DriverFailed as failed:
+        print(failed, file=sys.stderr)
+        code = 1
+    finally:
+        stop_server(server)
+    print(f"load after: {load()}")
+    return code
+
+
+def load() -> list[str]:
+    """The machine's load averages (1, 5, 15 minutes), as /proc says them."""
+    return Path("/proc/loadavg").read_text().split()[:3]
 
 
 # The page side's shared part, run by node with ui-tests' playwright-core.

@@ -55,14 +55,11 @@ from typing import Any
 
 from _browser import (
     DEFAULT_BUILD,
-    DriverFailed,
     build_entry,
-    free_port,
+    load,
     missing,
     notebook,
-    run_driver,
-    start_server,
-    stop_server,
+    run_rounds,
     trace_summary,
 )
 
@@ -297,50 +294,41 @@ def main() -> int:
         for i in range(args.rounds):
             names.append(f"flood-{i + 1}.ipynb")
             (tmp / names[-1]).write_text(flood_notebook(work, flood))
-        port = free_port()
         print(
             f"cat of {size:,} bytes ({size / 1e6:.0f} MB, {size // 75:,} lines) into a terminal, "
-            f"{args.rounds} round(s); build {args.build} ({build}); "
-            f"load {Path('/proc/loadavg').read_text().split()[:3]}",
+            f"{args.rounds} round(s); build {args.build} ({build}); load {load()}",
             flush=True,
         )
-        server = start_server(tmp, args.build, port)
         results: list[dict[str, Any]] = []
-        code = 0
-        try:
-            cfg = {
-                "base": f"http://127.0.0.1:{port}",
-                "rounds": args.rounds,
-                "ways": [args.only] if args.only else ["acp", "lab", "idle"],
-                "notebooks": names,
-                "flood": str(flood),
-                "marker": MARKER,
-                "lastRows": LAST_ROWS,
-                "timeout": 900000,
-                "profile": args.profile,
-                "trace": str(tmp / "trace") if args.trace else None,
-            }
-            for result in run_driver(tmp, DRIVER, cfg):
-                results.append(result)
-                if result["way"] == "acp":
-                    loaded = result["build"]
-                    print(f"  (the page loaded acp-notebook {loaded}; expected {build})")
-                    if loaded != build:
-                        print("  WARNING: the page did not load the build asked for")
-                print(fmt(result, expected), flush=True)
-                if args.frames:
-                    for frame in result.get("worst_frames") or []:
-                        print(f"    long frame: {json.dumps(frame)}")
-                if args.trace and result["way"] == "acp":
-                    print(trace_summary(tmp / f"trace-{result['round']}.json"), flush=True)
-                if result["rows"] is not None and result["rows"] != expected:
-                    print(f"    last rows: {result['rows']!r}\n    expected:  {expected!r}")
-        except DriverFailed as failed:
-            print(failed, file=sys.stderr)
-            code = 1
-        finally:
-            stop_server(server)
-        print(f"load after: {Path('/proc/loadavg').read_text().split()[:3]}")
+
+        def show(result: dict[str, Any]) -> None:
+            results.append(result)
+            if result["way"] == "acp":
+                loaded = result["build"]
+                print(f"  (the page loaded acp-notebook {loaded}; expected {build})")
+                if loaded != build:
+                    print("  WARNING: the page did not load the build asked for")
+            print(fmt(result, expected), flush=True)
+            if args.frames:
+                for frame in result.get("worst_frames") or []:
+                    print(f"    long frame: {json.dumps(frame)}")
+            if args.trace and result["way"] == "acp":
+                print(trace_summary(tmp / f"trace-{result['round']}.json"), flush=True)
+            if result["rows"] is not None and result["rows"] != expected:
+                print(f"    last rows: {result['rows']!r}\n    expected:  {expected!r}")
+
+        cfg = {
+            "rounds": args.rounds,
+            "ways": [args.only] if args.only else ["acp", "lab", "idle"],
+            "notebooks": names,
+            "flood": str(flood),
+            "marker": MARKER,
+            "lastRows": LAST_ROWS,
+            "timeout": 900000,
+            "profile": args.profile,
+            "trace": str(tmp / "trace") if args.trace else None,
+        }
+        code = run_rounds(tmp, args.build, DRIVER, cfg, show)
         summarise(results, expected)
         return code
 

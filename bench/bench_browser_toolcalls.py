@@ -40,14 +40,11 @@ from typing import Any
 from _browser import (
     DEFAULT_BUILD,
     ROOT,
-    DriverFailed,
     build_entry,
-    free_port,
+    load,
     missing,
     notebook,
-    run_driver,
-    start_server,
-    stop_server,
+    run_rounds,
     trace_summary,
 )
 
@@ -243,52 +240,43 @@ def main() -> int:
         print(f"cannot run: missing {'; '.join(lacking)}", file=sys.stderr)
         return 2
     build = build_entry(args.build)
-    load = Path("/proc/loadavg")
     with tempfile.TemporaryDirectory(prefix="acp-bbt-", ignore_cleanup_errors=True) as name:
         tmp = Path(name)
         names = []
         for i in range(args.rounds):
             names.append(f"toolcalls-{i + 1}.ipynb")
             (tmp / names[-1]).write_text(toolcalls_notebook(args.calls))
-        port = free_port()
         print(
             f"{args.calls} tool calls per turn, {args.runs} runs, {args.rounds} round(s); build "
-            f"{args.build} ({build}); load {load.read_text().split()[:3]}",
+            f"{args.build} ({build}); load {load()}",
             flush=True,
         )
-        server = start_server(tmp, args.build, port)
         results: list[dict[str, Any]] = []
-        code = 0
-        try:
-            cfg = {
-                "base": f"http://127.0.0.1:{port}",
-                "rounds": args.rounds,
-                "runs": args.runs,
-                "notebooks": names,
-                "words": f"made {args.calls} tool calls",
-                "kept": KEPT,
-                "idleMs": 5000,
-                "timeout": 900000,
-                "profile": args.profile,
-                "trace": str(tmp / "trace") if args.trace else None,
-                "recordRun": args.record_run,
-            }
-            for result in run_driver(tmp, DRIVER, cfg):
-                results.append(result)
-                if result["run"] == 0 and result["build"] != build:
-                    print(f"  WARNING: the page loaded {result['build']}, not {build}")
-                print(fmt(result), flush=True)
-                if args.frames:
-                    for frame in result.get("worst_frames") or []:
-                        print(f"    long frame: {json.dumps(frame)}")
-                if args.trace and result["run"] == args.record_run:
-                    print(trace_summary(tmp / f"trace-{result['round']}.json"), flush=True)
-        except DriverFailed as failed:
-            print(failed, file=sys.stderr)
-            code = 1
-        finally:
-            stop_server(server)
-        print(f"load after: {load.read_text().split()[:3]}")
+
+        def show(result: dict[str, Any]) -> None:
+            results.append(result)
+            if result["run"] == 0 and result["build"] != build:
+                print(f"  WARNING: the page loaded {result['build']}, not {build}")
+            print(fmt(result), flush=True)
+            if args.frames:
+                for frame in result.get("worst_frames") or []:
+                    print(f"    long frame: {json.dumps(frame)}")
+            if args.trace and result["run"] == args.record_run:
+                print(trace_summary(tmp / f"trace-{result['round']}.json"), flush=True)
+
+        cfg = {
+            "rounds": args.rounds,
+            "runs": args.runs,
+            "notebooks": names,
+            "words": f"made {args.calls} tool calls",
+            "kept": KEPT,
+            "idleMs": 5000,
+            "timeout": 900000,
+            "profile": args.profile,
+            "trace": str(tmp / "trace") if args.trace else None,
+            "recordRun": args.record_run,
+        }
+        code = run_rounds(tmp, args.build, DRIVER, cfg, show)
         summarise(results, args.calls, args.runs)
         return code
 
