@@ -4,7 +4,7 @@
  */
 import * as path from 'path';
 
-import { expect, test } from '@jupyterlab/galata';
+import { expect, test } from './shared_page';
 
 import {
   ARTIFACTS,

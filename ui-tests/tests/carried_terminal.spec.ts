@@ -4,7 +4,7 @@
  * shape). The later cell shows it only from where its own turn began, with a line that says so,
  * not the whole output again; the panel counts it as running and labels it running.
  */
-import { expect, test } from '@jupyterlab/galata';
+import { expect, test } from './shared_page';
 
 import { LIVE_TURN, cellOutput, openNotebook } from './notebook';
 

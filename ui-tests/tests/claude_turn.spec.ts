@@ -7,7 +7,7 @@
  */
 import * as path from 'path';
 
-import { expect, test } from '@jupyterlab/galata';
+import { expect, test } from './shared_page';
 
 import { ARTIFACTS, LIVE_TURN, cellOutput, openNotebook } from './notebook';
 

@@ -4,7 +4,7 @@
  * ipywidgets replaces an HTML widget's content whole: without src/folds.ts every fold in the
  * group went back to how the kernel wrote it.
  */
-import { expect, test } from '@jupyterlab/galata';
+import { expect, test } from './shared_page';
 
 import { LIVE_TURN, cellOutput, openNotebook } from './notebook';
 

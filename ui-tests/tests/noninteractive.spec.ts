@@ -2,7 +2,7 @@
  * In JupyterLab (a widget front end: its widget manager opens ipywidgets' control comm), a card
  * gets no non-interactive timeout: it waits for a person, however small the default is set.
  */
-import { expect, test } from '@jupyterlab/galata';
+import { expect, test } from './shared_page';
 
 import { BY_A_CLICK, cellOutput, LIVE_TURN, openNotebook } from './notebook';
 

@@ -8,7 +8,9 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 
-import { expect, galata, test } from '@jupyterlab/galata';
+import { galata } from '@jupyterlab/galata';
+
+import { expect, test } from './shared_page';
 
 import { ARTIFACTS, LIVE_TURN, notebook, openNotebook } from './notebook';
 

@@ -6,7 +6,7 @@
  */
 import * as path from 'path';
 
-import { expect, test } from '@jupyterlab/galata';
+import { expect, test } from './shared_page';
 
 import { CONNECT_SCENARIOS, CONNECTED_SCENARIOS, field, fillDeploymentForm } from './forms';
 import { ARTIFACTS, BY_A_CLICK, LIVE_TURN, cellOutput, openNotebook } from './notebook';

@@ -5,7 +5,7 @@
  */
 import * as path from 'path';
 
-import { expect, test } from '@jupyterlab/galata';
+import { expect, test } from './shared_page';
 import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
 
 import {

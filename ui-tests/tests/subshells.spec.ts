@@ -5,7 +5,7 @@
  * read busy while the cell waits on them: `disabled` (the main shell, handled beside the
  * awaiting cell) and `perComm` (a subshell per widget model).
  */
-import { expect, test } from '@jupyterlab/galata';
+import { expect, test } from './shared_page';
 
 import { CONNECT_SCENARIOS, CONNECTED_SCENARIOS, field, fillDeploymentForm } from './forms';
 import { BY_A_CLICK, LIVE_TURN, cellOutput, connectEmbedded, openNotebook } from './notebook';

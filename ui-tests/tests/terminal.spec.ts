@@ -1,6 +1,8 @@
 import * as path from 'path';
 
-import { expect, galata, test } from '@jupyterlab/galata';
+import { galata } from '@jupyterlab/galata';
+
+import { expect, test } from './shared_page';
 
 import { ARTIFACTS, openNotebook } from './notebook';
 

@@ -5,7 +5,7 @@
  */
 import * as path from 'path';
 
-import { expect, test } from '@jupyterlab/galata';
+import { expect, test } from './shared_page';
 import type { Locator } from '@playwright/test';
 
 import { cellOutput, connectEmbedded, LIVE_TURN, openNotebook } from './notebook';
