@@ -30,12 +30,29 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "sends_invalid: the test sends deliberately invalid messages to an agent"
     )
+    config.addinivalue_line(
+        "markers",
+        "own_kernel: the test needs a kernel of its own, not its module's shared one"
+        " (tests/kernel_driver.py, SharedKernel)",
+    )
     # The PTY tests run commands in this process, as the agent does. When the suite itself was
     # started in the background (``bash .ci/run &``) SIGINT arrives ignored; do what the
     # agent's main() does, or interrupted commands only ever die by SIGKILL.
     from acp_notebook.agent._pty import let_commands_receive_sigint
 
     let_commands_receive_sigint()
+
+
+@pytest.fixture(scope="module")
+def shared_kernel() -> Iterator[Any]:
+    """One kernel for the module's tests that take it (tests/kernel_driver.py, kernel_for_test)."""
+    from tests.kernel_driver import SharedKernel
+
+    kernels = SharedKernel()
+    try:
+        yield kernels
+    finally:
+        kernels.close()
 
 
 @pytest.fixture

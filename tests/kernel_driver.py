@@ -8,7 +8,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -146,6 +146,19 @@ class Kernel:
             execution.messages.append(msg)
             if kind == "status" and content["execution_state"] == "idle":
                 execution.done = True
+
+    def forget(self) -> None:
+        """Back to what a driver knows of a kernel it has just started: nothing recorded, and
+        the front end of the labextension (see :class:`SharedKernel`)."""
+        self.models.clear()
+        self.closed.clear()
+        self.comm_msgs.clear()
+        self.executions.clear()
+        self.displays.clear()
+        self._due_readies.clear()
+        self.extension = self.panel_view = True
+        self.unstyled = False
+        self.ready_after = 0.0
 
     def pump(self, timeout: float = 0.05) -> bool:
         now = time.monotonic()
@@ -323,6 +336,103 @@ def acp_kernel(tmp_path: Path) -> Iterator[Kernel]:
     with kernel(str(work)) as kern:
         kern.run("%load_ext acp_notebook")
         yield kern
+
+
+#: The end of a test in a kernel that is kept (see :class:`SharedKernel`), what the kernel's
+#: shutdown would do: this kernel's notebook is shut down (every agent closed, what they run
+#: killed, the I/O thread stopped) and forgotten.
+SHUTDOWN = """\
+from acp_notebook._notebook import _owner as _acp_owner
+_acp_old, _acp_owner._current = _acp_owner._current, None
+if _acp_old is not None:
+    _acp_old.shutdown()
+del _acp_old, _acp_owner
+"""
+#: A fresh start for the next test in it: the extension's magics are registered again (their
+#: notebook is made anew on first use, as after ``%load_ext``), the environment is the one the
+#: kernel started with (:data:`KEEP_ENVIRON`), the kernel moves to the test's folder, and
+#: ``%reset -f`` empties the user namespace (this cell's own names included).
+RESET = """\
+from acp_notebook._magics import load_ipython_extension as _acp_load
+import os as _acp_os
+_acp_os.environ.clear()
+_acp_os.environ.update(get_ipython()._acp_test_environ)
+_acp_os.chdir({work!r})
+_acp_load(get_ipython())
+%reset -f
+"""
+#: Run once in a shared kernel: its environment as it started, for :data:`RESET`.
+KEEP_ENVIRON = "get_ipython()._acp_test_environ = dict(__import__('os').environ)"
+
+
+class SharedKernel:
+    """One kernel (``%load_ext acp_notebook`` done) for the tests of a module that need no
+    kernel of their own, made fresh for each (a kernel's start and the imports of its first
+    ``%acp connect`` are about 1 CPU-s; the reset costs about a tenth of that). At the end of
+    each test its notebook is shut down, as the kernel's shutdown would: its agents are gone
+    before the fixtures it asked for end.
+
+    For tests that change nothing outside the notebook, the user namespace and the
+    environment: no interrupt, ``%config``, monkeypatched module or process-tree check (those
+    keep a kernel of their own). What a test sees is what a fresh kernel would show it: its
+    folder as the working directory, the kernel's first environment, an empty namespace, a new
+    notebook (no agent, session or panel), and a driver that has recorded nothing yet. A test
+    that fails, or a reset that fails, retires the kernel: the next test gets a new one."""
+
+    def __init__(self) -> None:
+        self._kernel: Kernel | None = None
+        self._stack = ExitStack()
+
+    @contextmanager
+    def fresh(self, tmp_path: Path, request: Any) -> Iterator[Kernel]:
+        """The kernel, reset for this test (``request``: its pytest request), working in
+        ``tmp_path/work``."""
+        work = tmp_path / "work"
+        work.mkdir()
+        kern = self._kernel
+        if kern is not None:
+            try:
+                kern.run(RESET.format(work=str(work)))
+            except AssertionError:  # (a guard: a kernel stuck since the last test)
+                self.close()
+                kern = None
+        if kern is None:
+            kern = self._kernel = self._stack.enter_context(kernel(str(work)))
+            kern.run(KEEP_ENVIRON)
+            kern.run("%load_ext acp_notebook")
+        kern.forget()
+        failed = request.session.testsfailed
+        try:
+            yield kern
+        except BaseException:
+            self.close()
+            raise
+        if request.session.testsfailed != failed:  # (its call failed: reported by now)
+            self.close()
+            return
+        try:
+            kern.run(SHUTDOWN)
+        except AssertionError:  # (the guard again)
+            self.close()
+            raise
+
+    def close(self) -> None:
+        self._kernel = None
+        self._stack.close()
+
+
+@contextmanager
+def kernel_for_test(shared: SharedKernel, tmp_path: Path, request: Any) -> Iterator[Kernel]:
+    """A test's kernel, working in ``tmp_path/work`` with ``%load_ext acp_notebook`` done: the
+    module's shared one, reset (``shared``), or one of its own for a test marked
+    ``own_kernel`` (it interrupts the kernel, changes its configuration or modules, or checks
+    its processes)."""
+    if request.node.get_closest_marker("own_kernel"):
+        with acp_kernel(tmp_path) as kern:
+            yield kern
+    else:
+        with shared.fresh(tmp_path, request) as kern:
+            yield kern
 
 
 def new_cell_id() -> str:

@@ -2,6 +2,9 @@
 
 A real fresh venv (``python -m venv``, no system site-packages): pip installs the wheel and its
 dependencies, JupyterLab included, from the package index (about 20 s with pip's cache warm).
+The venvs are made ``--without-pip`` and this interpreter's pip installs into them (``pip
+--python VENV_PYTHON``): the same pip as the one ``ensurepip`` would put there (pip itself is
+none of what the tests ask about), without the 3 CPU-s of installing pip into each venv.
 Nothing is written outside pytest's tmp directories: the wheel is built into one (the build hook
 only builds the extension in the source tree when it is missing, and this test refuses to run
 then), and the venv lives in another.
@@ -51,6 +54,18 @@ def _run(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Complete
     return done
 
 
+def _fresh_venv(venv: Path) -> list[str]:
+    """The command that makes a fresh venv at ``venv``: no system site-packages, and no pip in
+    it (:func:`_pip_into` installs into it)."""
+    return [sys.executable, "-m", "venv", "--without-pip", str(venv)]
+
+
+def _pip_into(venv: Path) -> list[str]:
+    """pip, run by the venv's own interpreter (``--python``: pip then sees only the venv's
+    packages and installs into it, as the venv's own pip would)."""
+    return [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python")]
+
+
 @pytest.fixture(scope="session")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The wheel, built once per session into a tmp directory."""
@@ -86,14 +101,14 @@ def lab_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> LabVenv:
     # venv, a tmp dir): without it every kernel the notebooks test starts compiles pandas,
     # matplotlib and ipykernel from source again, most of that test's CPU time.
     del env["PYTHONDONTWRITEBYTECODE"]
-    _run([sys.executable, "-m", "venv", str(venv)], tmp, env)
+    _run(_fresh_venv(venv), tmp, env)
     python = venv / "bin" / "python"
     probe = [str(python), "-c", "import acp_notebook"]
     before = subprocess.run(probe, cwd=tmp, env=env, capture_output=True, timeout=60)
     assert before.returncode != 0  # a fresh venv: nothing of this checkout is importable there
     # --no-compile: the tests ask what gets installed, not for bytecode of JupyterLab's whole
     # tree, which is most of the install's CPU time.
-    pip_install = [str(python), "-m", "pip", "install", "-q", "--no-compile"]
+    pip_install = [*_pip_into(venv), "install", "-q", "--no-compile"]
     _run([*pip_install, str(wheel), "jupyterlab"], tmp, env)
     return LabVenv(venv, env, pip_install)
 
@@ -144,10 +159,10 @@ def test_an_editable_install_without_node_fails_and_says_node_is_needed(tmp_path
     source = _source_copy(tmp_path / "src")
     venv = tmp_path / "venv"
     env = _clean_env(tmp_path)
-    _run([sys.executable, "-m", "venv", str(venv)], tmp_path, env)
+    _run(_fresh_venv(venv), tmp_path, env)
     dirs = [d for d in env["PATH"].split(os.pathsep) if d and not _has_node(Path(d))]
     env["PATH"] = os.pathsep.join([str(venv / "bin"), *dirs])
-    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--no-deps", "-e", str(source)]
+    pip = [*_pip_into(venv), "install", "--no-deps", "-e", str(source)]
     done = subprocess.run(pip, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=GUARD)
     out = done.stdout + done.stderr
     assert done.returncode != 0, out[-3000:]
@@ -160,22 +175,24 @@ def _has_node(directory: Path) -> bool:
     return any((directory / name).exists() for name in NODE)
 
 
-#: Run one notebook in the venv's own kernel, as Run All would: cells tagged skip-execution (an
-#: agent that needs a key) are left out, the first error stops the run and is printed.
+#: Run each notebook named on the command line in a kernel of its own (the venv's), in order, as
+#: Run All would: cells tagged skip-execution (an agent that needs a key) are left out, the
+#: first error stops the run and is printed. (One process for all of them: nbclient's imports,
+#: jsonschema's among them, cost about 2 CPU-s a process.)
 RUN_NOTEBOOK = """
 import sys
 import nbclient, nbformat
 from pathlib import Path
-path = Path(sys.argv[1])
-nb = nbformat.read(path, as_version=4)
-client = nbclient.NotebookClient(
-    nb, kernel_name="python3", timeout=300, resources={"metadata": {"path": str(path.parent)}}
-)
-try:
-    client.execute()
-except nbclient.exceptions.CellExecutionError as failed:
-    sys.exit(f"{path.name}: {failed.ename}: {failed.evalue}")
-print(path.name, "ran", sum(c.cell_type == "code" for c in nb.cells), "code cells")
+for path in map(Path, sys.argv[1:]):
+    nb = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(
+        nb, kernel_name="python3", timeout=300, resources={"metadata": {"path": str(path.parent)}}
+    )
+    try:
+        client.execute()
+    except nbclient.exceptions.CellExecutionError as failed:
+        sys.exit(f"{path.name}: {failed.ename}: {failed.evalue}")
+    print(path.name, "ran", sum(c.cell_type == "code" for c in nb.cells), "code cells", flush=True)
 """
 
 
@@ -208,6 +225,6 @@ def test_every_example_notebook_runs_with_the_examples_extra_and_says_so_without
     )
 
     _run([*pip_install, f"{wheel}[examples]"], tmp_path, env)
-    for notebook in notebooks:
-        done = _run([python, "-c", RUN_NOTEBOOK, str(run / notebook.name)], run, env)
-        assert f"{notebook.name} ran" in done.stdout
+    done = _run([python, "-c", RUN_NOTEBOOK, *(str(run / n.name) for n in notebooks)], run, env)
+    ran = [line.split(" ran ", 1)[0] for line in done.stdout.splitlines() if " ran " in line]
+    assert ran == [notebook.name for notebook in notebooks], done.stdout

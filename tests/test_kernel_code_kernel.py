@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.kernel_driver import Execution, Kernel, acp_kernel, new_cell_id
+from tests.kernel_driver import Execution, Kernel, SharedKernel, kernel_for_test, new_cell_id
 
 # Defined in the kernel: when a turn starts, a thread asks to run CODE in it (request_code).
 ASKER = """
@@ -42,8 +42,12 @@ CODE = (
 
 
 @pytest.fixture
-def k(tmp_path: Path) -> Iterator[Kernel]:
-    with acp_kernel(tmp_path) as kern:
+def k(
+    shared_kernel: SharedKernel, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Kernel]:
+    """The module's kernel, reset (an interrupt test has its own), the embedded agent connected
+    and ``_ask_when_started`` defined."""
+    with kernel_for_test(shared_kernel, tmp_path, request) as kern:
         data = tmp_path / "agent-data"
         kern.run(f"%acp connect -- {sys.executable} -m acp_notebook.agent --data-dir {data}")
         kern.run(ASKER)
@@ -131,6 +135,7 @@ def test_the_cards_timeout_fails_closed(k: Kernel, tmp_path: Path) -> None:
     assert "cancelled" in cell.text()
 
 
+@pytest.mark.own_kernel
 def test_interrupt_while_the_card_is_open_fails_closed(k: Kernel, tmp_path: Path) -> None:
     cell = start(k)
     k.wait_for(partial(code_button, k, "allow"), "the code card's Allow")
@@ -141,6 +146,7 @@ def test_interrupt_while_the_card_is_open_fails_closed(k: Kernel, tmp_path: Path
     assert not (tmp_path / "work" / "made.txt").exists()
 
 
+@pytest.mark.own_kernel
 def test_interrupt_stops_code_that_runs_and_ends_the_turn(k: Kernel, tmp_path: Path) -> None:
     looping = (
         "import time\nprint('looping')\nopen('started.txt', 'w').close()\n"
@@ -190,8 +196,10 @@ def test_no_turn_is_refused(k: Kernel, tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def mk(tmp_path: Path) -> Iterator[Kernel]:
-    with acp_kernel(tmp_path) as kern:
+def mk(
+    shared_kernel: SharedKernel, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Kernel]:
+    with kernel_for_test(shared_kernel, tmp_path, request) as kern:
         data = tmp_path / "agent-data"
         kern.run(
             f"%acp connect --kernel-tools -- {sys.executable} -m acp_notebook.agent"

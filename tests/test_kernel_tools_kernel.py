@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.kernel_driver import PYTHON_AGENT, Kernel, acp_kernel
+from tests.kernel_driver import PYTHON_AGENT, Kernel, SharedKernel, kernel_for_test
 
 NB = "from acp_notebook._magics import _notebook_of; _nb = _notebook_of(get_ipython())\n"
 
@@ -30,8 +30,12 @@ def _connect(k: Kernel, tmp_path: Path, name: str = "embedded") -> str:
 
 
 @pytest.fixture
-def k(tmp_path: Path) -> Iterator[Kernel]:
-    with acp_kernel(tmp_path) as kern:
+def k(
+    shared_kernel: SharedKernel, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Kernel]:
+    """The module's kernel, reset (a test that interrupts or shuts down the kernel has its
+    own)."""
+    with kernel_for_test(shared_kernel, tmp_path, request) as kern:
         yield kern
 
 
@@ -112,6 +116,7 @@ def test_the_embedded_agent_lists_and_inspects_variables_through_mcp(
     assert not [c for c in candidates if hashlib.sha256(c.encode()).hexdigest() == sha[1]]
 
 
+@pytest.mark.own_kernel
 def test_a_closed_agents_token_is_refused_and_recorded_then_shutdown_stops_it(
     k: Kernel, tmp_path: Path
 ) -> None:
@@ -181,6 +186,7 @@ def test_kernel_tools_for_an_agent_that_takes_no_mcp_server_is_refused(
     assert "no agents connected" in k.run("%acp status").text()
 
 
+@pytest.mark.own_kernel
 def test_interrupt_stops_a_summary_whose_repr_never_returns(k: Kernel, tmp_path: Path) -> None:
     _connect(k, tmp_path)
     marker = tmp_path / "repr-started"

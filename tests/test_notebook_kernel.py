@@ -11,12 +11,24 @@ from typing import Any
 
 import pytest
 
-from tests.kernel_driver import PYTHON_AGENT, Kernel, acp_kernel, new_cell_id, process_gone
+from tests.kernel_driver import (
+    PYTHON_AGENT,
+    Kernel,
+    SharedKernel,
+    acp_kernel,
+    kernel_for_test,
+    new_cell_id,
+    process_gone,
+)
 
 
 @pytest.fixture
-def k(tmp_path: Path) -> Iterator[Kernel]:
-    with acp_kernel(tmp_path) as kern:
+def k(
+    shared_kernel: SharedKernel, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Kernel]:
+    """The module's kernel, reset, with the embedded agent connected (a test that interrupts
+    the kernel or changes its configuration, environment or modules has its own)."""
+    with kernel_for_test(shared_kernel, tmp_path, request) as kern:
         data = tmp_path / "agent-data"
         kern.run(f"%acp connect -- {sys.executable} -m acp_notebook.agent --data-dir {data}")
         yield kern
@@ -97,6 +109,7 @@ def test_policy_allow_and_deny(k: Kernel, tmp_path: Path) -> None:
     assert "--allow 'echo * > *'" in text and "--deny 'touch *'" in text
 
 
+@pytest.mark.own_kernel
 def test_interrupt_cancels_turn(k: Kernel) -> None:
     cell = k.submit("%%acp --allow '*' -o t\n$ sleep 30\n", new_cell_id())
     k.wait_for(
@@ -270,6 +283,7 @@ def test_sessions_lists_this_directory_with_dates_and_all_with_cwd(
     assert len([r for r in everywhere.splitlines() if r.startswith("  ")]) == len(rows) + 1
 
 
+@pytest.mark.own_kernel
 def test_without_a_front_end_a_card_fails_closed_after_the_configured_timeout(
     k: Kernel, tmp_path: Path
 ) -> None:
@@ -281,6 +295,7 @@ def test_without_a_front_end_a_card_fails_closed_after_the_configured_timeout(
     assert "cancelled" in k.run("print(t.stop_reason)").text()
 
 
+@pytest.mark.own_kernel
 @pytest.mark.parametrize("signal", ["cell id", "widget control comm"])
 def test_a_front_end_gets_no_default_timeout(k: Kernel, tmp_path: Path, signal: str) -> None:
     import uuid
@@ -371,6 +386,7 @@ def test_cells_without_ids_or_history_are_not_taken_for_reruns(k: Kernel) -> Non
     assert all("ran before" not in text for text in texts), texts
 
 
+@pytest.mark.own_kernel
 def test_interrupt_ends_the_cell_with_one_line(k: Kernel) -> None:
     """Not a 20-line traceback through the rewritten ``await __import__(...)`` cell."""
     cell = k.submit("%%acp --allow '*'\n$ sleep 30\n", new_cell_id())
@@ -578,6 +594,7 @@ def test_on_an_unstyled_page_terminals_stay_live_and_the_turn_shows_once(
     assert said == "True True"
 
 
+@pytest.mark.own_kernel
 def test_with_the_labextension_terminals_stay_live_and_the_transcript_follows(
     k: Kernel,
 ) -> None:
@@ -592,6 +609,7 @@ def test_with_the_labextension_terminals_stay_live_and_the_transcript_follows(
     ), [s.get("value") for s in k.models.values() if "acp-terminal" in str(s.get("value"))]
 
 
+@pytest.mark.own_kernel
 def test_interrupt_says_which_commands_the_agent_left_running_and_offers_close(
     k: Kernel, tmp_path: Path
 ) -> None:

@@ -9,12 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.kernel_driver import Kernel, acp_kernel, new_cell_id
+from tests.kernel_driver import Kernel, SharedKernel, kernel_for_test, new_cell_id
 
 
 @pytest.fixture
-def kern(tmp_path: Path) -> Iterator[Kernel]:
-    with acp_kernel(tmp_path) as k:
+def kern(
+    shared_kernel: SharedKernel, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Kernel]:
+    """The module's kernel, reset."""
+    with kernel_for_test(shared_kernel, tmp_path, request) as k:
         yield k
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.kernel_driver import Kernel, acp_kernel, new_cell_id
+from tests.kernel_driver import Kernel, SharedKernel, kernel_for_test, new_cell_id
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = ROOT / "tests" / "oracle" / "scenario_agent.mjs"
@@ -207,10 +207,12 @@ EXPECTED = {
 
 def test_every_field_type_reaches_the_agent_typed_after_invalid_answers_are_refused(
     tmp_path: Path,
+    shared_kernel: SharedKernel,
+    request: pytest.FixtureRequest,
 ) -> None:
     work = tmp_path / "agent"
     work.mkdir()
-    with acp_kernel(tmp_path) as k:
+    with kernel_for_test(shared_kernel, tmp_path, request) as k:
         connect(k, work)
         cell = k.submit("%%acp -o t\nform\n", new_cell_id())
         submit = k.wait_for(lambda: k.buttons("Submit"), "the Submit button")[0]
@@ -272,10 +274,12 @@ def test_every_field_type_reaches_the_agent_typed_after_invalid_answers_are_refu
         assert_sent_schema_valid(k)
 
 
-def test_a_url_question_shows_its_domain_and_the_click_answers(tmp_path: Path) -> None:
+def test_a_url_question_shows_its_domain_and_the_click_answers(
+    tmp_path: Path, shared_kernel: SharedKernel, request: pytest.FixtureRequest
+) -> None:
     work = tmp_path / "agent"
     work.mkdir()
-    with acp_kernel(tmp_path) as k:
+    with kernel_for_test(shared_kernel, tmp_path, request) as k:
         connect(k, work)
         cell = k.submit("%%acp -o t\nurl\n", new_cell_id())
         accept = k.wait_for(lambda: k.buttons("Accept"), "the Accept button")[0]
@@ -292,10 +296,13 @@ def test_a_url_question_shows_its_domain_and_the_click_answers(tmp_path: Path) -
         assert_sent_schema_valid(k)
 
 
-def test_a_question_after_session_cancel_is_answered_cancel(tmp_path: Path) -> None:
+@pytest.mark.own_kernel
+def test_a_question_after_session_cancel_is_answered_cancel(
+    tmp_path: Path, shared_kernel: SharedKernel, request: pytest.FixtureRequest
+) -> None:
     work = tmp_path / "agent"
     work.mkdir()
-    with acp_kernel(tmp_path) as k:
+    with kernel_for_test(shared_kernel, tmp_path, request) as k:
         connect(k, work)
         cell = k.submit("%%acp -o t\ncancel-ask\n", new_cell_id())
         k.wait_for(lambda: "waiting for session/cancel" in html_values(k), "the agent to wait")
@@ -316,14 +323,14 @@ def test_a_question_after_session_cancel_is_answered_cancel(tmp_path: Path) -> N
 # -- background work -------------------------------------------------------------------------------
 @pytest.mark.parametrize("ready_after", [0.0, 7.0], ids=["ready", "slow renderer"])
 def test_background_items_come_and_go_from_the_still_running_section(
-    tmp_path: Path, ready_after: float
+    tmp_path: Path, shared_kernel: SharedKernel, request: pytest.FixtureRequest, ready_after: float
 ) -> None:
     """Also where the terminal's view says ``ready`` only after the kernel's wait for it is
     over (a loaded machine; CI once): the turn then shows its terminals as text, the
     transcript replaces the live view, and the still-running section works the same."""
     work = tmp_path / "agent"
     work.mkdir()
-    with acp_kernel(tmp_path) as k:
+    with kernel_for_test(shared_kernel, tmp_path, request) as k:
         k.ready_after = ready_after
         connect(k, work)
         cell = k.run("%%acp -o t\nbackground\n", new_cell_id())
@@ -357,10 +364,12 @@ def test_background_items_come_and_go_from_the_still_running_section(
 
 def test_requests_for_background_work_after_idle_are_asked_in_the_starting_cell(
     tmp_path: Path,
+    shared_kernel: SharedKernel,
+    request: pytest.FixtureRequest,
 ) -> None:
     work = tmp_path / "agent"
     work.mkdir()
-    with acp_kernel(tmp_path) as k:
+    with kernel_for_test(shared_kernel, tmp_path, request) as k:
         connect(k, work)
         cell_id = new_cell_id()
         k.run("%%acp -o t\nafter-idle\n", cell_id)
@@ -391,10 +400,12 @@ def test_requests_for_background_work_after_idle_are_asked_in_the_starting_cell(
 
 def test_requests_for_background_work_after_idle_are_cancelled_once_its_cell_is_gone(
     tmp_path: Path,
+    shared_kernel: SharedKernel,
+    request: pytest.FixtureRequest,
 ) -> None:
     work = tmp_path / "agent"
     work.mkdir()
-    with acp_kernel(tmp_path) as k:
+    with kernel_for_test(shared_kernel, tmp_path, request) as k:
         connect(k, work)
         cell_id = new_cell_id()
         k.run("%%acp -o t\nafter-idle\n", cell_id)

@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from acp_notebook import RequestPermissionRequest, connect
-from tests.kernel_driver import Kernel, acp_kernel, new_cell_id
+from tests.kernel_driver import Kernel, SharedKernel, kernel_for_test, new_cell_id
 from tests.real_agents.conftest import (
     CLAUDE_JS,
     CLAUDE_PACKAGE,
@@ -118,8 +118,12 @@ def _check_tool_result(claude: ClaudeLaunch) -> None:
 
 
 @pytest.fixture
-def kern(tmp_path: Path) -> Iterator[Kernel]:
-    with acp_kernel(tmp_path) as k:
+def kern(
+    shared_kernel: SharedKernel, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Kernel]:
+    """The module's kernel, reset (a test that interrupts it, or counts the widgets alive in
+    it, has its own)."""
+    with kernel_for_test(shared_kernel, tmp_path, request) as k:
         yield k
 
 
@@ -233,6 +237,7 @@ def _terminal_models(k: Kernel) -> list[dict[str, Any]]:
     return [s for s in k.models.values() if s.get("_model_name") == "TerminalModel"]
 
 
+@pytest.mark.own_kernel
 @pytest.mark.parametrize("protocol", ["v2", "v1"])
 def test_kernel_refused_command_says_not_run_with_the_agents_words_beside_the_screen(
     kern: Kernel, claude: ClaudeLaunch, tmp_path: Path, protocol: str
@@ -290,6 +295,7 @@ def test_kernel_refused_command_says_not_run_with_the_agents_words_beside_the_sc
     assert "[exited]" not in text
 
 
+@pytest.mark.own_kernel
 def test_kernel_interrupted_command_says_stopped_and_keeps_the_agents_words_out_of_the_screen(
     kern: Kernel, claude: ClaudeLaunch
 ) -> None:

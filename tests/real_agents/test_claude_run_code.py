@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.kernel_driver import Execution, Kernel, acp_kernel, new_cell_id
+from tests.kernel_driver import Execution, Kernel, SharedKernel, kernel_for_test, new_cell_id
 from tests.real_agents.conftest import ClaudeLaunch
 from tests.real_agents.fake_anthropic import Text, ToolUse
 from tests.test_kernel_code_kernel import code_button
@@ -25,8 +25,11 @@ CODE = (
 
 
 @pytest.fixture
-def kern(tmp_path: Path) -> Iterator[Kernel]:
-    with acp_kernel(tmp_path) as k:
+def kern(
+    shared_kernel: SharedKernel, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Kernel]:
+    """The module's kernel, reset."""
+    with kernel_for_test(shared_kernel, tmp_path, request) as k:
         yield k
 
 
@@ -76,7 +79,7 @@ def _run(
 def test_claude_run_code_runs_after_the_code_cards_allow(
     kern: Kernel, claude: ClaudeLaunch, tmp_path: Path
 ) -> None:
-    work = tmp_path / "work"  # the kernel's cwd (acp_kernel)
+    work = tmp_path / "work"  # the kernel's cwd (kernel_for_test)
     cell, result = _run(kern, claude, "allow", work)
     text = _result_text(result)
     assert not result.get("is_error"), text

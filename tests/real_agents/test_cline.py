@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.kernel_driver import Kernel, acp_kernel
+from tests.kernel_driver import Kernel, SharedKernel, acp_kernel, kernel_for_test
 from tests.real_agents import chat_agents
 from tests.real_agents.chat_agents import ChatAgent, cline_launch
 from tests.real_agents.fake_openai_chat import TEXT
@@ -38,8 +38,15 @@ def agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ChatAgent
 
 
 @pytest.fixture
-def kern(agent: ChatAgent, tmp_path: Path) -> Iterator[Kernel]:
-    with acp_kernel(tmp_path) as k:  # (shut down before the agent's fixture ends)
+def kern(
+    agent: ChatAgent,
+    shared_kernel: SharedKernel,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+) -> Iterator[Kernel]:
+    """The module's kernel, reset (the interrupt test has its own); its agents are closed
+    before the agent's fixture ends."""
+    with kernel_for_test(shared_kernel, tmp_path, request) as k:
         yield k
 
 
@@ -61,6 +68,7 @@ def test_a_deny_rule_refuses_the_command_and_it_never_runs(
     chat_agents.command_denied_by_policy(kern, agent, tmp_path / "work")
 
 
+@pytest.mark.own_kernel
 def test_interrupt_answers_the_pending_card_cancelled_and_the_command_never_runs(
     kern: Kernel, agent: ChatAgent, tmp_path: Path
 ) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.kernel_driver import Execution, Kernel, acp_kernel, new_cell_id
+from tests.kernel_driver import Execution, Kernel, SharedKernel, kernel_for_test, new_cell_id
 from tests.real_agents.conftest import NODE_MODULES, ClaudeLaunch, CodexLaunch
 from tests.real_agents.fake_anthropic import Text
 from tests.real_agents.fake_openai import exec_command
@@ -35,8 +35,11 @@ MANUAL = "mode: Manual (default)"
 
 
 @pytest.fixture
-def kern(tmp_path: Path) -> Iterator[Kernel]:
-    with acp_kernel(tmp_path) as k:
+def kern(
+    shared_kernel: SharedKernel, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Kernel]:
+    """The module's kernel, reset (its environment too: the next test's is the kernel's first)."""
+    with kernel_for_test(shared_kernel, tmp_path, request) as k:
         k.run(f"import os; os.environ['ACP_NOTEBOOK_NODE_MODULES'] = {str(NODE_MODULES)!r}")
         yield k
 

@@ -16,14 +16,17 @@ from typing import Any
 import pytest
 
 import acp_notebook
-from tests.kernel_driver import Kernel, acp_kernel, new_cell_id
+from tests.kernel_driver import Kernel, SharedKernel, kernel_for_test, new_cell_id
 from tests.real_agents.test_v1_peers import _fast_agent_argv
 from tests.test_terminals import wait_gone
 
 
 @pytest.fixture
-def kern(tmp_path: Path) -> Iterator[Kernel]:
-    with acp_kernel(tmp_path) as k:
+def kern(
+    shared_kernel: SharedKernel, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Kernel]:
+    """The module's kernel, reset (the interrupt test has its own)."""
+    with kernel_for_test(shared_kernel, tmp_path, request) as k:
         yield k
 
 
@@ -173,6 +176,7 @@ def _pids_running(argv: list[str]) -> list[int]:
     return found
 
 
+@pytest.mark.own_kernel
 def test_interrupt_kills_the_client_terminals_command(kern: Kernel, tmp_path: Path) -> None:
     _connect(kern, tmp_path)
     sleeper = ["sleep", "307"]  # (a number nothing else on the machine sleeps for)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.kernel_driver import Kernel, acp_kernel, new_cell_id
+from tests.kernel_driver import Kernel, SharedKernel, kernel_for_test, new_cell_id
 
 PYDANTIC_AGENT = Path(__file__).with_name("pydantic_agent.py")
 TINY_MCP = Path(__file__).with_name("tiny_mcp.py")
@@ -21,8 +21,11 @@ FAST_AGENT_VENV = Path(__file__).with_name(".venv-fast-agent")  # .ci/run, step 
 
 
 @pytest.fixture
-def kern(tmp_path: Path) -> Iterator[Kernel]:
-    with acp_kernel(tmp_path) as k:
+def kern(
+    shared_kernel: SharedKernel, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Kernel]:
+    """The module's kernel, reset (the interrupt test has its own)."""
+    with kernel_for_test(shared_kernel, tmp_path, request) as k:
         yield k
 
 
@@ -52,6 +55,7 @@ def test_pydantic_acp_turn_renders_messages_and_tool_calls_after_a_click(
     assert (tmp_path / "work" / "deleted.txt").read_text() == "deleted a\n"
 
 
+@pytest.mark.own_kernel
 def test_pydantic_acp_interrupt_answers_the_pending_card_cancelled(
     kern: Kernel, tmp_path: Path
 ) -> None:
