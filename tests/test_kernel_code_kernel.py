@@ -242,6 +242,9 @@ def test_run_code_through_mcp_rejected_never_runs(mk: Kernel, tmp_path: Path) ->
     assert "False" in mk.run("print('made' in globals())").text()
 
 
+# (its own kernel, as before kernels were shared: it failed once in a shared one, under load,
+# and did not again in 9 runs; kept apart until that is understood)
+@pytest.mark.own_kernel
 def test_run_code_through_mcp_times_out_closed(mk: Kernel, tmp_path: Path) -> None:
     cell = mk.run(f"%%acp --timeout 1\n{tool_line(CODE)}\n", new_cell_id())
     assert not (tmp_path / "work" / "made.txt").exists()
