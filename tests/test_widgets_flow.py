@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from acp_notebook._widgets._coalesce import ByteCoalescer, FlushBudget
+from acp_notebook._widgets._coalesce import ByteCoalescer, FlushBudget, tail_start
 from acp_notebook._widgets._protocols import TerminalToView
 from acp_notebook._widgets._terminal import TerminalWidget
 
@@ -215,5 +215,53 @@ def test_the_widget_routes_a_views_ack_to_its_coalescer() -> None:
         assert widget._coalescer.paced
         widget._handle_view_msg(widget, {"type": "ack", "seq": "x"}, [])  # not an ack
         assert widget._coalescer.paced
+    finally:
+        widget.close()
+
+
+def test_a_late_view_gets_only_the_lines_it_keeps() -> None:
+    """A view that says how many lines it keeps (``ready``'s ``lines``) gets the backlog from
+    the start of the last that many lines: the rest could not stay in its buffer anyway."""
+    coalescer, sent, _timers = _coalescer(max_pending=10**9)
+    lines = [b"\x1b[32m%d\x1b[0m\n" % n if n % 7 == 0 else b"line %d\n" % n for n in range(5000)]
+    data = b"".join(lines)
+    coalescer.feed(data)
+    coalescer.send_backlog("kept", lines=100)
+    coalescer.send_backlog("all")
+    coalescer.send_backlog("more than there is", lines=5000)
+    (kept, kept_bytes), (whole, whole_bytes), (short, short_bytes) = [
+        (c, b[0]) for c, b in sent if c["type"] == "backlog"
+    ]
+    tail = b"".join(lines[-100:])
+    # what was left out held escape sequences: the tail starts with default colours
+    assert kept_bytes == b"\x1b[0m" + tail
+    assert kept["omitted"] == len(data) - len(tail) and kept["seq"] == whole["seq"]
+    assert whole_bytes == data and whole["omitted"] == 0  # (an older view says no lines)
+    assert short_bytes == data and short["omitted"] == 0
+    assert coalescer.data() == data  # the transcript itself keeps every byte
+    # plain text left out: no reset
+    plain, sent, _timers = _coalescer(max_pending=10**9)
+    plain.feed(b"".join(b"line %d\n" % n for n in range(5000)))
+    plain.send_backlog("plain", lines=3)
+    assert sent[-1][1][0] == b"line 4997\nline 4998\nline 4999\n"
+
+
+def test_tail_start_finds_the_last_lines() -> None:
+    assert tail_start(b"a\nb\nc\n", 2) == 2
+    # (as the view's trimTo: whole lines are counted, an unfinished one is kept besides)
+    assert tail_start(b"a\nb\nc", 1) == 2
+    assert tail_start(b"a\nb\n", 2) == 0 and tail_start(b"", 1) == 0
+
+
+def test_the_widget_passes_the_lines_a_view_keeps_and_ignores_bad_ones() -> None:
+    widget = TerminalWidget(schedule=_Timers(), budget=None, min_gap=0)
+    sent: Sent = []
+    widget._coalescer._send = lambda content, buffers: sent.append((content, buffers))
+    try:
+        widget._coalescer.feed(b"one\ntwo\nthree\n")
+        for lines in (1, "1", True, -1, 0, 10**7):
+            widget._handle_view_msg(widget, {"type": "ready", "token": "t", "lines": lines}, [])
+        shown = [b[0] for c, b in sent if c["type"] == "backlog"]
+        assert shown == [b"three\n"] + [b"one\ntwo\nthree\n"] * 5
     finally:
         widget.close()

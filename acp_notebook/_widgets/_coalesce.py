@@ -68,6 +68,21 @@ DEFAULT_ACK_TIMEOUT = 1.0
 DEFAULT_MAX_HELD = 16 * 2**20
 
 
+#: written before a kept tail when the bytes left out before it held escape sequences
+SGR_RESET = b"\x1b[0m"
+
+
+def tail_start(data: bytes, lines: int) -> int:
+    """Where the last ``lines`` lines of ``data`` start (just after the ``lines + 1``-th line
+    end from its end); 0 when it holds no more than ``lines`` line ends."""
+    end = len(data)
+    for _ in range(lines + 1):
+        end = data.rfind(b"\n", 0, end)
+        if end < 0:
+            return 0
+    return end + 1
+
+
 class _Timer:
     """One scheduled callback; ``cancel`` only sets a flag (safe from ``__del__``, no lock)."""
 
@@ -417,18 +432,29 @@ class ByteCoalescer:
             self._sent_locked(len(payload))
             self._send({"type": "reset", "seq": self._seq, "omitted": self._omitted}, [payload])
 
-    def send_backlog(self, token: str) -> None:
+    def send_backlog(self, token: str, lines: int | None = None) -> None:
         """Answer a view's ``ready``: flush, then send everything retained as one message.
 
         The answer carries the seq of the last chunk it covers, so the view can drop chunks it
-        already got and detect a gap after it.
+        already got and detect a gap after it. ``lines``: the most lines the view keeps (its
+        scrollback and screen); then only the bytes from the start of the last ``lines`` lines
+        are sent (those alone push every older row out of its buffer, so it shows the same,
+        as the view's own `WriteQueue.trimTo` does), the rest counted as ``omitted``, after an
+        SGR reset when what is left out held an escape sequence. A view late to a flood is not
+        handed megabytes in one message.
         """
         with self._lock:
             self._flush_locked()
             payload = b"".join(self._backlog)
+            omitted = self._omitted
+            cut = 0 if lines is None else tail_start(payload, lines)
+            if cut:
+                escapes = payload.find(b"\x1b", 0, cut) >= 0
+                payload = (SGR_RESET if escapes else b"") + payload[cut:]
+                omitted += cut
             self._sent_locked(len(payload))
             self._send(
-                {"type": "backlog", "seq": self._seq, "token": token, "omitted": self._omitted},
+                {"type": "backlog", "seq": self._seq, "token": token, "omitted": omitted},
                 [payload],
             )
 

@@ -58,6 +58,8 @@ __all__ = [
 
 #: the largest terminal size (columns or rows) a view may ask for
 MAX_CELLS = 1000
+#: the most lines a view may say it keeps (its scrollback and screen)
+MAX_LINES = 1_000_000
 
 
 # -- terminal: kernel -> views ------------------------------------------------------------------
@@ -102,13 +104,15 @@ TerminalToView = TerminalChunk | TerminalReset | TerminalBacklog
 class _AsksText(TypedDict, total=False):
     text: bool
     unstyled: bool
+    lines: int
 
 
 class TerminalReady(_AsksText):
     """A view wants the backlog, answered with this ``token``; with ``text``, it asks that the
     bytes come as text from now on (its front end knows a relay on the way breaks binary); with
     ``unstyled``, the page around it lacks the extension's output-area styles (VS Code with the
-    nbextension), so nothing there hides a turn's transcript while its live view shows."""
+    nbextension), so nothing there hides a turn's transcript while its live view shows; with
+    ``lines``, the most lines it keeps (scrollback and screen): the backlog need hold no more."""
 
     type: Literal["ready"]
     token: str
@@ -221,6 +225,9 @@ def read_terminal_message(content: object) -> TerminalFromView | None:
             ready["text"] = True
         if content.get("unstyled") is True:
             ready["unstyled"] = True
+        lines = content.get("lines")
+        if type(lines) is int and 0 < lines <= MAX_LINES:
+            ready["lines"] = lines
         return ready
     if kind == "ack":
         seq = content.get("seq")

@@ -260,7 +260,7 @@ class TerminalWidget(ipywidgets.DOMWidget):  # type: ignore[misc]
             self.unstyled = message.get("unstyled", False)
             for ready in list(self._ready_callbacks):
                 ready(self)
-            self._coalescer.send_backlog(message["token"])
+            self._coalescer.send_backlog(message["token"], message.get("lines"))
         elif message["type"] == "ack":
             self._coalescer.ack(message["seq"])
         elif message["type"] == "input":  # never logged: it may be a password

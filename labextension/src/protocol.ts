@@ -47,6 +47,8 @@ export interface ITerminalReady {
   /** The page around the view lacks this extension's output-area styles (VS Code with the
    * nbextension): nothing hides the turn's transcript while its live view shows. */
   unstyled?: boolean;
+  /** The most lines the view keeps (scrollback and screen): the backlog need hold no more. */
+  lines?: number;
 }
 
 /**

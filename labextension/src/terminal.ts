@@ -605,7 +605,11 @@ export class TerminalView extends DOMWidgetView {
   }
 
   private _requestBacklog(): void {
-    const ready: ITerminalReady = { type: 'ready', token: newToken() };
+    const ready: ITerminalReady = {
+      type: 'ready',
+      token: newToken(),
+      lines: SCROLLBACK + (this._term?.rows ?? this._rows())
+    };
     if (textTerminalsAsked()) {
       ready.text = true;
     }
