@@ -332,6 +332,11 @@ def test_a_v1_flood_a_cell_watches_makes_no_model_per_output_line(models: dict[s
     assert len(chunks) == 3000 and all(c.terminal_id == "t" for c in chunks)
     assert b"".join(c.decoded() or b"" for c in chunks) == expected
     last = chunks[-1]
+    # the view made inline is the one `from_bytes` makes, slot for slot
+    made = TerminalChunk.from_bytes("t", b"line 2999\r\n")
+    assert {k: getattr(last, k) for k in TerminalChunk.__slots__} == {
+        k: getattr(made, k) for k in TerminalChunk.__slots__
+    }
     assert base64.b64decode(last.data) == b"line 2999\r\n"
     assert last.model == p.TerminalOutputChunk(terminal_id="t", data=last.data)
 

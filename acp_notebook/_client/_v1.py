@@ -29,7 +29,7 @@ from ._errors import (
     client_info,
     first_error,
 )
-from ._session import Session, TerminalChunk, log
+from ._session import Session, TerminalChunk, _new_object, log
 
 if TYPE_CHECKING:
     from ._agent import Agent
@@ -248,10 +248,20 @@ def on_hot_update(agent: Agent, method: str, params: Any) -> None:
                 (_output_chunk, terminal_id, data),
                 4 * ((len(data) + 2) // 3),
             )
-            _turn_moved(session, turn)
+            waiter = turn._waiter  # (`_turn_moved`, inline: a flood comes this way)
+            if waiter is not None:
+                turn._waiter = None
+                waiter.set()
+            if turn.state.done:
+                session._end_turn(turn)
         listeners = session._chunk_listeners
         if listeners:
-            view = TerminalChunk.from_bytes(terminal_id, data)
+            # `TerminalChunk.from_bytes`, without a frame for it (per line; a test checks the slots)
+            view = _new_object(TerminalChunk)
+            view.terminal_id = terminal_id  # type: ignore[misc]
+            view._data = None
+            view._raw = data
+            view._model = None
             for chunks in listeners:
                 try:
                     chunks(session, view)
