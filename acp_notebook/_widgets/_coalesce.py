@@ -68,10 +68,6 @@ DEFAULT_ACK_TIMEOUT = 1.0
 DEFAULT_MAX_HELD = 16 * 2**20
 
 
-#: written before a kept tail when the bytes left out before it held escape sequences
-SGR_RESET = b"\x1b[0m"
-
-
 def tail_start(data: bytes, lines: int) -> int:
     """Where the last ``lines`` lines of ``data`` start (just after the ``lines + 1``-th line
     end from its end); 0 when it holds no more than ``lines`` line ends."""
@@ -439,18 +435,17 @@ class ByteCoalescer:
         already got and detect a gap after it. ``lines``: the most lines the view keeps (its
         scrollback and screen); then only the bytes from the start of the last ``lines`` lines
         are sent (those alone push every older row out of its buffer, so it shows the same,
-        as the view's own `WriteQueue.trimTo` does), the rest counted as ``omitted``, after an
-        SGR reset when what is left out held an escape sequence. A view late to a flood is not
-        handed megabytes in one message.
+        as the view's own `WriteQueue.trimTo` does), the rest counted as ``omitted`` (the view
+        starts from a full reset and a note of them, which leaves default colours). A view
+        late to a flood is not handed megabytes in one message.
         """
         with self._lock:
             self._flush_locked()
             payload = b"".join(self._backlog)
             omitted = self._omitted
             cut = 0 if lines is None else tail_start(payload, lines)
-            if cut:
-                escapes = payload.find(b"\x1b", 0, cut) >= 0
-                payload = (SGR_RESET if escapes else b"") + payload[cut:]
+            if cut:  # (the view writes a full reset and a note of what was omitted first)
+                payload = payload[cut:]
                 omitted += cut
             self._sent_locked(len(payload))
             self._send(

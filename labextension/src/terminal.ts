@@ -645,7 +645,8 @@ export class TerminalView extends DOMWidgetView {
         return;
       case 'replace':
         this.el.dataset.phase = 'live';
-        this._bytes = 0;
+        // the command's output so far: what the backlog left out (too old to be kept) too
+        this._bytes = step.omitted;
         // what is still queued would be cleared by the reset: never written
         this._queue.clear();
         this._trimAt = FAR_BEHIND;
