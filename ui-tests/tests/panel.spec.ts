@@ -8,9 +8,10 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 
-import { galata } from '@jupyterlab/galata';
-
-import { expect, test } from './shared_page';
+// A page of its own for each test (Galata's), not the group's shared page (./shared_page.ts):
+// the side panel is one per page, and in a page a previous test's kernels had used, the inbox
+// once stayed empty (CI, a fresh clone: `inbox across two cells` after panel_kernels.spec.ts).
+import { expect, galata, test } from '@jupyterlab/galata';
 
 import { ARTIFACTS, LIVE_TURN, notebook, openNotebook } from './notebook';
 
@@ -24,8 +25,10 @@ const SETUP = [
   'import acp_notebook._sidepanel',
   'data = tempfile.mkdtemp()'
 ].join('\n');
-const CONNECT = '%acp connect --name embedded -- {sys.executable} -m acp_notebook.agent --data-dir {data}';
-const CELL_A = '%%acp --bg --session a\nApproved from the panel.\n$ echo approved-$((6*7)) from the panel';
+const CONNECT =
+  '%acp connect --name embedded -- {sys.executable} -m acp_notebook.agent --data-dir {data}';
+const CELL_A =
+  '%%acp --bg --session a\nApproved from the panel.\n$ echo approved-$((6*7)) from the panel';
 const CELL_B = '%%acp --bg --session b\n$ touch rejected-in-cell.txt';
 const CLOSE = '%acp close --name embedded';
 
@@ -133,9 +136,7 @@ const FLOOD_MIB = 2;
 const FLOOD_CONNECT =
   '%acp connect --name embedded -- {sys.executable} -m acp_notebook.agent --data-dir {data}' +
   ` --flood-output ${FLOOD_MIB}`;
-const FLOOD_CELLS = [0, 1, 2, 3, 4].map(
-  i => `%%acp --bg --allow '*' --session s${i}\nflood ${i}`
-);
+const FLOOD_CELLS = [0, 1, 2, 3, 4].map(i => `%%acp --bg --allow '*' --session s${i}\nflood ${i}`);
 
 test.describe('agent side panel under load', () => {
   test('5 sessions streaming at once: all output arrives, iopub stays far below its limit', async ({
@@ -179,8 +180,9 @@ test.describe('agent side panel under load', () => {
     const terminals = panel.locator('.acp-panel-terminal .acp-terminal');
     await expect(terminals).toHaveCount(5, { timeout: 60000 });
     const sizes = async () =>
-      (await terminals.evaluateAll(nodes => nodes.map(n => Number(n.getAttribute('data-bytes')))))
-        .reduce((a, b) => a + b, 0);
+      (
+        await terminals.evaluateAll(nodes => nodes.map(n => Number(n.getAttribute('data-bytes'))))
+      ).reduce((a, b) => a + b, 0);
     await expect.poll(sizes, { timeout: 120000 }).toBeGreaterThanOrEqual(5 * FLOOD_MIB * 2 ** 20);
     // the panel still answers while and after the output streams
     await page.evaluate(() =>
@@ -286,9 +288,9 @@ test.describe('Notebook 7', () => {
         'data-text',
         /notebook-7/
       );
-      await expect(
-        page.locator(`.jp-Cell ${LIVE_TURN} .acp-card`)
-      ).toContainText('from the side panel');
+      await expect(page.locator(`.jp-Cell ${LIVE_TURN} .acp-card`)).toContainText(
+        'from the side panel'
+      );
       await expect(panel.locator('.acp-panel-session')).toHaveCount(1);
       // the %%acp cell's editor speaks Markdown here too
       await expect

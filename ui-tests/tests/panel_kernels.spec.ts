@@ -6,7 +6,8 @@
  */
 import * as path from 'path';
 
-import { expect, test } from './shared_page';
+// a page of its own for each test, not the shared one: see panel.spec.ts
+import { expect, test } from '@jupyterlab/galata';
 import type { Page } from '@playwright/test';
 
 import { ARTIFACTS, openNotebook } from './notebook';
