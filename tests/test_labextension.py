@@ -1,6 +1,7 @@
 """The labextension's own checks, run from the README's test command: its lint (ESLint with
-typescript-eslint, Prettier: `jlpm lint:check`), its type checks (`jlpm typecheck`: tsc over
-src/ with browser types only, and over test/ with node's types, tsconfig.test.json) and its unit
+typescript-eslint, Prettier: `jlpm lint:check`), its type checks (`jlpm typecheck`, run as its
+tsc commands: over src/ with browser types only, and over test/ with node's types,
+tsconfig.test.json) and its unit
 tests of the logic that needs no browser (vitest: `jlpm test`, labextension/test/*.test.ts).
 .ci/run installs labextension/node_modules; without node these are skipped, without the install
 they fail."""
@@ -12,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -91,25 +93,49 @@ def test_every_lint_exception_names_its_rule_and_reason() -> None:
     assert not bare, "\n".join(bare)
 
 
-def test_typecheck_passes() -> None:
-    done = _jlpm("typecheck")
-    assert done.returncode == 0, done.stdout + done.stderr
+@dataclass(frozen=True)
+class Typecheck:
+    """What `jlpm typecheck` runs, run once for this module: each of its tsc commands (from
+    package.json) with ``--listFiles`` added, which type-checks as the command does and lists
+    the files it checked (vitest strips types without checking them, so a test file that no
+    tsc command includes would never be type-checked)."""
+
+    commands: list[list[str]]
+    runs: list[subprocess.CompletedProcess[str]]
+
+    def checked(self, tsconfig: str) -> set[Path]:
+        """The files that the command checking ``tsconfig`` (tsc's default: tsconfig.json)
+        listed."""
+        for argv, done in zip(self.commands, self.runs, strict=True):
+            project = argv[argv.index("--project") + 1] if "--project" in argv else "tsconfig.json"
+            if project == tsconfig:
+                return {Path(line).resolve() for line in done.stdout.splitlines() if line.strip()}
+        raise AssertionError(f"`jlpm typecheck` runs no tsc over {tsconfig}: {self.commands}")
 
 
-def _checked_files(tsconfig: str) -> set[Path]:
-    """The files tsc type-checks under `tsconfig` (vitest strips types without checking them,
-    so a test file that no tsconfig includes would never be type-checked)."""
-    done = _bin("tsc", "--project", tsconfig, "--listFilesOnly")
-    assert done.returncode == 0, done.stdout + done.stderr
-    return {Path(line).resolve() for line in done.stdout.splitlines() if line.strip()}
+@pytest.fixture(scope="module")
+def typecheck() -> Typecheck:
+    """`jlpm typecheck` ran as its tsc commands, each with ``--listFiles`` (one tsc run per
+    tsconfig serves both tests below: a run of jlpm and two of ``tsc --listFilesOnly`` fewer,
+    about 4 CPU-s)."""
+    script = json.loads((LABEXTENSION / "package.json").read_text())["scripts"]["typecheck"]
+    commands = [command.split() for command in script.split("&&")]
+    assert all(argv[0] == "tsc" for argv in commands), script  # what the fixture can run
+    runs = [_bin("tsc", *argv[1:], "--listFiles") for argv in commands]
+    return Typecheck(commands, runs)
 
 
-def test_typecheck_covers_every_source_and_test_file() -> None:
+def test_typecheck_passes(typecheck: Typecheck) -> None:
+    for argv, done in zip(typecheck.commands, typecheck.runs, strict=True):
+        assert done.returncode == 0, f"{argv}:\n{done.stdout}{done.stderr}"
+
+
+def test_typecheck_covers_every_source_and_test_file(typecheck: Typecheck) -> None:
     sources = set((LABEXTENSION / "src").glob("*.ts"))
     tests = set((LABEXTENSION / "test").glob("*.ts"))
     assert sources and tests
-    assert sources <= _checked_files("tsconfig.json")
-    assert tests <= _checked_files("tsconfig.test.json")
+    assert sources <= typecheck.checked("tsconfig.json")
+    assert tests <= typecheck.checked("tsconfig.test.json")
 
 
 def test_unit_tests_pass() -> None:
