@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.kernel_driver import Kernel, acp_kernel, new_cell_id
+from tests.kernel_driver import Kernel, SharedKernel, kernel_for_test, new_cell_id
 
 AGENT = f"{sys.executable} -m acp_notebook.agent"
 
@@ -26,8 +26,13 @@ def _connect(k: Kernel, tmp_path: Path, extra: str = "") -> None:
 
 
 @pytest.fixture
-def k(tmp_path: Path) -> Iterator[Kernel]:
-    with acp_kernel(tmp_path) as kern:  # %load_ext installs the panel's subscriptions
+def k(
+    shared_kernel: SharedKernel, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Kernel]:
+    """The module's kernel, reset: the panel, its subscriptions and its settings (``%acp panel
+    --auto``) belong to the notebook, which each test gets new (a test that changes a module
+    of the kernel has its own)."""
+    with kernel_for_test(shared_kernel, tmp_path, request) as kern:
         # no front end holds the panel: `%acp panel` prints it as text, which these tests read
         kern.panel_view = False
         yield kern
@@ -297,6 +302,7 @@ def test_always_allow_is_listed_by_grants_and_in_the_panel(k: Kernel, tmp_path: 
     assert f"finished · {note} (%acp grants)" in later, later
 
 
+@pytest.mark.own_kernel  # it slows the panel's module down (REFRESH_INTERVAL) for good
 def test_text_summary_inbox_follows_the_decisions(k: Kernel, tmp_path: Path) -> None:
     # The panel's refresher is slowed right down, so it cannot hide the bug: the text summary
     # must read the decisions (as `%acp status` does), not the inbox widgets it prunes.

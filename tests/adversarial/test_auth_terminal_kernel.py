@@ -13,7 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kernel_driver import GUARD, Kernel, acp_kernel, new_cell_id
+import pytest
+from kernel_driver import GUARD, Kernel, SharedKernel, acp_kernel, kernel_for_test, new_cell_id
 
 AGENT = Path(__file__).parent / "agents" / "auth_agent.py"
 PASSWORD = "open-sesame"
@@ -83,10 +84,12 @@ def wait_gone(work: Path) -> None:
         time.sleep(0.05)
 
 
-def test_a_terminal_sign_in_takes_keystrokes_and_restarts_the_agent(tmp_path: Path) -> None:
+def test_a_terminal_sign_in_takes_keystrokes_and_restarts_the_agent(
+    shared_kernel: SharedKernel, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     work = tmp_path / "work"
     seen: list[dict[str, Any]] = []  # every iopub message
-    with acp_kernel(tmp_path) as k:
+    with kernel_for_test(shared_kernel, tmp_path, request) as k:
         take = k._take
         k._take = lambda msg: (seen.append(msg), take(msg))[1]  # type: ignore[method-assign]
         connect(k, work)
@@ -122,13 +125,16 @@ def test_a_terminal_sign_in_takes_keystrokes_and_restarts_the_agent(tmp_path: Pa
         log = k.run("%acp log --name signin -n 200").text()
         for text in [log, json.dumps(k.models), *(json.dumps(m, default=str) for m in seen)]:
             assert PASSWORD not in text  # getpass did not echo it, nothing logged it
+        del k._take  # the driver's own again (the module's tests share the kernel)
     assert (work / "credentials").exists()
     wait_gone(work)
 
 
-def test_a_wrong_password_ends_the_login_and_says_not_signed_in(tmp_path: Path) -> None:
+def test_a_wrong_password_ends_the_login_and_says_not_signed_in(
+    shared_kernel: SharedKernel, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     work = tmp_path / "work"
-    with acp_kernel(tmp_path) as k:
+    with kernel_for_test(shared_kernel, tmp_path, request) as k:
         connect(k, work)
         k.run("%acp auth terminal-login", new_cell_id())
         comm = terminal(k)
@@ -142,9 +148,11 @@ def test_a_wrong_password_ends_the_login_and_says_not_signed_in(tmp_path: Path) 
     assert not (work / "credentials").exists()
 
 
-def test_running_the_cell_again_kills_the_login(tmp_path: Path) -> None:
+def test_running_the_cell_again_kills_the_login(
+    shared_kernel: SharedKernel, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     work = tmp_path / "work"
-    with acp_kernel(tmp_path) as k:
+    with kernel_for_test(shared_kernel, tmp_path, request) as k:
         connect(k, work)
         cell = new_cell_id()
         k.run("%acp auth terminal-login", cell)
@@ -162,9 +170,11 @@ def test_running_the_cell_again_kills_the_login(tmp_path: Path) -> None:
     assert not (work / "credentials").exists()
 
 
-def test_closing_the_agent_kills_the_login(tmp_path: Path) -> None:
+def test_closing_the_agent_kills_the_login(
+    shared_kernel: SharedKernel, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     work = tmp_path / "work"
-    with acp_kernel(tmp_path) as k:
+    with kernel_for_test(shared_kernel, tmp_path, request) as k:
         connect(k, work)
         k.run("%acp auth terminal-login", new_cell_id())
         comm = terminal(k)

@@ -9,7 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.kernel_driver import Kernel, acp_kernel, new_cell_id
+import pytest
+
+from tests.kernel_driver import Kernel, SharedKernel, kernel_for_test, new_cell_id
 
 AGENT = Path(__file__).parent / "agents" / "background_agent.py"
 
@@ -51,11 +53,11 @@ def start(k: Kernel, work: Path, mode: str) -> None:
 
 
 def test_output_keeps_arriving_after_the_cell_ended_and_stop_sends_terminal_cancel(
-    tmp_path: Path,
+    shared_kernel: SharedKernel, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     work = tmp_path / "w"
     work.mkdir()
-    with acp_kernel(tmp_path) as k:
+    with kernel_for_test(shared_kernel, tmp_path, request) as k:
         start(k, work, "terminal")
         term = terminal_model(k)
         since = len(k.comm_msgs)
@@ -81,11 +83,11 @@ def test_output_keeps_arriving_after_the_cell_ended_and_stop_sends_terminal_canc
 
 
 def test_a_refused_stop_is_shown_on_the_item_and_the_section_stop_button_works(
-    tmp_path: Path,
+    shared_kernel: SharedKernel, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     work = tmp_path / "w"
     work.mkdir()
-    with acp_kernel(tmp_path) as k:
+    with kernel_for_test(shared_kernel, tmp_path, request) as k:
         start(k, work, "refuse")
         stops = k.wait_for(lambda: k.buttons("Stop"), "the section's Stop button")
         k.click(stops[0])
@@ -100,10 +102,12 @@ def test_a_refused_stop_is_shown_on_the_item_and_the_section_stop_button_works(
         k.wait_for(lambda: b"tick" in terminal_bytes(k, term, since), "the terminal to run on")
 
 
-def test_a_background_tool_call_stops_with_tool_call_cancel(tmp_path: Path) -> None:
+def test_a_background_tool_call_stops_with_tool_call_cancel(
+    shared_kernel: SharedKernel, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     work = tmp_path / "w"
     work.mkdir()
-    with acp_kernel(tmp_path) as k:
+    with kernel_for_test(shared_kernel, tmp_path, request) as k:
         start(k, work, "tool_call")
         k.click(k.wait_for(lambda: k.buttons("Stop"), "the Stop button")[0])
         k.wait_for(lambda: "background work ended" in html_values(k), "the section to end")
@@ -113,12 +117,12 @@ def test_a_background_tool_call_stops_with_tool_call_cancel(tmp_path: Path) -> N
 
 
 def test_the_saved_transcript_follows_a_command_left_running_after_the_idle(
-    tmp_path: Path,
+    shared_kernel: SharedKernel, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     # Issue 25, finding 13: the record saved "running" and none of what came after the idle.
     work = tmp_path / "w"
     work.mkdir()
-    with acp_kernel(tmp_path) as k:
+    with kernel_for_test(shared_kernel, tmp_path, request) as k:
         k.run(f"%acp connect -- {sys.executable} {AGENT} terminal {work}")
         cell = k.run("%%acp\ngo\n", new_cell_id())
         finals = [

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kernel_driver import Kernel, acp_kernel, new_cell_id
+import pytest
+from kernel_driver import Kernel, SharedKernel, acp_kernel, kernel_for_test, new_cell_id
 
 AGENT = Path(__file__).parent / "agents" / "elicit_agent.py"
 
@@ -60,10 +61,12 @@ def connect(k: Kernel, work: Path) -> None:
     k.run(f"%acp connect -- {sys.executable} {AGENT} ask {work}")
 
 
-def test_form_filled_in_the_front_end_reaches_the_agent(tmp_path: Path) -> None:
+def test_form_filled_in_the_front_end_reaches_the_agent(
+    shared_kernel: SharedKernel, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     work = tmp_path / "agent"
     work.mkdir()
-    with acp_kernel(tmp_path) as k:
+    with kernel_for_test(shared_kernel, tmp_path, request) as k:
         connect(k, work)
         cell = k.submit("%%acp -o t\ngo\n", new_cell_id())
         submit = k.wait_for(lambda: k.buttons("Submit"), "the Submit button")
@@ -96,10 +99,12 @@ def test_form_filled_in_the_front_end_reaches_the_agent(tmp_path: Path) -> None:
         assert 'answer: {"action": "accept"' in k.run("print(t.text)").text()
 
 
-def test_timeout_answers_cancel_then_cancels_the_turn(tmp_path: Path) -> None:
+def test_timeout_answers_cancel_then_cancels_the_turn(
+    shared_kernel: SharedKernel, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     work = tmp_path / "agent"
     work.mkdir()
-    with acp_kernel(tmp_path) as k:
+    with kernel_for_test(shared_kernel, tmp_path, request) as k:
         k.run("%env WAIT_CANCEL=1")  # the agent waits for session/cancel after a cancel
         connect(k, work)
         k.run("%%acp --timeout 0.5 -o t\ngo\n")
@@ -136,10 +141,12 @@ def test_interrupt_answers_cancel(tmp_path: Path) -> None:
         assert live == []  # the form of the cancelled question takes no more answers
 
 
-def test_closing_the_agent_answers_cancel(tmp_path: Path) -> None:
+def test_closing_the_agent_answers_cancel(
+    shared_kernel: SharedKernel, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     work = tmp_path / "agent"
     work.mkdir()
-    with acp_kernel(tmp_path) as k:
+    with kernel_for_test(shared_kernel, tmp_path, request) as k:
         connect(k, work)
         k.run("%%acp --bg -o t\ngo\n", new_cell_id())
         k.wait_for(lambda: k.buttons("Submit"), "the Submit button")
