@@ -14,14 +14,17 @@ from typing import Any
 import pytest
 
 from acp_notebook._notebook._record import RUNNING_NOTE, SLOT_CLASS
-from tests.kernel_driver import Execution, Kernel, acp_kernel, new_cell_id
+from tests.kernel_driver import Execution, Kernel, SharedKernel, kernel_for_test, new_cell_id
 
 LONG_TURN = "%%acp --allow 'echo *' --allow 'sleep *'\n$ echo ran-first\n$ sleep 6\n"
 
 
 @pytest.fixture
-def k(tmp_path: Path) -> Iterator[Kernel]:
-    with acp_kernel(tmp_path) as kern:
+def k(
+    shared_kernel: SharedKernel, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Kernel]:
+    """The module's kernel, reset, with the embedded agent connected."""
+    with kernel_for_test(shared_kernel, tmp_path, request) as kern:
         data = tmp_path / "agent-data"
         kern.run(f"%acp connect -- {sys.executable} -m acp_notebook.agent --data-dir {data}")
         yield kern

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.adversarial.test_fail_closed_client import HOSTILE, answers, pwned, received
-from tests.kernel_driver import Kernel, acp_kernel, new_cell_id
+from tests.kernel_driver import Kernel, SharedKernel, kernel_for_test, new_cell_id
 
 CANCELLED = {"outcome": {"outcome": "cancelled"}}
 
@@ -27,10 +27,16 @@ def work(tmp_path: Path) -> Path:
 
 @contextmanager
 def hostile_kernel(
-    tmp_path: Path, work: Path, mode: str, idle_delay: str = "0.3"
+    shared: SharedKernel,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+    work: Path,
+    mode: str,
+    idle_delay: str = "0.3",
 ) -> Iterator[Kernel]:
-    """A kernel with the hostile agent connected in ``mode``."""
-    with acp_kernel(tmp_path) as k:
+    """A kernel with the hostile agent connected in ``mode``: the module's, reset, or one of
+    its own for a row marked ``own_kernel`` (it interrupts the kernel or shuts it down)."""
+    with kernel_for_test(shared, tmp_path, request) as k:
         k.run(f"%env IDLE_DELAY={idle_delay}")
         k.run(f"%acp connect -- {sys.executable} {HOSTILE} {mode} {work}")
         yield k
@@ -153,8 +159,22 @@ ROWS = [
 ]
 
 
+#: the rows that interrupt the kernel or shut it down
+OWN_KERNEL = (
+    interrupt_then_ask_under_allow_star,
+    click_a_card_whose_cell_has_ended,
+    shut_the_kernel_down,
+)
+
+
 @pytest.mark.parametrize(
-    ("path", "mode", "idle_delay", "drive", "decided_by"), ROWS, ids=[row[0] for row in ROWS]
+    ("path", "mode", "idle_delay", "drive", "decided_by"),
+    [
+        pytest.param(
+            *row, id=row[0], marks=[pytest.mark.own_kernel] if row[3] in OWN_KERNEL else []
+        )
+        for row in ROWS
+    ],
 )
 def test_fail_closed_matrix_in_a_kernel(
     path: str,
@@ -162,10 +182,12 @@ def test_fail_closed_matrix_in_a_kernel(
     idle_delay: str,
     drive: Any,
     decided_by: str | None,
+    shared_kernel: SharedKernel,
     tmp_path: Path,
+    request: pytest.FixtureRequest,
     work: Path,
 ) -> None:
-    with hostile_kernel(tmp_path, work, mode, idle_delay) as k:
+    with hostile_kernel(shared_kernel, tmp_path, request, work, mode, idle_delay) as k:
         logged = drive(k, work)
     assert logged == decided_by, path
     got = answers(work)

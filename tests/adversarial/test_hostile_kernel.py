@@ -7,8 +7,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.adversarial.test_fail_closed_kernel import HOSTILE
-from tests.kernel_driver import Execution, Kernel, acp_kernel
+from tests.kernel_driver import Execution, Kernel, SharedKernel, kernel_for_test
 
 RAW = ("\x1b", "\u202e", "\u202c", "\x07")
 
@@ -23,10 +25,12 @@ def run_failing(k: Kernel, code: str) -> tuple[dict[str, Any], Execution]:
             return reply["content"], execution
 
 
-def test_an_agent_dying_mid_turn_ends_the_cell_with_one_line(tmp_path: Path) -> None:
+def test_an_agent_dying_mid_turn_ends_the_cell_with_one_line(
+    shared_kernel: SharedKernel, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     work = tmp_path / "w"
     work.mkdir()
-    with acp_kernel(tmp_path) as k:
+    with kernel_for_test(shared_kernel, tmp_path, request) as k:
         k.run(f"%acp connect -- {sys.executable} {HOSTILE} die_mid_turn {work}")
         error, cell = run_failing(k, "%%acp -o t\ngo\n")
         status = k.run("%acp status").text()
@@ -47,10 +51,12 @@ def test_an_agent_dying_mid_turn_ends_the_cell_with_one_line(tmp_path: Path) -> 
     assert "True the agent exited with code 3" in done
 
 
-def test_hidden_characters_are_visible_in_every_plain_text_output(tmp_path: Path) -> None:
+def test_hidden_characters_are_visible_in_every_plain_text_output(
+    shared_kernel: SharedKernel, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     work = tmp_path / "w"
     work.mkdir()
-    with acp_kernel(tmp_path) as k:
+    with kernel_for_test(shared_kernel, tmp_path, request) as k:
         k.panel_view = False  # no front end holds the panel: `%acp panel` prints it as text
         connect = k.run(f"%acp connect -- {sys.executable} {HOSTILE} control_chars {work}")
         error, _cell = run_failing(k, "%%acp\ngo\n")
