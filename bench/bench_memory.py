@@ -14,7 +14,7 @@ is its own:
 
 Each runs twice, side by side: ``fixed`` (the code as it is) and ``pre-fix`` (the same code with
 the old retention put back: every update kept, as ``Turn`` did before issue 10; kept where every
-path still passes, ``Session._apply``, the v2 hot chunk's ``Session._apply_chunk`` and the v1
+path still passes, ``Session._apply``, the v2 hot chunks' ``Session._apply_chunks`` and the v1
 hot lines' ``Session._applied``, so the column is what keeping them costs today).
 
 ``messages``: a message flood through the public API, 200,000 chunks of 100 characters of text
@@ -57,7 +57,8 @@ CAP = 16 * MIB  # DEFAULT_MAX_BYTES (state) and DEFAULT_BACKLOG_LIMIT (widget ba
 PRE_FIX = """
 from acp_notebook._client._session import Session as _Session
 _kept = []
-for _name in [n for n in ("_apply", "_apply_chunk", "_applied") if hasattr(_Session, n)]:
+_names = ("_apply", "_apply_chunk", "_apply_chunks", "_applied")
+for _name in [n for n in _names if hasattr(_Session, n)]:
     def _keeping(self, *args, _real=getattr(_Session, _name)):
         _kept.append(args)
         return _real(self, *args)

@@ -164,12 +164,16 @@ def wire(update: Any) -> tuple[Any, list[str]]:
     return update.to_wire(), sorted(update.model_fields_set)
 
 
-async def ingest(lines: list[bytes], fast: bool, watch: str = "iterator") -> dict[str, Any]:
+async def ingest(
+    lines: list[bytes], fast: bool, watch: str = "iterator", together: bool = False
+) -> dict[str, Any]:
     """Send ``lines`` to a client in the middle of a turn; what it made of them.
 
     ``watch``: who sees the updates as they come: an iterator made before the lines, nobody
     (only the replay, read by an iterator made after the turn), a listener, or an iterator
-    made and dropped before the lines (the turn was iterated, no stream is left)."""
+    made and dropped before the lines (the turn was iterated, no stream is left).
+    ``together``: the lines in one write (the client reads them at once, and applies a run
+    of them in one step), else one write each."""
 
     async def answer(method: str, params: Any) -> Any:
         return reference_answer(method)
@@ -210,8 +214,11 @@ async def ingest(lines: list[bytes], fast: bool, watch: str = "iterator") -> dic
             await gone.aclose()
             del gone
             gc.collect()
-        for line in lines:
-            await peer_send.send(line + b"\n")
+        if together and lines:
+            await peer_send.send(b"".join(line + b"\n" for line in lines))
+        else:
+            for line in lines:
+                await peer_send.send(line + b"\n")
         idle = {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}
         await peer.notify("session/update", {"sessionId": "s", "update": idle})
         await turn.wait()
@@ -257,12 +264,12 @@ def traffic(draw: st.DrawFn) -> list[bytes]:
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(traffic(), st.sampled_from(WATCHES))
+@given(traffic(), st.sampled_from(WATCHES), st.booleans())
 def test_the_fast_path_and_the_pydantic_path_give_the_same_state(
-    lines: list[bytes], watch: str
+    lines: list[bytes], watch: str, together: bool
 ) -> None:
-    fast = anyio.run(ingest, lines, True, watch)
-    usual = anyio.run(ingest, lines, False, watch)
+    fast = anyio.run(ingest, lines, True, watch, together)
+    usual = anyio.run(ingest, lines, False, watch, together)
     assert fast == usual
     updates = len(lines) - sum(b'"zz"' in line for line in lines) + 1  # + the idle
     if watch == "iterator":
@@ -270,7 +277,7 @@ def test_the_fast_path_and_the_pydantic_path_give_the_same_state(
     if watch in ("listener", "view listener"):
         assert len(fast["heard"]) == updates
     if watch == "view listener":  # the views' models are what a plain listener gets, in order
-        assert fast["heard"] == anyio.run(ingest, lines, True, "listener")["heard"]
+        assert fast["heard"] == anyio.run(ingest, lines, True, "listener", together)["heard"]
     # Nothing lost: the replay holds every update, or says how many it left out.
     assert len(fast["late"]) + fast["dropped"] == updates
 
@@ -283,8 +290,8 @@ def test_a_small_replay_keeps_the_same_updates_on_both_paths(
     with pytest.MonkeyPatch.context() as patch:  # a replay that drops as a flood makes it
         patch.setattr(_turn, "REPLAY_LIMIT", max_items)
         patch.setattr(_turn, "REPLAY_BULK_BYTES", max_bulk)
-        fast = anyio.run(ingest, lines, True, watch)
-        usual = anyio.run(ingest, lines, False, watch)
+        fast = anyio.run(ingest, lines, True, watch, True)
+        usual = anyio.run(ingest, lines, False, watch, True)
     assert fast == usual
     updates = len(lines) - sum(b'"zz"' in line for line in lines) + 1
     assert len(fast["late"]) + fast["dropped"] == updates
@@ -309,7 +316,7 @@ def test_the_fast_path_is_taken() -> None:
         peer_send, client_receive = memory_byte_pipe(64)
         peer = Connection(peer_receive, peer_send, name="client", request_handler=answer)
         async with peer, connect_streams(client_receive, client_send) as agent:
-            agent.connection.set_fast_notifications(counting, agent._on_hot_update)
+            agent.connection.set_fast_notifications(counting, agent._on_hot_updates)
             session = await agent.new_session(cwd="/")
             turn = await session.prompt("go")
             await peer_send.send(line + b"\n")

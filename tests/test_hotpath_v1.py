@@ -1,4 +1,4 @@
-"""The v1 hot path (``_hotpath.decode_v1_hot_line``, ``_v1.on_hot_update``): a v1 agent's
+"""The v1 hot path (``_hotpath.decode_v1_hot_line``, ``_v1.on_hot_updates``): a v1 agent's
 plain text chunks and its ``_meta`` terminal output skip the v1 and v2 models, and change nothing
 but the time.
 
@@ -109,9 +109,10 @@ def test_other_v1_updates_are_left_to_the_usual_path(update: Any) -> None:
 
 
 @contextlib.asynccontextmanager
-async def v1_client(lines: list[bytes]) -> AsyncIterator[Any]:
+async def v1_client(lines: list[bytes], together: bool = False) -> AsyncIterator[Any]:
     """A client connected to a v1 peer that sends ``lines`` during each prompt (its answer
-    ends the turn)."""
+    ends the turn): one write each, or all in one write (``together``: the client reads them
+    at once, and applies a run of them in one step)."""
     client_send, peer_receive = memory_byte_pipe(64)
     peer_send, client_receive = memory_byte_pipe(64)
 
@@ -121,8 +122,11 @@ async def v1_client(lines: list[bytes]) -> AsyncIterator[Any]:
         if method == "session/new":
             return {"sessionId": "s"}
         if method == "session/prompt":
-            for line in lines:
-                await peer_send.send(line + b"\n")
+            if together and lines:
+                await peer_send.send(b"".join(line + b"\n" for line in lines))
+            else:
+                for line in lines:
+                    await peer_send.send(line + b"\n")
             return {"stopReason": "end_turn"}
         return {}
 
@@ -131,10 +135,12 @@ async def v1_client(lines: list[bytes]) -> AsyncIterator[Any]:
         yield agent
 
 
-async def ingest(lines: list[bytes], fast: bool, watch: str) -> dict[str, Any]:
+async def ingest(
+    lines: list[bytes], fast: bool, watch: str, together: bool = False
+) -> dict[str, Any]:
     """Send ``lines`` to a client during a v1 turn (the prompt's answer ends it)."""
     heard: list[Any] = []
-    async with v1_client(lines) as agent:
+    async with v1_client(lines, together) as agent:
         assert agent.protocol_version == 1
         if not fast:
             agent.connection.set_fast_notifications(None)
@@ -221,17 +227,17 @@ def traffic(draw: st.DrawFn) -> list[bytes]:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(traffic(), st.sampled_from(WATCHES))
+@given(traffic(), st.sampled_from(WATCHES), st.booleans())
 def test_the_v1_fast_path_and_the_model_path_give_the_same_state(
-    lines: list[bytes], watch: str
+    lines: list[bytes], watch: str, together: bool
 ) -> None:
-    fast = anyio.run(ingest, lines, True, watch)
-    usual = anyio.run(ingest, lines, False, watch)
+    fast = anyio.run(ingest, lines, True, watch, together)
+    usual = anyio.run(ingest, lines, False, watch, together)
     if watch == "view listener":
         # The same updates, in order, as a plain listener hears, except that on the fast path
         # a cell's listener is not told of the `_meta` patch each piece of output came in
         # (it gets the output's bytes as a chunk, as from a v2 agent); the state is the same.
-        plain = anyio.run(ingest, lines, True, "listener")["heard"]
+        plain = anyio.run(ingest, lines, True, "listener", together)["heard"]
         for heard in (fast.pop("heard"), usual.pop("heard")):
             assert [u for u in heard if not output_patch(u)] == [
                 u for u in plain if not output_patch(u)

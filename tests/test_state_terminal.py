@@ -5,11 +5,13 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acp_notebook._protocol import TerminalExitStatus
 from acp_notebook._state._terminal import (
+    BLOCK_BYTES,
+    OWN_BLOCK_BYTES,
     ExitStatus,
     TerminalPhase,
     TerminalState,
@@ -86,6 +88,43 @@ def test_what_is_kept_does_not_depend_on_the_chunking(data: bytes, cuts: list[in
     assert chunked.data == whole.data
     assert chunked.omitted_bytes == whole.omitted_bytes
     assert chunked.text == whole.text
+
+
+SIZES = [0, 1, 100, OWN_BLOCK_BYTES - 1, OWN_BLOCK_BYTES, BLOCK_BYTES - 1, BLOCK_BYTES]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    sizes=st.lists(st.sampled_from(SIZES), max_size=16),
+    runs=st.lists(st.integers(1, 5), max_size=16),
+)
+def test_chunks_appended_together_keep_what_appending_them_one_by_one_keeps(
+    sizes: list[int], runs: list[int]
+) -> None:
+    """``append(joined, pieces)`` (a run of chunks the client applies in one step) keeps the
+    same bytes, counts and revision as appending each chunk, past the limit too."""
+    stream = bytes(range(256)) * (sum(sizes) // 256 + 1)
+    chunks, offset = [], 0
+    for size in sizes:
+        chunks.append(stream[offset : offset + size])
+        offset += size
+    one_by_one = TerminalState("t", max_bytes=4 * BLOCK_BYTES)
+    for chunk in chunks:
+        one_by_one.append(chunk)
+    together = TerminalState("t", max_bytes=4 * BLOCK_BYTES)
+    start = 0
+    for length in [*runs, len(chunks)]:
+        run = [chunk for chunk in chunks[start : start + length] if chunk]
+        start += length
+        if run:
+            together.append(b"".join(run), len(run))
+    assert together.data == one_by_one.data
+    assert (together.total_bytes, together.omitted_bytes, together.revision) == (
+        one_by_one.total_bytes,
+        one_by_one.omitted_bytes,
+        one_by_one.revision,
+    )
+    assert together.streamed == one_by_one.streamed
 
 
 def _tail_of(data: bytes, max_bytes: int) -> tuple[int, bytes]:

@@ -109,7 +109,7 @@ class Agent:
         connection.set_request_handler(self._on_request)
         connection.set_notification_handler(self._on_notification)
         # terminal output of the commonest shape: decoded by orjson, dispatched at once
-        connection.set_fast_notifications(decode_hot_line, self._on_hot_update)
+        connection.set_fast_notifications(decode_hot_line, self._on_hot_updates)
 
     # -- lifecycle -----------------------------------------------------------------------
     async def initialize(self) -> None:
@@ -335,15 +335,21 @@ class Agent:
             return
         self._dispatch_update(params)
 
-    def _on_hot_update(self, method: str, params: Any) -> None:
-        """A ``session/update`` line of the hot shape (``_hotpath``): as `_on_notification`,
-        with the chunk validated by its own model (what ``parse_session_update`` picks)."""
-        session = self.sessions.get(params["sessionId"])
-        if session is None or session._v1 is not None:
-            self._dispatch_update(params)
-            return
-        # Of the hot shape, its model validates (three strings): made only if someone sees it.
-        session._apply_chunk(params["update"])
+    def _on_hot_updates(self, messages: list[dict[str, Any]]) -> None:
+        """Consecutive ``session/update`` lines of the hot shape (``_hotpath``): as
+        `_on_notification` of each, in order, with each chunk validated by its own model
+        (what ``parse_session_update`` picks); a session applies a run of its chunks of one
+        terminal in one step (`Session._apply_chunks`)."""
+        sessions = self.sessions
+        index, count = 0, len(messages)
+        while index < count:
+            params = messages[index]["params"]
+            session = sessions.get(params["sessionId"])
+            if session is None or session._v1 is not None:
+                self._dispatch_update(params)
+                index += 1
+                continue
+            index = session._apply_chunks(messages, index)
 
     def _dispatch_update(self, params: Any) -> None:
         session_id = params.get("sessionId") if isinstance(params, dict) else None

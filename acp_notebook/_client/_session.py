@@ -8,6 +8,7 @@ import binascii
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from itertools import repeat
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal
 
 import anyio
@@ -165,7 +166,7 @@ class Session:
 
     def _chunk_listeners_now(self) -> tuple[ChunkListener, ...]:
         """The ``terminal_chunks`` listeners, in the order they subscribed: who gets a hot
-        chunk while there is no model listener (`_apply_chunk`)."""
+        chunk while there is no model listener (`_apply_chunks`)."""
         return tuple(chunks for _listener, chunks in self._listeners if chunks is not None)
 
     def ask_permissions(self, asker: Asker) -> Callable[[], None]:
@@ -250,36 +251,64 @@ class Session:
             except Exception:
                 log.exception("session update listener failed")
 
-    def _apply_chunk(self, raw: dict[str, Any]) -> None:
-        """`_apply` of a ``terminal_output_chunk`` of the exact hot shape (``_hotpath``), given
-        as its wire dict: when no listener or iterator would see its model, none is made (a
-        ``terminal_chunks`` listener gets a :class:`TerminalChunk`)."""
+    def _apply_chunks(self, messages: list[dict[str, Any]], start: int) -> int:
+        """`_apply` of the ``terminal_output_chunk`` of ``messages[start]`` (this session's,
+        of the exact hot shape: ``_hotpath``) and of the ones right after it of this session
+        and terminal, given as their wire messages; returns the index after the last one
+        taken. When no listener or iterator would see their models, none is made (a
+        ``terminal_chunks`` listener gets a :class:`TerminalChunk` of each), and the run is
+        applied to the state in one step, then to the replay and the listeners chunk by
+        chunk."""
         turn = self.turn
+        first = messages[start]["params"]["update"]
         if self._model_listeners or (turn is not None and turn._iterated and turn._streams):
-            self._apply(_validate_chunk(raw))
-            return
-        terminal_id = raw["terminalId"]
-        data = raw["data"]
+            self._apply(_validate_chunk(first))
+            return start + 1
+        terminal_id = first["terminalId"]
+        run = [first]
+        end, count, session_id = start + 1, len(messages), self.id
+        while end < count:
+            params = messages[end]["params"]
+            update = params["update"]
+            if params["sessionId"] != session_id or update["terminalId"] != terminal_id:
+                break
+            run.append(update)
+            end += 1
         state = self.state
-        if not state.apply_terminal_chunk(terminal_id, data):  # its base64 was refused
-            self._problem(state.problems[-1])
+        problems = len(state.problems)
+        state.apply_terminal_chunks(terminal_id, [raw["data"] for raw in run])
+        for problem in state.problems[problems:]:  # base64 refused: those chunks dropped
+            self._problem(problem)
         if turn is not None and not turn._ended:
-            # `turn._push`, with no stream to feed: the replay keeps the wire dict (its model
-            # is made if an iterator reads it)
-            turn._replay.push_chunk(raw)
+            # `turn._push`, with no stream to feed: the replay keeps the wire dicts (a model is
+            # made if an iterator reads one)
+            push = turn._replay.push_chunk
+            for raw in run:
+                push(raw)
             waiter = turn._waiter
             if waiter is not None:
                 turn._waiter = None
                 waiter.set()
             if turn.state.done:  # (a chunk never ends a turn: as `_apply`, all the same)
                 self._end_turn(turn)
-        listeners = self._chunk_listeners  # (all of them: no model listener, see above)
-        if listeners:
-            # `TerminalChunk(terminal_id, data)`, without a frame for its __init__ (per chunk)
+        if self._chunk_listeners:  # (all of them: no model listener, see above)
+            self._tell_chunks(terminal_id, [raw["data"] for raw in run], None)
+        return end
+
+    def _tell_chunks(
+        self, terminal_id: str, datas: list[str] | None, raws: list[bytes] | None
+    ) -> None:
+        """Give the ``terminal_chunks`` listeners a :class:`TerminalChunk` of each chunk of
+        ``terminal_id``, in order: of its base64 (``datas``) or of its bytes (``raws``)."""
+        listeners = self._chunk_listeners
+        pairs = zip(datas, repeat(None)) if datas is not None else zip(repeat(None), raws or ())
+        for data, raw in pairs:
+            # `TerminalChunk(terminal_id, data)` (or `.from_bytes(raw)`) without a frame for
+            # its __init__ (per chunk; a test checks the slots)
             view = _new_object(TerminalChunk)
             view.terminal_id = terminal_id  # type: ignore[misc]
             view._data = data
-            view._raw = None
+            view._raw = raw
             view._model = None
             for chunks in listeners:
                 try:

@@ -29,7 +29,7 @@ from ._errors import (
     client_info,
     first_error,
 )
-from ._session import Session, TerminalChunk, _new_object, log
+from ._session import Session
 
 if TYPE_CHECKING:
     from ._agent import Agent
@@ -200,86 +200,102 @@ def adopt(agent: Agent, result: dict[str, Any]) -> None:
     agent.protocol_version = v1.PROTOCOL_VERSION
     if agent.connection.fast_notifications is not None:  # (a test may have turned it off)
         agent.connection.set_fast_notifications(
-            decode_v1_hot_line, functools.partial(on_hot_update, agent)
+            decode_v1_hot_line, functools.partial(on_hot_updates, agent)
         )
 
 
-def on_hot_update(agent: Agent, method: str, params: Any) -> None:
-    """A v1 ``session/update`` line of a v1 hot shape (``_hotpath.is_v1_hot_update``): what
-    `V1Session.apply` does, without the v1 models, and without the v2 ones unless someone
-    would see them (a listener, or a live iterator of the turn): a text chunk goes to the
-    message's text, terminal output to the terminal's bytes (neither makes a problem), and
-    the turn's replay keeps what makes their models. (One function: a flood calls it for every
-    line.)"""
-    found = agent.sessions.get(params["sessionId"])
-    dialect = None if found is None else found._v1
-    if dialect is None:
-        agent._dispatch_update(params)  # (held for a session being opened, or refused)
-        return
+def on_hot_updates(agent: Agent, messages: list[dict[str, Any]]) -> None:
+    """Consecutive v1 ``session/update`` lines of a v1 hot shape (``_hotpath.is_v1_hot_update``),
+    in order: what `V1Session.apply` does with each, without the v1 models, and without the v2
+    ones unless someone would see them (a listener, or a live iterator of the turn): a text
+    chunk goes to the message's text, terminal output to the terminal's bytes (neither makes
+    a problem; a run of one call's output to one terminal in one step), and the turn's replay
+    keeps what makes their models."""
+    sessions = agent.sessions
+    index, count = 0, len(messages)
+    while index < count:
+        params = messages[index]["params"]
+        found = sessions.get(params["sessionId"])
+        dialect = None if found is None else found._v1
+        if dialect is None:
+            agent._dispatch_update(params)  # (held for a session being opened, or refused)
+            index += 1
+            continue
+        raw = params["update"]
+        tag = raw["sessionUpdate"]
+        if tag == "tool_call_update":
+            index = _terminal_outputs(dialect, messages, index)
+            continue
+        index += 1
+        # A text chunk (inline: a flood of message chunks comes this way, one by one).
+        session = dialect.session
+        turn = session.turn
+        role = _ROLES[tag]
+        content = raw["content"]
+        message_id = dialect.translator.message_id(role, raw.get("messageId"))
+        if session._listeners or (turn is not None and turn._iterated and turn._streams):
+            wire = {"sessionUpdate": tag, "messageId": message_id, "content": content}
+            session._apply(p.parse_session_update(wire))
+            continue
+        session.state.apply_text_chunk(role, message_id, content["text"])
+        if turn is not None and not turn._ended:
+            turn._replay.push_lazy((_text_update, tag, message_id, content))
+            _turn_moved(session, turn)
+
+
+def _terminal_outputs(dialect: V1Session, messages: list[dict[str, Any]], start: int) -> int:
+    """The terminal output of ``messages[start]`` (a ``tool_call_update`` of ``_meta`` output
+    alone) and of the ones right after it of the same session, call and terminal; returns the
+    index after the last one taken. (A flood comes this way: one loop, no call per line.)"""
     session = dialect.session
-    raw = params["update"]
-    tag = raw["sessionUpdate"]
-    turn = session.turn
-    if tag == "tool_call_update":
-        call_id = raw["toolCallId"]
-        meta = raw["_meta"]
+    session_id = session.id
+    call_id = terminal_id = ""
+    metas: list[dict[str, Any]] = []
+    datas: list[bytes] = []
+    end, count = start, len(messages)
+    while end < count:
+        params = messages[end]["params"]
+        update = params["update"]
+        if params["sessionId"] != session_id or update["sessionUpdate"] != "tool_call_update":
+            break
+        meta = update["_meta"]
         output = meta.get("terminal_output")  # (or, its one other name)
         if output is None:
             output = meta.get("terminal_output_delta")
-        terminal_id = output.get("terminal_id")
-        if terminal_id is None:
-            terminal_id = output.get("terminalId")
-        if not terminal_id or not dialect.translator.hot_meta_output(call_id, terminal_id):
-            dialect.apply(raw)  # (its first output, or a command to name its terminal with)
-            return
-        data = terminal_bytes(output["data"])
-        if session._model_listeners or (turn is not None and turn._iterated and turn._streams):
-            patch = {"sessionUpdate": tag, "toolCallId": call_id, "_meta": meta}
-            session._apply(p.parse_session_update(patch))
-            session._apply(_output_chunk(terminal_id, data))
-            return
-        # Nobody needs the models: a `terminal_chunks` listener (a cell's) gets the bytes as
-        # a `TerminalChunk`, as it gets a v2 chunk (the `_meta` patch only names the bytes'
-        # terminal: as a v2 agent's output, it is not an update a listener is told about).
-        session.state.apply_terminal_output(call_id, meta, terminal_id, data)
-        if turn is not None and not turn._ended:
-            turn._replay.push_lazy_pair(
-                (_meta_update, call_id, meta),
-                (_output_chunk, terminal_id, data),
-                4 * ((len(data) + 2) // 3),
-            )
-            waiter = turn._waiter  # (`_turn_moved`, inline: a flood comes this way)
-            if waiter is not None:
-                turn._waiter = None
-                waiter.set()
-            if turn.state.done:
-                session._end_turn(turn)
-        listeners = session._chunk_listeners
-        if listeners:
-            # `TerminalChunk.from_bytes`, without a frame for it (per line; a test checks the slots)
-            view = _new_object(TerminalChunk)
-            view.terminal_id = terminal_id  # type: ignore[misc]
-            view._data = None
-            view._raw = data
-            view._model = None
-            for chunks in listeners:
-                try:
-                    chunks(session, view)
-                except Exception:
-                    log.exception("session update listener failed")
-        return
-    role = _ROLES[tag]
-    content = raw["content"]
-    message_id = dialect.translator.message_id(role, raw.get("messageId"))
-    if session._listeners or (turn is not None and turn._iterated and turn._streams):
-        wire = {"sessionUpdate": tag, "messageId": message_id, "content": content}
-        session._apply(p.parse_session_update(wire))
-        return
-    session.state.apply_text_chunk(role, message_id, content["text"])
-    if turn is None or turn._ended:
-        return
-    turn._replay.push_lazy((_text_update, tag, message_id, content))
-    _turn_moved(session, turn)
+        found = output.get("terminal_id")
+        if found is None:
+            found = output.get("terminalId")
+        if metas:
+            if update["toolCallId"] != call_id or found != terminal_id:
+                break
+        else:
+            call_id, terminal_id = update["toolCallId"], found
+            if not found or not dialect.translator.hot_meta_output(call_id, found):
+                dialect.apply(update)  # (its first output, or a command to name its terminal)
+                return start + 1
+            turn = session.turn
+            if session._model_listeners or (turn is not None and turn._iterated and turn._streams):
+                patch = {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "_meta": meta}
+                session._apply(p.parse_session_update(patch))
+                session._apply(_output_chunk(found, terminal_bytes(output["data"])))
+                return start + 1
+        metas.append(meta)
+        datas.append(terminal_bytes(output["data"]))
+        end += 1
+    # Nobody needs the models: a `terminal_chunks` listener (a cell's) gets the bytes as a
+    # `TerminalChunk`, as it gets a v2 chunk (the `_meta` patch only names the bytes'
+    # terminal: as a v2 agent's output, it is not an update a listener is told about).
+    session.state.apply_terminal_outputs(call_id, metas, terminal_id, datas)
+    turn = session.turn
+    if turn is not None and not turn._ended:
+        push = turn._replay.push_lazy_pair
+        for meta, data in zip(metas, datas, strict=True):
+            weight = 4 * ((len(data) + 2) // 3)
+            push((_meta_update, call_id, meta), (_output_chunk, terminal_id, data), weight)
+        _turn_moved(session, turn)
+    if session._chunk_listeners:
+        session._tell_chunks(terminal_id, None, datas)
+    return end
 
 
 def _turn_moved(session: Session, turn: Turn) -> None:

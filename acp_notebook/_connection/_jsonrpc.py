@@ -93,15 +93,15 @@ log) far from Python's recursion limit."""
 RequestHandler: TypeAlias = Callable[[str, Any], Awaitable[Any]]
 NotificationHandler: TypeAlias = Callable[[str, Any], Awaitable[None]]
 FastDecoder: TypeAlias = Callable[[bytes], "dict[str, Any] | None"]
-FastHandler: TypeAlias = Callable[[str, Any], None]
+FastHandler: TypeAlias = Callable[["list[dict[str, Any]]"], None]
 
 
 def _not_fast(line: bytes) -> dict[str, Any] | None:
     return None
 
 
-def _unused(method: str, params: Any) -> None:  # pragma: no cover - _not_fast takes nothing
-    raise AssertionError(method)
+def _unused(messages: list[dict[str, Any]]) -> None:  # pragma: no cover - _not_fast takes none
+    raise AssertionError(messages)
 
 
 _NO_FAST: tuple[FastDecoder, FastHandler] = (_not_fast, _unused)  # no shortcut set
@@ -278,9 +278,12 @@ class Connection:
         recognise a notification (``method`` and ``params``, no ``id``, not
         ``$/cancel_request``), nest at most a few levels, not be over ``WIDE_CHECK_BYTES``,
         and be the very dict the JSON decoder gives. Such a line skips the generic checks,
-        is logged and observed as any message, and goes to ``handle(method, params)``,
-        called synchronously by the reader, in order; what it raises is treated as the
-        notification handler's. Every other line takes the usual path.
+        is logged and observed as any message. The messages of consecutive such lines (of
+        one read from the peer) go to ``handle(messages)`` together, in order, called
+        synchronously by the reader before it takes any other line, so that a handler can
+        apply a run of them in one step (a flood's chunks of one terminal). ``handle`` should
+        not raise: what it raises is treated as the notification handler's, for the run's
+        first message. Every other line takes the usual path.
         """
         self._fast = None if decode is None or handle is None else (decode, handle)
 
@@ -532,6 +535,7 @@ class Connection:
                         waited += delay
                 fast_decode, fast_handle = self._fast or _NO_FAST
                 whole = LOG_WHOLE_BYTES
+                run: list[dict[str, Any]] = []  # recognised lines not handled yet, in order
                 for item in items:
                     if type(item) is bytes:
                         hot = fast_decode(item)
@@ -540,11 +544,11 @@ class Connection:
                             self.messages_seen += 1
                             if self._observers:
                                 self._observe("recv", hot)
-                            try:
-                                fast_handle(hot["method"], hot["params"])
-                            except Exception as exc:
-                                self._notification_failed(hot["method"], exc)
+                            run.append(hot)
                             continue
+                    if run:
+                        self._fast_run(fast_handle, run)
+                        run = []
                     if type(item) is not bytes:
                         assert isinstance(item, LineTooLong)
                         self._problem(
@@ -592,6 +596,8 @@ class Connection:
                         raise
                     except Exception as exc:
                         self._notification_failed(method, exc)
+                if run:
+                    self._fast_run(fast_handle, run)
         except cancelled:
             raise
         except Exception as exc:
@@ -610,6 +616,12 @@ class Connection:
             except Exception:
                 logger.exception("%s: on_eof callback failed", self.name)
         self.fail(failure)
+
+    def _fast_run(self, handle: FastHandler, run: list[dict[str, Any]]) -> None:
+        try:
+            handle(run)
+        except Exception as exc:
+            self._notification_failed(run[0]["method"], exc)
 
     @property
     def _lines_limit(self) -> int:

@@ -650,22 +650,27 @@ class SessionState:
         term.revision += 1
 
     def _terminal_chunk(self, u: TerminalOutputChunk) -> None:
-        self.apply_terminal_chunk(u.terminal_id, u.data)
+        self.apply_terminal_chunks(u.terminal_id, [u.data])
         self.revision -= 1  # (`apply` counts it)
 
-    def apply_terminal_chunk(self, terminal_id: str, data: str) -> bool:
-        """``apply`` of a ``terminal_output_chunk`` with these fields and nothing else, given
-        as its two strings (the client's hot path: no model made for it). False when its
-        base64 was refused: the update was dropped, and its problem is the last of
-        ``problems``."""
-        self.revision += 1
-        try:  # the common case of `_decode`, inline
-            raw = binascii.a2b_base64(data, strict_mode=True)
-        except (binascii.Error, ValueError, TypeError):
-            decoded = self._decode(data, f"terminal_output_chunk for {terminal_id!r}")
-            if decoded is None:
-                return False
-            raw = decoded
+    def apply_terminal_chunks(self, terminal_id: str, datas: list[str]) -> None:
+        """``apply`` of a ``terminal_output_chunk`` of ``terminal_id`` with nothing else for
+        each of ``datas`` (their base64, in order), given as strings (the client's hot path:
+        no model made for them), in one step: one refused is dropped (its problem is added
+        to ``problems``, in order), the others' bytes are appended together (what is kept
+        does not depend on how the bytes were chunked)."""
+        self.revision += len(datas)
+        kept: list[bytes] = []
+        decode = binascii.a2b_base64
+        for data in datas:
+            try:  # the common case of `_decode`, inline
+                kept.append(decode(data, strict_mode=True))
+            except (binascii.Error, ValueError, TypeError):
+                decoded = self._decode(data, f"terminal_output_chunk for {terminal_id!r}")
+                if decoded is not None:
+                    kept.append(decoded)
+        if not kept:
+            return
         term = self.terminals.get(terminal_id)
         turns = self.turns
         if (
@@ -674,32 +679,38 @@ class SessionState:
             or (turns and terminal_id not in turns[-1]._terminal_ids)
         ):
             term = self._touch_terminal(terminal_id)  # otherwise what it does is done already
-        term.append(raw)
-        return True
+        pieces = len(kept) - kept.count(b"")
+        if pieces:
+            term.append(b"".join(kept) if len(kept) > 1 else kept[0], pieces)
 
-    def apply_terminal_output(
-        self, tool_call_id: str, meta: dict[str, Any], terminal_id: str, raw: bytes
+    def apply_terminal_outputs(
+        self, tool_call_id: str, metas: list[dict[str, Any]], terminal_id: str, raws: list[bytes]
     ) -> None:
-        """``apply`` of a ``tool_call_update`` carrying only its id and this ``_meta``, then of
-        a ``terminal_output_chunk`` of ``terminal_id`` whose data decodes to ``raw``: what a v1
-        agent's terminal output in a tool call's ``_meta`` stands for (given decoded: its text,
-        never base64 encoded). Neither makes a problem."""
+        """For each ``meta`` of ``metas`` and ``raw`` of ``raws`` in turn, ``apply`` of a
+        ``tool_call_update`` carrying only its id and this ``_meta``, then of a
+        ``terminal_output_chunk`` of ``terminal_id`` whose data decodes to ``raw``: what a v1
+        agent's terminal output in a tool call's ``_meta`` stands for (given decoded: its
+        text, never base64 encoded), in one step. None of them makes a problem."""
         call = self.tool_calls.get(tool_call_id)
         turns = self.turns
         if call is None or (turns and tool_call_id not in turns[-1]._tool_call_ids):
             call = self._get_tool_call(tool_call_id)  # otherwise what it does is done already
-        old = call.meta
-        call.meta = {**old, **meta} if old else dict(meta)  # `patch_meta`: no None in it
-        call.revision += 1
-        term = self.terminals.get(terminal_id)  # (as in `apply_terminal_chunk`)
+        merged = dict(call.meta) if call.meta else {}  # `patch_meta` of each: no None in them
+        for meta in metas:
+            merged.update(meta)
+        call.meta = merged
+        call.revision += len(metas)
+        term = self.terminals.get(terminal_id)  # (as in `apply_terminal_chunks`)
         if (
             term is None
             or not term.reported
             or (turns and terminal_id not in turns[-1]._terminal_ids)
         ):
             term = self._touch_terminal(terminal_id)
-        term.append(raw)
-        self.revision += 2
+        pieces = len(raws) - raws.count(b"")
+        if pieces:
+            term.append(b"".join(raws) if len(raws) > 1 else raws[0], pieces)
+        self.revision += 2 * len(metas)
 
     # -- plans, commands, config, info, usage, notices ------------------------------
     def _plan(self, u: PlanUpdate) -> None:

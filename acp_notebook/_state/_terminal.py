@@ -139,13 +139,15 @@ class TerminalState:
         self.generation += 1
         self.revision += 1
 
-    def append(self, data: bytes) -> None:
-        """Live output: bytes appended in order."""
+    def append(self, data: bytes, pieces: int = 1) -> None:
+        """Live output: bytes appended in order (``pieces``: how many chunks of output, none of
+        them empty, they join; each counts in ``revision``, as if appended one by one, and
+        they go to the tail as small chunks do unless they make a block)."""
         size = len(data)
         if not size:
             return
         self.streamed = True
-        if size >= OWN_BLOCK_BYTES or size >= BLOCK_BYTES:
+        if size >= BLOCK_BYTES or (size >= OWN_BLOCK_BYTES and pieces == 1):
             self._seal()  # a big chunk is a block of its own: not copied into the tail
             self._blocks.append(bytes(data))
         else:
@@ -156,7 +158,7 @@ class TerminalState:
         total = self._total = self._total + size
         if total - self._start > self._max:
             self._trim()
-        self.revision += 1
+        self.revision += pieces
 
     def _seal(self) -> None:
         """Turn the tail into a block."""
