@@ -26,6 +26,7 @@ from test_hotpath import TEXT, encoded, wire
 
 from acp_notebook import _protocol as p
 from acp_notebook import connect_streams
+from acp_notebook._client import _turn
 from acp_notebook._client._session import TerminalChunk
 from acp_notebook._connection._hotpath import decode_v1_hot_line, is_v1_hot_update
 from acp_notebook._connection._jsonrpc import Connection
@@ -246,6 +247,31 @@ def test_the_v1_fast_path_and_the_model_path_give_the_same_state(
             assert all(u in patches for u in heard if output_patch(u))
     assert fast == usual
     assert len(fast["late"]) + fast["dropped"] >= len(fast.get("heard", ()))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    traffic(),
+    st.sampled_from(["nobody", "iterator gone"]),
+    st.integers(1, 6),
+    st.integers(0, 400),
+    st.integers(0, 40),
+)
+def test_a_full_replay_keeps_the_same_updates_on_both_paths(
+    lines: list[bytes], watch: str, max_items: int, max_bulk: int, outputs: int
+) -> None:
+    """A run of output lines into a replay already full (what a v1 flood leaves: every line
+    pushes out the oldest update, its output goes at once) drops what the model path drops."""
+    opening = json.dumps(message(OPENING)).encode()
+    run = [json.dumps(message(output("c", "t", f"line {n}\n"))).encode() for n in range(outputs)]
+    lines = [opening, *lines, *run]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_turn, "REPLAY_LIMIT", max_items)
+        patch.setattr(_turn, "REPLAY_BULK_BYTES", max_bulk)
+        fast = anyio.run(ingest, lines, True, watch, True)
+        usual = anyio.run(ingest, lines, False, watch, True)
+    assert fast == usual
+    assert len(fast["late"]) <= max_items
 
 
 def output_patch(heard: tuple[dict[str, Any], list[str]]) -> bool:

@@ -18,7 +18,7 @@ import functools
 import heapq
 from bisect import bisect_left
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from itertools import accumulate, islice, repeat
 from operator import call, itemgetter
 from typing import Any, Protocol
@@ -209,6 +209,29 @@ class UpdateBuffer:
         other.append((key, first))
         other.popleft()
         self._dropped += 2
+
+    def push_lazy_pairs(
+        self,
+        firsts: list[tuple[Any, ...]],
+        seconds: Iterable[tuple[Any, ...]],
+        weights: list[int],
+    ) -> None:
+        """`push_lazy_pair` of each first, second and weight in turn (a run of v1 terminal
+        output lines); ``seconds`` is read only when needed: into a full buffer with no bulk
+        update, every first pushes out the oldest update and every second goes at once."""
+        other = self._other
+        count = len(firsts)
+        if not self._bulk and len(other) >= self.max_items and all(weights):
+            key = self._arrived
+            self._arrived = key + 2 * count
+            other.extend(zip(range(key, key + 2 * count, 2), firsts, strict=True))
+            popleft = other.popleft
+            for _ in repeat(None, count):
+                popleft()
+            self._dropped += 2 * count
+            return
+        for first, second, weight in zip(firsts, seconds, weights, strict=True):
+            self.push_lazy_pair(first, second, weight)
 
     def _settle(self) -> None:
         """Drop what `push` would have dropped by now, oldest bulk first, in one go.

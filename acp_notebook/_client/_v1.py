@@ -288,10 +288,11 @@ def _terminal_outputs(dialect: V1Session, messages: list[dict[str, Any]], start:
     session.state.apply_terminal_outputs(call_id, metas, terminal_id, datas)
     turn = session.turn
     if turn is not None and not turn._ended:
-        push = turn._replay.push_lazy_pair
-        for meta, data in zip(metas, datas, strict=True):
-            weight = 4 * ((len(data) + 2) // 3)
-            push((_meta_update, call_id, meta), (_output_chunk, terminal_id, data), weight)
+        turn._replay.push_lazy_pairs(
+            [(_meta_update, call_id, meta) for meta in metas],
+            ((_output_chunk, terminal_id, data) for data in datas),
+            [4 * ((len(data) + 2) // 3) for data in datas],  # (the length of its base64)
+        )
         _turn_moved(session, turn)
     if session._chunk_listeners:
         session._tell_chunks(terminal_id, None, datas)
