@@ -179,6 +179,8 @@ def test_playwright_suite_passes(group: str) -> None:
         # Playwright empties its output dir when it starts: one per group.
         "ACP_UI_OUTPUT": f"playwright-output-{group}",
         "FORCE_COLOR": "0",
+        # the Python whose Jupyter serves the group (ui-tests/serve.py, playwright.config.js)
+        "ACP_UI_PYTHON": sys.executable,
     }
     # Everything the suite, its servers and kernels put in a temp dir lands in one that is
     # removed after the run. Not under pytest's tmp_path: chromium's socket path, made in it,
@@ -237,8 +239,10 @@ GATEWAY_START = 120.0  # seconds: a guard for the gateway to answer (it starts i
 def _kernel_gateway(tmp: str, env: dict[str, str]) -> Iterator[dict[str, str]]:
     """A Kernel Gateway 3 on 127.0.0.1 (its kernels are this Python's), for as long as the
     block runs; yields the options that point a JupyterLab server at it."""
+    # (through ui-tests/serve.py, as the group's server: `jupyter kernelgateway`, without a
+    # module that costs 1.3 CPU-s to import)
     with _gateway("Kernel Gateway", tmp, env, lambda port, token: [
-        sys.executable, "-m", "jupyter", "kernelgateway",
+        sys.executable, str(UI_TESTS / "serve.py"), "kernelgateway",
         "--KernelGatewayApp.ip=127.0.0.1", f"--KernelGatewayApp.port={port}",
         "--KernelGatewayApp.port_retries=0", f"--KernelGatewayApp.auth_token={token}",
         # without it the gateway answers JupyterLab's kernel listing with 403

@@ -41,7 +41,9 @@ module.exports = {
     // other port while this one is awaited
     // ACP_UI_SERVER_ARGS: more options for a group's server (the gateway group's
     // --GatewayClient.url and token)
-    command: `jupyter ${app} --config jupyter_server_test_config.py --ServerApp.port=${port} --ServerApp.port_retries=0 ${process.env.ACP_UI_SERVER_ARGS || ''}`,
+    // serve.py: `jupyter ${app}` without a module that costs each server 1.3 CPU-s (its doc);
+    // ACP_UI_PYTHON: the Python whose Jupyter runs the tests (tests/test_browser.py sets it)
+    command: `${process.env.ACP_UI_PYTHON || 'python3'} serve.py ${app} --config jupyter_server_test_config.py --ServerApp.port=${port} --ServerApp.port_retries=0 ${process.env.ACP_UI_SERVER_ARGS || ''}`,
     url: `http://localhost:${port}/${classic ? 'nbclassic/tree' : 'lab'}`,
     timeout: 120000,
     reuseExistingServer: !process.env.CI
