@@ -246,9 +246,11 @@ test.describe('Notebook 7', () => {
       notebook([SETUP, CONNECT, '%acp panel', '%%acp --bg --session n7\n$ echo notebook-$((3+4))'])
     );
     const log: string[] = [];
+    // (ui-tests/serve.py: `jupyter notebook`, without what costs each server 1.7 CPU-s)
     const server = spawn(
-      'jupyter',
+      process.env.ACP_UI_PYTHON || 'python3',
       [
+        'serve.py',
         'notebook',
         '--config',
         'jupyter_server_test_config.py',
