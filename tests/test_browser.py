@@ -166,6 +166,14 @@ def test_every_spec_file_is_in_exactly_one_group() -> None:
     assert grouped == specs
 
 
+def test_specs_import_galata_from_its_modules_not_its_index() -> None:
+    # ui-tests/tests/galata.ts says why (its index costs each Playwright process 0.8 CPU-s more)
+    sources = {path.name: path.read_text() for path in (UI_TESTS / "tests").glob("*.ts")}
+    assert "galata.ts" in sources
+    importing_the_index = re.compile(r"""(from|require\()\s*['"]@jupyterlab/galata['"]""")
+    assert [name for name, text in sources.items() if importing_the_index.search(text)] == []
+
+
 @pytest.mark.timeout(PLAYWRIGHT_TIMEOUT + 120)
 @pytest.mark.parametrize("group", sorted(GROUPS))
 def test_playwright_suite_passes(group: str) -> None:

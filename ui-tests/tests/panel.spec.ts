@@ -11,7 +11,7 @@ import * as path from 'path';
 // A page of its own for each test (Galata's), not the group's shared page (./shared_page.ts):
 // the side panel is one per page, and in a page a previous test's kernels had used, the inbox
 // once stayed empty (CI, a fresh clone: `inbox across two cells` after panel_kernels.spec.ts).
-import { expect, galata, test } from '@jupyterlab/galata';
+import { expect, galata, test } from './galata';
 
 import { ARTIFACTS, LIVE_TURN, notebook, openNotebook } from './notebook';
 
