@@ -2,6 +2,7 @@
  * Galata/Playwright configuration: Debian's chromium (no browser download), no video (it would
  * need Playwright's own ffmpeg), a JupyterLab server started from jupyter_server_test_config.py.
  */
+const fs = require('fs');
 const path = require('path');
 const baseConfig = require('@jupyterlab/galata/lib/playwright-config');
 
@@ -11,6 +12,11 @@ const port = process.env.ACP_UI_PORT || '8899';
 const classic = process.env.ACP_UI_APP === 'nbclassic';
 const app = classic ? 'nbclassic' : 'lab';
 const artifacts = path.resolve(__dirname, '..', 'test-artifacts');
+// Debian's chromium-headless-shell where installed (lighter than the full browser run headless;
+// tests/test_browser.py says more and sets ACP_CHROMIUM), else its chromium
+const headlessShell = '/usr/bin/chromium-headless-shell';
+const chromium =
+  process.env.ACP_CHROMIUM || (fs.existsSync(headlessShell) ? headlessShell : '/usr/bin/chromium');
 
 module.exports = {
   ...baseConfig,
@@ -31,7 +37,7 @@ module.exports = {
     video: 'off',
     screenshot: 'only-on-failure',
     launchOptions: {
-      executablePath: process.env.ACP_CHROMIUM || '/usr/bin/chromium',
+      executablePath: chromium,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking']
     }
   },
