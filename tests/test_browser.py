@@ -29,7 +29,15 @@ UI_TESTS = ROOT / "ui-tests"
 BUILT_EXTENSION = ROOT / "acp_notebook" / "labextension"
 BUILT_NBEXTENSION = ROOT / "acp_notebook" / "nbextension"
 NBCONFIG = ROOT / "jupyter-config" / "nbconfig" / "notebook.d" / "acp-notebook.json"
-CHROMIUM = Path(os.environ.get("ACP_CHROMIUM", "/usr/bin/chromium"))
+#: Debian's chromium-headless-shell (Chromium's old headless mode, what Playwright itself runs
+#: for a headless test) where installed, else its chromium: the full browser, headless, also
+#: runs the browser's own UI (a renderer of its own, a storage service). Cells and terminals
+#: groups, one run each: chromium's processes 25.4 -> 20.7 and 24.0 -> 18.3 CPU-s.
+HEADLESS_SHELL = Path("/usr/bin/chromium-headless-shell")
+CHROMIUM = Path(
+    os.environ.get("ACP_CHROMIUM")
+    or (HEADLESS_SHELL if os.access(HEADLESS_SHELL, os.X_OK) else "/usr/bin/chromium")
+)
 
 SETUP_HINT = "run `bash .ci/run`, or follow ui-tests/README.md"
 
@@ -166,6 +174,14 @@ def test_every_spec_file_is_in_exactly_one_group() -> None:
     assert grouped == specs
 
 
+def test_specs_import_galata_from_its_modules_not_its_index() -> None:
+    # ui-tests/tests/galata.ts says why (its index costs each Playwright process 0.8 CPU-s more)
+    sources = {path.name: path.read_text() for path in (UI_TESTS / "tests").glob("*.ts")}
+    assert "galata.ts" in sources
+    importing_the_index = re.compile(r"""(from|require\()\s*['"]@jupyterlab/galata['"]""")
+    assert [name for name, text in sources.items() if importing_the_index.search(text)] == []
+
+
 @pytest.mark.timeout(PLAYWRIGHT_TIMEOUT + 120)
 @pytest.mark.parametrize("group", sorted(GROUPS))
 def test_playwright_suite_passes(group: str) -> None:
@@ -179,6 +195,9 @@ def test_playwright_suite_passes(group: str) -> None:
         # Playwright empties its output dir when it starts: one per group.
         "ACP_UI_OUTPUT": f"playwright-output-{group}",
         "FORCE_COLOR": "0",
+        "ACP_CHROMIUM": str(CHROMIUM),  # (playwright.config.js's browser)
+        # the Python whose Jupyter serves the group (ui-tests/serve.py, playwright.config.js)
+        "ACP_UI_PYTHON": sys.executable,
     }
     # Everything the suite, its servers and kernels put in a temp dir lands in one that is
     # removed after the run. Not under pytest's tmp_path: chromium's socket path, made in it,
@@ -237,8 +256,10 @@ GATEWAY_START = 120.0  # seconds: a guard for the gateway to answer (it starts i
 def _kernel_gateway(tmp: str, env: dict[str, str]) -> Iterator[dict[str, str]]:
     """A Kernel Gateway 3 on 127.0.0.1 (its kernels are this Python's), for as long as the
     block runs; yields the options that point a JupyterLab server at it."""
+    # (through ui-tests/serve.py, as the group's server: `jupyter kernelgateway`, without a
+    # module that costs 1.3 CPU-s to import)
     with _gateway("Kernel Gateway", tmp, env, lambda port, token: [
-        sys.executable, "-m", "jupyter", "kernelgateway",
+        sys.executable, str(UI_TESTS / "serve.py"), "kernelgateway",
         "--KernelGatewayApp.ip=127.0.0.1", f"--KernelGatewayApp.port={port}",
         "--KernelGatewayApp.port_retries=0", f"--KernelGatewayApp.auth_token={token}",
         # without it the gateway answers JupyterLab's kernel listing with 403

@@ -2,6 +2,7 @@
  * Galata/Playwright configuration: Debian's chromium (no browser download), no video (it would
  * need Playwright's own ffmpeg), a JupyterLab server started from jupyter_server_test_config.py.
  */
+const fs = require('fs');
 const path = require('path');
 const baseConfig = require('@jupyterlab/galata/lib/playwright-config');
 
@@ -11,6 +12,11 @@ const port = process.env.ACP_UI_PORT || '8899';
 const classic = process.env.ACP_UI_APP === 'nbclassic';
 const app = classic ? 'nbclassic' : 'lab';
 const artifacts = path.resolve(__dirname, '..', 'test-artifacts');
+// Debian's chromium-headless-shell where installed (lighter than the full browser run headless;
+// tests/test_browser.py says more and sets ACP_CHROMIUM), else its chromium
+const headlessShell = '/usr/bin/chromium-headless-shell';
+const chromium =
+  process.env.ACP_CHROMIUM || (fs.existsSync(headlessShell) ? headlessShell : '/usr/bin/chromium');
 
 module.exports = {
   ...baseConfig,
@@ -31,7 +37,7 @@ module.exports = {
     video: 'off',
     screenshot: 'only-on-failure',
     launchOptions: {
-      executablePath: process.env.ACP_CHROMIUM || '/usr/bin/chromium',
+      executablePath: chromium,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking']
     }
   },
@@ -41,7 +47,9 @@ module.exports = {
     // other port while this one is awaited
     // ACP_UI_SERVER_ARGS: more options for a group's server (the gateway group's
     // --GatewayClient.url and token)
-    command: `jupyter ${app} --config jupyter_server_test_config.py --ServerApp.port=${port} --ServerApp.port_retries=0 ${process.env.ACP_UI_SERVER_ARGS || ''}`,
+    // serve.py: `jupyter ${app}` without a module that costs each server 1.3 CPU-s (its doc);
+    // ACP_UI_PYTHON: the Python whose Jupyter runs the tests (tests/test_browser.py sets it)
+    command: `${process.env.ACP_UI_PYTHON || 'python3'} serve.py ${app} --config jupyter_server_test_config.py --ServerApp.port=${port} --ServerApp.port_retries=0 ${process.env.ACP_UI_SERVER_ARGS || ''}`,
     url: `http://localhost:${port}/${classic ? 'nbclassic/tree' : 'lab'}`,
     timeout: 120000,
     reuseExistingServer: !process.env.CI

@@ -8,7 +8,8 @@
  */
 import * as path from 'path';
 
-import { expect, galata, IJupyterLabPageFixture, test } from '@jupyterlab/galata';
+import { expect, galata, test } from './galata';
+import type { IJupyterLabPageFixture } from './galata';
 
 import {
   ARTIFACTS,

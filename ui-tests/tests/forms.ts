@@ -3,7 +3,7 @@
  * how to connect it, find a field, and fill the form as a person does (question_form.spec.ts,
  * subshells.spec.ts).
  */
-import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
+import type { IJupyterLabPageFixture } from './galata';
 import type { Locator } from '@playwright/test';
 
 /** The scenario agent, found from the (editable) package, in a fresh temporary cwd. */

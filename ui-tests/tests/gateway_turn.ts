@@ -6,7 +6,7 @@
  * kernel's connection; behind a gateway the terminal's bytes travel as base64 text
  * (docs/gateway-relay.md).
  */
-import { expect, test } from '@jupyterlab/galata';
+import { expect, test } from './galata';
 
 import { cellOutput, connectEmbedded, FINAL_RECORD, LIVE_TURN, openNotebook } from './notebook';
 

@@ -3,7 +3,7 @@
  */
 import * as path from 'path';
 
-import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
+import type { IJupyterLabPageFixture } from './galata';
 import type { Locator, Page } from '@playwright/test';
 
 /**

@@ -11,7 +11,7 @@ import * as path from 'path';
 // A page of its own for each test (Galata's), not the group's shared page (./shared_page.ts):
 // the side panel is one per page, and in a page a previous test's kernels had used, the inbox
 // once stayed empty (CI, a fresh clone: `inbox across two cells` after panel_kernels.spec.ts).
-import { expect, galata, test } from '@jupyterlab/galata';
+import { expect, galata, test } from './galata';
 
 import { ARTIFACTS, LIVE_TURN, notebook, openNotebook } from './notebook';
 
@@ -246,9 +246,11 @@ test.describe('Notebook 7', () => {
       notebook([SETUP, CONNECT, '%acp panel', '%%acp --bg --session n7\n$ echo notebook-$((3+4))'])
     );
     const log: string[] = [];
+    // (ui-tests/serve.py: `jupyter notebook`, without what costs each server 1.7 CPU-s)
     const server = spawn(
-      'jupyter',
+      process.env.ACP_UI_PYTHON || 'python3',
       [
+        'serve.py',
         'notebook',
         '--config',
         'jupyter_server_test_config.py',

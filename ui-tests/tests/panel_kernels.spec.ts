@@ -7,7 +7,7 @@
 import * as path from 'path';
 
 // a page of its own for each test, not the shared one: see panel.spec.ts
-import { expect, test } from '@jupyterlab/galata';
+import { expect, test } from './galata';
 import type { Page } from '@playwright/test';
 
 import { ARTIFACTS, openNotebook } from './notebook';

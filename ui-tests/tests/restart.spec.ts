@@ -6,7 +6,7 @@
 import * as path from 'path';
 
 import { expect, test } from './shared_page';
-import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
+import type { IJupyterLabPageFixture } from './galata';
 
 import {
   ARTIFACTS,

@@ -20,11 +20,11 @@
  *
  * A failed test ends its worker (Playwright starts a new one, with a new browser), so a page
  * is never shared past a failure. Specs import `test` and `expect` from here instead of
- * '@jupyterlab/galata'; specs that need pages of their own (two users, another server) use
- * Galata's.
+ * Galata; specs that need pages of their own (two users, another server) use Galata's (from
+ * ./galata.ts, as everything of Galata).
  */
-import { expect, galata, test as base } from '@jupyterlab/galata';
-import type { IJupyterLabPageFixture } from '@jupyterlab/galata';
+import { expect, galata, test as base } from './galata';
+import type { IJupyterLabPageFixture } from './galata';
 import type { APIRequestContext, Browser, BrowserContext } from '@playwright/test';
 
 export { expect };

@@ -1,6 +1,6 @@
 import * as path from 'path';
 
-import { galata } from '@jupyterlab/galata';
+import { galata } from './galata';
 
 import { expect, test } from './shared_page';
 
@@ -14,10 +14,7 @@ const CREATE = [
   'w'
 ].join('\n');
 const SECOND_VIEW = 'display(w)';
-const PANEL = [
-  'p = AgentPanel(children=(w,), pending_count=2)',
-  'p.show()'
-].join('\n');
+const PANEL = ['p = AgentPanel(children=(w,), pending_count=2)', 'p.show()'].join('\n');
 const EXIT = 'w.exit_status = {"exitCode": 0, "signal": None}';
 const FLOOD = [
   'import threading',
