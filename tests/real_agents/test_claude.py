@@ -6,7 +6,6 @@ import os
 import re
 import shlex
 import shutil
-from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ import anyio
 import pytest
 
 from acp_notebook import RequestPermissionRequest, connect
-from tests.kernel_driver import Kernel, SharedKernel, kernel_for_test, new_cell_id
+from tests.kernel_driver import Kernel, new_cell_id
 from tests.real_agents.conftest import (
     CLAUDE_JS,
     CLAUDE_PACKAGE,
@@ -115,16 +114,6 @@ def _check_tool_result(claude: ClaudeLaunch) -> None:
 
 
 # -- through the magics, in a real kernel -----------------------------------------------------
-
-
-@pytest.fixture
-def kern(
-    shared_kernel: SharedKernel, tmp_path: Path, request: pytest.FixtureRequest
-) -> Iterator[Kernel]:
-    """The module's kernel, reset (a test that interrupts it, or counts the widgets alive in
-    it, has its own)."""
-    with kernel_for_test(shared_kernel, tmp_path, request) as k:
-        yield k
 
 
 def _approve_bash_in_kernel(k: Kernel, claude: ClaudeLaunch, work: Path) -> None:
