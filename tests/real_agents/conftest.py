@@ -246,10 +246,12 @@ def remote_connects(strace_log: Path) -> list[str]:
 
 def traced(argv: list[str], log: Path) -> list[str]:
     """``argv`` under strace (every connect() of every process logged to ``log``), or as is
-    where strace is missing (a failure under CI, which installs it)."""
+    where strace is missing (a failure under CI, which installs it). A seccomp filter stops
+    the processes at connect() only, not at each of their system calls (where the kernel has
+    none, strace stops at each, as without it): about 0.5 CPU-s less for a node agent."""
     strace = shutil.which("strace")
     if strace is None:
         if os.environ.get("CI"):
             raise AssertionError("strace is not installed (apt-get install strace)")
         return argv
-    return [strace, "-f", "-qq", "-e", "trace=connect", "-o", str(log), *argv]
+    return [strace, "-f", "--seccomp-bpf", "-qq", "-e", "trace=connect", "-o", str(log), *argv]
