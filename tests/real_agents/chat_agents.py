@@ -12,8 +12,10 @@ test_copilot.py, test_cline.py): each is started with ``%acp connect -- ARGV`` i
 Each agent gets a temporary HOME (its settings, sign-in and state go there), the kernel's
 environment is cleared of the credentials and endpoints these agents read, and every proxy
 variable points at a dead loopback port, so that nothing the agents try leaves the machine.
-The packages are pinned in tests/real_agents/node/package.json (``npm ci`` there; .ci/run does
-it); a test skips, saying so, when its agent is missing (fails under CI)."""
+What is the same for every test is made once a process, in the ``agent_cache`` folder
+(tests/real_agents/conftest.py): Copilot's unpacked package, the provider file ``cline auth``
+writes. The packages are pinned in tests/real_agents/node/package.json (``npm ci`` there;
+.ci/run does it); a test skips, saying so, when its agent is missing (fails under CI)."""
 
 from __future__ import annotations
 
@@ -210,6 +212,9 @@ def qwen_launch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Cha
             "OPENAI_BASE_URL": api.url,
             "OPENAI_API_KEY": FAKE_KEY,
             "OPENAI_MODEL": MODEL,
+            # Else its first node process loads the bundle only to start a second one with a
+            # larger heap (0.7 CPU-s of each start): the second is the agent, as with this.
+            "QWEN_CODE_NO_RELAUNCH": "true",
         }
         argv = ["node", str(QWEN_JS), "--acp"]
         connected = f"Qwen Code {QWEN_VERSION}"
@@ -217,10 +222,16 @@ def qwen_launch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Cha
 
 
 @contextmanager
-def copilot_launch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ChatAgent]:
+def copilot_launch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: Path
+) -> Iterator[ChatAgent]:
+    """``cache``: where its loader unpacks the native binary's package (235 MB, 2.3 CPU-s) the
+    first time, and finds it from then on (``COPILOT_PKG_CACHE_HOME``; by default it is under
+    ``XDG_CACHE_HOME``, which is the test's own)."""
     with _launched(tmp_path, monkeypatch, COPILOT_PACKAGE, COPILOT_VERSION) as (api, home):
         env = {
             **_base_env(home),
+            "COPILOT_PKG_CACHE_HOME": str(cache / "copilot"),
             "COPILOT_OFFLINE": "true",
             "COPILOT_PROVIDER_BASE_URL": api.url,
             "COPILOT_PROVIDER_API_KEY": FAKE_KEY,
@@ -232,7 +243,11 @@ def copilot_launch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
 
 
 @contextmanager
-def cline_launch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ChatAgent]:
+def cline_launch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: Path
+) -> Iterator[ChatAgent]:
+    """``cache``: where the provider settings ``cline auth`` wrote are kept (see
+    `_cline_auth`)."""
     with _launched(tmp_path, monkeypatch, CLINE_PACKAGE, CLINE_VERSION) as (api, home):
         env = {**_base_env(home), "CLINE_NO_AUTO_UPDATE": "1"}  # (no npm registry lookup)
         config = home / ".cline"
@@ -242,16 +257,7 @@ def cline_launch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Ch
         (config / "data" / "settings" / "global-settings.json").write_text(
             json.dumps({"telemetryOptOut": True, "autoUpdateEnabled": False})
         )
-        # Its provider, key and model, stored in its HOME (the ACP agent reads them there).
-        auth = [
-            *("node", str(CLINE_JS), "auth", "-p", "openai", "-k", FAKE_KEY, "-b", api.url),
-            *("-m", MODEL, "--config", str(config), "--data-dir", str(config / "data")),
-        ]
-        done = subprocess.run(
-            auth, env={**os.environ, **env}, capture_output=True, text=True, timeout=GUARD
-        )
-        assert done.returncode == 0, done.stdout + done.stderr
-        assert "Provider configured" in done.stdout, done.stdout
+        _cline_auth(config, env, api.url, cache / "cline-providers.json")
         env.update(CLINE_API_KEY=FAKE_KEY, CLINE_PROVIDER="openai-compatible", CLINE_MODEL=MODEL)
         argv = ["node", str(CLINE_JS), "--acp"]
         # Its requests name "gpt-4o", whatever `cline auth -m` stored and CLINE_MODEL say
@@ -264,6 +270,33 @@ def cline_launch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Ch
             # Its hub daemon (``.cline --cline-hub-daemon``, in a session of its own) outlives
             # the agent: kill it here, and anything else still running with this HOME.
             agent.killed += kill_left_behind(home)
+
+
+def _cline_auth(config: Path, env: dict[str, str], url: str, kept: Path) -> None:
+    """Its provider, key and model, stored in its HOME (the ACP agent reads them there): the
+    ``providers.json`` of ``cline auth -p openai -k KEY -b URL -m MODEL``, run once a process
+    (1.5 CPU-s and 4 s a run) and ``kept``; a later test gets that file with its own fake's
+    URL, the only thing in it that differs between tests."""
+    providers = config / "data" / "settings" / "providers.json"
+    if kept.is_file():
+        stored = json.loads(kept.read_text())
+        settings = stored["providers"]["openai-compatible"]["settings"]
+        settings["baseUrl"] = url
+        providers.write_text(json.dumps(stored, indent=2))
+        return
+    auth = [
+        *("node", str(CLINE_JS), "auth", "-p", "openai", "-k", FAKE_KEY, "-b", url),
+        *("-m", MODEL, "--config", str(config), "--data-dir", str(config / "data")),
+    ]
+    done = subprocess.run(
+        auth, env={**os.environ, **env}, capture_output=True, text=True, timeout=GUARD
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Provider configured" in done.stdout, done.stdout
+    stored = json.loads(providers.read_text())
+    settings = stored["providers"]["openai-compatible"]["settings"]
+    assert (settings["baseUrl"], settings["apiKey"], settings["model"]) == (url, FAKE_KEY, MODEL)
+    kept.write_text(providers.read_text())
 
 
 # -- the scenarios, through a real kernel ------------------------------------------------------

@@ -9,6 +9,7 @@ import os
 import re
 import shlex
 import shutil
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.kernel_driver import Kernel, SharedKernel, kernel_for_test
 from tests.real_agents.fake_anthropic import FakeAnthropic
 from tests.real_agents.fake_openai import FakeOpenAI
 
@@ -46,6 +48,73 @@ def _need(why: str | None) -> None:
         if os.environ.get("CI"):  # .ci/run installs it: missing there is a failure
             pytest.fail(why)
         pytest.skip(why)
+
+
+#: The fixtures that say how to launch an agent (they start its fake API, and take from this
+#: process's environment what it must not inherit): `kern` sets up those a test asks for
+#: before it, so the kernel has the environment they leave, and its agents are closed before
+#: their API stops.
+LAUNCHERS = ("agent", "claude", "codex", "gemini")
+
+
+@pytest.fixture(scope="package")
+def shared_kernel() -> Iterator[SharedKernel]:
+    """One kernel for the tests of this folder that take `kern`, whatever their module (where
+    tests/conftest.py has one a module): each test gets it reset, as a fresh kernel would
+    look to it (tests/kernel_driver.py, SharedKernel; `kern` adds the environment). A kernel's
+    start and the imports of its first ``%acp connect`` are about 1 CPU-s."""
+    kernels = SharedKernel()
+    try:
+        yield kernels
+    finally:
+        kernels.close()
+
+
+#: This process's environment when each shared kernel started (by its driver).
+_STARTED_IN: weakref.WeakKeyDictionary[Kernel, dict[str, str]] = weakref.WeakKeyDictionary()
+
+#: Run in the kernel: its environment changed as this process's has since the kernel started.
+_ENVIRON = """\
+import os as _acp_os
+_acp_os.environ.update({changed!r})
+[_acp_os.environ.pop(name, None) for name in {removed!r}]
+del _acp_os
+"""
+
+
+def _environment_as_now(k: Kernel) -> None:
+    """A shared kernel's environment after its reset is the one it started with, and it may
+    have been started by another module's test: what this process's environment lost or
+    changed since then (a test's fixtures remove the credentials its agent reads, and the
+    kernel must not have them either) is lost or changed in the kernel too, as a kernel
+    started now would have it."""
+    started = _STARTED_IN.setdefault(k, dict(os.environ))
+    changed = {n: v for n, v in os.environ.items() if started.get(n) != v}
+    removed = sorted(n for n in started if n not in os.environ)
+    if changed or removed:
+        k.run(_ENVIRON.format(changed=changed, removed=removed))
+
+
+@pytest.fixture
+def kern(
+    shared_kernel: SharedKernel, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Kernel]:
+    """The folder's shared kernel, reset for the test (tests/kernel_driver.py, kernel_for_test:
+    a test marked ``own_kernel`` gets one of its own), working in ``tmp_path/work``."""
+    for name in LAUNCHERS:
+        if name in request.fixturenames:
+            request.getfixturevalue(name)
+    with kernel_for_test(shared_kernel, tmp_path, request) as k:
+        _environment_as_now(k)
+        yield k
+
+
+@pytest.fixture(scope="session")
+def agent_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder for what an agent unpacks or sets up once and keeps reading, shared by this
+    process's tests (one a worker under xdist): what is there is the same for every test, and
+    nothing of a test's own (its HOME, settings, sessions, fake API) goes there."""
+    return tmp_path_factory.mktemp("agent-cache")
 
 
 @dataclass
@@ -177,10 +246,12 @@ def remote_connects(strace_log: Path) -> list[str]:
 
 def traced(argv: list[str], log: Path) -> list[str]:
     """``argv`` under strace (every connect() of every process logged to ``log``), or as is
-    where strace is missing (a failure under CI, which installs it)."""
+    where strace is missing (a failure under CI, which installs it). A seccomp filter stops
+    the processes at connect() only, not at each of their system calls (where the kernel has
+    none, strace stops at each, as without it): about 0.5 CPU-s less for a node agent."""
     strace = shutil.which("strace")
     if strace is None:
         if os.environ.get("CI"):
             raise AssertionError("strace is not installed (apt-get install strace)")
         return argv
-    return [strace, "-f", "-qq", "-e", "trace=connect", "-o", str(log), *argv]
+    return [strace, "-f", "--seccomp-bpf", "-qq", "-e", "trace=connect", "-o", str(log), *argv]

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import re
 import shlex
-import shutil
-from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -15,49 +11,27 @@ import anyio
 import pytest
 
 from acp_notebook import RequestPermissionRequest, connect
-from tests.kernel_driver import Kernel, SharedKernel, kernel_for_test, new_cell_id
+from tests.kernel_driver import Kernel, new_cell_id
 from tests.real_agents.conftest import (
     CLAUDE_JS,
     CLAUDE_PACKAGE,
     CLAUDE_VERSION,
     NODE_MODULES,
     ClaudeLaunch,
+    remote_connects,
+    traced,
 )
 from tests.real_agents.fake_anthropic import Text, ToolUse
 
 pytestmark = pytest.mark.anyio
 GUARD = 90.0  # seconds; a guard against hanging, never an assertion on speed
 
-_CONNECT = re.compile(
-    r"connect\(\d+, \{sa_family=(AF_INET6?),.*?(?:inet_addr|inet_pton)\((?:AF_INET6, )?\"([^\"]+)\""
-)
-
-
-def _remote_connects(strace_log: Path) -> list[str]:
-    """Every IPv4/IPv6 connect() in an strace log whose address is not loopback."""
-    found = []
-    for line in strace_log.read_text().splitlines():
-        match = _CONNECT.search(line)
-        if match and match[2] not in ("127.0.0.1", "::1", "::ffff:127.0.0.1"):
-            found.append(line)
-    return found
-
-
-def _traced(claude: ClaudeLaunch, log: Path) -> list[str]:
-    """The agent's argv under strace (every connect() logged), or as is without strace."""
-    strace = shutil.which("strace")
-    if strace is None:
-        if os.environ.get("CI"):  # .ci/run installs strace: missing there is a failure
-            raise AssertionError("strace is not installed (apt-get install strace)")
-        return claude.argv
-    return [strace, "-f", "-qq", "-e", "trace=connect", "-o", str(log), *claude.argv]
-
 
 async def test_plain_text_turn_through_the_client_api(claude: ClaudeLaunch, tmp_path: Path) -> None:
     claude.api.add(Text("Hello from the fake model"))
     log = tmp_path / "connects.log"
     with anyio.fail_after(GUARD):
-        async with connect(_traced(claude, log), cwd=claude.cwd, env=claude.env) as agent:
+        async with connect(traced(claude.argv, log), cwd=claude.cwd, env=claude.env) as agent:
             assert agent.info is not None
             assert (agent.info.name, agent.info.version) == (CLAUDE_PACKAGE, CLAUDE_VERSION)
             assert agent.info.title == "Claude Agent"
@@ -72,7 +46,7 @@ async def test_plain_text_turn_through_the_client_api(claude: ClaudeLaunch, tmp_
     assert claude.api.unknown == []
     if log.exists():
         assert "127.0.0.1" in log.read_text()  # strace saw the fake API's connection
-        assert _remote_connects(log) == []
+        assert remote_connects(log) == []
 
 
 async def test_bash_tool_use_approved_sends_tool_result_back(claude: ClaudeLaunch) -> None:
@@ -115,16 +89,6 @@ def _check_tool_result(claude: ClaudeLaunch) -> None:
 
 
 # -- through the magics, in a real kernel -----------------------------------------------------
-
-
-@pytest.fixture
-def kern(
-    shared_kernel: SharedKernel, tmp_path: Path, request: pytest.FixtureRequest
-) -> Iterator[Kernel]:
-    """The module's kernel, reset (a test that interrupts it, or counts the widgets alive in
-    it, has its own)."""
-    with kernel_for_test(shared_kernel, tmp_path, request) as k:
-        yield k
 
 
 def _approve_bash_in_kernel(k: Kernel, claude: ClaudeLaunch, work: Path) -> None:

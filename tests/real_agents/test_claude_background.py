@@ -121,12 +121,6 @@ def _reap() -> Iterator[None]:
                 os.kill(pid, signal.SIGKILL)
 
 
-@pytest.fixture
-def kern(tmp_path: Path) -> Iterator[Kernel]:
-    with acp_kernel(tmp_path) as k:
-        yield k
-
-
 def start_ticker(
     k: Kernel, claude: ClaudeLaunch, ticks: int, *after: Text
 ) -> tuple[ToolUse, str, Execution]:

@@ -7,23 +7,15 @@ from __future__ import annotations
 import base64
 import json
 import shlex
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.kernel_driver import Kernel, acp_kernel, new_cell_id
+from tests.kernel_driver import Kernel, new_cell_id
 from tests.real_agents.conftest import ClaudeLaunch
 from tests.real_agents.fake_anthropic import Text
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-
-
-@pytest.fixture
-def kern(tmp_path: Path) -> Iterator[Kernel]:
-    with acp_kernel(tmp_path) as k:
-        yield k
 
 
 def _user_blocks(body: Any) -> list[dict[str, Any]]:

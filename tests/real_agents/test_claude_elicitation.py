@@ -4,9 +4,7 @@ form (we advertise ``elicitation.form``); the answer reaches the model as the to
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterator
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -14,7 +12,7 @@ import pytest
 
 import acp_notebook._protocol as p
 from acp_notebook import connect
-from tests.kernel_driver import Kernel, acp_kernel, new_cell_id
+from tests.kernel_driver import Kernel, new_cell_id
 from tests.real_agents.conftest import ClaudeLaunch
 from tests.real_agents.fake_anthropic import Text, ToolUse
 
@@ -70,12 +68,6 @@ async def test_ask_user_question_answered_through_the_handler(claude: ClaudeLaun
     assert (decision.action, decision.decided_by) == ("accept", "handler")
     results = [r for r in _tool_results(claude) if r["tool_use_id"] == ASK.id]
     assert results and '"Which color?"="Blue"' in str(results[0]["content"])
-
-
-@pytest.fixture
-def kern(tmp_path: Path) -> Iterator[Kernel]:
-    with acp_kernel(tmp_path) as k:
-        yield k
 
 
 def test_ask_user_question_answered_on_the_cell_form(kern: Kernel, claude: ClaudeLaunch) -> None:

@@ -7,22 +7,14 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Iterator
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.kernel_driver import Kernel, acp_kernel, new_cell_id
+from tests.kernel_driver import Kernel, new_cell_id
 from tests.real_agents.conftest import ClaudeLaunch
 from tests.real_agents.fake_anthropic import Text, ToolUse
-
-
-@pytest.fixture
-def kern(tmp_path: Path) -> Iterator[Kernel]:
-    with acp_kernel(tmp_path) as k:
-        yield k
 
 
 def _result_text(result: dict[str, Any]) -> str:

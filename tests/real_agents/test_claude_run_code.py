@@ -7,14 +7,11 @@ request carries what the code printed and returned, or why it did not run."""
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.kernel_driver import Execution, Kernel, SharedKernel, kernel_for_test, new_cell_id
+from tests.kernel_driver import Execution, Kernel, new_cell_id
 from tests.real_agents.conftest import ClaudeLaunch
 from tests.real_agents.fake_anthropic import Text, ToolUse
 from tests.test_kernel_code_kernel import code_button
@@ -22,15 +19,6 @@ from tests.test_kernel_code_kernel import code_button
 CODE = (
     "with open('made.txt', 'w') as f:\n    f.write('ran')\nmade = 6 * 7\nprint('made', made)\nmade"
 )
-
-
-@pytest.fixture
-def kern(
-    shared_kernel: SharedKernel, tmp_path: Path, request: pytest.FixtureRequest
-) -> Iterator[Kernel]:
-    """The module's kernel, reset."""
-    with kernel_for_test(shared_kernel, tmp_path, request) as k:
-        yield k
 
 
 def _result_text(result: dict[str, Any]) -> str:

@@ -25,29 +25,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.kernel_driver import Kernel, SharedKernel, acp_kernel, kernel_for_test
+from tests.kernel_driver import Kernel, acp_kernel
 from tests.real_agents import chat_agents
 from tests.real_agents.chat_agents import ChatAgent, cline_launch
 from tests.real_agents.fake_openai_chat import TEXT
 
 
 @pytest.fixture
-def agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ChatAgent]:
-    with cline_launch(tmp_path, monkeypatch) as launched:
+def agent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agent_cache: Path
+) -> Iterator[ChatAgent]:
+    with cline_launch(tmp_path, monkeypatch, agent_cache) as launched:
         yield launched
-
-
-@pytest.fixture
-def kern(
-    agent: ChatAgent,
-    shared_kernel: SharedKernel,
-    tmp_path: Path,
-    request: pytest.FixtureRequest,
-) -> Iterator[Kernel]:
-    """The module's kernel, reset (the interrupt test has its own); its agents are closed
-    before the agent's fixture ends."""
-    with kernel_for_test(shared_kernel, tmp_path, request) as k:
-        yield k
 
 
 def test_a_text_turn_renders_the_fake_models_text_on_loopback_only(

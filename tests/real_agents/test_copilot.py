@@ -19,29 +19,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.kernel_driver import Kernel, SharedKernel, kernel_for_test, new_cell_id
+from tests.kernel_driver import Kernel, new_cell_id
 from tests.real_agents import chat_agents
 from tests.real_agents.chat_agents import ChatAgent, copilot_launch
 from tests.real_agents.fake_openai_chat import KEYWORD
 
 
 @pytest.fixture
-def agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ChatAgent]:
-    with copilot_launch(tmp_path, monkeypatch) as launched:
+def agent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agent_cache: Path
+) -> Iterator[ChatAgent]:
+    with copilot_launch(tmp_path, monkeypatch, agent_cache) as launched:
         yield launched
-
-
-@pytest.fixture
-def kern(
-    agent: ChatAgent,
-    shared_kernel: SharedKernel,
-    tmp_path: Path,
-    request: pytest.FixtureRequest,
-) -> Iterator[Kernel]:
-    """The module's kernel, reset (the interrupt test has its own); its agents are closed
-    before the agent's fixture ends."""
-    with kernel_for_test(shared_kernel, tmp_path, request) as k:
-        yield k
 
 
 def test_a_text_turn_renders_the_fake_models_text_on_loopback_only(

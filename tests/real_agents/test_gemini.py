@@ -78,7 +78,16 @@ def gemini(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[GeminiLa
     )
     cwd = tmp_path / "agent-cwd"
     cwd.mkdir()
-    yield GeminiLaunch(["node", str(GEMINI_JS), "--acp"], {"HOME": str(home)}, home, cwd)
+    # Without it, its first node process loads the bundle only to start a second one with a
+    # larger heap (0.7 CPU-s of each start): the tests of that pair of processes remove it.
+    env = {"HOME": str(home), "GEMINI_CLI_NO_RELAUNCH": "true"}
+    yield GeminiLaunch(["node", str(GEMINI_JS), "--acp"], env, home, cwd)
+
+
+def relaunching(gemini: GeminiLaunch) -> GeminiLaunch:
+    """Gemini CLI as it starts by default: relaunched as a child node process."""
+    del gemini.env["GEMINI_CLI_NO_RELAUNCH"]
+    return gemini
 
 
 def _running_with(home: Path) -> list[int]:
@@ -106,6 +115,7 @@ async def test_initialize_speaks_v1_and_session_new_needs_sign_in_on_loopback_on
     gemini: GeminiLaunch, tmp_path: Path
 ) -> None:
     log = tmp_path / "connects.log"
+    relaunching(gemini)
     with anyio.fail_after(GUARD):
         async with connect(traced(gemini.argv, log), cwd=gemini.cwd, env=gemini.env) as agent:
             assert agent.protocol_version == 1  # offered 2, it answered 1
@@ -174,6 +184,7 @@ def _connected(k: Kernel, gemini: GeminiLaunch) -> str:
 def test_kernel_connect_gemini_a_cell_is_refused_and_auth_lists_the_methods(
     gemini: GeminiLaunch, tmp_path: Path
 ) -> None:
+    relaunching(gemini)  # (both of its processes are stopped with the kernel)
     with acp_kernel(tmp_path) as k:
         out = _connected(k, gemini)
         assert f"acp: connected 'gemini': Gemini CLI {GEMINI_VERSION}" in out, out
@@ -206,47 +217,47 @@ def _set_state(k: Kernel, comm_id: str, **state: Any) -> None:
 
 
 def test_kernel_api_key_method_asks_for_the_key_in_a_password_field_and_it_leaks_nowhere(
-    gemini: GeminiLaunch, tmp_path: Path
+    gemini: GeminiLaunch, kern: Kernel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # gemini-api-key answers `authenticate` without a key with success, and session/new still
     # fails: the key must come with it (_meta["api-key"], as the method's _meta says).
-    with acp_kernel(tmp_path) as k:
-        seen: list[dict[str, Any]] = []
-        take = k._take
+    k = kern
+    seen: list[dict[str, Any]] = []
+    take = k._take
 
-        def record(msg: dict[str, Any]) -> None:
-            seen.append(msg)
-            take(msg)
+    def record(msg: dict[str, Any]) -> None:
+        seen.append(msg)
+        take(msg)
 
-        k._take = record  # type: ignore[method-assign]
-        _connected(k, gemini)
-        shown = k.run("%acp auth gemini-api-key", new_cell_id()).text()
-        assert "signed in" not in shown and "cells work now" not in shown, shown
-        assert (
-            "acp: 'gemini' accepted 'gemini-api-key' without a key but still refuses a session"
-            " (Gemini API key is missing or not configured. (code -32000)); enter the API key"
-            " for 'gemini-api-key'"
-        ) in shown, shown
-        fields = [c for c, s in k.models.items() if s.get("_model_name") == "PasswordModel"]
-        assert len(fields) == 1, shown
-        assert k.models[fields[0]].get("description") == "API key"
-        _set_state(k, fields[0], value=gemini.key)
-        [button] = k.wait_for(lambda: k.buttons("Sign in"), "the Sign in button")
-        k.click(button)
+    monkeypatch.setattr(k, "_take", record)  # (the kernel is the module's: undone after)
+    _connected(k, gemini)
+    shown = k.run("%acp auth gemini-api-key", new_cell_id()).text()
+    assert "signed in" not in shown and "cells work now" not in shown, shown
+    assert (
+        "acp: 'gemini' accepted 'gemini-api-key' without a key but still refuses a session"
+        " (Gemini API key is missing or not configured. (code -32000)); enter the API key"
+        " for 'gemini-api-key'"
+    ) in shown, shown
+    fields = [c for c, s in k.models.items() if s.get("_model_name") == "PasswordModel"]
+    assert len(fields) == 1, shown
+    assert k.models[fields[0]].get("description") == "API key"
+    _set_state(k, fields[0], value=gemini.key)
+    [button] = k.wait_for(lambda: k.buttons("Sign in"), "the Sign in button")
+    k.click(button)
 
-        def labels() -> list[str]:
-            values = [s.get("value", "") for s in k.models.values()]
-            return [v for v in values if str(v).startswith(("signed in", "not signed in"))]
+    def labels() -> list[str]:
+        values = [s.get("value", "") for s in k.models.values()]
+        return [v for v in values if str(v).startswith(("signed in", "not signed in"))]
 
-        [done] = k.wait_for(labels, "the sign-in's result")
-        assert done == "signed in to 'gemini' with 'gemini-api-key'; session 'default' is open"
-        assert k.models[fields[0]].get("value", "") == ""
-        log = k.run("%acp log -n 200", new_cell_id()).text()
-        assert log.count('"method": "authenticate"') == 2, log  # bare, then with the key
-        assert '"_meta": {"api-key": "***"}' in log, log
-        assert '"method": "session/new"' in log and '"sessionId"' in log, log
-        sessions = k.run("%acp status", new_cell_id()).text()
-        assert "session 'default' on 'gemini': " in sessions, sessions
+    [done] = k.wait_for(labels, "the sign-in's result")
+    assert done == "signed in to 'gemini' with 'gemini-api-key'; session 'default' is open"
+    assert k.models[fields[0]].get("value", "") == ""
+    log = k.run("%acp log -n 200", new_cell_id()).text()
+    assert log.count('"method": "authenticate"') == 2, log  # bare, then with the key
+    assert '"_meta": {"api-key": "***"}' in log, log
+    assert '"method": "session/new"' in log and '"sessionId"' in log, log
+    sessions = k.run("%acp status", new_cell_id()).text()
+    assert "session 'default' on 'gemini': " in sessions, sessions
     places = {"widget state": json.dumps(k.models)}
     for i, msg in enumerate(seen):
         places[f"iopub {i} {msg['msg_type']}"] = json.dumps(msg, default=str)
@@ -255,22 +266,22 @@ def test_kernel_api_key_method_asks_for_the_key_in_a_password_field_and_it_leaks
 
 
 def test_kernel_api_key_method_with_the_key_in_the_agents_environment_signs_in_at_once(
-    gemini: GeminiLaunch, tmp_path: Path
+    gemini: GeminiLaunch, kern: Kernel
 ) -> None:
     # GEMINI_API_KEY in its environment: the bare sign-in is enough, the session opens and no
     # password field is shown.
     gemini.env["GEMINI_API_KEY"] = gemini.key
-    with acp_kernel(tmp_path) as k:
-        _connected(k, gemini)
-        said = k.run("%acp auth gemini-api-key", new_cell_id()).text()
-        assert said.strip() == (
-            "acp: signed in to 'gemini' with 'gemini-api-key'; `%%acp` cells work now"
-        ), said
-        assert [s for s in k.models.values() if s.get("_model_name") == "PasswordModel"] == []
-        status = k.run("%acp status", new_cell_id()).text()
-        assert "env GEMINI_API_KEY=***" in status, status
-        assert "session 'default' on 'gemini': " in status, status  # opened by %acp auth
-        assert gemini.key not in status + said
-        log = k.run("%acp log -n 200", new_cell_id()).text()
-        assert log.count('"method": "authenticate"') == 1 and '"sessionId"' in log, log
-        assert gemini.key not in log
+    k = kern
+    _connected(k, gemini)
+    said = k.run("%acp auth gemini-api-key", new_cell_id()).text()
+    assert said.strip() == (
+        "acp: signed in to 'gemini' with 'gemini-api-key'; `%%acp` cells work now"
+    ), said
+    assert [s for s in k.models.values() if s.get("_model_name") == "PasswordModel"] == []
+    status = k.run("%acp status", new_cell_id()).text()
+    assert "env GEMINI_API_KEY=***" in status, status
+    assert "session 'default' on 'gemini': " in status, status  # opened by %acp auth
+    assert gemini.key not in status + said
+    log = k.run("%acp log -n 200", new_cell_id()).text()
+    assert log.count('"method": "authenticate"') == 1 and '"sessionId"' in log, log
+    assert gemini.key not in log

@@ -12,13 +12,12 @@ does not."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 
 import pytest
 
-from tests.kernel_driver import Execution, Kernel, SharedKernel, kernel_for_test, new_cell_id
+from tests.kernel_driver import Execution, Kernel, new_cell_id
 from tests.real_agents.conftest import NODE_MODULES, ClaudeLaunch, CodexLaunch
 from tests.real_agents.fake_anthropic import Text
 from tests.real_agents.fake_openai import exec_command
@@ -35,13 +34,11 @@ MANUAL = "mode: Manual (default)"
 
 
 @pytest.fixture
-def kern(
-    shared_kernel: SharedKernel, tmp_path: Path, request: pytest.FixtureRequest
-) -> Iterator[Kernel]:
-    """The module's kernel, reset (its environment too: the next test's is the kernel's first)."""
-    with kernel_for_test(shared_kernel, tmp_path, request) as k:
-        k.run(f"import os; os.environ['ACP_NOTEBOOK_NODE_MODULES'] = {str(NODE_MODULES)!r}")
-        yield k
+def kern(kern: Kernel) -> Kernel:
+    """The module's kernel (tests/real_agents/conftest.py), where the installed agents are found
+    by their shortcuts (reset too: the next test's environment is the kernel's first)."""
+    kern.run(f"import os; os.environ['ACP_NOTEBOOK_NODE_MODULES'] = {str(NODE_MODULES)!r}")
+    return kern
 
 
 def _header(text: str, prompt: str) -> list[str]:

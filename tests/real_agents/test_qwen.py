@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.kernel_driver import Kernel, SharedKernel, kernel_for_test
+from tests.kernel_driver import Kernel
 from tests.real_agents import chat_agents
 from tests.real_agents.chat_agents import ChatAgent, qwen_launch
 
@@ -28,19 +28,6 @@ from tests.real_agents.chat_agents import ChatAgent, qwen_launch
 def agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ChatAgent]:
     with qwen_launch(tmp_path, monkeypatch) as launched:
         yield launched
-
-
-@pytest.fixture
-def kern(
-    agent: ChatAgent,
-    shared_kernel: SharedKernel,
-    tmp_path: Path,
-    request: pytest.FixtureRequest,
-) -> Iterator[Kernel]:
-    """The module's kernel, reset (the interrupt test has its own); its agents are closed
-    before the agent's fixture ends."""
-    with kernel_for_test(shared_kernel, tmp_path, request) as k:
-        yield k
 
 
 def test_a_text_turn_renders_the_fake_models_text_on_loopback_only(

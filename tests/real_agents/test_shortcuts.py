@@ -5,19 +5,12 @@ goes through it."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.kernel_driver import Kernel, acp_kernel
+from tests.kernel_driver import Kernel
 from tests.real_agents.test_v1_peers import FAST_AGENT_VENV
-
-
-@pytest.fixture
-def kern(tmp_path: Path) -> Iterator[Kernel]:
-    with acp_kernel(tmp_path) as k:
-        yield k
 
 
 def test_connect_fast_agent_runs_its_installed_program_when_there_is_no_uvx(

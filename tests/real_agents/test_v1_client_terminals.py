@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import shlex
 import sys
-from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -16,22 +15,14 @@ from typing import Any
 import pytest
 
 import acp_notebook
-from tests.kernel_driver import Kernel, SharedKernel, kernel_for_test, new_cell_id
+from tests.kernel_driver import Kernel, new_cell_id
 from tests.real_agents.test_v1_peers import _fast_agent_argv
 from tests.test_terminals import wait_gone
 
 
-@pytest.fixture
-def kern(
-    shared_kernel: SharedKernel, tmp_path: Path, request: pytest.FixtureRequest
-) -> Iterator[Kernel]:
-    """The module's kernel, reset (the interrupt test has its own)."""
-    with kernel_for_test(shared_kernel, tmp_path, request) as k:
-        yield k
-
-
 def _connect(kern: Kernel, tmp_path: Path) -> None:
-    argv = [*_fast_agent_argv(tmp_path / "fa-home"), "--shell"]
+    # (no MCP server: its shell tool is the subject here)
+    argv = [*_fast_agent_argv(tmp_path / "fa-home", mcp=False), "--shell"]
     out = kern.run(f"%acp connect -- {shlex.join(argv)}").text()
     assert "acp: protocol v1; " in out
     # the kernel runs this checkout's package (PYTHONPATH), not another copy

@@ -7,26 +7,16 @@ from __future__ import annotations
 import os
 import shlex
 import sys
-from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 
 import pytest
 
-from tests.kernel_driver import Kernel, SharedKernel, kernel_for_test, new_cell_id
+from tests.kernel_driver import Kernel, new_cell_id
 
 PYDANTIC_AGENT = Path(__file__).with_name("pydantic_agent.py")
 TINY_MCP = Path(__file__).with_name("tiny_mcp.py")
 FAST_AGENT_VENV = Path(__file__).with_name(".venv-fast-agent")  # .ci/run, step v1-agents
-
-
-@pytest.fixture
-def kern(
-    shared_kernel: SharedKernel, tmp_path: Path, request: pytest.FixtureRequest
-) -> Iterator[Kernel]:
-    """The module's kernel, reset (the interrupt test has its own)."""
-    with kernel_for_test(shared_kernel, tmp_path, request) as k:
-        yield k
 
 
 def _connect_pydantic(k: Kernel) -> str:
@@ -82,7 +72,9 @@ def test_pydantic_acp_deny_policy_rejects_without_a_click(kern: Kernel, tmp_path
     assert not (tmp_path / "work" / "deleted.txt").exists()
 
 
-def _fast_agent_argv(home: Path) -> list[str]:
+def _fast_agent_argv(home: Path, *, mcp: bool = True) -> list[str]:
+    """fast-agent with its passthrough model, and (``mcp``) `TINY_MCP` as its MCP server (in
+    its venv: a second Python process, which imports fastmcp: 3 CPU-s of the agent's 6)."""
     fast_agent = FAST_AGENT_VENV / "bin" / "fast-agent"
     if not fast_agent.exists():
         if os.environ.get("CI"):  # .ci/run installs it: missing there is a failure
@@ -91,7 +83,7 @@ def _fast_agent_argv(home: Path) -> list[str]:
     server = f"{FAST_AGENT_VENV / 'bin' / 'python'} {TINY_MCP}"
     home.mkdir()
     return [str(fast_agent), "--no-update-check", "acp", "--model", "passthrough",
-            "--home", str(home), "--stdio", server]  # fmt: skip
+            "--home", str(home), *(["--stdio", server] if mcp else [])]  # fmt: skip
 
 
 def test_fast_agent_turns_render_messages_and_an_approved_mcp_tool_call(
