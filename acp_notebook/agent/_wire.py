@@ -113,14 +113,13 @@ def agent_chunk(message_id: str, value: str) -> dict[str, Any]:
     return p.AgentMessageChunk(message_id=message_id, content=_text_block(value)).to_wire()
 
 
-_STATES: dict[str, type[p.WireModel]] = {
-    "running": p.RunningStateUpdate,
-    "requires_action": p.RequiresActionStateUpdate,
-}
-
-
 def state(name: str) -> dict[str, Any]:
-    return _STATES[name]().to_wire()
+    # Looked up here, not in a table at import: naming the models imports their module.
+    if name == "running":
+        return p.RunningStateUpdate().to_wire()
+    if name == "requires_action":
+        return p.RequiresActionStateUpdate().to_wire()
+    raise KeyError(name)
 
 
 def idle(stop_reason: str) -> dict[str, Any]:
