@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from _isolated import modules_after_import, offenders
 
@@ -232,3 +233,38 @@ def test_every_protocol_name_resolves_and_is_declared_once() -> None:
     assert typing_only == _protocol._LAZY
     assert set(_protocol._LAZY) <= set(_protocol.__all__)
     assert set(dir(_protocol)) >= set(_protocol.__all__)
+
+
+_AGENT_INITIALIZE = """
+import json, sys
+from acp_notebook.agent.__main__ import main
+main(["--data-dir", sys.argv[1]])  # answers what stdin holds, returns at its end
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def test_the_embedded_agent_answers_initialize_without_the_method_table(tmp_path: Path) -> None:
+    # Every kernel test and every `%acp connect` starts the agent: until a session needs them,
+    # it imports only the models of `initialize`, not the method table (which imports every
+    # model of the protocol) nor the session and update models.
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": 2, "info": {"name": "t", "version": "0"}},
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", _AGENT_INITIALIZE, str(tmp_path)],
+        input=json.dumps(request) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["id"] == 1 and answer["result"]["protocolVersion"] == 2
+    loaded = set(json.loads(done.stderr.splitlines()[-1]))
+    assert "acp_notebook._protocol._initialize" in loaded
+    later = ["_method_table", "_methods", "_updates", "_elicitation", "_permission", "_v1"]
+    assert offenders(loaded, [f"acp_notebook._protocol.{name}" for name in later]) == []

@@ -118,11 +118,11 @@ if TYPE_CHECKING:
         UnknownAuthMethod,
         looks_like_v1_initialize_response,
     )
+    from ._method_names import Method
     from ._method_table import (
         AGENT_METHODS,
         CLIENT_METHODS,
         PROTOCOL_METHODS,
-        Method,
         MethodSpec,
     )
     from ._methods import (
@@ -376,11 +376,11 @@ _NAMES: dict[str, tuple[str, ...]] = {
         "UnknownAuthMethod",
         "looks_like_v1_initialize_response",
     ),
+    "._method_names": ("Method",),
     "._method_table": (
         "AGENT_METHODS",
         "CLIENT_METHODS",
         "PROTOCOL_METHODS",
-        "Method",
         "MethodSpec",
     ),
     "._methods": (

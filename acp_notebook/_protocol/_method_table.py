@@ -21,6 +21,7 @@ from ._initialize import (
     LogoutAuthRequest,
     LogoutAuthResponse,
 )
+from ._method_names import Method
 from ._methods import (
     CancelRequestNotification,
     CancelSessionNotification,
@@ -47,29 +48,6 @@ from ._permission import RequestPermissionRequest, RequestPermissionResponse
 from ._updates import UpdateSessionNotification
 
 __all__ = ["AGENT_METHODS", "CLIENT_METHODS", "PROTOCOL_METHODS", "Method", "MethodSpec"]
-
-
-class Method:
-    """Method names of the stable v2 surface."""
-
-    INITIALIZE: Final = "initialize"
-    AUTH_LOGIN: Final = "auth/login"
-    AUTH_LOGOUT: Final = "auth/logout"
-    SESSION_NEW: Final = "session/new"
-    SESSION_LIST: Final = "session/list"
-    SESSION_DELETE: Final = "session/delete"
-    SESSION_RESUME: Final = "session/resume"
-    SESSION_CLOSE: Final = "session/close"
-    SESSION_PROMPT: Final = "session/prompt"
-    SESSION_CANCEL: Final = "session/cancel"
-    SESSION_SET_CONFIG_OPTION: Final = "session/set_config_option"
-    TERMINAL_CANCEL: Final = "terminal/cancel"
-    TOOL_CALL_CANCEL: Final = "tool_call/cancel"
-    SESSION_UPDATE: Final = "session/update"
-    SESSION_REQUEST_PERMISSION: Final = "session/request_permission"
-    ELICITATION_CREATE: Final = "elicitation/create"
-    ELICITATION_COMPLETE: Final = "elicitation/complete"
-    CANCEL_REQUEST: Final = "$/cancel_request"
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,12 @@
 """Builders for the messages the embedded agent sends.
 
-Each builder constructs the wire model of `acp_notebook._protocol` and returns its
-``to_wire()`` dict, so everything the agent writes went through the protocol layer.
+Most builders write the wire dict directly: it is what the protocol model's ``to_wire()``
+gives, key for key and in the same order (tests/test_agent_wire.py builds each message both
+ways and compares the JSON), without importing the update models or building their
+serialisers when the agent starts (each start paid for them; the test suite starts the agent
+hundreds of times, a user at every ``%acp connect``). The builders whose content the agent
+composes from parts (a tool call, a tool call's permission) still validate it with the
+protocol model, and every builder's output is checked against the v2 schema in the tests.
 """
 
 from __future__ import annotations
@@ -42,23 +47,16 @@ def initialize_response(
     protocol_version: int, version: str, *, mcp: tuple[str, ...] = ("http", "stdio")
 ) -> dict[str, Any]:
     """The ``initialize`` answer; ``mcp``: the MCP server transports it advertises."""
-    kinds: dict[str, Any] = {}
-    if "http" in mcp:
-        kinds["http"] = p.McpHttpCapabilities()
-    if "stdio" in mcp:
-        kinds["stdio"] = p.McpStdioCapabilities()
-    transports = p.McpCapabilities(**kinds)
-    return p.InitializeResponse(
-        protocol_version=protocol_version,
-        info=p.Implementation(
-            name="acp-notebook-agent", title="acp_notebook agent", version=version
-        ),
-        capabilities=p.AgentCapabilities(
-            # the MCP servers it takes (``@tool`` lines call them)
-            session=p.SessionCapabilities(mcp=transports) if mcp else p.SessionCapabilities()
-        ),
-        auth_methods=[],
-    ).to_wire()
+    # (the order of ``McpCapabilities``' fields: stdio, then http)
+    transports: dict[str, Any] = {kind: {} for kind in ("stdio", "http") if kind in mcp}
+    # the MCP servers it takes (``@tool`` lines call them)
+    session: dict[str, Any] = {"mcp": transports} if mcp else {}
+    return {
+        "protocolVersion": protocol_version,
+        "info": {"name": "acp-notebook-agent", "title": "acp_notebook agent", "version": version},
+        "capabilities": {"session": session},
+        "authMethods": [],
+    }
 
 
 #: The embedded agent's modes: value -> (name, what it does in it). ``ask`` is where it starts.
@@ -71,13 +69,18 @@ MODES = {
 def mode_options(current: str) -> list[dict[str, Any]]:
     """The session's config options: its mode (category ``mode``)."""
     choices = [
-        p.SessionConfigSelectOption(value=value, name=name, description=description)
+        {"value": value, "name": name, "description": description}
         for value, (name, description) in MODES.items()
     ]
-    option = p.SessionConfigSelect(
-        config_id="mode", name="Mode", category="mode", current_value=current, options=choices
-    )
-    return [option.to_wire()]
+    option = {
+        "type": "select",
+        "configId": "mode",
+        "name": "Mode",
+        "category": "mode",
+        "currentValue": current,
+        "options": choices,
+    }
+    return [option]
 
 
 def notification(session_id: str, update: dict[str, Any]) -> dict[str, Any]:
@@ -86,49 +89,52 @@ def notification(session_id: str, update: dict[str, Any]) -> dict[str, Any]:
 
 
 def session_info(record: SessionRecord) -> dict[str, Any]:
-    info = p.SessionInfo(session_id=record.session_id, cwd=record.cwd)
+    info: dict[str, Any] = {"sessionId": record.session_id, "cwd": record.cwd}
     if record.title is not None:
-        info.title = record.title
+        info["title"] = record.title
     if record.updated_at:
-        info.updated_at = record.updated_at
-    return info.to_wire()
+        info["updatedAt"] = record.updated_at
+    return info
 
 
-def _text_block(value: str) -> p.TextContent:
-    return p.TextContent(text=value)
+def _text_block(value: str) -> dict[str, Any]:
+    return {"type": "text", "text": value}
 
 
 def text(value: str) -> dict[str, Any]:
     """A ``content`` tool-call content item holding text."""
-    return p.ContentToolCallContent(content=_text_block(value)).to_wire()
+    return {"type": "content", "content": _text_block(value)}
 
 
-def user_message(message_id: str, content: list[Any]) -> dict[str, Any]:
-    return p.UserMessage.from_wire(
-        {"sessionUpdate": "user_message", "messageId": message_id, "content": content}
-    ).to_wire()
+def user_message(message_id: str, content: list[dict[str, Any]]) -> dict[str, Any]:
+    """``content``: the prompt's blocks as the ``PromptRequest`` model gave them back
+    (validated, in wire shape)."""
+    return {"sessionUpdate": "user_message", "messageId": message_id, "content": content}
 
 
 def agent_chunk(message_id: str, value: str) -> dict[str, Any]:
-    return p.AgentMessageChunk(message_id=message_id, content=_text_block(value)).to_wire()
+    return {
+        "sessionUpdate": "agent_message_chunk",
+        "messageId": message_id,
+        "content": _text_block(value),
+    }
 
 
-_STATES: dict[str, type[p.WireModel]] = {
-    "running": p.RunningStateUpdate,
-    "requires_action": p.RequiresActionStateUpdate,
-}
+_STATES = frozenset({"running", "requires_action"})
 
 
 def state(name: str) -> dict[str, Any]:
-    return _STATES[name]().to_wire()
+    if name not in _STATES:
+        raise KeyError(name)
+    return {"sessionUpdate": "state_update", "state": name}
 
 
 def idle(stop_reason: str) -> dict[str, Any]:
-    return p.IdleStateUpdate(stop_reason=stop_reason).to_wire()
+    return {"sessionUpdate": "state_update", "state": "idle", "stopReason": stop_reason}
 
 
 def session_info_update(title: str) -> dict[str, Any]:
-    return p.SessionInfoUpdate(title=title).to_wire()
+    return {"sessionUpdate": "session_info_update", "title": title}
 
 
 def tool_call(
@@ -161,13 +167,14 @@ ROWS = 24
 
 
 def terminal_start(terminal_id: str, command: str, cwd: str) -> dict[str, Any]:
-    return p.TerminalUpdate(
-        terminal_id=terminal_id,
-        command=command,
-        cwd=cwd,
-        size=p.TerminalSize(cols=COLS, rows=ROWS),
-        capabilities=p.TerminalCapabilities(cancel=p.TerminalCancelCapabilities()),
-    ).to_wire()
+    return {
+        "sessionUpdate": "terminal_update",
+        "terminalId": terminal_id,
+        "command": command,
+        "cwd": cwd,
+        "size": {"cols": COLS, "rows": ROWS},
+        "capabilities": {"cancel": {}},
+    }
 
 
 def terminal_chunk(terminal_id: str, data: bytes) -> dict[str, Any]:
@@ -214,24 +221,28 @@ def terminal_exit(
     terminal_id: str, status: ExitStatus | None, *, meta: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """The final ``terminal_update``: ``status`` None means "exited, details unknown"."""
+    exit_status: dict[str, Any]
     if status is None:
-        exit_status = p.TerminalExitStatus()
+        exit_status = {}
     elif status.signal is not None:
-        exit_status = p.TerminalExitStatus(signal=status.signal)
+        exit_status = {"signal": status.signal}
     else:
-        exit_status = p.TerminalExitStatus(exit_code=status.exit_code)
-    update = p.TerminalUpdate(terminal_id=terminal_id, exit_status=exit_status)
+        exit_status = {"exitCode": status.exit_code}
+    update: dict[str, Any] = {"sessionUpdate": "terminal_update"}
     if meta is not None:
-        update.meta = meta
-    return update.to_wire()
+        update["_meta"] = meta  # (``_meta`` is the models' first field)
+    update["terminalId"] = terminal_id
+    update["exitStatus"] = exit_status
+    return update
 
 
-def permission_options() -> list[p.PermissionOption]:
+def permission_options() -> list[dict[str, Any]]:
+    """The options of every permission request, in wire shape (``PermissionOption``)."""
     return [
-        p.PermissionOption(option_id="allow-once", name="Allow once", kind="allow_once"),
-        p.PermissionOption(option_id="allow-always", name="Always allow", kind="allow_always"),
-        p.PermissionOption(option_id="reject-once", name="Reject", kind="reject_once"),
-        p.PermissionOption(option_id="reject-always", name="Always reject", kind="reject_always"),
+        {"optionId": "allow-once", "name": "Allow once", "kind": "allow_once"},
+        {"optionId": "allow-always", "name": "Always allow", "kind": "allow_always"},
+        {"optionId": "reject-once", "name": "Reject", "kind": "reject_once"},
+        {"optionId": "reject-always", "name": "Always reject", "kind": "reject_always"},
     ]
 
 
@@ -240,14 +251,18 @@ def command_permission(
 ) -> dict[str, Any]:
     first_line = command.splitlines()[0] if command else command
     shown = first_line if first_line == command else first_line + " …"
-    return p.RequestPermissionRequest(
-        session_id=session_id,
-        title=f"Run `{shown}`?",
-        subject=p.CommandPermissionSubject(
-            command=command, cwd=cwd, tool_call_id=tool_call_id, terminal_id=terminal_id
-        ),
-        options=permission_options(),
-    ).to_wire()
+    return {
+        "sessionId": session_id,
+        "title": f"Run `{shown}`?",
+        "subject": {
+            "type": "command",
+            "command": command,
+            "cwd": cwd,
+            "toolCallId": tool_call_id,
+            "terminalId": terminal_id,
+        },
+        "options": permission_options(),
+    }
 
 
 def tool_call_permission(session_id: str, title: str, update: dict[str, Any]) -> dict[str, Any]:
@@ -257,7 +272,7 @@ def tool_call_permission(session_id: str, title: str, update: dict[str, Any]) ->
             "sessionId": session_id,
             "title": title,
             "subject": {"type": "tool_call", "toolCall": tool},
-            "options": [o.to_wire() for o in permission_options()],
+            "options": permission_options(),
         }
     ).to_wire()
 
