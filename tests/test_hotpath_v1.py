@@ -249,7 +249,7 @@ def test_the_v1_fast_path_and_the_model_path_give_the_same_state(
     assert len(fast["late"]) + fast["dropped"] >= len(fast.get("heard", ()))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     traffic(),
     st.sampled_from(["nobody", "iterator gone"]),
