@@ -32,6 +32,7 @@ from acp_notebook import connect_streams
 from acp_notebook._client import _session, _turn
 from acp_notebook._client._replay import UpdateBuffer, bulk_weight
 from acp_notebook._client._session import TerminalChunk
+from acp_notebook._connection import _jsonrpc
 from acp_notebook._connection._hotpath import decode_hot_line, is_hot_message
 from acp_notebook._connection._jsonrpc import Connection
 from acp_notebook._connection._lines import BadJson, decode_json_line, memory_byte_pipe
@@ -264,11 +265,13 @@ def traffic(draw: st.DrawFn) -> list[bytes]:
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(traffic(), st.sampled_from(WATCHES), st.booleans())
+@given(traffic(), st.sampled_from(WATCHES), st.booleans(), st.sampled_from([1, 3, 32]))
 def test_the_fast_path_and_the_pydantic_path_give_the_same_state(
-    lines: list[bytes], watch: str, together: bool
+    lines: list[bytes], watch: str, together: bool, run_limit: int
 ) -> None:
-    fast = anyio.run(ingest, lines, True, watch, together)
+    with pytest.MonkeyPatch.context() as patch:  # (runs cut short, as a long read's are)
+        patch.setattr(_jsonrpc, "FAST_RUN", run_limit)
+        fast = anyio.run(ingest, lines, True, watch, together)
     usual = anyio.run(ingest, lines, False, watch, together)
     assert fast == usual
     updates = len(lines) - sum(b'"zz"' in line for line in lines) + 1  # + the idle

@@ -84,6 +84,10 @@ CANCEL_REQUEST_METHOD: Final = "$/cancel_request"
 #: while the loop waits, the agent's pipe fills and the agent waits, so a flood in the
 #: background leaves a cell the interpreter.
 Pace: TypeAlias = Callable[[int, float], float]
+FAST_RUN: Final = 32
+"""Most recognised lines handed to the fast handler at once (`set_fast_notifications`): a run
+long enough to share the handler's per-run work, short enough that its decoded messages stay
+in the CPU's caches."""
 MAX_DEPTH: Final = 256
 """Deepest nesting of arrays and objects accepted in a message (the message object is level 1).
 
@@ -545,6 +549,9 @@ class Connection:
                             if self._observers:
                                 self._observe("recv", hot)
                             run.append(hot)
+                            if len(run) >= FAST_RUN:
+                                self._fast_run(fast_handle, run)
+                                run = []
                             continue
                     if run:
                         self._fast_run(fast_handle, run)
