@@ -48,9 +48,16 @@ def _embedded(tmp_path: Path) -> list[str]:
 
 
 def _sleeper(pid_file: Path, stderr: str = "") -> str:
-    """An agent that never answers: writes its pid (and some stderr), then sleeps."""
+    """An agent that never answers: writes its pid (and some stderr), then sleeps.
+
+    The pid goes in under another name first, then is renamed: a test that waits for the
+    file to exist must never find it empty (CI, stop 42: an interrupt landed between the
+    file's creation and its write).
+    """
+    part = f"{pid_file}.part"
     code = (
-        f"import os, sys, time; open({str(pid_file)!r}, 'w').write(str(os.getpid()));"
+        f"import os, sys, time; open({part!r}, 'w').write(str(os.getpid()));"
+        f" os.replace({part!r}, {str(pid_file)!r});"
         f" sys.stderr.write({stderr!r}); sys.stderr.flush(); time.sleep(1000)"
     )
     return f"-- {PY} -c {code!r}"

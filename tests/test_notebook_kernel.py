@@ -246,8 +246,9 @@ def test_failed_or_interrupted_connect_fails_the_cell(tmp_path: Path) -> None:
 
         # Interrupt while the agent never answers: the cell fails and the agent is stopped.
         pid_file = tmp_path / "pid"
-        code = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid()));"
-        code += " time.sleep(1000)"
+        part = f"{pid_file}.part"  # renamed once written: the file is never seen empty
+        code = f"import os, time; open({part!r}, 'w').write(str(os.getpid()));"
+        code += f" os.replace({part!r}, {str(pid_file)!r}); time.sleep(1000)"
         execution = kern.submit(f"%acp connect -- {sys.executable} -c {code!r}")
         kern.wait_for(pid_file.exists, "the agent to start")
         kern.km.interrupt_kernel()
