@@ -30,6 +30,8 @@ import pytest
 
 #: how many modules the summary lists
 SHOWN = 25
+#: every module's figures, written at the end of a run (under the root dir; git-ignored)
+TABLE = Path("test-artifacts") / "cost-by-module.tsv"
 _KEY = "cpu_s"
 
 
@@ -138,6 +140,8 @@ class CostReport:
         if not self.wall or hasattr(terminalreporter.config, "workerinput"):
             return
         tr = terminalreporter
+        with contextlib.suppress(OSError):
+            write_table(tr.config.rootpath / TABLE, self.cpu, self.wall)
         how = "everything they started" if self._meter.group else "waited-for children only"
         tr.write_sep("=", f"cost by module (the {SHOWN} that took most CPU; {how})")
         tr.write_line(f"{'CPU s':>8} {'wall s':>8}  module")
@@ -147,3 +151,12 @@ class CostReport:
             f"{sum(self.cpu.values()):8.1f} {sum(self.wall.values()):8.1f}  "
             f"all {len(self.wall)} modules"
         )
+
+
+def write_table(path: Path, cpu: dict[str, float], wall: dict[str, float]) -> None:
+    """Every module's CPU and wall seconds, most CPU first, tab-separated (the summary above
+    shows only the first :data:`SHOWN`)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = [f"{cpu.get(m, 0.0):.1f}\t{wall[m]:.1f}\t{m}" for m in wall]
+    rows.sort(key=lambda row: -float(row.split("\t", 1)[0]))
+    path.write_text("cpu_s\twall_s\tmodule\n" + "".join(row + "\n" for row in rows))

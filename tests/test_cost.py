@@ -53,3 +53,10 @@ def test_a_child_never_waited_for_is_counted_while_it_runs() -> None:
         pytest.skip("no CPU-accounting cgroup can be made here (not root, or no cgroupfs)")
     assert said["counted"] >= 0.5, said
     assert said["closed"], said
+
+
+def test_the_table_lists_every_module_most_cpu_first(tmp_path: Path) -> None:
+    table = tmp_path / "deep" / "cost.tsv"
+    _cost.write_table(table, {"a.py": 1.0, "b.py": 12.5}, {"a.py": 3.0, "b.py": 2.0, "c.py": 0.5})
+    lines = table.read_text().splitlines()
+    assert lines == ["cpu_s\twall_s\tmodule", "12.5\t2.0\tb.py", "1.0\t3.0\ta.py", "0.0\t0.5\tc.py"]
