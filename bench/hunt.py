@@ -118,8 +118,11 @@ def read_junit(path: Path, run: Run) -> None:
         return
     for case in ET.parse(path).getroot().iter("testcase"):
         test_id = f"{case.get('classname', '')}::{case.get('name', '')}"
-        outcome = next(iter(case), None)
-        if outcome is None or outcome.tag in ("system-out", "system-err", "properties"):
+        # (a case's children may start with its properties, system-out or system-err: the
+        # outcome is the first other child, if any)
+        outcomes = [c for c in case if c.tag not in ("system-out", "system-err", "properties")]
+        outcome = outcomes[0] if outcomes else None
+        if outcome is None:
             run.passed += 1
         elif outcome.tag == "skipped":
             run.skipped += 1

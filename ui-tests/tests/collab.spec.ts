@@ -40,8 +40,25 @@ const BOB = {
  * palette, and its clicks wait without a limit of their own).
  */
 async function trust(page: IJupyterLabPageFixture): Promise<void> {
-  const done = page.evaluate(() => (window as any).jupyterapp.commands.execute('notebook:trust'));
+  let settled = false;
+  const done = page
+    .evaluate(() => (window as any).jupyterapp.commands.execute('notebook:trust'))
+    .then(() => {
+      settled = true;
+    });
   await page.locator('.jp-Dialog').getByRole('button', { name: 'Trust' }).click();
+  // The trust command then saves the notebook, and with collaboration on the server saves the
+  // shared document too: on a loaded machine this page's save can find the file newer than it
+  // knew, and JupyterLab asks (File Changed; the flake hunt, stop 43). This page's document is
+  // the shared one, so overwriting writes what the server holds. (The command's promise stays
+  // pending while the dialog is open.)
+  const changed = page.locator('.jp-Dialog').filter({ hasText: 'File Changed' });
+  await expect
+    .poll(async () => settled || (await changed.count()) > 0, { timeout: 60000 })
+    .toBe(true);
+  if (!settled) {
+    await changed.getByRole('button', { name: 'Overwrite' }).click();
+  }
   await done;
   await expect(page.locator('[data-icon="ui-components:trusted"]')).toHaveCount(1);
 }

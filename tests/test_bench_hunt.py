@@ -1,0 +1,56 @@
+"""bench/hunt.py's reading of a run's JUnit report (the hunt itself runs the suite: not here)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _hunt() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("hunt", ROOT / "bench" / "hunt.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("hunt", module)  # (its dataclass looks its module up there)
+    spec.loader.exec_module(sys.modules["hunt"])
+    return sys.modules["hunt"]
+
+
+REPORT = """<?xml version="1.0" encoding="utf-8"?>
+<testsuites><testsuite name="pytest">
+<testcase classname="tests.test_a" name="test_ok"><properties>
+<property name="cpu_s" value="0.1"/></properties></testcase>
+<testcase classname="tests.test_a" name="test_bad"><properties>
+<property name="cpu_s" value="0.2"/></properties>
+<failure message="AssertionError: two dialogs&#10;second line">trace</failure></testcase>
+<testcase classname="tests.test_b" name="test_broken"><system-out>out</system-out>
+<error message="fixture failed">trace</error></testcase>
+<testcase classname="tests.test_b" name="test_skipped"><skipped message="no node"/></testcase>
+<testcase classname="tests.test_b" name="test_quiet"><system-err>warn</system-err></testcase>
+</testsuite></testsuites>
+"""
+
+
+def test_a_failure_after_the_cases_properties_is_counted(tmp_path: Path) -> None:
+    # (pytest writes a case's user_properties first: the suite's cost plugin gives every case
+    # some, and the first hunt counted every failure as a pass)
+    hunt = _hunt()
+    report = tmp_path / "run.xml"
+    report.write_text(REPORT)
+    run = hunt.Run(1, 1, 1.0)
+    hunt.read_junit(report, run)
+    assert (run.passed, run.failed, run.errors, run.skipped) == (2, 1, 1, 1)
+    assert run.failures == [
+        "tests.test_a::test_bad [failure]: AssertionError: two dialogs",
+        "tests.test_b::test_broken [error]: fixture failed",
+    ]
+
+
+def test_a_missing_report_is_a_failure(tmp_path: Path) -> None:
+    hunt = _hunt()
+    run = hunt.Run(2, 4, 1.0)
+    hunt.read_junit(tmp_path / "absent.xml", run)
+    assert run.failures == ["(no JUnit report: pytest exited 4, see the log)"]
