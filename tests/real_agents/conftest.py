@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -255,3 +256,31 @@ def traced(argv: list[str], log: Path) -> list[str]:
             raise AssertionError("strace is not installed (apt-get install strace)")
         return argv
     return [strace, "-f", "--seccomp-bpf", "-qq", "-e", "trace=connect", "-o", str(log), *argv]
+
+
+def set_state(k: Kernel, comm_id: str, **state: Any) -> None:
+    """What a browser sends when a person edits a widget."""
+    content = {"comm_id": comm_id, "data": {"method": "update", "state": state, "buffer_paths": []}}
+    k.kc.shell_channel.send(k.kc.session.msg("comm_msg", content))
+
+
+def enter_key(
+    k: Kernel, description: str, key: str, button: str, results: tuple[str, ...], shown: str = ""
+) -> tuple[str, str]:
+    """What a person does with the password field a sign-in shows: the one field, labelled
+    ``description``, gets ``key``; then a click on ``button``. The field's comm id and the
+    label that then says the result (the first whose value starts with one of ``results``).
+    ``shown``: the output that showed the field, for a failure's message."""
+    fields = [c for c, s in k.models.items() if s.get("_model_name") == "PasswordModel"]
+    assert len(fields) == 1, shown
+    assert k.models[fields[0]].get("description") == description
+    set_state(k, fields[0], value=key)
+    [clicked] = k.wait_for(lambda: k.buttons(button), f"the {button} button")
+    k.click(clicked)
+
+    def labels() -> list[str]:
+        values = [s.get("value", "") for s in k.models.values()]
+        return [v for v in values if str(v).startswith(results)]
+
+    [done] = k.wait_for(labels, f"the result of {button}")
+    return fields[0], done

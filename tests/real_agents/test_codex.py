@@ -22,6 +22,7 @@ from tests.real_agents.conftest import (
     CODEX_VERSION,
     NODE_MODULES,
     CodexLaunch,
+    enter_key,
     remote_connects,
     traced,
 )
@@ -213,12 +214,6 @@ def test_kernel_sign_in_with_the_key_in_env_options_it_stays_in_the_cell_source(
     assert codex.key not in json.dumps(saved["metadata"])
 
 
-def _set_state(k: Kernel, comm_id: str, **state: Any) -> None:
-    """What a browser sends when a person edits a widget."""
-    content = {"comm_id": comm_id, "data": {"method": "update", "state": state, "buffer_paths": []}}
-    k.kc.shell_channel.send(k.kc.session.msg("comm_msg", content))
-
-
 def test_kernel_api_key_sign_in_without_a_key_asks_for_it_in_a_password_field(
     codex: CodexLaunch, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -242,17 +237,9 @@ def test_kernel_api_key_sign_in_without_a_key_asks_for_it_in_a_password_field(
         assert "CODEX_API_KEY or OPENAI_API_KEY is not set" in shown, shown
         assert "enter CODEX_API_KEY for 'codex'" in shown, shown
         assert not (codex.home / ".codex" / "auth.json").exists()
-        fields = [c for c, s in k.models.items() if s.get("_model_name") == "PasswordModel"]
-        assert len(fields) == 1 and k.models[fields[0]].get("description") == "CODEX_API_KEY"
-        _set_state(k, fields[0], value=codex.key)
-        [button] = k.wait_for(lambda: k.buttons("Restart with it"), "the Restart button")
-        k.click(button)
-
-        def labels() -> list[str]:
-            values = [s.get("value", "") for s in k.models.values()]
-            return [v for v in values if str(v).startswith(("restarted", "not signed in"))]
-
-        [done] = k.wait_for(labels, "the restart's result")
+        _, done = enter_key(
+            k, "CODEX_API_KEY", codex.key, "Restart with it", ("restarted", "not signed in")
+        )
         assert done.startswith("restarted 'codex'"), done
         assert "signed in with 'api-key'" in done and "session 'default' is open" in done, done
         assert (codex.home / ".codex" / "auth.json").is_file()

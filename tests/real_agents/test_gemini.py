@@ -28,6 +28,7 @@ from tests.kernel_driver import Kernel, acp_kernel, new_cell_id
 from tests.real_agents.conftest import (
     NODE_MODULES,
     _need,
+    enter_key,
     not_installed,
     remote_connects,
     traced,
@@ -210,12 +211,6 @@ def test_kernel_connect_gemini_a_cell_is_refused_and_auth_lists_the_methods(
     assert _all_gone(gemini.home) == []  # the kernel's shutdown stopped it
 
 
-def _set_state(k: Kernel, comm_id: str, **state: Any) -> None:
-    """What a browser sends when a person edits a widget."""
-    content = {"comm_id": comm_id, "data": {"method": "update", "state": state, "buffer_paths": []}}
-    k.kc.shell_channel.send(k.kc.session.msg("comm_msg", content))
-
-
 def test_kernel_api_key_method_asks_for_the_key_in_a_password_field_and_it_leaks_nowhere(
     gemini: GeminiLaunch, kern: Kernel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -238,20 +233,11 @@ def test_kernel_api_key_method_asks_for_the_key_in_a_password_field_and_it_leaks
         " (Gemini API key is missing or not configured. (code -32000)); enter the API key"
         " for 'gemini-api-key'"
     ) in shown, shown
-    fields = [c for c, s in k.models.items() if s.get("_model_name") == "PasswordModel"]
-    assert len(fields) == 1, shown
-    assert k.models[fields[0]].get("description") == "API key"
-    _set_state(k, fields[0], value=gemini.key)
-    [button] = k.wait_for(lambda: k.buttons("Sign in"), "the Sign in button")
-    k.click(button)
-
-    def labels() -> list[str]:
-        values = [s.get("value", "") for s in k.models.values()]
-        return [v for v in values if str(v).startswith(("signed in", "not signed in"))]
-
-    [done] = k.wait_for(labels, "the sign-in's result")
+    field, done = enter_key(
+        k, "API key", gemini.key, "Sign in", ("signed in", "not signed in"), shown
+    )
     assert done == "signed in to 'gemini' with 'gemini-api-key'; session 'default' is open"
-    assert k.models[fields[0]].get("value", "") == ""
+    assert k.models[field].get("value", "") == ""
     log = k.run("%acp log -n 200", new_cell_id()).text()
     assert log.count('"method": "authenticate"') == 2, log  # bare, then with the key
     assert '"_meta": {"api-key": "***"}' in log, log

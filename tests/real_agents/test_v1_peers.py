@@ -73,8 +73,8 @@ def test_pydantic_acp_deny_policy_rejects_without_a_click(kern: Kernel, tmp_path
 
 
 def _fast_agent_argv(home: Path, *, mcp: bool = True) -> list[str]:
-    """fast-agent with its passthrough model, and (``mcp``) `TINY_MCP` as its MCP server (in
-    its venv: a second Python process, which imports fastmcp: 3 CPU-s of the agent's 6)."""
+    """fast-agent with its passthrough model, and (``mcp``) `TINY_MCP` as its MCP server (a
+    second Python process, standard library only)."""
     fast_agent = FAST_AGENT_VENV / "bin" / "fast-agent"
     if not fast_agent.exists():
         if os.environ.get("CI"):  # .ci/run installs it: missing there is a failure
