@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 from typing import Any
 
@@ -41,6 +42,17 @@ def pytest_configure(config: pytest.Config) -> None:
     from acp_notebook.agent._pty import let_commands_receive_sigint
 
     let_commands_receive_sigint()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What the collection made (the modules, their tests, hypothesis's strategies, pydantic's
+    schemas) lives until the process ends: out of the cycle collector's way (``gc.freeze``).
+    A full collection, automatic or a test's ``gc.collect()``, then looks only at what the
+    tests made: the hot-path property tests call it in every example, and it took 0.3 s
+    each over the whole heap."""
+    if session.config.option.collectonly:
+        return
+    gc.freeze()
 
 
 @pytest.fixture(scope="module")
