@@ -29,6 +29,7 @@ from ._errors import (
     client_info,
     elicitation_request_adapter,
     first_error,
+    v1_client_fields,
 )
 from ._permission import PermissionDecision, PermissionHandler, decide, invalid_options
 from ._session import Session
@@ -129,9 +130,7 @@ class Agent:
         if self.protocol == "auto":
             # What a v1 agent reads from this same request (v2 agents ignore the extra keys:
             # claude-agent-acp 0.101.0 answers it in both modes), so one initialize serves both.
-            from . import _v1 as dialect
-
-            params |= dialect.client_fields(self)
+            params |= v1_client_fields(self)
             # The TS SDK's protocol router (claude-agent-acp 0.101.0 in v1 mode) gives a v1 agent
             # a v1 initialize rewritten from the v2 `capabilities` alone (fs and terminal off,
             # `_meta` kept): the terminal extension must be there too to reach it.

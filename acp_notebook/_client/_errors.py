@@ -6,12 +6,15 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter, ValidationError
 
 from .. import _protocol as p
 from .._connection._errors import AcpError
+
+if TYPE_CHECKING:
+    from ._agent import Agent
 
 CLIENT_NAME = "acp_notebook"
 
@@ -97,6 +100,25 @@ def _auth_method_name(method: p.AuthMethod) -> str:
 def client_info() -> dict[str, str]:
     """This client's ``info`` (v2) or ``clientInfo`` (v1)."""
     return {"name": CLIENT_NAME, "title": "acp_notebook", "version": _client_version()}
+
+
+def v1_client_fields(agent: Agent) -> dict[str, Any]:
+    """v1's ``clientInfo`` and ``clientCapabilities``: client terminals and the client file
+    system when ``client_services`` is on (``agent.services``), else nothing offered; and
+    always the terminal extension (``_meta.terminal_output``): an agent that runs commands
+    itself (claude-agent-acp, codex-acp) then sends their output in tool calls' ``_meta``,
+    which the translator shows as display terminals. Not in ``_v1``: the ``initialize`` of
+    ``protocol="auto"`` sends them to every agent, and importing the v1 layer (its models) for
+    that cost each process's first connection to a v2 agent ~0.03 CPU-s."""
+    offered = agent.services is not None
+    return {
+        "clientInfo": client_info(),
+        "clientCapabilities": {
+            "fs": {"readTextFile": offered, "writeTextFile": offered},
+            "terminal": offered,
+            "_meta": {"terminal_output": True},
+        },
+    }
 
 
 def _client_version() -> str:

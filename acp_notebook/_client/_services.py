@@ -50,7 +50,6 @@ from .._protocol import (
     TerminalUpdate,
 )
 from .._protocol._permission import tool_call_command
-from .._protocol._v1 import diff_patch
 from . import _files, _terminals
 from ._files import ClientFiles, ReadRequest, WriteRequest
 from ._permission import PermissionDecision
@@ -113,6 +112,14 @@ _OPTIONS = [
     {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
     {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
 ]
+
+
+def diff_patch(path: str, old_text: str | None, new_text: str) -> str:
+    """``_protocol._v1.diff_patch``, imported on the first write shown: the v1 layer's models
+    are not needed before (a v2 agent's connection never needs them)."""
+    from .._protocol._v1 import diff_patch as patch
+
+    return patch(path, old_text, new_text)
 
 
 def write_patch(request: WriteRequest) -> str | None:

@@ -26,8 +26,8 @@ from ._errors import (
     TurnInProgress,
     UnsupportedProtocolVersion,
     auth_method_adapter,
-    client_info,
     first_error,
+    v1_client_fields,
 )
 from ._session import Session
 
@@ -135,7 +135,7 @@ class V1Session:
 
 async def initialize(agent: Agent) -> None:
     """A v1 ``initialize`` (nothing advertised: no client file system, no terminals)."""
-    params = {"protocolVersion": v1.PROTOCOL_VERSION, **client_fields(agent)}
+    params = {"protocolVersion": v1.PROTOCOL_VERSION, **v1_client_fields(agent)}
     try:
         result = await agent.connection.request(p.Method.INITIALIZE, params)
     except RpcError as exc:
@@ -154,23 +154,6 @@ async def initialize(agent: Agent) -> None:
             answered=result if not isinstance(result, dict) else version,
         )
     adopt(agent, result)
-
-
-def client_fields(agent: Agent) -> dict[str, Any]:
-    """v1's ``clientInfo`` and ``clientCapabilities``: client terminals and the client file
-    system when ``client_services`` is on (``agent.services``), else nothing offered; and
-    always the terminal extension (``_meta.terminal_output``): an agent that runs commands
-    itself (claude-agent-acp, codex-acp) then sends their output in tool calls' ``_meta``,
-    which the translator shows as display terminals."""
-    offered = agent.services is not None
-    return {
-        "clientInfo": client_info(),
-        "clientCapabilities": {
-            "fs": {"readTextFile": offered, "writeTextFile": offered},
-            "terminal": offered,
-            "_meta": {"terminal_output": True},
-        },
-    }
 
 
 def adopt(agent: Agent, result: dict[str, Any]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import logging
 import os
 import sys
@@ -206,6 +207,18 @@ def main(argv: list[str] | None = None) -> None:
     )
     with contextlib.suppress(KeyboardInterrupt):
         anyio.run(_serve, server, backend="asyncio")
+    _before_exit()
+
+
+def _before_exit() -> None:
+    """The end of the agent's process (``main`` returns only to exit): freeze what is alive, so
+    that the interpreter's exit does not walk it. Its finalisation runs the cyclic collector
+    over the whole heap several times (~38,000 objects after a session: the protocol's models,
+    pydantic's schemas); that was about 0.1 CPU-s of each agent's ~0.4 (perf: gc_collect_main),
+    paid by every `%acp connect` of the embedded agent that ends. Nothing is skipped: atexit
+    handlers and module finalisation run as before; only the objects of cycles still alive
+    now are left to the process's end instead of being collected one by one."""
+    gc.freeze()
 
 
 def _replay(path: Path) -> None:
@@ -224,6 +237,7 @@ def _replay(path: Path) -> None:
 
     with contextlib.suppress(KeyboardInterrupt):
         anyio.run(serve, backend="asyncio")
+    _before_exit()
 
 
 if __name__ == "__main__":
