@@ -88,6 +88,7 @@ NOT_UNIT: dict[str, str] = {
     "tests/test_client_faults.py": "process",
     "tests/test_connect_env.py": "process",
     "tests/test_cost.py": "process",
+    "tests/test_suite_gc.py": "process",
     "tests/test_demo.py": "process",
     "tests/test_docs_site.py": "process",  # sphinx-build; its browser test marks itself
     "tests/test_import_cost.py": "process",

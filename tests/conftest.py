@@ -52,6 +52,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     each over the whole heap."""
     if session.config.option.collectonly:
         return
+    # Hypothesis first (its pytest plugin imports it at the end of every run anyway): when it
+    # is imported, other packages' entry points register their PRNGs with it, and it checks
+    # that something refers to each with gc.get_referrers, which does not see frozen objects
+    # (trio's, referred to by trio's frozen module: a HypothesisWarning, an error here, in a
+    # run that collected no test importing hypothesis).
+    import hypothesis  # noqa: F401
+
     gc.freeze()
 
 

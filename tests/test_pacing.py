@@ -297,21 +297,37 @@ def test_a_background_flood_waits_while_a_cell_of_the_users_code_runs(tmp_path: 
             return int(kern.run("print(got())").text())
 
         kern.wait_for(lambda: received() > 2**20, "the flood to stream")
-        assert GRACE > 0.15
-        # during the grace (0.15 s of it) at most the batch under way lands; past it the bytes
-        # arrive again: waited for (a condition with a generous deadline), not timed
-        out = kern.run(
+        # During the grace at most the batch under way lands; past it the bytes arrive again:
+        # waited for (a condition with a generous deadline), not timed. The grace runs from
+        # the request's arrival (or the cell's start), and a loaded machine can start the
+        # cell's code late in it (the flake hunt: 0.15 s of sleep from the code's start ran
+        # past the grace, and the slices after it brought 1.3 MB): the cell sleeps only
+        # until 20 ms before the earliest end the grace can have, and says how long that was.
+        # A cell that started too late for 50 ms of it is run again (a new request, a new hold).
+        cell = (
             "import time\n"
-            "before = got(); time.sleep(0.15); during = got() - before\n"
+            "from acp_notebook._notebook._owner import current as _current\n"
+            "_p = _current().pacing\n"
+            "_begun = _p._started if _p._asked == float('-inf') else min(_p._asked, _p._started)\n"
+            f"before = got(); window = _begun + {GRACE} - 0.02 - time.monotonic()\n"
+            "time.sleep(max(0.0, window)); during = got() - before\n"
             "deadline = time.monotonic() + 60\n"
             "while got() - before - during < 256 * 1024 and time.monotonic() < deadline:\n"
             "    time.sleep(0.01)\n"
             "after = got() - before\n"
-            "print(during, after)"
-        ).text()
-        during, after = map(int, out.split())
-        assert during <= 2**20, out  # without the pacing: several MiB in 150 ms
-        assert after - during >= 256 * 1024, out
+            "print(during, after, window)"
+        )
+        tries = []
+        for _ in range(10):
+            out = kern.run(cell).text()
+            tries.append(out)
+            during, after, window = out.split()
+            if float(window) >= 0.05:
+                break
+        else:
+            raise AssertionError(f"no cell started early enough in its grace: {tries}")
+        assert int(during) <= 2**20, out  # without the pacing: several MiB in 150 ms
+        assert int(after) - int(during) >= 256 * 1024, out
         kern.wait_for(
             lambda: kern.run("print(b.stop_reason)").text().strip() != "None",
             "the flood to end",
