@@ -16,8 +16,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import pytest
 from _isolated import modules_after_import, offenders
 
 _LOAD_EXT = """
@@ -236,52 +239,27 @@ def test_every_protocol_name_resolves_and_is_declared_once() -> None:
 
 
 _AGENT_INITIALIZE = """
-import json, sys
+import gc, json, sys
 from acp_notebook.agent.__main__ import main
 main(["--data-dir", sys.argv[1]])  # answers what stdin holds, returns at its end
 print(json.dumps(sorted(sys.modules)), file=sys.stderr)
-"""
-
-
-def test_the_embedded_agent_answers_initialize_without_the_method_table(tmp_path: Path) -> None:
-    # Every kernel test and every `%acp connect` starts the agent: until a session needs them,
-    # it imports only the models of `initialize`, not the method table (which imports every
-    # model of the protocol) nor the session and update models.
-    request = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {"protocolVersion": 2, "info": {"name": "t", "version": "0"}},
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", _AGENT_INITIALIZE, str(tmp_path)],
-        input=json.dumps(request) + "\n",
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    answer = json.loads(done.stdout)
-    assert answer["id"] == 1 and answer["result"]["protocolVersion"] == 2
-    loaded = set(json.loads(done.stderr.splitlines()[-1]))
-    assert "acp_notebook._protocol._initialize" in loaded
-    later = ["_method_table", "_methods", "_updates", "_elicitation", "_permission", "_v1"]
-    assert offenders(loaded, [f"acp_notebook._protocol.{name}" for name in later]) == []
-
-
-_AGENT_EXIT = """
-import gc, sys
-from acp_notebook.agent.__main__ import main
-main(["--data-dir", sys.argv[1]])  # answers what stdin holds, returns at its end
 print(gc.get_freeze_count(), len(gc.get_objects()), file=sys.stderr)
 """
 
 
-def test_the_embedded_agent_leaves_its_heap_frozen_for_the_exit(tmp_path: Path) -> None:
-    # The interpreter's exit runs the cyclic collector over the heap several times: with
-    # what `main` leaves frozen (the agent's modules and models), those collections walk
-    # nothing it made (about 0.1 CPU-s of each agent's life before).
+@dataclass(frozen=True)
+class Answered:
+    """The embedded agent run on one ``initialize`` request: its answer, the modules it had
+    imported and its heap at the end (frozen objects, objects left to the collector)."""
+
+    answer: dict[str, Any]
+    modules: set[str]
+    frozen: int
+    collectable: int
+
+
+@pytest.fixture(scope="module")
+def answered(tmp_path_factory: pytest.TempPathFactory) -> Answered:
     request = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -289,7 +267,7 @@ def test_the_embedded_agent_leaves_its_heap_frozen_for_the_exit(tmp_path: Path) 
         "params": {"protocolVersion": 2, "info": {"name": "t", "version": "0"}},
     }
     done = subprocess.run(
-        [sys.executable, "-c", _AGENT_EXIT, str(tmp_path)],
+        [sys.executable, "-c", _AGENT_INITIALIZE, str(tmp_path_factory.mktemp("agent"))],
         input=json.dumps(request) + "\n",
         capture_output=True,
         text=True,
@@ -297,9 +275,30 @@ def test_the_embedded_agent_leaves_its_heap_frozen_for_the_exit(tmp_path: Path) 
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["id"] == 1
-    frozen, collectable = map(int, done.stderr.split()[-2:])
-    assert frozen > 10_000 and collectable < 100, (frozen, collectable)
+    *_, modules, heap = done.stderr.splitlines()
+    frozen, collectable = map(int, heap.split())
+    return Answered(json.loads(done.stdout), set(json.loads(modules)), frozen, collectable)
+
+
+def test_the_embedded_agent_answers_initialize_without_the_method_table(
+    answered: Answered,
+) -> None:
+    # Every kernel test and every `%acp connect` starts the agent: until a session needs them,
+    # it imports only the models of `initialize`, not the method table (which imports every
+    # model of the protocol) nor the session and update models.
+    answer = answered.answer
+    assert answer["id"] == 1 and answer["result"]["protocolVersion"] == 2
+    assert "acp_notebook._protocol._initialize" in answered.modules
+    later = ["_method_table", "_methods", "_updates", "_elicitation", "_permission", "_v1"]
+    assert offenders(answered.modules, [f"acp_notebook._protocol.{name}" for name in later]) == []
+
+
+def test_the_embedded_agent_leaves_its_heap_frozen_for_the_exit(answered: Answered) -> None:
+    # The interpreter's exit runs the cyclic collector over the heap several times: with
+    # what `main` leaves frozen (the agent's modules and models), those collections walk
+    # nothing it made (about 0.1 CPU-s of each agent's life before).
+    assert answered.answer["id"] == 1
+    assert answered.frozen > 10_000 and answered.collectable < 100, answered
 
 
 _V2_CONNECT = """

@@ -25,7 +25,7 @@ def sender() -> str:
     try:
         from IPython.core.getipython import get_ipython
 
-        kernel: Any = getattr(get_ipython(), "kernel", None)  # type: ignore[no-untyped-call]
+        kernel: Any = getattr(get_ipython(), "kernel", None)
         parent = kernel.get_parent() if kernel is not None else None
     except Exception:  # no kernel, or one without get_parent: nobody to name
         return ""
