@@ -28,4 +28,5 @@ def test_a_run_that_collects_no_hypothesis_test_ends_without_a_warning() -> None
     )  # fmt: skip
     output = done.stdout + done.stderr
     assert done.returncode == 0, output[-3000:]
-    assert "HypothesisWarning" not in output and "2 passed" in output, output[-3000:]
+    # (it ran tests, whatever their number: pytest exits 5 when none is collected)
+    assert "HypothesisWarning" not in output and " passed" in output, output[-3000:]
