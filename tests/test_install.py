@@ -3,11 +3,12 @@
 A real fresh venv (``python -m venv``, no system site-packages) gets the wheel and its
 dependencies, JupyterLab included, from the package index. uv installs them (``uv pip install
 --python VENV_PYTHON``), resolving as pip would: the same indexes, find-links and constraints,
-read from pip's configuration (:func:`_pip_settings`), and pip's choice of the best version across
+read from pip's configuration (:func:`_pip_config`), and pip's choice of the best version across
 all of them (``--index-strategy unsafe-best-match``). The tests ask what the wheel puts in a
-venv, not which installer did it; pip resolved and installed the same 120 packages in 17 CPU-s,
-uv in 2. The venvs are made ``--without-pip``. What is about pip itself (an editable install on a
-machine without Node.js) is pip's, run by this interpreter.
+venv, not which installer did it (both install a wheel by its spec: a wheel that only pip
+would install differently is what this no longer catches); pip resolved and installed the same
+120 packages in 17 CPU-s, uv in 2. The venvs are made ``--without-pip``. What is about pip
+itself (an editable install on a machine without Node.js) is pip's, run by this interpreter.
 Nothing is written outside pytest's tmp directories: the wheel is built into one (the build hook
 only builds the extension in the source tree when it is missing, and this test refuses to run
 then), and the venv lives in another.
@@ -15,6 +16,7 @@ then), and the venv lives in another.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -70,88 +72,93 @@ def _pip_into(venv: Path) -> list[str]:
     return [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python")]
 
 
-#: pip's settings that choose what gets installed, as uv's options (:func:`_pip_settings`)
+#: pip's settings that choose what gets installed, as uv's options (:func:`_uv_options`)
 UV_OPTIONS = {
     "index-url": "--index-url",
     "extra-index-url": "--extra-index-url",
     "find-links": "--find-links",
-    "constraint": "--constraint",
     "trusted-host": "--allow-insecure-host",
 }
-#: pip's settings that change nothing uv installs (how pip talks, times out or caches)
+#: pip's settings that change nothing uv installs into the venv: how pip talks, logs, retries,
+#: times out or caches, where pip would install without ``--python`` (``target``, ``prefix``,
+#: ``user``: ignored with a venv's interpreter), and which configuration file it read (its
+#: settings are in the listing themselves)
 PIP_ONLY = {
-    "cert",  # SSL_CERT_FILE instead (_pip_settings)
-    "default-timeout",
-    "timeout",
-    "disable-pip-version-check",
-    "root-user-action",
-    "no-input",
-    "break-system-packages",
-    "progress-bar",
-    "cache-dir",
-    "no-cache-dir",
-    "quiet",
-    "verbose",
-}
+    "default-timeout", "timeout", "retries", "disable-pip-version-check", "root-user-action",
+    "no-input", "break-system-packages", "progress-bar", "no-color", "log", "cache-dir",
+    "no-cache-dir", "quiet", "verbose", "no-warn-script-location", "require-virtualenv",
+    "target", "prefix", "user", "config-file",
+}  # fmt: skip
+TRUE = ("1", "true", "yes", "on", "y", "t")  # what pip takes for true (strtobool)
 
 
 @cache
-def _pip_settings(build: bool = False) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
-    """uv's options and environment for what pip's configuration (its files and ``PIP_*``
-    variables, as ``pip config list`` shows them) says about where packages come from, so that
-    uv installs what pip would; ``build``: for ``uv build`` (whose constraints are the build
-    environment's, as pip's are when it builds). A setting this does not know fails the test:
-    it might change what pip would install."""
+def _pip_config() -> dict[str, str]:
+    """pip's configuration, as ``pip config list`` shows it (its files and ``PIP_*``
+    variables), each setting's value as pip takes it: the environment before the ``install``
+    section before ``global``; an empty value is no value."""
     listed = subprocess.run(
         [sys.executable, "-m", "pip", "config", "list"],
         capture_output=True, text=True, timeout=GUARD, check=True,
     ).stdout  # fmt: skip
     chosen: dict[str, tuple[int, str]] = {}
-    rank = {"global": 0, "install": 1, ":env:": 2}  # pip's precedence: the environment wins
+    rank = {"global": 0, "install": 1, ":env:": 2}
     for line in listed.splitlines():
-        key, _, value = line.partition("=")
+        key, _, shown = line.partition("=")
         section, _, name = key.rpartition(".")
-        if section not in rank:  # another command's section (``download.``, ``wheel.``, ...)
+        value = ast.literal_eval(shown)  # (pip prints each value's repr)
+        if section not in rank or not value.strip():  # another command's section, or empty
             continue
         if name not in chosen or rank[section] >= chosen[name][0]:
-            chosen[name] = (rank[section], value.strip().strip("'\""))
+            chosen[name] = (rank[section], value)
+    return {name: value for name, (_, value) in chosen.items()}
+
+
+def _uv_options(build: bool = False) -> tuple[list[str], dict[str, str]]:
+    """uv's options and environment for what pip's configuration says about where packages
+    come from, so that uv installs what pip would; ``build``: for ``uv build``. Constraints go
+    to the build environments too, as pip's do. A setting this does not know fails the test:
+    it might change what pip would install."""
     options: list[str] = []
-    env: list[tuple[str, str]] = []
-    for name, (_, value) in sorted(chosen.items()):
+    env: dict[str, str] = {}
+    for name, value in sorted(_pip_config().items()):
         if name in UV_OPTIONS:
-            flag = "--build-constraint" if build and name == "constraint" else UV_OPTIONS[name]
-            options += [part for item in value.split() for part in (flag, item)]
+            options += [part for item in value.split() for part in (UV_OPTIONS[name], item)]
+        elif name == "constraint":
+            flags = ["--build-constraint"] if build else ["--constraint", "--build-constraint"]
+            options += [part for item in value.split() for flag in flags for part in (flag, item)]
         elif name == "cert":
-            env.append(("SSL_CERT_FILE", value))
-        elif name == "no-index" and value.lower() in ("1", "true", "yes", "on"):
-            options.append("--no-index")
-        elif name == "pre" and value.lower() in ("1", "true", "yes", "on"):
-            options += ["--prerelease", "allow"]
-        elif name not in PIP_ONLY | {"no-index", "pre"}:
+            env["SSL_CERT_FILE"] = value
+        elif name == "no-index":
+            options += ["--no-index"] if value.lower() in TRUE else []
+        elif name == "pre":
+            options += ["--prerelease", "allow"] if value.lower() in TRUE else []
+        elif name not in PIP_ONLY:
             pytest.fail(f"pip setting {name}={value!r}: tests/test_install.py cannot give it to uv")
-    return tuple(options), tuple(env)
+    return options, env
 
 
-def _uv() -> str:
-    """uv's binary (the uv package of the test extra)."""
+def _uv(env: dict[str, str], build: bool = False) -> tuple[list[str], dict[str, str]]:
+    """uv's binary (the uv package of the test extra) with the options of pip's settings, and
+    its environment: ``env`` without uv's own settings (``UV_*`` but its cache; with
+    ``--no-config``, not its files either), so that only pip's choose."""
     try:
         from uv import find_uv_bin
     except ImportError:
         pytest.fail("uv is missing: pip install -e '.[test]'")
-    path: str = find_uv_bin()
-    return path
+    options, uv_env = _uv_options(build)
+    kept = {k: v for k, v in env.items() if not k.startswith("UV_") or k == "UV_CACHE_DIR"}
+    return [find_uv_bin(), "--no-config", *options], {**kept, **uv_env}
 
 
 def _uv_into(venv: Path, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
     """``uv pip install`` into ``venv``, choosing as pip would (the module's doc), and the
-    environment it runs in. uv reads no configuration of its own (``--no-config``)."""
-    options, uv_env = _pip_settings()
-    argv = [
-        _uv(), "pip", "install", "--quiet", "--no-config",
-        "--python", str(venv / "bin" / "python"), "--index-strategy", "unsafe-best-match",
-        *options,
-    ]  # fmt: skip
-    return argv, {**env, **dict(uv_env)}
+    environment it runs in."""
+    uv, uv_env = _uv(env)
+    python = str(venv / "bin" / "python")
+    # (uv puts global options anywhere on the line)
+    install = [*uv[:1], "pip", "install", "--quiet", "--python", python, *uv[1:]]
+    return [*install, "--index-strategy", "unsafe-best-match"], uv_env
 
 
 @pytest.fixture(scope="session")
@@ -164,12 +171,11 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
             " (bash labextension/build.sh); this test does not write into the source tree"
         )
     out = tmp_path_factory.mktemp("wheel")
-    options, uv_env = _pip_settings(build=True)
-    build = [
-        _uv(), "build", "--wheel", "--quiet", "--no-config", "--out-dir", str(out),
-        "--index-strategy", "unsafe-best-match", *options, str(ROOT),
-    ]  # fmt: skip
-    _run(build, out, {**_clean_env(out), **dict(uv_env)})
+    uv, env = _uv(_clean_env(out), build=True)
+    # this interpreter builds it, as `pip wheel` would (else uv picks one by its own rules)
+    build = [*uv[:1], "build", "--wheel", "--quiet", "--python", sys.executable, *uv[1:]]
+    build += ["--index-strategy", "unsafe-best-match", "--out-dir", str(out), str(ROOT)]
+    _run(build, out, env)
     (found,) = out.glob("acp_notebook-*.whl")
     return found
 

@@ -114,17 +114,19 @@ def _without_unused_plugins(handler, page_config):
 
 c.ServerApp.tornado_settings = {"page_config_hook": _without_unused_plugins}
 
-# The editors' cursor does not blink (JupyterLab's default setting, given as an application
-# override): a notebook's focused editor redraws its cursor twice a second, and an idle page
-# with a notebook open cost the browser 1.0 CPU-s in 20 s with it, 0.3 without. The tests open
-# notebooks for all of a group's run; none looks at the blink.
+# The user settings live in a temp dir of the server's own (Galata leaves them in the user's
+# ~/.jupyter/lab/user-settings, where a developer's own would reach the tests), and say one
+# thing: the editors' cursor does not blink (CodeMirror's blink rate 0; JupyterLab's is 1200
+# ms). A notebook's focused editor redraws its cursor twice a second: an idle page with a
+# notebook open cost the browser 1.0 CPU-s in 20 s with it, 0.3 without. The tests keep
+# notebooks open for all of a group's run; none looks at the blink. (For JupyterLab and
+# Notebook 7, the apps of jupyterlab_server; the classic notebook has no such setting.)
 _settings = Path(tempfile.mkdtemp(prefix="acp-ui-settings-"))
-(_settings / "overrides.json").write_text(
-    json.dumps(
-        {"@jupyterlab/codemirror-extension:plugin": {"defaultConfig": {"cursorBlinkRate": 0}}}
-    )
+(_settings / "@jupyterlab" / "codemirror-extension").mkdir(parents=True)
+(_settings / "@jupyterlab" / "codemirror-extension" / "plugin.jupyterlab-settings").write_text(
+    json.dumps({"defaultConfig": {"cursorBlinkRate": 0}})
 )
-c.LabApp.app_settings_dir = str(_settings)
+c.LabServerApp.user_settings_dir = str(_settings)
 
 # The language server extension's server side (its page side is in UNUSED_PLUGINS): it looks
 # for language servers as the server starts (0.2 CPU-s a server).
