@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import asyncio
 import contextlib
 import json
 import os
@@ -9,8 +10,11 @@ import subprocess
 import sys
 import textwrap
 import time
+from asyncio import base_subprocess
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 
 from acp_notebook._connection._errors import AgentExited, RpcError
@@ -399,3 +403,50 @@ def test_read_pty_gives_bytes_then_not_yet_then_its_end() -> None:
         os.close(master)
         if slave >= 0:
             os.close(slave)
+
+
+def test_a_cancel_while_asyncio_connects_the_pipes_leaves_no_agent_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Found once in a loaded full run (an Interrupt during `%acp connect`): cancelled while
+    # asyncio connected the watchdog's pipes, its spawn SIGKILLed the watchdog after the
+    # agent was forked, and the agent slept on, reparented, its pipes left unclosed. Here the
+    # pipes connect only once the spawn was cancelled, after the agent began.
+    pid_file = tmp_path / "pid"
+    transport = base_subprocess.BaseSubprocessTransport
+    connect_pipes = transport._connect_pipes
+
+    cancelled = asyncio.Event()
+
+    async def once_cancelled(self: Any, waiter: Any) -> None:
+        await asyncio.wait_for(cancelled.wait(), 60)
+        await connect_pipes(self, waiter)
+
+    monkeypatch.setattr(transport, "_connect_pipes", once_cancelled)
+    part = f"{pid_file}.part"
+    sleeper = (
+        f"import os, time; open({part!r}, 'w').write(str(os.getpid()));"
+        f" os.replace({part!r}, {str(pid_file)!r}); time.sleep(1000)"
+    )
+    started: list[AgentProcess] = []
+
+    async def main() -> None:
+        async def start() -> None:
+            started.append(await AgentProcess.start([sys.executable, "-c", sleeper]))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(start)
+            while not pid_file.exists():  # the agent runs, its pipes not yet connected
+                await anyio.sleep(0.01)
+            tg.cancel_scope.cancel()
+            cancelled.set()
+
+    anyio.run(main, backend="asyncio")
+    pid = int(pid_file.read_text())
+    left = _live_members(pid)  # the agent's group (its own session)
+    for member in left:  # (not to outlive a failure)
+        os.kill(member, signal.SIGKILL)
+    assert started == []  # the cancel ended the start
+    assert left == []
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # and the agent reaped

@@ -46,6 +46,7 @@ DEFAULT_STDERR_LIMIT = 64 * 1024
 # Seconds aclose waits for the watchdog to end what the agent left (its grace is 1 s, then
 # SIGKILLs) before it kills the watchdog itself: a process stuck in the kernel never dies.
 WATCHDOG_WAIT = 10.0
+SPAWN_GUARD = 30.0  # seconds a spawn may take before it is given up (AgentProcess.start)
 
 _live_groups: dict[int, int] = {}  # watchdog pid -> the agent's process group, for atexit
 _watch_fds: dict[int, int] = {}  # watchdog pid -> our end of its pipe (close it: all ends)
@@ -315,20 +316,28 @@ class AgentProcess:
                 environ.pop(key, None)
             else:
                 environ[key] = value
+        await anyio.lowlevel.checkpoint_if_cancelled()  # cancelled already: start nothing
         read_fd, write_fd = os.pipe()
         watch_r, watch_w = os.pipe()  # both ends close-on-exec: no other child inherits them
         status_r, status_w = os.pipe()
+        launcher = [sys.executable, "-I", "-S", SUPERVISOR, str(watch_r), str(status_w), "--"]
         try:
-            process = await anyio.open_process(
-                [sys.executable, "-I", "-S", SUPERVISOR, str(watch_r), str(status_w), "--", *args],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=write_fd,
-                cwd=cwd,
-                env=environ,
-                start_new_session=True,
-                pass_fds=(watch_r, status_w),
-            )
+            # Not cancelled midway: asyncio's spawn, cancelled while it connects the pipes,
+            # SIGKILLs the watchdog, which may have forked the agent by then (orphaned, the agent
+            # ran on), and leaves the pipes it connects afterwards unclosed. A cancellation lands
+            # at the report's read below instead, whose handler ends the agent. (SPAWN_GUARD: a
+            # spawn whose pipes fail to connect never ends in asyncio; it is given up then.)
+            with anyio.fail_after(SPAWN_GUARD, shield=True):
+                process = await anyio.open_process(
+                    [*launcher, *args],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=write_fd,
+                    cwd=cwd,
+                    env=environ,
+                    start_new_session=True,
+                    pass_fds=(watch_r, status_w),
+                )
         except BaseException:
             for fd in (read_fd, watch_w, status_r):
                 os.close(fd)
@@ -352,6 +361,9 @@ class AgentProcess:
             proc.pid = pid
             with _registry_lock:
                 _live_groups[process.pid] = pid
+            # a start cancelled meanwhile ends its agent here (the report may have been read
+            # without waiting, so without a point where the cancellation could land)
+            await anyio.lowlevel.checkpoint_if_cancelled()
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await proc.aclose(grace=0, term_grace=0)
