@@ -138,8 +138,10 @@ def _uv_options(build: bool = False) -> tuple[list[str], dict[str, str]]:
     return options, env
 
 
-def _uv(env: dict[str, str], build: bool = False) -> tuple[list[str], dict[str, str]]:
-    """uv's binary (the uv package of the test extra) with the options of pip's settings, and
+def _uv(
+    command: list[str], env: dict[str, str], build: bool = False
+) -> tuple[list[str], dict[str, str]]:
+    """``uv COMMAND`` (the uv of the test extra) choosing as pip would (the module's doc), and
     its environment: ``env`` without uv's own settings (``UV_*`` but its cache; with
     ``--no-config``, not its files either), so that only pip's choose."""
     try:
@@ -148,17 +150,13 @@ def _uv(env: dict[str, str], build: bool = False) -> tuple[list[str], dict[str, 
         pytest.fail("uv is missing: pip install -e '.[test]'")
     options, uv_env = _uv_options(build)
     kept = {k: v for k, v in env.items() if not k.startswith("UV_") or k == "UV_CACHE_DIR"}
-    return [find_uv_bin(), "--no-config", *options], {**kept, **uv_env}
+    argv = [find_uv_bin(), *command, "--no-config", "--index-strategy", "unsafe-best-match"]
+    return [*argv, *options], {**kept, **uv_env}
 
 
 def _uv_into(venv: Path, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
-    """``uv pip install`` into ``venv``, choosing as pip would (the module's doc), and the
-    environment it runs in."""
-    uv, uv_env = _uv(env)
-    python = str(venv / "bin" / "python")
-    # (uv puts global options anywhere on the line)
-    install = [*uv[:1], "pip", "install", "--quiet", "--python", python, *uv[1:]]
-    return [*install, "--index-strategy", "unsafe-best-match"], uv_env
+    """``uv pip install`` into ``venv``, and the environment it runs in."""
+    return _uv(["pip", "install", "--quiet", "--python", str(venv / "bin" / "python")], env)
 
 
 @pytest.fixture(scope="session")
@@ -171,11 +169,10 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
             " (bash labextension/build.sh); this test does not write into the source tree"
         )
     out = tmp_path_factory.mktemp("wheel")
-    uv, env = _uv(_clean_env(out), build=True)
     # this interpreter builds it, as `pip wheel` would (else uv picks one by its own rules)
-    build = [*uv[:1], "build", "--wheel", "--quiet", "--python", sys.executable, *uv[1:]]
-    build += ["--index-strategy", "unsafe-best-match", "--out-dir", str(out), str(ROOT)]
-    _run(build, out, env)
+    command = ["build", "--wheel", "--quiet", "--python", sys.executable, "--out-dir", str(out)]
+    build, env = _uv(command, _clean_env(out), build=True)
+    _run([*build, str(ROOT)], out, env)
     (found,) = out.glob("acp_notebook-*.whl")
     return found
 
