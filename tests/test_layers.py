@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import pkgutil
 import sys
 from dataclasses import dataclass
@@ -216,6 +217,19 @@ def test_every_module_is_in_a_ruled_package_or_is_a_face() -> None:
     assert loose == []
 
 
+@functools.cache
+def _tree(file: Path) -> ast.Module:
+    """``file`` parsed, once per process: the checks below read each module several times
+    (parsing them all again for each check cost the unit tier 2 CPU-s). Nothing changes a tree."""
+    return ast.parse(file.read_text("utf-8"), str(file))
+
+
+@functools.cache
+def _nodes(file: Path) -> tuple[ast.AST, ...]:
+    """Every node of ``file``'s tree (``ast.walk``'s order), once per process."""
+    return tuple(ast.walk(_tree(file)))
+
+
 def _source_files(layer: str) -> list[tuple[str, Path]]:
     """(module name, file) for ``layer``: a package (recursively) or a single module."""
     parts = layer.split(".")[1:]
@@ -237,7 +251,7 @@ def _imports(module: str, file: Path) -> list[tuple[int, str]]:
     is_package = file.name == "__init__.py"
     package_parts = module.split(".") if is_package else module.split(".")[:-1]
     found: list[tuple[int, str]] = []
-    for node in ast.walk(ast.parse(file.read_text("utf-8"), str(file))):
+    for node in _nodes(file):
         if isinstance(node, ast.Import):
             found.extend((node.lineno, alias.name) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -326,7 +340,7 @@ def test_static_checker_catches_a_violation(tmp_path: Path) -> None:
 def _type_only_lines(file: Path) -> set[int]:
     """The lines of the imports under ``if TYPE_CHECKING:`` in ``file``."""
     lines: set[int] = set()
-    for node in ast.walk(ast.parse(file.read_text("utf-8"), str(file))):
+    for node in _nodes(file):
         if isinstance(node, ast.If) and ast.unparse(node.test) in {
             "TYPE_CHECKING",
             "t.TYPE_CHECKING",
@@ -407,7 +421,7 @@ def test_nothing_imports_bridge_internals() -> None:
     for module, file in _source_files(PKG):
         if module == f"{PKG}._notebook._bridge":
             continue
-        tree = ast.parse(file.read_text("utf-8"), str(file))
+        tree = _tree(file)
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("_bridge"):
                 problems += [
@@ -451,7 +465,7 @@ def _callee(call: ast.Call) -> str:
 def _module_names(module: str, file: Path, modules: set[str]) -> set[str]:
     """The names ``file`` binds to a module by an import (``import x``, ``from . import _m``)."""
     names = set()
-    tree = ast.parse(file.read_text("utf-8"), str(file))
+    tree = _tree(file)
     is_package = file.name == "__init__.py"
     package_parts = module.split(".") if is_package else module.split(".")[:-1]
     for node in ast.walk(tree):
@@ -470,7 +484,7 @@ def _module_state(module: str, file: Path, modules: set[str] | None = None) -> l
     """Where state would hide in a module: module-level names bound to an empty mutable
     container, to an instance of a class, or to None with a type (a slot set later); `global`
     statements; and assignments to another module's attribute (a hook set from outside)."""
-    tree = ast.parse(file.read_text("utf-8"), str(file))
+    tree = _tree(file)
     found = []
     for node in tree.body:
         targets: list[ast.expr] = []
@@ -547,7 +561,7 @@ def test_the_allowed_globals_exist() -> None:
     # an allowance for a name that is gone would let a new one of that name through unseen
     files = dict(_source_files(PKG))
     for module, name in STATE_ALLOWED:
-        body = ast.parse(files[module].read_text("utf-8")).body
+        body = _tree(files[module]).body
         bound = {
             target.id
             for node in body
@@ -561,7 +575,7 @@ def test_the_allowed_globals_exist() -> None:
 def _notebook_fields() -> set[str]:
     """The names of ``Notebook``'s fields and properties (from its source)."""
     file = dict(_source_files(PKG))[f"{PKG}._notebook._owner"]
-    tree = ast.parse(file.read_text("utf-8"))
+    tree = _tree(file)
     cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Notebook")
     names = {n.name for n in cls.body if isinstance(n, ast.FunctionDef)}
     for node in ast.walk(cls):
@@ -578,7 +592,7 @@ def _notebook_fields() -> set[str]:
 def _notebook_writes(file: Path, fields: set[str]) -> list[str]:
     """Assignments to a field of a notebook (``nb.x = ``, ``self.notebook.x += ``) in ``file``."""
     found = []
-    for node in ast.walk(ast.parse(file.read_text("utf-8"))):
+    for node in _nodes(file):
         targets = node.targets if isinstance(node, ast.Assign) else []
         if isinstance(node, ast.AugAssign | ast.AnnAssign):
             targets = [node.target]
@@ -642,7 +656,7 @@ def _test_module_candidates(rel: Path) -> list[str]:
 
 def _only_a_docstring(file: Path) -> bool:
     """A package's ``__init__.py`` that says what the package is and holds no code."""
-    body = ast.parse(file.read_text("utf-8")).body
+    body = _tree(file).body
     return file.name == "__init__.py" and all(
         isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) for node in body
     )
