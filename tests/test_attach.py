@@ -7,11 +7,9 @@ import base64
 import html
 from typing import Any
 
-import numpy as np
-import pandas as pd
 import pytest
+from _later import Later
 from _memory import scripted_agent
-from matplotlib.figure import Figure
 
 from acp_notebook._kernel._context import PER_OBJECT_CAP, PER_PROMPT_CAP
 from acp_notebook._notebook._attach import (
@@ -27,9 +25,13 @@ from acp_notebook._notebook._attach import (
 BOTH = Accepts(embedded_context=True, image=True)
 NEITHER = Accepts(embedded_context=False, image=False)
 
+np: Any = Later("numpy")
+pd: Any = Later("pandas")
+mpl_figure: Any = Later("matplotlib.figure")
 
-def _figure() -> Figure:
-    fig = Figure()
+
+def _figure() -> Any:
+    fig = mpl_figure.Figure()
     fig.add_subplot().plot([3, 1, 2])
     return fig
 

@@ -4,14 +4,12 @@ and objects that fight back."""
 from __future__ import annotations
 
 import collections
+import importlib
 import tracemalloc
 from typing import Any, ClassVar
 
-import numpy as np
-import pandas as pd
-import polars as pl
 import pytest
-from matplotlib.figure import Figure
+from _later import Later
 
 from acp_notebook._kernel._context import (
     PER_OBJECT_CAP,
@@ -21,6 +19,11 @@ from acp_notebook._kernel._context import (
 )
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+np: Any = Later("numpy")
+pd: Any = Later("pandas")
+pl: Any = Later("polars")
+mpl_figure: Any = Later("matplotlib.figure")
 
 
 def test_pandas_dataframe_shape_dtypes_nulls_and_head() -> None:
@@ -128,7 +131,7 @@ def test_container_with_a_hostile_item() -> None:
 
 
 def test_figure_png_and_labels() -> None:
-    fig = Figure()
+    fig = mpl_figure.Figure()
     ax = fig.add_subplot()
     ax.plot([1, 2, 3])
     ax.set_title("loss")
@@ -275,12 +278,11 @@ def test_keyboard_interrupt_passes_through() -> None:
         summarize("h", _Interrupts())
 
 
-class _BrokenFrame(pd.DataFrame):
-    def head(self, n: int = 5) -> Any:
-        raise RuntimeError("head is broken")
-
-
 def test_a_library_subclass_that_fails_falls_back_to_repr() -> None:
+    class _BrokenFrame(pd.DataFrame):  # type: ignore[misc]  # (pandas, imported later)
+        def head(self, n: int = 5) -> Any:
+            raise RuntimeError("head is broken")
+
     s = summarize("b", _BrokenFrame({"a": [1]}))
     assert s.kind == "repr"
     assert "<summary failed: RuntimeError: head is broken>" in s.text
@@ -334,7 +336,7 @@ def test_list_variables_hides_private_modules_and_ipython_names() -> None:
         "_": 1,
         "_i3": "x",
         "__builtins__": {},
-        "np": np,
+        "np": importlib.import_module("numpy"),  # a module (np here is a stand-in)
         "df": pd.DataFrame({"a": range(4), "b": range(4)}),
         "arr": np.zeros((2, 3)),
         "pf": pl.DataFrame({"a": [1, 2]}),
@@ -409,7 +411,7 @@ def _png_size(png: bytes) -> tuple[int, int]:
 
 def test_a_huge_figure_is_drawn_small_enough() -> None:
     # 60 x 60 inches at 100 dpi would be a 6000 x 6000 canvas (144 MB of pixels to draw)
-    fig = Figure(figsize=(60, 60))
+    fig = mpl_figure.Figure(figsize=(60, 60))
     fig.add_subplot().plot([1, 2])
     s = summarize("big", fig)
     assert s.png is not None
@@ -420,8 +422,8 @@ def test_a_huge_figure_is_drawn_small_enough() -> None:
     assert small.png is not None and _png_size(small.png) == (640, 480)  # 100 dpi
 
 
-def _small_figure() -> Figure:
-    fig = Figure()  # 6.4 x 4.8 inches
+def _small_figure() -> Any:
+    fig = mpl_figure.Figure()  # 6.4 x 4.8 inches
     fig.add_subplot().plot([1, 2])
     return fig
 

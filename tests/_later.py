@@ -1,0 +1,32 @@
+"""Heavy libraries a few unit modules use, imported when a test first touches them rather than
+when pytest imports the module.
+
+Every pytest-xdist worker imports every test module to collect it, so a module-level
+``import pandas`` costs each worker (and each pytest a test starts that collects the suite) the
+import, whether or not it runs that module's tests: matplotlib's figure, pandas, numpy and
+polars were 1.2 CPU-s of each collection. ``Later("pandas").DataFrame`` imports pandas at that
+attribute, once, and is then the module's own attribute.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+
+class Later:
+    """The module ``name``, imported at the first attribute asked of it."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("_"):
+            # what pytest's collection asks of every name in a module (``__test__``, a fixture's
+            # marker, ``__wrapped__``): the library's private names are not offered, so that
+            # collecting the module imports nothing
+            raise AttributeError(attribute)
+        return getattr(importlib.import_module(self._name), attribute)
+
+    def __repr__(self) -> str:
+        return f"Later({self._name!r})"
