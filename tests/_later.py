@@ -4,8 +4,8 @@ when pytest imports the module.
 Every pytest-xdist worker imports every test module to collect it, so a module-level
 ``import pandas`` costs each worker (and each pytest a test starts that collects the suite) the
 import, whether or not it runs that module's tests: matplotlib's figure, pandas, numpy and
-polars were 1.2 CPU-s of each collection. ``Later("pandas").DataFrame`` imports pandas at that
-attribute, once, and is then the module's own attribute.
+polars were 1.2 CPU-s of each collection. ``Later("pandas").DataFrame`` imports pandas (once)
+and gives pandas' own ``DataFrame``.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import base64
 import html
+import importlib
+import sys
 from typing import Any
 
 import pytest
@@ -28,6 +30,17 @@ NEITHER = Accepts(embedded_context=False, image=False)
 np: Any = Later("numpy")
 pd: Any = Later("pandas")
 mpl_figure: Any = Later("matplotlib.figure")
+
+
+@pytest.fixture(autouse=True)
+def _libraries_loaded() -> None:
+    """Each test runs with these libraries imported, as when the module imported them itself:
+    the summaries look a library's classes up only where it is already loaded (a faked
+    ``__class__`` is not believed even then), so a test that runs first in its worker must not
+    find them missing."""
+    for name in ("numpy", "pandas", "matplotlib.figure"):
+        importlib.import_module(name)
+        assert name in sys.modules
 
 
 def _figure() -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import collections
 import importlib
+import sys
 import tracemalloc
 from typing import Any, ClassVar
 
@@ -24,6 +25,17 @@ np: Any = Later("numpy")
 pd: Any = Later("pandas")
 pl: Any = Later("polars")
 mpl_figure: Any = Later("matplotlib.figure")
+
+
+@pytest.fixture(autouse=True)
+def _libraries_loaded() -> None:
+    """Each test runs with these libraries imported, as when the module imported them itself:
+    the summaries look a library's classes up only where it is already loaded (a faked
+    ``__class__`` is not believed even then), so a test that runs first in its worker must not
+    find them missing."""
+    for name in ("numpy", "pandas", "polars", "matplotlib.figure"):
+        importlib.import_module(name)
+        assert name in sys.modules
 
 
 def test_pandas_dataframe_shape_dtypes_nulls_and_head() -> None:
@@ -279,7 +291,7 @@ def test_keyboard_interrupt_passes_through() -> None:
 
 
 def test_a_library_subclass_that_fails_falls_back_to_repr() -> None:
-    class _BrokenFrame(pd.DataFrame):  # type: ignore[misc]  # (pandas, imported later)
+    class _BrokenFrame(pd.DataFrame):  # (pd: a Later, so the class is made here)
         def head(self, n: int = 5) -> Any:
             raise RuntimeError("head is broken")
 
@@ -336,7 +348,7 @@ def test_list_variables_hides_private_modules_and_ipython_names() -> None:
         "_": 1,
         "_i3": "x",
         "__builtins__": {},
-        "np": importlib.import_module("numpy"),  # a module (np here is a stand-in)
+        "np": importlib.import_module("numpy"),  # a module (np here is a Later)
         "df": pd.DataFrame({"a": range(4), "b": range(4)}),
         "arr": np.zeros((2, 3)),
         "pf": pl.DataFrame({"a": [1, 2]}),

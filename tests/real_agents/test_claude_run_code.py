@@ -112,7 +112,7 @@ def test_claude_giving_up_on_run_code_settles_the_code_card(
     kern.wait_for(asked, "Claude's permission card or the code card")
     if not code_button(kern, "allow"):
         kern.click((kern.buttons("Yes") or kern.buttons("Allow once"))[0])
-    kern.wait_for(partial(code_button, kern, "allow"), "the code card")
+    allow = kern.wait_for(partial(code_button, kern, "allow"), "the code card")
     before = set(kern.buttons("No"))  # (the card of Claude's own permission, if it asked)
     # Claude gave up on run_code and asks about the next command: the turn still runs
     bash = kern.wait_for(lambda: set(kern.buttons("No")) - before, "the Bash permission card")
@@ -125,7 +125,7 @@ def test_claude_giving_up_on_run_code_settles_the_code_card(
         ),
         "the code card to say Claude gave up on its tool call",
     )
-    assert all(kern.models[b].get("disabled") for b in code_button(kern, "allow"))
+    assert all(kern.models[b].get("disabled") for b in allow), "the card still offers Allow"
     kern.click(bash.pop())
     kern.wait_for(partial(getattr, cell, "done"), "the cell to finish")
     assert not (tmp_path / "work" / "made.txt").exists()
