@@ -161,6 +161,24 @@ def one_run(number: int, selection: list[str], out: Path) -> Run:
     return run
 
 
+#: where the browser tier's groups leave what Playwright keeps of a failed test (a screenshot,
+#: the page's error context), one folder per group; the next run empties it
+ARTIFACTS = ROOT / "test-artifacts"
+
+
+def keep_browser_failures(number: int, out: Path, artifacts: Path = ARTIFACTS) -> list[Path]:
+    """Copy the Playwright output folders that hold a failed test's record (its
+    ``error-context.md``) beside run ``number``'s log, before the next run empties them: a
+    browser failure is read from its screenshot. The copies made."""
+    kept = []
+    for folder in sorted(artifacts.glob("playwright-output-*")):
+        if folder.is_dir() and any(folder.rglob("error-context.md")):
+            copy = out / f"run-{number}-{folder.name}"
+            shutil.copytree(folder, copy, dirs_exist_ok=True)
+            kept.append(copy)
+    return kept
+
+
 def write_summary(out: Path, load: str, selection: list[str], runs: list[Run], total: int) -> None:
     (out / "summary.json").write_text(
         json.dumps(
@@ -216,6 +234,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"run {number}/{args.runs} ...", flush=True)
             run = one_run(number, selection, out)
             runs.append(run)
+            if run.exit_code:
+                for copy in keep_browser_failures(number, out):
+                    print(f"kept the browser's record of a failure: {copy}", flush=True)
             print(
                 f"run {number}: exit {run.exit_code}, {run.seconds} s,"
                 f" {run.failed} failed, {run.errors} errors",

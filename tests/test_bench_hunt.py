@@ -1,4 +1,5 @@
-"""bench/hunt.py's reading of a run's JUnit report (the hunt itself runs the suite: not here)."""
+"""bench/hunt.py's reading of a run's JUnit report, and what it keeps of a browser failure (the
+hunt itself runs the suite: not here)."""
 
 from __future__ import annotations
 
@@ -54,3 +55,22 @@ def test_a_missing_report_is_a_failure(tmp_path: Path) -> None:
     run = hunt.Run(2, 4, 1.0)
     hunt.read_junit(tmp_path / "absent.xml", run)
     assert run.failures == ["(no JUnit report: pytest exited 4, see the log)"]
+
+
+def test_a_browser_failures_record_is_kept_beside_its_run(tmp_path: Path) -> None:
+    hunt = _hunt()
+    artifacts = tmp_path / "test-artifacts"
+    failed = artifacts / "playwright-output-panel" / "tests-panel-inbox"
+    failed.mkdir(parents=True)
+    (failed / "error-context.md").write_text("page snapshot")
+    (failed / "test-failed-1.png").write_bytes(b"png")
+    (artifacts / "playwright-output-cells").mkdir()  # a group that passed: nothing to keep
+    (artifacts / "panel.png").write_bytes(b"a screenshot the tests take, not a failure")
+    out = tmp_path / "hunt"
+    out.mkdir()
+    kept = hunt.keep_browser_failures(3, out, artifacts)
+    assert kept == [out / "run-3-playwright-output-panel"]
+    copy = kept[0] / "tests-panel-inbox"
+    assert (copy / "error-context.md").read_text() == "page snapshot"
+    assert (copy / "test-failed-1.png").read_bytes() == b"png"
+    assert sorted(p.name for p in out.iterdir()) == ["run-3-playwright-output-panel"]
