@@ -11,6 +11,7 @@ and gives pandas' own ``DataFrame``.
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any
 
 
@@ -30,3 +31,14 @@ class Later:
 
     def __repr__(self) -> str:
         return f"Later({self._name!r})"
+
+
+def load(*modules: Any) -> None:
+    """Import the modules behind these :class:`Later` s now. A module's autouse fixture calls
+    it, so each test runs with them loaded, as when the module imported them itself: code that
+    looks a library's classes up only where it is already loaded (the kernel context's
+    summaries) must not find them missing in a test that runs first in its worker."""
+    for module in modules:
+        name = object.__getattribute__(module, "_name")
+        importlib.import_module(name)
+        assert name in sys.modules

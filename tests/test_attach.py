@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import base64
 import html
-import importlib
-import sys
 from typing import Any
 
 import pytest
-from _later import Later
+from _later import Later, load
 from _memory import scripted_agent
 
 from acp_notebook._kernel._context import PER_OBJECT_CAP, PER_PROMPT_CAP
@@ -34,13 +32,7 @@ mpl_figure: Any = Later("matplotlib.figure")
 
 @pytest.fixture(autouse=True)
 def _libraries_loaded() -> None:
-    """Each test runs with these libraries imported, as when the module imported them itself:
-    the summaries look a library's classes up only where it is already loaded (a faked
-    ``__class__`` is not believed even then), so a test that runs first in its worker must not
-    find them missing."""
-    for name in ("numpy", "pandas", "matplotlib.figure"):
-        importlib.import_module(name)
-        assert name in sys.modules
+    load(np, pd, mpl_figure)  # (see tests/_later.py)
 
 
 def _figure() -> Any:

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import collections
 import importlib
-import sys
 import tracemalloc
 from typing import Any, ClassVar
 
 import pytest
-from _later import Later
+from _later import Later, load
 
 from acp_notebook._kernel._context import (
     PER_OBJECT_CAP,
@@ -29,13 +28,7 @@ mpl_figure: Any = Later("matplotlib.figure")
 
 @pytest.fixture(autouse=True)
 def _libraries_loaded() -> None:
-    """Each test runs with these libraries imported, as when the module imported them itself:
-    the summaries look a library's classes up only where it is already loaded (a faked
-    ``__class__`` is not believed even then), so a test that runs first in its worker must not
-    find them missing."""
-    for name in ("numpy", "pandas", "polars", "matplotlib.figure"):
-        importlib.import_module(name)
-        assert name in sys.modules
+    load(np, pd, pl, mpl_figure)  # (see tests/_later.py)
 
 
 def test_pandas_dataframe_shape_dtypes_nulls_and_head() -> None:
