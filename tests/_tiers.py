@@ -224,10 +224,8 @@ LONGEST_FIRST = (
 # 649 s where four take 560-590 s (each worker also collects the whole suite).
 SUITE_WORKERS = 4
 SLOWEST_FIRST = (
-    "tests/test_browser.py::test_playwright_suite_passes[terminals]",
-    "tests/test_browser.py::test_playwright_suite_passes[cells]",
-    "tests/test_browser.py::test_playwright_suite_passes[panel]",
-    "tests/test_browser.py::test_playwright_suite_passes[kernels]",
+    "tests/test_browser.py::test_playwright_suite_passes[terminals-kernels]",
+    "tests/test_browser.py::test_playwright_suite_passes[cells-panel]",
     "tests/real_agents/test_claude.py",
     "tests/real_agents/test_codex.py",
     "tests/real_agents/test_gemini.py",

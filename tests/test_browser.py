@@ -18,7 +18,8 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -98,14 +99,22 @@ PLAYWRIGHT = UI_TESTS / "node_modules" / ".bin" / "playwright"
 TRANSFORM_CACHE = ROOT / "test-artifacts" / "playwright-transform-cache"
 
 
-def _playwright(specs: tuple[str, ...], env: dict[str, str]) -> str:
+def _playwright(specs: tuple[str, ...], env: dict[str, str], servers: Sequence[Server] = ()) -> str:
+    """Run ``specs`` on a JupyterLab of their own, and ``servers`` beside it, each on a free
+    port (tried again on others when one was taken before its server bound it)."""
     command = (
         [str(PLAYWRIGHT)] if PLAYWRIGHT.exists() else [str(shutil.which("jlpm")), "playwright"]
     )
     env = {**env, "PLAYWRIGHT_TRANSFORM_CACHE_DIR": str(TRANSFORM_CACHE)}
     for attempt in range(1, PORT_TRIES + 1):
-        # A free port, so a JupyterLab someone already runs on the default one does not clash.
+        # Free ports, so a JupyterLab someone already runs on the default one does not clash.
         env = {**env, "ACP_UI_PORT": str(_free_port())}
+        described = []
+        for server in servers:
+            port = _free_port()
+            env[f"ACP_UI_URL_{server.name.upper()}"] = f"http://localhost:{port}"
+            described.append({**asdict(server), "port": port})
+        env["ACP_UI_SERVERS"] = json.dumps(described)
         done = subprocess.run(
             [*command, "test", *(f"tests/{name}" for name in specs)],
             cwd=UI_TESTS,
@@ -125,18 +134,18 @@ def _playwright(specs: tuple[str, ...], env: dict[str, str]) -> str:
     raise AssertionError("unreachable")  # pragma: no cover - the last try returns or fails
 
 
-# The Playwright suite runs as a few groups of spec files, one pytest test each, so that the
-# test command can run them side by side (each group has its own JupyterLab server on its own
-# port, its own temp dir and its own output dir). Each group is about as long as the others.
+# The Playwright suite runs as two groups of spec files, one pytest test each, so that the
+# test command runs them side by side (each group has its own JupyterLab server on its own port,
+# its own temp dir and its own output dir). The two are about as long as each other.
 GROUPS: dict[str, tuple[str, ...]] = {
-    # A group's specs run one after another on one server; the groups run side by side on the
-    # suite's workers. The longest group is the browser tier's floor: none holds more than
-    # about four minutes of a loaded run (--durations in a CI log).
-    # (Each group pays for its own server, browser and first page; the specs of a group share
-    # one page (ui-tests/tests/shared_page.ts). So the former groups "forms" and "turns" are
-    # merged into "cells" and "terminals": 63 + 59 CPU-s in four groups, 57 + 55 in two (one
-    # run each, before folds.spec.ts), each merged group under two minutes' wall here.)
-    "cells": (
+    # A group's specs run one after another in one browser; the specs that run against the
+    # group's JupyterLab share one page (ui-tests/tests/shared_page.ts). The longest group is
+    # the browser tier's floor (--durations in a CI log).
+    # Each group pays for its own Playwright runner and worker, browser, server and first page:
+    # about 10 CPU-s, more than many a spec's own work. Nine groups (one for each spec with a
+    # server of its own) spent 218-224 CPU-s in CI's runs (cost by module); the two spend
+    # less (the closing note of issue 23 has the figures).
+    "cells-panel": (
         "acp_cell.spec.ts",
         "big_edit.spec.ts",
         "code_card.spec.ts",
@@ -144,34 +153,78 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "folds.spec.ts",
         "noninteractive.spec.ts",
         "question_form.spec.ts",
+        "panel.spec.ts",
+        "panel_kernels.spec.ts",
+        "gateway.spec.ts",
+        "classic.spec.ts",
     ),
-    "panel": ("panel.spec.ts", "panel_kernels.spec.ts"),
-    "kernels": ("restart.spec.ts", "subshells.spec.ts"),
-    "terminals": (
+    "terminals-kernels": (
         "terminal.spec.ts",
         "terminal_render.spec.ts",
         "terminal_phase.spec.ts",
         "sign_in_terminal.spec.ts",
         "claude_turn.spec.ts",
         "carried_terminal.spec.ts",
+        "restart.spec.ts",
+        "subshells.spec.ts",
+        "no_extension.spec.ts",
+        "collab.spec.ts",
+        "enterprise_gateway.spec.ts",
     ),
-    # its server's kernels run behind a Kernel Gateway on 127.0.0.1 (_kernel_gateway)
-    "gateway": ("gateway.spec.ts",),
-    # the same spec, its kernels behind an Enterprise Gateway on 127.0.0.1 (_enterprise_gateway)
-    "enterprise": ("enterprise_gateway.spec.ts",),
-    # its server has the acp-notebook extension disabled (_without_the_extension)
-    "plain": ("no_extension.spec.ts",),
-    # the classic notebook with this build of the nbextension (_classic_notebook)
-    "classic": ("classic.spec.ts",),
-    # two browsers, two users, one notebook (jupyter-collaboration, in the test extra)
-    "collab": ("collab.spec.ts",),
 }
+
+#: The specs that run against a server of their own, started beside their group's JupyterLab
+#: (ui-tests/playwright.config.js's ACP_UI_SERVERS; a spec finds it through
+#: ui-tests/tests/own_server.ts), and its name there.
+OWN_SERVERS: dict[str, str] = {
+    # its kernels run behind a Kernel Gateway on 127.0.0.1 (_kernel_gateway)
+    "gateway.spec.ts": "gateway",
+    # the same spec, its kernels behind an Enterprise Gateway on 127.0.0.1 (_enterprise_gateway)
+    "enterprise_gateway.spec.ts": "enterprise",
+    # the acp-notebook extension disabled (_without_the_extension)
+    "no_extension.spec.ts": "plain",
+    # the classic notebook with this build of the nbextension (_classic_notebook)
+    "classic.spec.ts": "classic",
+    # real-time collaboration on: two browsers, two users, one notebook (jupyter-collaboration,
+    # in the test extra)
+    "collab.spec.ts": "collab",
+}
+
+
+@dataclass(frozen=True)
+class Server:
+    """A server of its own for a spec: ``serve.py APP`` with more options and environment."""
+
+    name: str
+    app: str = "lab"
+    args: str = ""
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def _own_server(name: str, tmp: str, env: dict[str, str], stack: contextlib.ExitStack) -> Server:
+    """Server ``name`` of :data:`OWN_SERVERS`, with what it needs made in a folder of its own
+    under ``tmp`` (a gateway runs until ``stack`` closes)."""
+    folder = Path(tmp) / name
+    folder.mkdir()
+    if name == "gateway":
+        return stack.enter_context(_kernel_gateway(str(folder), env))
+    if name == "enterprise":
+        return stack.enter_context(_enterprise_gateway(str(folder), env))
+    if name == "plain":
+        return Server(name, env=_without_the_extension(folder))
+    if name == "classic":
+        return _classic_notebook(folder)
+    if name == "collab":
+        # real-time collaboration on (ui-tests/jupyter_server_test_config.py)
+        return Server(name, env={"ACP_UI_RTC": "1"})
+    raise AssertionError(f"no server named {name!r}")
 
 
 def test_every_spec_file_is_in_exactly_one_group() -> None:
     specs = sorted(path.name for path in (UI_TESTS / "tests").glob("*.spec.ts"))
     grouped = sorted(name for names in GROUPS.values() for name in names)
     assert grouped == specs
+    assert set(OWN_SERVERS) <= set(specs)
 
 
 def test_specs_import_galata_from_its_modules_not_its_index() -> None:
@@ -204,18 +257,13 @@ def test_playwright_suite_passes(group: str) -> None:
     # must stay short (a worker's tmp_path is too long).
     with tempfile.TemporaryDirectory(prefix="acp-ui-", ignore_cleanup_errors=True) as tmp:
         env["TMPDIR"] = tmp
-        with contextlib.ExitStack() as servers:
-            if group == "gateway":
-                env.update(servers.enter_context(_kernel_gateway(tmp, env)))
-            if group == "enterprise":
-                env.update(servers.enter_context(_enterprise_gateway(tmp, env)))
-            if group == "plain":
-                env.update(_without_the_extension(tmp))
-            if group == "classic":
-                env.update(_classic_notebook(tmp))
-            if group == "collab":
-                env["ACP_UI_RTC"] = "1"  # real-time collaboration on (jupyter_server_test_config)
-            output = _playwright(GROUPS[group], env)
+        with contextlib.ExitStack() as stack:
+            servers = [
+                _own_server(OWN_SERVERS[spec], tmp, env, stack)
+                for spec in GROUPS[group]
+                if spec in OWN_SERVERS
+            ]
+            output = _playwright(GROUPS[group], env, servers)
     # An empty run must not count as a pass.
     passed = re.search(r"^\s*(\d+) passed", output, re.MULTILINE)
     assert passed is not None, f"no passed tests reported:\n{output}"
@@ -224,10 +272,10 @@ def test_playwright_suite_passes(group: str) -> None:
     print(output)  # each spec's time, shown with -s or on failure
 
 
-def _without_the_extension(tmp: str) -> dict[str, str]:
-    """A Jupyter config dir whose page config disables acp-notebook (what
-    `jupyter labextension disable acp-notebook` writes), for the group's server only."""
-    config = Path(tmp) / "jupyter-config"
+def _without_the_extension(folder: Path) -> dict[str, str]:
+    """A Jupyter config dir in ``folder`` whose page config disables acp-notebook (what
+    `jupyter labextension disable acp-notebook` writes), for its server only."""
+    config = folder / "jupyter-config"
     (config / "labconfig").mkdir(parents=True)
     (config / "labconfig" / "page_config.json").write_text(
         json.dumps({"disabledExtensions": {"acp-notebook": True}})
@@ -235,27 +283,29 @@ def _without_the_extension(tmp: str) -> dict[str, str]:
     return {"JUPYTER_CONFIG_DIR": str(config)}
 
 
-def _classic_notebook(tmp: str) -> dict[str, str]:
+def _classic_notebook(folder: Path) -> Server:
     """The classic notebook's server (nbclassic), given this build of the nbextension: a
     Jupyter path holding a copy of ``acp_notebook/nbextension`` (the server refuses to serve a
     file through a symlink that leads out of its nbextensions directory) and a config dir that
     enables it, as the wheel's ``etc/jupyter/nbconfig/notebook.d/acp-notebook.json`` does."""
-    data = Path(tmp) / "jupyter-data"
+    data = folder / "jupyter-data"
     shutil.copytree(BUILT_NBEXTENSION, data / "nbextensions" / "acp-notebook")
-    config = Path(tmp) / "jupyter-config"
+    config = folder / "jupyter-config"
     (config / "nbconfig").mkdir(parents=True)
     shutil.copy(NBCONFIG, config / "nbconfig" / "notebook.json")
     path = os.pathsep.join(filter(None, [str(data), os.environ.get("JUPYTER_PATH")]))
-    return {"ACP_UI_APP": "nbclassic", "JUPYTER_PATH": path, "JUPYTER_CONFIG_DIR": str(config)}
+    return Server(
+        "classic", "nbclassic", env={"JUPYTER_PATH": path, "JUPYTER_CONFIG_DIR": str(config)}
+    )
 
 
 GATEWAY_START = 120.0  # seconds: a guard for the gateway to answer (it starts in a few)
 
 
 @contextlib.contextmanager
-def _kernel_gateway(tmp: str, env: dict[str, str]) -> Iterator[dict[str, str]]:
+def _kernel_gateway(tmp: str, env: dict[str, str]) -> Iterator[Server]:
     """A Kernel Gateway 3 on 127.0.0.1 (its kernels are this Python's), for as long as the
-    block runs; yields the options that point a JupyterLab server at it."""
+    block runs; yields the JupyterLab server that uses it."""
     # (through ui-tests/serve.py, as the group's server: `jupyter kernelgateway`, without a
     # module that costs 1.3 CPU-s to import)
     with _gateway("Kernel Gateway", tmp, env, lambda port, token: [
@@ -264,8 +314,8 @@ def _kernel_gateway(tmp: str, env: dict[str, str]) -> Iterator[dict[str, str]]:
         "--KernelGatewayApp.port_retries=0", f"--KernelGatewayApp.auth_token={token}",
         # without it the gateway answers JupyterLab's kernel listing with 403
         "--JupyterWebsocketPersonality.list_kernels=True",
-    ]) as options:  # fmt: skip
-        yield options
+    ]) as args:  # fmt: skip
+        yield Server("gateway", args=args)
 
 
 #: Enterprise Gateway's own venv (it pins jupyter_server<2), made by .ci/run's enterprise lane.
@@ -277,9 +327,9 @@ RELAY_CONFIG = ROOT / "docs" / "gateway_relay_config.py"
 
 
 @contextlib.contextmanager
-def _enterprise_gateway(tmp: str, env: dict[str, str]) -> Iterator[dict[str, str]]:
+def _enterprise_gateway(tmp: str, env: dict[str, str]) -> Iterator[Server]:
     """An Enterprise Gateway on 127.0.0.1 from its own venv, whose one kernelspec starts this
-    Python's ipykernel; yields the options that point a JupyterLab server at it."""
+    Python's ipykernel; yields the JupyterLab server that uses it."""
     jupyter = ENTERPRISE_GATEWAY / "bin" / "jupyter"
     assert jupyter.is_file(), f"no Enterprise Gateway in {ENTERPRISE_GATEWAY}: {SETUP_HINT}"
     data = Path(tmp) / "enterprise-gateway"
@@ -294,7 +344,7 @@ def _enterprise_gateway(tmp: str, env: dict[str, str]) -> Iterator[dict[str, str
         "--EnterpriseGatewayApp.ip=127.0.0.1", f"--EnterpriseGatewayApp.port={port}",
         "--EnterpriseGatewayApp.port_retries=0", f"--EnterpriseGatewayApp.auth_token={token}",
         "--EnterpriseGatewayApp.list_kernels=True",
-    ]) as options:  # fmt: skip
+    ]) as args:  # fmt: skip
         # The server's config gets the lines docs/deploying.md tells an operator to add: they
         # close the relay's websocket to the gateway that the browser's first kernel websocket
         # leaves behind (docs/gateway-relay.md); without them the kernel's first connection
@@ -307,13 +357,17 @@ def _enterprise_gateway(tmp: str, env: dict[str, str]) -> Iterator[dict[str, str
         search = os.pathsep.join(filter(None, [str(config), os.environ.get("JUPYTER_CONFIG_PATH")]))
         # KERNEL_USERNAME: the name the server sends with each kernel start (a hub sets it to
         # the user's); Enterprise Gateway refuses root, which this machine's user may be
-        yield {**options, "JUPYTER_CONFIG_PATH": search, "KERNEL_USERNAME": "jovyan"}
+        yield Server(
+            "enterprise",
+            args=args,
+            env={"JUPYTER_CONFIG_PATH": search, "KERNEL_USERNAME": "jovyan"},
+        )
 
 
 @contextlib.contextmanager
 def _gateway(
     name: str, tmp: str, env: dict[str, str], argv: Callable[[int, str], list[str]]
-) -> Iterator[dict[str, str]]:
+) -> Iterator[str]:
     """Start a gateway (``argv(port, token)``) on a free port, for as long as the block runs;
     yields the options that point a JupyterLab server at it."""
     token = secrets.token_hex(16)
@@ -326,10 +380,10 @@ def _gateway(
             )
         try:
             if _answers(f"http://127.0.0.1:{port}/api/kernelspecs", token, gateway):
-                yield {
-                    "ACP_UI_SERVER_ARGS": f"--GatewayClient.url=http://127.0.0.1:{port} "
+                yield (
+                    f"--GatewayClient.url=http://127.0.0.1:{port} "
                     f"--GatewayClient.auth_token={token}"
-                }
+                )
                 return
         finally:
             gateway.terminate()

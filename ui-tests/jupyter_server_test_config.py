@@ -20,8 +20,8 @@ c.ServerApp.allow_root = True  # CI runs as root
 # Kernels over IPC sockets, not TCP ports: a free port picked for a kernel can be taken by any
 # connection before the kernel binds it, and the kernel dies (tests/kernel_driver.py says more).
 c.KernelManager.transport = "ipc"
-# Real-time collaboration (jupyter-collaboration, in the test extra) only for the group that
-# tests it (tests/test_browser.py's "collab" sets ACP_UI_RTC=1): the other groups test the
+# Real-time collaboration (jupyter-collaboration, in the test extra) only for the server that
+# tests it (tests/test_browser.py's "collab" sets ACP_UI_RTC=1): the other servers test the
 # notebook as most people run it, and their servers skip the shared documents' extra work.
 c.YDocExtension.disable_rtc = os.environ.get("ACP_UI_RTC") != "1"
 # its store of document updates in the group's temp dir (tests/test_browser.py sets TMPDIR),

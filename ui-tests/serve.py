@@ -1,12 +1,12 @@
-"""Start a browser-test group's Jupyter server: ``python serve.py APP ARGS...`` as
+"""Start a browser test's Jupyter server: ``python serve.py APP ARGS...`` as
 ``jupyter APP ARGS...`` would, without ``rfc3987_syntax`` and without asking yarn for its
 configuration. APP is ``lab`` or ``nbclassic`` (playwright.config.js's webServer),
-``kernelgateway`` (tests/test_browser.py's gateway group) or ``notebook`` (panel.spec.ts's
+``kernelgateway`` (tests/test_browser.py's gateway server) or ``notebook`` (panel.spec.ts's
 Notebook 7).
 
 Installed with jsonschema's format checkers (jupyter-events asks for them), rfc3987-syntax
 builds a Lark grammar for IRIs when it is imported: 1.3 of the 2.1 CPU-seconds that
-``import jupyterlab.labapp`` costs, in each group's server (and the gateway group's Kernel
+``import jupyterlab.labapp`` costs, in each server (and the gateway spec's Kernel
 Gateway), only to check ``"format": "iri"`` in JSON schemas. jsonschema imports it only if it
 can (an ImportError leaves that format unchecked, as where the package is not installed), and
 no browser test depends on it.

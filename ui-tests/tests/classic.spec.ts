@@ -1,6 +1,6 @@
 /**
  * The classic notebook (nbclassic) with the acp-notebook nbextension (tests/test_browser.py's
- * group "classic": ACP_UI_APP=nbclassic, and a Jupyter path holding this build of it). The
+ * server "classic": nbclassic, and a Jupyter path holding this build of it). The
  * nbextension is the AMD build of the same terminal view as the labextension, which VS Code also
  * loads for local kernels: live xterm.js rows, a card in its cell, one turn shown, no error box.
  * Plain Playwright: Galata drives JupyterLab only.
@@ -10,6 +10,9 @@ import * as path from 'path';
 import { expect, Locator, Page, test } from '@playwright/test';
 
 import { ARTIFACTS, connectEmbedded, notebook } from './notebook';
+import { ownServer } from './own_server';
+
+test.use({ baseURL: ownServer('classic') });
 
 const COMMAND = String.raw`printf 'alpha\nbravo\ncharlie\n'`;
 const CELLS = [

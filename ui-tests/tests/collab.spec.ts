@@ -10,6 +10,7 @@ import * as path from 'path';
 
 import { expect, galata, test } from './galata';
 import type { IJupyterLabPageFixture } from './galata';
+import { ownServer } from './own_server';
 
 import {
   ARTIFACTS,
@@ -19,6 +20,8 @@ import {
   openNotebook,
   openPath
 } from './notebook';
+
+test.use({ baseURL: ownServer('collab') });
 
 const CONNECT = connectEmbedded();
 const ASKED = ['%%acp', '$ touch approved.txt'].join('\n');

@@ -1,10 +1,14 @@
 /**
  * JupyterLab whose kernels run behind an Enterprise Gateway 3.3.0 on 127.0.0.1, from a venv of
- * its own (tests/test_browser.py's group `enterprise`; .ci/run installs it): the turn in
+ * its own (tests/test_browser.py's server `enterprise`; .ci/run installs it): the turn in
  * gateway_turn.ts. The server's config has the relay fix of docs/gateway_relay_config.py, as
  * docs/deploying.md tells an operator to add: without it the kernel's first connection hangs
  * (docs/gateway-relay.md).
  */
 import { gatewayTurn } from './gateway_turn';
+import { test } from './galata';
+import { ownServer } from './own_server';
+
+test.use({ baseURL: ownServer('enterprise') });
 
 gatewayTurn('an Enterprise Gateway');

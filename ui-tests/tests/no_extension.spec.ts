@@ -1,15 +1,18 @@
 /**
- * JupyterLab with the acp-notebook extension disabled (tests/test_browser.py's group "plain"
- * gives its server a page config that disables it): what VS Code, Colab or nbclassic show, since
+ * JupyterLab with the acp-notebook extension disabled (tests/test_browser.py's server "plain"
+ * has a page config that disables it): what VS Code, Colab or nbclassic show, since
  * none of them loads our extension. The terminal's model cannot load there, so the kernel shows
  * terminals as text, keeps the running record empty and replaces the live view with the
  * transcript when the turn ends: a readable turn, shown once, without an error box.
  */
 import * as path from 'path';
 
-import { expect, test } from './shared_page';
+import { expect, test } from './galata';
+import { ownServer } from './own_server';
 
 import { ARTIFACTS, cellOutput, connectEmbedded, openNotebook } from './notebook';
+
+test.use({ baseURL: ownServer('plain') });
 
 const CONNECT = connectEmbedded(['import time']);
 
