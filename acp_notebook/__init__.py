@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ._connection._errors import AcpError, AgentExited, ConnectionClosed, RpcError
     from ._protocol import RequestPermissionRequest, SessionUpdate
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 _LAZY = {
     "Agent": "._client._agent",

@@ -145,6 +145,8 @@ RULES = [
     # lazy names (PEP 562) for any package: the standard library only, no I/O; every layer may
     # import it (_violations)
     Rule(f"{PKG}._lazy", (), frozenset(), PURE_BANNED),
+    # the package's version: a constant every layer may name (_violations)
+    Rule(f"{PKG}._version", (), frozenset(), PURE_BANNED),
     # protocol: the wire vocabulary; pydantic only, no I/O (regex checks a question's pattern
     # with a timeout); how agent text is made visible.
     Rule(f"{PKG}._protocol", (), frozenset(THIRD_PARTY_OK | {"regex"}), PURE_BANNED),
@@ -278,7 +280,7 @@ def _violations(rule: Rule, files: list[tuple[str, Path]]) -> list[str]:
             where = f"{file.name}:{line} ({module}) imports {target}"
             top = target.split(".")[0]
             if top == PKG:
-                allowed = (rule.layer, *rule.internal, f"{PKG}._lazy")
+                allowed = (rule.layer, *rule.internal, f"{PKG}._lazy", f"{PKG}._version")
                 if target == PKG:
                     problems.append(f"{where} (the package root: import the layer directly)")
                 elif not any(_within(target, ok) for ok in allowed):

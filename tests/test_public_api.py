@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import re
 from pathlib import Path
 
@@ -108,6 +109,11 @@ def test_version_is_a_release_string() -> None:
     parts = acp_notebook.__version__.split(".")
     assert len(parts) >= 2
     assert all(part.isdigit() for part in parts[:2])
+
+
+def test_version_is_the_installed_distributions() -> None:
+    # acp_notebook/_version.py and pyproject.toml's version, as installed: one release
+    assert acp_notebook.__version__ == importlib.metadata.version("acp_notebook")
 
 
 def test_star_import_gives_exactly_all() -> None:

@@ -12,6 +12,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from .. import _protocol as p
 from .._connection._errors import AcpError
+from .._version import __version__
 
 if TYPE_CHECKING:
     from ._agent import Agent
@@ -122,12 +123,7 @@ def v1_client_fields(agent: Agent) -> dict[str, Any]:
 
 
 def _client_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("acp_notebook")
-    except PackageNotFoundError:  # pragma: no cover - running from a source tree
-        return "0"
+    return __version__
 
 
 # Made on first use: their models' protocol modules are imported then, not with the client.

@@ -8,11 +8,11 @@ import gc
 import logging
 import os
 import sys
-from importlib import metadata
 from pathlib import Path
 
 import anyio
 
+from .._version import __version__
 from ._faults import Faults
 from ._pty import let_commands_receive_sigint
 from ._scenario import Scenario, ScenarioError, load_scenario
@@ -158,10 +158,7 @@ def _store_limits(args: argparse.Namespace) -> tuple[int | None, float | None]:
 
 
 def _version() -> str:
-    try:
-        return metadata.version("acp_notebook")
-    except metadata.PackageNotFoundError:
-        return "0"
+    return __version__
 
 
 async def _serve(server: AgentServer) -> None:
