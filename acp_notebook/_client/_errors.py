@@ -100,7 +100,7 @@ def _auth_method_name(method: p.AuthMethod) -> str:
 
 def client_info() -> dict[str, str]:
     """This client's ``info`` (v2) or ``clientInfo`` (v1)."""
-    return {"name": CLIENT_NAME, "title": "acp_notebook", "version": _client_version()}
+    return {"name": CLIENT_NAME, "title": "acp_notebook", "version": __version__}
 
 
 def v1_client_fields(agent: Agent) -> dict[str, Any]:
@@ -120,10 +120,6 @@ def v1_client_fields(agent: Agent) -> dict[str, Any]:
             "_meta": {"terminal_output": True},
         },
     }
-
-
-def _client_version() -> str:
-    return __version__
 
 
 # Made on first use: their models' protocol modules are imported then, not with the client.
