@@ -218,33 +218,80 @@ LONGEST_FIRST = (
 # pytest-xdist workers: most of its time is spent waiting on kernels, agents and the browser,
 # so more workers than cores pay. Each module stays on one worker (its module-scoped kernels
 # and servers are made once), and so does each notebook under nbval (its cells share a kernel);
-# the browser suite's groups are separate tests (tests/test_browser.py GROUPS). The modules
-# below are handed out first, longest first, so that none starts when the others are done.
+# the browser suite's groups are separate tests (tests/test_browser.py GROUPS). The units below
+# are handed out first, longest first (the wall seconds of each in a CI run, its cost table's
+# second column: every unit of 4 s or more), so that none starts when the others are done: the
+# nbval notebooks, collected last, used to end the run on one worker, the machine idle about
+# 10 s. The rest follow in collection order, each shorter than 4 s.
 # More do not pay: on this machine class the suite keeps both cores busy, and six workers took
 # 649 s where four take 560-590 s (each worker also collects the whole suite).
 SUITE_WORKERS = 4
 SLOWEST_FIRST = (
     "tests/test_browser.py::test_playwright_suite_passes[terminals-kernels]",
     "tests/test_browser.py::test_playwright_suite_passes[cells-panel]",
-    "tests/real_agents/test_claude.py",
-    "tests/real_agents/test_codex.py",
-    "tests/real_agents/test_gemini.py",
-    "tests/real_agents/test_claude_background.py",
-    "tests/test_notebook_kernel.py",
-    "tests/test_widgets_comm_rate.py",
-    "tests/test_install.py",
-    "tests/test_kernel_tools_kernel.py",
-    "tests/adversarial/test_fail_closed_kernel.py",
-    "tests/test_sidepanel.py",
-    "tests/test_kernel_code_kernel.py",
-    "tests/test_pacing.py",
-    "tests/adversarial/test_fail_closed_client.py",
-    "tests/real_agents/test_v1_peers.py",
-    "tests/adversarial/test_memory.py",
-    "tests/adversarial/test_oracle_scenarios_kernel.py",
-    "tests/test_static_live.py",
-    "tests/test_agent_e2e.py",
-    "tests/adversarial/test_policy_terminals.py",
+    "tests/test_notebook_kernel.py",  # 84 s
+    "tests/test_install.py",  # 69 s
+    "tests/real_agents/test_claude.py",  # 48 s
+    "tests/real_agents/test_cline.py",  # 35 s
+    "tests/test_kernel_tools_kernel.py",  # 31 s
+    "tests/real_agents/test_claude_background.py",  # 30 s
+    "tests/real_agents/test_qwen.py",  # 29 s
+    "tests/adversarial/test_fail_closed_kernel.py",  # 23 s
+    "tests/adversarial/test_fail_closed_client.py",  # 22 s
+    "tests/test_labextension.py",  # 21 s
+    "tests/real_agents/test_codex.py",  # 20 s
+    "tests/test_tiers.py",  # 19 s
+    "tests/test_kernel_code_kernel.py",  # 19 s
+    "tests/real_agents/test_v1_peers.py",  # 19 s
+    "tests/adversarial/test_memory.py",  # 18 s
+    "tests/real_agents/test_claude_run_code.py",  # 17 s
+    "tests/test_static_live.py",  # 17 s
+    "tests/real_agents/test_copilot.py",  # 17 s
+    "tests/real_agents/test_v1_client_terminals.py",  # 16 s
+    "tests/test_sidepanel.py",  # 15 s
+    "tests/adversarial/test_oracle_scenarios_kernel.py",  # 15 s
+    "tests/real_agents/test_gemini.py",  # 14 s
+    "tests/adversarial/test_jsonrpc_fuzz.py",  # 13 s
+    "tests/adversarial/test_kernel_tools_probe_kernel.py",  # 13 s
+    "tests/test_hotpath.py",  # 13 s
+    "tests/test_agent_e2e.py",  # 12 s
+    "tests/test_notebook_traces.py",  # 12 s
+    "tests/adversarial/test_orphans.py",  # 12 s
+    "tests/real_agents/test_modes.py",  # 12 s
+    "tests/test_process.py",  # 12 s
+    "tests/test_docs_site.py",  # 11 s
+    "tests/real_agents/test_claude_kernel_tools.py",  # 11 s
+    "tests/adversarial/test_policy_terminals.py",  # 10 s
+    "tests/test_widgets_comm_rate.py",  # 10 s
+    "tests/real_agents/test_claude_v1.py",  # 10 s
+    "tests/test_hotpath_v1.py",  # 9 s
+    "tests/adversarial/test_kernel_tools_connections.py",  # 9 s
+    "notebooks/real-agents.ipynb",  # 8 s
+    "tests/real_agents/test_claude_context.py",  # 8 s
+    "tests/test_layers.py",  # 8 s
+    "tests/adversarial/test_rerun_kernel.py",  # 8 s
+    "tests/test_caps.py",  # 7 s
+    "tests/test_widgets_turn.py",  # 7 s
+    "tests/real_agents/test_claude_elicitation.py",  # 7 s
+    "tests/adversarial/test_rule_rows_kernel.py",  # 6 s
+    "tests/adversarial/test_background_kernel.py",  # 6 s
+    "tests/test_pacing.py",  # 6 s
+    "tests/adversarial/test_math_attacks.py",  # 6 s
+    "tests/adversarial/test_elicitation_patterns.py",  # 6 s
+    "tests/test_agent_mcp.py",  # 6 s
+    "tests/real_agents/test_shortcuts.py",  # 6 s
+    "tests/adversarial/test_policy_corpus.py",  # 6 s
+    "tests/test_trace_kernel.py",  # 6 s
+    "notebooks/kernel-context.ipynb",  # 6 s
+    "tests/test_mcp_bridge.py",  # 6 s
+    "tests/test_widgets_acks.py",  # 5 s
+    "tests/test_import_cost.py",  # 5 s
+    "tests/real_agents/test_replay.py",  # 5 s
+    "tests/test_client_faults.py",  # 5 s
+    "tests/test_terminals.py",  # 5 s
+    "tests/test_cells_services.py",  # 4 s
+    "tests/test_kernel_tools.py",  # 4 s
+    "tests/test_context_kernel.py",  # 4 s
 )
 
 

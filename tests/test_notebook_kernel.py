@@ -198,9 +198,11 @@ def test_most_in_any_second_counts_a_sliding_window() -> None:
 def test_flood_stays_under_widget_message_rate(tmp_path: Path) -> None:
     # The pacing's promise (acp_notebook/_widgets/_coalesce.py): a terminal's chunks at most 28
     # in any second, and every terminal comm's messages together under 150, however fast the
-    # agent writes. Counted by the kernel's own send times (each message's header), in every
-    # one-second window: an average over the whole cell would be over its own length, which
-    # a fast machine makes shorter than a second (it failed so: 37 messages in 0.37 s).
+    # agent writes (to a view that does not acknowledge, as this driver's: one that does is
+    # paced by the shared budget, tests/test_widgets_acks.py). Counted by the kernel's own send
+    # times (each message's header), in every one-second window: an average over the whole cell
+    # would be over its own length, which a fast machine makes shorter than a second (it failed
+    # so: 37 messages in 0.37 s).
     with acp_kernel(tmp_path) as kern:
         kern.run(
             f"%acp connect -- {sys.executable} -m acp_notebook.agent --data-dir {tmp_path}/d "

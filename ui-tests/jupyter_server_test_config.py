@@ -58,10 +58,10 @@ _exporters.get_export_names = lambda config=None: list(_names(config))
 _exporters.get_exporter = _exporter
 
 # JupyterLab plugins no browser test uses, not activated in the page (nor do they follow each
-# notebook the tests open: the table of contents, the debugger, LSP, ...): the "cells" group's
-# CPU 37.1 -> 35.2 s (two runs each). What stays: the notebook, its widgets and outputs, the
+# notebook the tests open: the table of contents, the debugger, LSP, ...): the former "cells"
+# group's CPU 37.1 -> 35.2 s (two runs each). What stays: the notebook, its widgets and outputs, the
 # launcher (Galata waits for it), the status bar ("Idle"), the themes, shortcuts, and the
-# collaboration plugins (the "collab" group; with them, the file browser and cell executor they
+# collaboration plugins (the "collab" server; with them, the file browser and cell executor they
 # replace stay disabled).
 UNUSED_PLUGINS = [
     "@jupyterlab/debugger-extension",

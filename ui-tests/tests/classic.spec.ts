@@ -10,9 +10,11 @@ import * as path from 'path';
 import { expect, Locator, Page, test } from '@playwright/test';
 
 import { ARTIFACTS, connectEmbedded, notebook } from './notebook';
-import { ownServer } from './own_server';
+import { NO_OWN_SERVER, ownServer } from './own_server';
 
-test.use({ baseURL: ownServer('classic') });
+const server = ownServer('classic');
+test.use({ baseURL: server });
+test.skip(!server, NO_OWN_SERVER);
 
 const COMMAND = String.raw`printf 'alpha\nbravo\ncharlie\n'`;
 const CELLS = [

@@ -10,7 +10,7 @@ import * as path from 'path';
 
 import { expect, galata, test } from './galata';
 import type { IJupyterLabPageFixture } from './galata';
-import { ownServer } from './own_server';
+import { NO_OWN_SERVER, ownServer } from './own_server';
 
 import {
   ARTIFACTS,
@@ -21,7 +21,9 @@ import {
   openPath
 } from './notebook';
 
-test.use({ baseURL: ownServer('collab') });
+const server = ownServer('collab');
+test.use({ baseURL: server });
+test.skip(!server, NO_OWN_SERVER);
 
 const CONNECT = connectEmbedded();
 const ASKED = ['%%acp', '$ touch approved.txt'].join('\n');

@@ -8,11 +8,13 @@
 import * as path from 'path';
 
 import { expect, test } from './galata';
-import { ownServer } from './own_server';
+import { NO_OWN_SERVER, ownServer } from './own_server';
 
 import { ARTIFACTS, cellOutput, connectEmbedded, openNotebook } from './notebook';
 
-test.use({ baseURL: ownServer('plain') });
+const server = ownServer('plain');
+test.use({ baseURL: server });
+test.skip(!server, NO_OWN_SERVER);
 
 const CONNECT = connectEmbedded(['import time']);
 

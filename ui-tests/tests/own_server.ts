@@ -3,16 +3,17 @@
  * the extension disabled, the classic notebook's, one with real-time collaboration. The spec's
  * group starts it beside the group's JupyterLab (tests/test_browser.py's OWN_SERVERS, through
  * playwright.config.js's ACP_UI_SERVERS) and names its URL in ACP_UI_URL_<NAME>. A spec sets it
- * as its base URL: `test.use({ baseURL: ownServer('gateway') })`.
+ * as its base URL, and is skipped where nobody started it (`jlpm playwright test` by hand; under
+ * tests/test_browser.py a skipped test fails the group):
+ *
+ *     const server = ownServer('gateway');
+ *     test.use({ baseURL: server });
+ *     test.skip(!server, NO_OWN_SERVER);
  */
-export function ownServer(name: string): string {
-  const variable = `ACP_UI_URL_${name.toUpperCase()}`;
-  const url = process.env[variable];
-  if (!url) {
-    throw new Error(
-      `${variable} is not set: this spec needs a server of its own, which tests/test_browser.py ` +
-        'starts (python3 -m pytest tests/test_browser.py)'
-    );
-  }
-  return url;
+export function ownServer(name: string): string | undefined {
+  return process.env[`ACP_UI_URL_${name.toUpperCase()}`] || undefined;
 }
+
+/** Why a spec whose server nobody started is skipped */
+export const NO_OWN_SERVER =
+  'needs a server of its own, which tests/test_browser.py starts (python3 -m pytest tests/test_browser.py)';
