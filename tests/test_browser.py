@@ -207,13 +207,13 @@ def _own_server(name: str, tmp: str, env: dict[str, str], stack: contextlib.Exit
     folder = Path(tmp) / name
     folder.mkdir()
     if name == "gateway":
-        return stack.enter_context(_kernel_gateway(str(folder), env))
+        return stack.enter_context(_kernel_gateway(name, str(folder), env))
     if name == "enterprise":
-        return stack.enter_context(_enterprise_gateway(str(folder), env))
+        return stack.enter_context(_enterprise_gateway(name, str(folder), env))
     if name == "plain":
         return Server(name, env=_without_the_extension(folder))
     if name == "classic":
-        return _classic_notebook(folder)
+        return _classic_notebook(name, folder)
     if name == "collab":
         # real-time collaboration on (ui-tests/jupyter_server_test_config.py)
         return Server(name, env={"ACP_UI_RTC": "1"})
@@ -289,7 +289,7 @@ def _without_the_extension(folder: Path) -> dict[str, str]:
     return {"JUPYTER_CONFIG_DIR": str(config)}
 
 
-def _classic_notebook(folder: Path) -> Server:
+def _classic_notebook(name: str, folder: Path) -> Server:
     """The classic notebook's server (nbclassic), given this build of the nbextension: a
     Jupyter path holding a copy of ``acp_notebook/nbextension`` (the server refuses to serve a
     file through a symlink that leads out of its nbextensions directory) and a config dir that
@@ -300,16 +300,14 @@ def _classic_notebook(folder: Path) -> Server:
     (config / "nbconfig").mkdir(parents=True)
     shutil.copy(NBCONFIG, config / "nbconfig" / "notebook.json")
     path = os.pathsep.join(filter(None, [str(data), os.environ.get("JUPYTER_PATH")]))
-    return Server(
-        "classic", "nbclassic", env={"JUPYTER_PATH": path, "JUPYTER_CONFIG_DIR": str(config)}
-    )
+    return Server(name, "nbclassic", env={"JUPYTER_PATH": path, "JUPYTER_CONFIG_DIR": str(config)})
 
 
 GATEWAY_START = 120.0  # seconds: a guard for the gateway to answer (it starts in a few)
 
 
 @contextlib.contextmanager
-def _kernel_gateway(tmp: str, env: dict[str, str]) -> Iterator[Server]:
+def _kernel_gateway(name: str, tmp: str, env: dict[str, str]) -> Iterator[Server]:
     """A Kernel Gateway 3 on 127.0.0.1 (its kernels are this Python's), for as long as the
     block runs; yields the JupyterLab server that uses it."""
     # (through ui-tests/serve.py, as the group's server: `jupyter kernelgateway`, without a
@@ -321,7 +319,7 @@ def _kernel_gateway(tmp: str, env: dict[str, str]) -> Iterator[Server]:
         # without it the gateway answers JupyterLab's kernel listing with 403
         "--JupyterWebsocketPersonality.list_kernels=True",
     ]) as args:  # fmt: skip
-        yield Server("gateway", args=args)
+        yield Server(name, args=args)
 
 
 #: Enterprise Gateway's own venv (it pins jupyter_server<2), made by .ci/run's enterprise lane.
@@ -333,7 +331,7 @@ RELAY_CONFIG = ROOT / "docs" / "gateway_relay_config.py"
 
 
 @contextlib.contextmanager
-def _enterprise_gateway(tmp: str, env: dict[str, str]) -> Iterator[Server]:
+def _enterprise_gateway(name: str, tmp: str, env: dict[str, str]) -> Iterator[Server]:
     """An Enterprise Gateway on 127.0.0.1 from its own venv, whose one kernelspec starts this
     Python's ipykernel; yields the JupyterLab server that uses it."""
     jupyter = ENTERPRISE_GATEWAY / "bin" / "jupyter"
@@ -364,7 +362,7 @@ def _enterprise_gateway(tmp: str, env: dict[str, str]) -> Iterator[Server]:
         # KERNEL_USERNAME: the name the server sends with each kernel start (a hub sets it to
         # the user's); Enterprise Gateway refuses root, which this machine's user may be
         yield Server(
-            "enterprise",
+            name,
             args=args,
             env={"JUPYTER_CONFIG_PATH": search, "KERNEL_USERNAME": "jovyan"},
         )
