@@ -238,6 +238,34 @@ def test_a_users_cell_stops_the_flood_for_its_grace_then_slices(clock: Clock) ->
     assert rest_of_batch(pacing, clock) == pytest.approx(SLICE * RATIO)  # a long cell: slices
 
 
+def test_a_cell_after_the_agent_paused_gets_a_grace_of_its_own(clock: Clock) -> None:
+    # the hook is asked only before a batch: while the agent sends nothing, nobody asks it to
+    # end the last hold. A cell or request that comes later still holds the flood from its own
+    # start, not from the old hold's (whose grace is long over: it would be read in slices)
+    pacing = CellPacing(clock)
+    pacing.cell_started()
+    assert rest_of_batch(pacing, clock) == pytest.approx(GRACE)
+    clock.now += 1.0  # a long cell; then the agent pauses
+    pacing.cell_ended()
+    clock.now += 5.0  # nothing to read: the hook is not asked
+    pacing.cell_started()
+    clock.now += 0.001  # the agent floods again
+    assert rest_of_batch(pacing, clock) == pytest.approx(GRACE - 0.001)
+    pacing.cell_ended()
+    clock.now += 5.0
+    pacing.request_arrived()  # not a cell (a completion request): held for TAIL, as ever
+    assert rest_of_batch(pacing, clock) == pytest.approx(TAIL)
+    # a run of short cells is still one hold, the agent pausing or not
+    clock.now += 5.0
+    pacing.cell_started()
+    assert rest_of_batch(pacing, clock) == pytest.approx(GRACE)
+    pacing.cell_ended()
+    clock.now += TAIL * 0.5
+    pacing.request_arrived()  # the next cell of the run, closer than TAIL
+    pacing.cell_started()
+    assert ask(pacing) == pytest.approx(SLICE * RATIO)  # the run's grace is spent: slices
+
+
 def test_a_cell_that_ends_in_its_grace_lets_the_flood_go_after_the_tail(clock: Clock) -> None:
     pacing = CellPacing(clock)
     pacing.cell_started()

@@ -18,7 +18,8 @@ by what the user's cells see, not by a fixed share of the time:
   shell-channel thread, before the main thread has it), while a user cell runs, and for
   ``TAIL`` seconds after either (the kernel still sends its reply and its idle status), the
   flood *holds*: it reads nothing, looking every ``STEP`` seconds whether that is over. Cells
-  that follow each other closer than ``TAIL`` (a run of short cells) are one hold;
+  that follow each other closer than ``TAIL`` (a run of short cells) are one hold; one that
+  comes later begins a hold of its own, even if the agent sent nothing in between;
 * a cell of the user's whose request came while a flood was read at full speed switches the
   flood to slices (below) while the user is active: until ``ACTIVE`` seconds after their last
   cell began or ended. Holding from the request's arrival is not enough for that cell: what it
@@ -70,6 +71,10 @@ class CellPacing:
         self._ended = -math.inf  # when the last user cell ended
         self._asked = -math.inf  # when the last request reached the kernel (any thread)
         self._hold: float | None = None  # when the current hold began (I/O thread only)
+        # when a request (shell-channel thread) or a cell (main thread) last came with nothing
+        # held before it: TAIL after the last cell's end or request; a hold of its own
+        self._request_opened = -math.inf
+        self._cell_opened = -math.inf
         self._free_at = -math.inf  # when a flood was last read at full speed (I/O thread)
         self._sliced_until = -math.inf  # a flood is read in slices until then (main thread)
         #: the last wait, from a request's arrival to its cell's start, of a cell that came
@@ -93,14 +98,20 @@ class CellPacing:
     def request_arrived(self) -> None:
         """A message reached the kernel's shell channel (:func:`follow_requests`): someone waits
         for its answer; the flood holds from now, before the cell (if it is one) starts."""
-        self._asked = self._clock()
+        now = self._clock()
+        if self._started is None and now - max(self._ended, self._asked) >= TAIL:
+            self._request_opened = now
+        self._asked = now
 
     def cell_started(self, *, magic: bool = False) -> None:
         self._magic = magic
         if magic:
             self._started = None
             return
-        now = self._started = self._clock()
+        now = self._clock()
+        if now - max(self._ended, self._asked) >= TAIL:
+            self._cell_opened = now
+        self._started = now
         if now < self._sliced_until:  # the user is still active: the cells stay fast
             self._sliced_until = now + ACTIVE
         elif now - self._free_at < GRACE:  # it came while a flood was read at full speed
@@ -150,6 +161,10 @@ class CellPacing:
             self._slice = now
             return 0.0
         hold = self._hold
+        if hold is not None and max(self._request_opened, self._cell_opened) > hold:
+            # the last hold was over before this cell or request came, though nobody asked
+            # the hook meanwhile to end it (the agent sent nothing): a hold of its own
+            hold = None
         if hold is None:  # a hold begins with what made it (or now, if later)
             begun = started if started is not None and started <= now else now
             if now - self._asked < TAIL:  # its request came first
