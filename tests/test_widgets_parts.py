@@ -68,6 +68,28 @@ def test_unchanged_values_and_children_send_nothing() -> None:
         html.close()
 
 
+def test_a_list_is_the_same_as_the_tuple_a_trait_keeps_of_it() -> None:
+    # a Dropdown keeps its options as a tuple: set from a list at every clock render of the
+    # side panel (its agent picker), they were validated again each time, for nothing
+    probe = ipywidgets.Dropdown(options=["a"])
+    assert probe.options == ("a",)
+    probe.close()
+    set_to: list[object] = []
+
+    class Picker:
+        options: object = ("a", "b")
+
+        def __setattr__(self, name: str, value: object) -> None:
+            set_to.append(value)
+            object.__setattr__(self, name, value)
+
+    picker = Picker()
+    set_if_changed(picker, "options", ["a", "b"])
+    assert set_to == []
+    set_if_changed(picker, "options", ["a", "b", "c"])
+    assert set_to == [("a", "b", "c")]
+
+
 def test_a_countdown_expires_once_unless_stopped() -> None:
     status = ipywidgets.HTML("")
     expired = threading.Event()

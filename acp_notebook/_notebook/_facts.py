@@ -295,6 +295,14 @@ def run_done(run: Any) -> bool:
     return bool(run.turn.done or (done is not None and done.done()))
 
 
+def log_mark(handle: AgentHandle) -> tuple[int, int]:
+    """What changes whenever ``handle``'s protocol log does (its length, and which entry is
+    last: the log keeps its last entries only, so a full one changes by its last): a view of
+    the log is rendered again only when its mark has moved."""
+    entries = handle.agent.connection.log
+    return len(entries), id(entries[-1]) if entries else 0
+
+
 def log_text(
     nb: Notebook, handle: AgentHandle, n: int = LOG_LINES, width: int | None = None
 ) -> str:

@@ -25,6 +25,7 @@ from .._notebook._facts import (
     choices,
     grant_facts,
     handles_of,
+    log_mark,
     log_text,
     run_done,
     session_facts,
@@ -99,6 +100,7 @@ class SidePanel:
         #: full renders (every section) and clock renders so far (what a test counts)
         self.renders = {"full": 0, "clock": 0}
         self._log_at = -LOG_INTERVAL  # (time.monotonic of the log's last render)
+        self._log_shown: tuple[Any, ...] | None = None  # which log, as of when, it shows
         self._runs: list[Any] = []
         self._entries: list[_Entry] = []
         self._errors: dict[str, str] = {}  # agent name or session id -> last action error
@@ -108,6 +110,8 @@ class SidePanel:
         self._term_rows: dict[int, _Row] = {}
         self._log_name = ""
         self.panel = AgentPanel(title="ACP agents")
+        # a front end that comes to show it gets every section at once (nothing aged meanwhile)
+        self.panel.on_rendered(self.mark_dirty)
         self.panel.add_class("acp-agent-panel")
         agents, self._agents_head, self._agents = _section("acp-panel-agents", "Agents")
         sessions, self._sessions_head, self._sessions = _section("acp-panel-sessions", "Sessions")
@@ -179,7 +183,8 @@ class SidePanel:
 
     async def _loop(self) -> None:
         """Render when something changed (``mark_dirty``), at most every REFRESH_INTERVAL;
-        else only the clock's sections, every CLOCK_INTERVAL."""
+        else only the clock's sections, every CLOCK_INTERVAL, and those only while a front end
+        shows the panel (an idle kernel with an agent spent 2-3% of a core on them)."""
         while not self.closed:
             self._wake = anyio.Event()
             if not self._dirty:
@@ -188,7 +193,7 @@ class SidePanel:
             try:
                 if self._dirty:
                     self.refresh()
-                else:
+                elif self.panel.rendered:  # (no front end shows it: nothing to age)
                     self.refresh_clock()
             except Exception:
                 log.exception("refreshing the agent panel failed")
@@ -578,13 +583,17 @@ class SidePanel:
         finally:
             self._syncing.on = False
         handle = self._handles.get(self._log_name)
+        shown = (self._log_name, id(handle), *log_mark(handle)) if handle is not None else None
+        if shown is not None and shown == self._log_shown:
+            return  # the same log, nothing logged since: its lines are already there
+        self._log_shown = shown
         text = (
             log_text(self.nb, handle, LOG_LINES, 600)
             if handle is not None
             else "(no agent connected)"
         )
-        shown = e(visible_lines(text))  # a raw line from the agent may hold anything
-        set_if_changed(self._log_pre, "value", f'<pre class="acp-panel-log-pre">{shown}</pre>')
+        lines = e(visible_lines(text))  # a raw line from the agent may hold anything
+        set_if_changed(self._log_pre, "value", f'<pre class="acp-panel-log-pre">{lines}</pre>')
 
     def _on_log_pick(self, change: dict[str, Any]) -> None:
         if self._echo() or not change.get("new"):

@@ -511,8 +511,13 @@ def plan_text(plan: PlanState) -> list[str]:
 
 
 def set_if_changed(widget: Any, name: str, value: Any) -> None:
-    """Set a trait only when it differs, so an unchanged refresh sends no widget message."""
-    if getattr(widget, name) != value:
+    """Set a trait only when it differs, so an unchanged refresh sends no widget message. A
+    list is the same as the tuple a trait keeps of it (a Dropdown's ``options``): set again
+    each time, a panel left idle sent its options every few seconds."""
+    current = getattr(widget, name)
+    if isinstance(current, tuple) and isinstance(value, list):
+        value = tuple(value)
+    if current != value:
         setattr(widget, name, value)
 
 
