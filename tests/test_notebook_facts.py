@@ -11,6 +11,7 @@ from acp_notebook._notebook._facts import (
     SessionFacts,
     agent_facts,
     choices,
+    log_mark,
     log_text,
     state_label,
     status_text,
@@ -133,3 +134,26 @@ def test_a_grant_says_who_clicked_where_the_click_named_them() -> None:
     assert _by("click", "") == "click"
     assert _by("policy", "--allow 'rm *'") == "policy"  # a rule's detail is no person
     assert "\u202e" not in _by("click", "\u202eBob")
+
+
+def test_a_full_logs_mark_moves_with_every_entry() -> None:
+    # the log keeps its last 100 entries: full, only its last entry tells that it moved. Its
+    # id would not do: a freed entry's memory comes back for a later one (about 100 ids for
+    # 20,000 entries), and a panel would keep showing lines a hundred messages old
+    from collections import deque
+    from types import SimpleNamespace
+
+    log: deque[tuple[str, dict[str, int]]] = deque(maxlen=100)
+    handle: Any = SimpleNamespace(agent=SimpleNamespace(connection=SimpleNamespace(log=log)))
+    other: Any = SimpleNamespace(agent=handle.agent)  # another handle on the same log
+    assert log_mark(handle).same(log_mark(handle)) and log_mark(handle).count == 0
+    for i in range(100):
+        log.append(("recv", {"i": i}))
+    first = previous = log_mark(handle)
+    assert first.same(log_mark(handle)) and not first.same(log_mark(other))
+    for i in range(300):
+        log.append(("recv", {"i": i}))  # the same length: only the last entry differs
+        now = log_mark(handle)
+        assert now.count == 100
+        assert not now.same(previous) and not now.same(first)
+        previous = now

@@ -295,12 +295,31 @@ def run_done(run: Any) -> bool:
     return bool(run.turn.done or (done is not None and done.done()))
 
 
-def log_mark(handle: AgentHandle) -> tuple[int, int]:
-    """What changes whenever ``handle``'s protocol log does (its length, and which entry is
-    last: the log keeps its last entries only, so a full one changes by its last): a view of
-    the log is rendered again only when its mark has moved."""
+@dataclass(frozen=True, eq=False)
+class LogMark:
+    """Where ``handle``'s protocol log stood (`log_mark`): its length, and its last entry. The
+    log keeps its last entries only, so a full one moves by its last: the entry itself is
+    kept, not its ``id``, which the next entry may reuse once the old one is freed."""
+
+    handle: AgentHandle
+    count: int
+    last: object
+
+    def same(self, other: LogMark | None) -> bool:
+        """Nothing logged since ``other`` was taken, in the same agent's log."""
+        return (
+            other is not None
+            and other.handle is self.handle
+            and other.count == self.count
+            and other.last is self.last
+        )
+
+
+def log_mark(handle: AgentHandle) -> LogMark:
+    """Where ``handle``'s protocol log stands now: a view of it is rendered again only when
+    this has moved (`LogMark.same`)."""
     entries = handle.agent.connection.log
-    return len(entries), id(entries[-1]) if entries else 0
+    return LogMark(handle, len(entries), entries[-1] if entries else None)
 
 
 def log_text(

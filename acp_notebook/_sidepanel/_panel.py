@@ -20,6 +20,7 @@ from .._notebook._facts import (
     GRANTS_NOTE,
     LOG_LINES,
     MAX_TERMINALS,
+    LogMark,
     agent_facts,
     background_facts,
     choices,
@@ -100,7 +101,7 @@ class SidePanel:
         #: full renders (every section) and clock renders so far (what a test counts)
         self.renders = {"full": 0, "clock": 0}
         self._log_at = -LOG_INTERVAL  # (time.monotonic of the log's last render)
-        self._log_shown: tuple[Any, ...] | None = None  # which log, as of when, it shows
+        self._log_shown: LogMark | None = None  # which log, as of when, it shows
         self._runs: list[Any] = []
         self._entries: list[_Entry] = []
         self._errors: dict[str, str] = {}  # agent name or session id -> last action error
@@ -583,10 +584,9 @@ class SidePanel:
         finally:
             self._syncing.on = False
         handle = self._handles.get(self._log_name)
-        shown = (self._log_name, id(handle), *log_mark(handle)) if handle is not None else None
-        if shown is not None and shown == self._log_shown:
+        shown = log_mark(handle) if handle is not None else None
+        if shown is not None and shown.same(self._log_shown):
             return  # the same log, nothing logged since: its lines are already there
-        self._log_shown = shown
         text = (
             log_text(self.nb, handle, LOG_LINES, 600)
             if handle is not None
@@ -594,6 +594,7 @@ class SidePanel:
         )
         lines = e(visible_lines(text))  # a raw line from the agent may hold anything
         set_if_changed(self._log_pre, "value", f'<pre class="acp-panel-log-pre">{lines}</pre>')
+        self._log_shown = shown  # (only once shown: a render that failed is made again)
 
     def _on_log_pick(self, change: dict[str, Any]) -> None:
         if self._echo() or not change.get("new"):
