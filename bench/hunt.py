@@ -179,14 +179,42 @@ def keep_browser_failures(number: int, out: Path, artifacts: Path = ARTIFACTS) -
     return kept
 
 
-def write_summary(out: Path, load: str, selection: list[str], runs: list[Run], total: int) -> None:
+def source_version(root: Path = ROOT) -> str:
+    """The commit the hunted code is at, with ``+changes`` when the work tree differs from it
+    (a result is only worth what the code it ran on), or ``unknown`` outside a git checkout."""
+
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", *args], cwd=root, capture_output=True, text=True, check=True, timeout=30
+        )
+        return done.stdout.strip()
+
+    try:
+        head = git("rev-parse", "--short=12", "HEAD")
+        changes = git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return f"{head}+changes" if changes else head
+
+
+def write_summary(
+    out: Path, load: str, selection: list[str], runs: list[Run], total: int, version: str
+) -> None:
     (out / "summary.json").write_text(
         json.dumps(
-            {"load": load, "selection": selection, "runs": [asdict(r) for r in runs]}, indent=1
+            {
+                "version": version,
+                "load": load,
+                "selection": selection,
+                "runs": [asdict(r) for r in runs],
+            },
+            indent=1,
         )
     )
     lines = [
         f"# Flake hunt: {len(runs)} of {total} runs, load: {load}",
+        "",
+        f"code: {version}",
         "",
         f"selection: {' '.join(selection)}",
         "",
@@ -226,6 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     selection = args.selection or DEFAULT_SELECTION
     out = args.out or ROOT / "bench" / "results" / time.strftime("hunt-%Y%m%d-%H%M%S")
     out.mkdir(parents=True, exist_ok=True)
+    version = source_version()  # before the runs: what was hunted, not what the tree became
     load = start_load(args.load, args.cpus)
     described = "none" if not load else f"{args.load} x{args.cpus}"
     runs: list[Run] = []
@@ -242,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
                 f" {run.failed} failed, {run.errors} errors",
                 flush=True,
             )
-            write_summary(out, described, selection, runs, args.runs)
+            write_summary(out, described, selection, runs, args.runs, version)
     except KeyboardInterrupt:
         print(f"stopped after {len(runs)} complete runs", flush=True)
         return 130

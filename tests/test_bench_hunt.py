@@ -4,9 +4,14 @@ hunt itself runs the suite: not here)."""
 from __future__ import annotations
 
 import importlib.util
+import json
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -74,3 +79,37 @@ def test_a_browser_failures_record_is_kept_beside_its_run(tmp_path: Path) -> Non
     assert (copy / "error-context.md").read_text() == "page snapshot"
     assert (copy / "test-failed-1.png").read_bytes() == b"png"
     assert sorted(p.name for p in out.iterdir()) == ["run-3-playwright-output-panel"]
+
+
+def test_the_summary_names_the_code_it_hunted(tmp_path: Path) -> None:
+    hunt = _hunt()
+    run = hunt.Run(1, 1, 12.5, passed=3, failed=1, failures=["tests/test_a.py::test_bad [failure]"])
+    hunt.write_summary(tmp_path, "stress-ng x2", ["-m", "kernel"], [run], 5, "0123456789ab+changes")
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["version"] == "0123456789ab+changes"
+    assert summary["runs"][0]["failed"] == 1
+    text = (tmp_path / "summary.md").read_text()
+    assert "code: 0123456789ab+changes" in text
+    assert "- run 1: tests/test_a.py::test_bad [failure]" in text
+
+
+def test_the_version_says_when_the_tree_differs_from_its_commit(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    hunt = _hunt()
+    answers = {"rev-parse": "0123456789ab\n", "status": ""}
+
+    def run(argv: list[str], **options: Any) -> subprocess.CompletedProcess[str]:
+        assert argv[0] == "git" and options["cwd"] == tmp_path
+        return subprocess.CompletedProcess(argv, 0, answers[argv[1]], "")
+
+    monkeypatch.setattr(hunt.subprocess, "run", run)
+    assert hunt.source_version(tmp_path) == "0123456789ab"
+    answers["status"] = " M acp_notebook/_notebook/_pacing.py\n"
+    assert hunt.source_version(tmp_path) == "0123456789ab+changes"
+
+    def fails(argv: list[str], **_: Any) -> subprocess.CompletedProcess[str]:
+        raise subprocess.CalledProcessError(128, argv, "", "fatal: not a git repository")
+
+    monkeypatch.setattr(hunt.subprocess, "run", fails)
+    assert hunt.source_version(tmp_path) == "unknown"
