@@ -1,24 +1,42 @@
 # A jupyter_server config for a JupyterLab (or Notebook 7) server whose kernels run behind a
 # gateway (--GatewayClient.url): add these lines to the server's jupyter_server_config.py.
 #
-# They fix one bug of jupyter_server's gateway relay (seen with 2.21.1, the newest on PyPI on
-# 2026-12-04); docs/gateway-relay.md ("An abandoned upstream websocket") has the whole story.
-# In short: when the browser's kernel websocket closes while the relay is still opening its own
-# websocket to the gateway, the relay forgets that websocket instead of closing it. JupyterLab's
-# first kernel websocket always does this through a gateway (the relay answers with no
-# subprotocol, so the browser fails it and reconnects at once, with the same session id). A
-# Kernel Gateway tolerates the forgotten websocket; Enterprise Gateway 3.3.0 (jupyter_server
-# 1.24) makes the reconnect wait until it closes, which it never does: the kernel's first
-# connection fails after GatewayClient's request timeout (42 s by default) and JupyterLab never
-# sees the kernel ready.
+# They work around two faults of jupyter_server's gateway relay (seen with 2.21.1, the newest on
+# PyPI on 2026-12-06) that hang a new kernel's first connection; docs/gateway-relay.md has the
+# whole story. In short: JupyterLab's first kernel websocket offers the v1 kernel subprotocol.
+# The relay speaks only the legacy protocol and answers with none, so the browser fails that
+# handshake and connects again at once, with the same session id and no subprotocol. The relay
+# had already opened a websocket to the gateway for the first one, and it forgets it instead of
+# closing it. The gateway then has two websockets for one session:
+# - behind Enterprise Gateway 3.3.0 (jupyter_server 1.24) the second waits for the first to
+#   close, which it never does: the kernel stays "Connecting";
+# - behind Kernel Gateway 3.0.1 both open, each with the session id as its ZeroMQ identity. The
+#   kernel's sockets hand an identity to its latest connection (ROUTER_HANDOVER), so when the
+#   forgotten one connects last the browser's requests most likely go unanswered: the kernel
+#   showed "Unknown" for good in one of five runs of the browser test on a loaded machine.
 #
-# The fix: a websocket that opens after the browser has left is closed as soon as it opens.
+# The fix, in two parts:
+# - a handshake that offers a subprotocol is refused before the relay connects to the gateway
+#   (the browser would fail it anyway; JupyterLab connects again without one);
+# - a websocket to the gateway that opens after the browser has left is closed as it opens.
 
 from jupyter_server.gateway.connections import GatewayWebSocketConnection
+from tornado import web
 
 
 class GatewayRelayClosingLateSockets(GatewayWebSocketConnection):
-    """The gateway relay, closing the gateway's websocket when it opens after a disconnect."""
+    """The gateway relay: no websocket to the gateway for a handshake the browser will fail, and
+    none left open after the browser has gone."""
+
+    async def prepare(self):
+        # (the handler calls this before it answers the handshake; an error here is the answer)
+        offered = self.websocket_handler.request.headers.get("Sec-WebSocket-Protocol")
+        if offered:
+            raise web.HTTPError(
+                400,
+                f"the gateway relay speaks only the legacy kernel protocol, not {offered}:"
+                " connect without a subprotocol",
+            )
 
     def disconnect(self):
         self.disconnected = True

@@ -319,7 +319,7 @@ def _kernel_gateway(name: str, tmp: str, env: dict[str, str]) -> Iterator[Server
         # without it the gateway answers JupyterLab's kernel listing with 403
         "--JupyterWebsocketPersonality.list_kernels=True",
     ]) as args:  # fmt: skip
-        yield Server(name, args=args)
+        yield Server(name, args=args, env=_with_the_relay_fix(tmp))
 
 
 #: Enterprise Gateway's own venv (it pins jupyter_server<2), made by .ci/run's enterprise lane.
@@ -328,6 +328,20 @@ ENTERPRISE_GATEWAY = Path(
 )
 #: The lines docs/deploying.md tells an operator to put in a gatewayed server's config.
 RELAY_CONFIG = ROOT / "docs" / "gateway_relay_config.py"
+
+
+def _with_the_relay_fix(tmp: str) -> dict[str, str]:
+    """The environment that gives a gatewayed server the lines docs/deploying.md tells an
+    operator to add (``RELAY_CONFIG``), from a config dir made in ``tmp``. Without them a new
+    kernel's first connection can hang: for good behind Enterprise Gateway, now and then behind
+    a Kernel Gateway (docs/gateway-relay.md)."""
+    config = Path(tmp) / "server-config"
+    config.mkdir()
+    # (as jupyter_config.py: with --config, which the group's server is started with, a server
+    # reads no jupyter_server_config.py, but every Jupyter app reads jupyter_config.py)
+    shutil.copy(RELAY_CONFIG, config / "jupyter_config.py")
+    search = os.pathsep.join(filter(None, [str(config), os.environ.get("JUPYTER_CONFIG_PATH")]))
+    return {"JUPYTER_CONFIG_PATH": search}
 
 
 @contextlib.contextmanager
@@ -349,22 +363,12 @@ def _enterprise_gateway(name: str, tmp: str, env: dict[str, str]) -> Iterator[Se
         "--EnterpriseGatewayApp.port_retries=0", f"--EnterpriseGatewayApp.auth_token={token}",
         "--EnterpriseGatewayApp.list_kernels=True",
     ]) as args:  # fmt: skip
-        # The server's config gets the lines docs/deploying.md tells an operator to add: they
-        # close the relay's websocket to the gateway that the browser's first kernel websocket
-        # leaves behind (docs/gateway-relay.md); without them the kernel's first connection
-        # waits on it and fails.
-        config = Path(tmp) / "server-config"
-        config.mkdir()
-        # (as jupyter_config.py: with --config, which the group's server is started with, a
-        # server reads no jupyter_server_config.py, but every Jupyter app reads jupyter_config.py)
-        shutil.copy(RELAY_CONFIG, config / "jupyter_config.py")
-        search = os.pathsep.join(filter(None, [str(config), os.environ.get("JUPYTER_CONFIG_PATH")]))
         # KERNEL_USERNAME: the name the server sends with each kernel start (a hub sets it to
         # the user's); Enterprise Gateway refuses root, which this machine's user may be
         yield Server(
             name,
             args=args,
-            env={"JUPYTER_CONFIG_PATH": search, "KERNEL_USERNAME": "jovyan"},
+            env={**_with_the_relay_fix(tmp), "KERNEL_USERNAME": "jovyan"},
         )
 
 
@@ -388,6 +392,11 @@ def _gateway(
                     f"--GatewayClient.url=http://127.0.0.1:{port} "
                     f"--GatewayClient.auth_token={token}"
                 )
+                # The relay fix (_with_the_relay_fix) at work: the gateway saw one websocket per
+                # kernel connection, not a second with the session id of one the relay left
+                # behind (what hung a kernel's first connection, docs/gateway-relay.md).
+                said = log.read_text(errors="replace")
+                assert "Replacing stale connection" not in said, f"{name} log:\n{said[-4000:]}"
                 return
         finally:
             gateway.terminate()
