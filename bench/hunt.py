@@ -180,8 +180,9 @@ def keep_browser_failures(number: int, out: Path, artifacts: Path = ARTIFACTS) -
 
 
 def source_version(root: Path = ROOT) -> str:
-    """The commit the hunted code is at, with ``+changes`` when the work tree differs from it
-    (a result is only worth what the code it ran on), or ``unknown`` outside a git checkout."""
+    """The commit the hunted code is at, with ``+changes`` when a tracked file differs from it
+    (a result is only worth what the code it ran on; a new file not yet added is not seen), or
+    ``unknown`` outside a git checkout."""
 
     def git(*args: str) -> str:
         done = subprocess.run(

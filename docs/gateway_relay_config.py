@@ -12,12 +12,13 @@
 #   close, which it never does: the kernel stays "Connecting";
 # - behind Kernel Gateway 3.0.1 both open, each with the session id as its ZeroMQ identity. The
 #   kernel's sockets hand an identity to its latest connection (ROUTER_HANDOVER), so when the
-#   forgotten one connects last the browser's requests most likely go unanswered: the kernel
-#   showed "Unknown" for good in one of five runs of the browser test on a loaded machine.
+#   forgotten one connects last the browser's requests go unanswered: the kernel showed
+#   "Unknown" for good in one of five runs of the browser test on a loaded machine.
 #
 # The fix, in two parts:
-# - a handshake that offers a subprotocol is refused before the relay connects to the gateway
-#   (the browser would fail it anyway; JupyterLab connects again without one);
+# - a handshake that offers only subprotocols the relay does not speak is refused before the
+#   relay connects to the gateway (the browser would fail it anyway; JupyterLab connects again
+#   without one). The server logs a 400 warning for each: that is this refusal;
 # - a websocket to the gateway that opens after the browser has left is closed as it opens.
 
 from jupyter_server.gateway.connections import GatewayWebSocketConnection
@@ -30,11 +31,13 @@ class GatewayRelayClosingLateSockets(GatewayWebSocketConnection):
 
     async def prepare(self):
         # (the handler calls this before it answers the handshake; an error here is the answer)
-        offered = self.websocket_handler.request.headers.get("Sec-WebSocket-Protocol")
-        if offered:
+        header = self.websocket_handler.request.headers.get("Sec-WebSocket-Protocol", "")
+        offered = [name.strip() for name in header.split(",") if name.strip()]
+        # (what the handler would answer: none of them, unless kernel_ws_protocol is set to one)
+        if offered and self.websocket_handler.select_subprotocol(offered) is None:
             raise web.HTTPError(
                 400,
-                f"the gateway relay speaks only the legacy kernel protocol, not {offered}:"
+                f"the gateway relay speaks none of {', '.join(offered)}:"
                 " connect without a subprotocol",
             )
 

@@ -97,19 +97,26 @@ def test_the_version_says_when_the_tree_differs_from_its_commit(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     hunt = _hunt()
-    answers = {"rev-parse": "0123456789ab\n", "status": ""}
+    asked: list[list[str]] = []
+    answers = {"rev-parse": (0, "0123456789ab\n"), "status": (0, "")}
 
-    def run(argv: list[str], **options: Any) -> subprocess.CompletedProcess[str]:
-        assert argv[0] == "git" and options["cwd"] == tmp_path
-        return subprocess.CompletedProcess(argv, 0, answers[argv[1]], "")
+    def git(argv: list[str], **options: Any) -> subprocess.CompletedProcess[str]:
+        # as git answers: the exit code, raised only when the caller asked for a check
+        assert options["cwd"] == tmp_path
+        asked.append(argv)
+        code, out = answers[argv[1]]
+        if code and options.get("check"):
+            raise subprocess.CalledProcessError(code, argv, "", "fatal: not a git repository")
+        return subprocess.CompletedProcess(argv, code, out, "")
 
-    monkeypatch.setattr(hunt.subprocess, "run", run)
+    monkeypatch.setattr(hunt.subprocess, "run", git)
     assert hunt.source_version(tmp_path) == "0123456789ab"
-    answers["status"] = " M acp_notebook/_notebook/_pacing.py\n"
+    assert asked == [
+        ["git", "rev-parse", "--short=12", "HEAD"],
+        ["git", "status", "--porcelain", "--untracked-files=no"],
+    ]
+    answers["status"] = (0, " M acp_notebook/_notebook/_pacing.py\n")
     assert hunt.source_version(tmp_path) == "0123456789ab+changes"
-
-    def fails(argv: list[str], **_: Any) -> subprocess.CompletedProcess[str]:
-        raise subprocess.CalledProcessError(128, argv, "", "fatal: not a git repository")
-
-    monkeypatch.setattr(hunt.subprocess, "run", fails)
+    # outside a git checkout git exits 128 and prints nothing on stdout
+    answers["rev-parse"] = (128, "")
     assert hunt.source_version(tmp_path) == "unknown"
