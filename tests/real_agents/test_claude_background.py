@@ -108,6 +108,17 @@ def _comm(pid: int) -> str:
         return ""
 
 
+def loop_process(k: Kernel, marker: str) -> int:
+    """The id of the loop's python3 process, once it runs. The still-running section shows
+    once the agent has started the command's shell, which may not have started python3 yet (a
+    CI run found it missing)."""
+    [pid] = k.wait_for(
+        lambda: [p for p in processes_with(marker) if _comm(p) == "python3"],
+        "the loop's python3 process",
+    )
+    return int(pid)
+
+
 _STARTED: list[str] = []  # the markers of the loops this module's tests started
 
 
@@ -253,7 +264,7 @@ def test_closing_the_agent_while_its_background_command_runs_leaves_no_orphan(
     k = kern
     _bash, marker, _cell = start_ticker(k, claude, 100_000)
     k.wait_for(lambda: "still running: 1" in html_values(k), "the still-running section")
-    [pid] = [p for p in processes_with(marker) if _comm(p) == "python3"]
+    pid = loop_process(k, marker)
     # Its CLI starts a background command in a session of its own (setsid), out of the agent's
     # process group (which our shutdown signals): only the agent itself can stop it.
     [agent] = re.findall(r"alive \(pid (\d+)\)", k.run("%acp status").text())
@@ -283,7 +294,7 @@ def test_a_killed_kernel_leaves_no_orphan_of_the_background_command(
     with acp_kernel(tmp_path) as k:
         _bash, marker, _cell = start_ticker(k, claude, 100_000)
         k.wait_for(lambda: "still running: 1" in html_values(k), "the still-running section")
-        [pid] = [p for p in processes_with(marker) if _comm(p) == "python3"]
+        pid = loop_process(k, marker)
     # the kernel was killed (shutdown_kernel(now=True): SIGKILL)
     deadline = time.monotonic() + 30
     while not process_gone(pid) and time.monotonic() < deadline:
