@@ -53,6 +53,49 @@ galataNotebook.NotebookHelper.prototype.waitForRun = async function (cellIndex?:
     });
 };
 
+/**
+ * Run cell `index` and wait for it, without a click or a key press. Galata's `runCell` clicks the
+ * cell's top left corner, then presses Shift+Enter. While the output of a cell above it still
+ * grows (a terminal streaming), the cell moves down between the click's aim and the click, which
+ * then lands on the cell above: that one ran a second time and this one never ran (a CI run: the
+ * cell above showed one execution count too many). Here the cell is made active in the page, and
+ * run by the command Shift+Enter would run.
+ */
+export async function runCellInPlace(page: IJupyterLabPageFixture, index: number): Promise<void> {
+  await page.evaluate(i => {
+    const w = window as unknown as {
+      galata: { resetExecutionCount(i: number): void };
+      jupyterapp: {
+        shell: { currentWidget: { content: { activeCellIndex: number } } };
+        commands: { execute(id: string): Promise<unknown> };
+      };
+    };
+    w.galata.resetExecutionCount(i);
+    w.jupyterapp.shell.currentWidget.content.activeCellIndex = i;
+    // not awaited: the command settles when the cell has run, which waitForRun waits for
+    void w.jupyterapp.commands.execute('notebook:run-cell');
+  }, index);
+  await page.notebook.waitForRun(index);
+}
+
+/** The execution counts of the active notebook's cells (null for a cell not run). */
+export async function executionCounts(page: IJupyterLabPageFixture): Promise<(number | null)[]> {
+  return page.evaluate(() => {
+    const w = window as unknown as {
+      jupyterapp: {
+        shell: {
+          currentWidget: {
+            content: { widgets: readonly { model: { executionCount?: number | null } }[] };
+          };
+        };
+      };
+    };
+    return w.jupyterapp.shell.currentWidget.content.widgets.map(
+      cell => cell.model.executionCount ?? null
+    );
+  });
+}
+
 /** Where screenshots go (git-ignored; `docs/images/` holds the committed copy). */
 export const ARTIFACTS = path.resolve(__dirname, '..', '..', 'test-artifacts');
 

@@ -13,7 +13,14 @@ import * as path from 'path';
 // once stayed empty (CI, a fresh clone: `inbox across two cells` after panel_kernels.spec.ts).
 import { expect, galata, test } from './galata';
 
-import { ARTIFACTS, LIVE_TURN, notebook, openNotebook } from './notebook';
+import {
+  ARTIFACTS,
+  executionCounts,
+  LIVE_TURN,
+  notebook,
+  openNotebook,
+  runCellInPlace
+} from './notebook';
 
 const UI_TESTS = path.resolve(__dirname, '..');
 
@@ -174,9 +181,12 @@ test.describe('agent side panel under load', () => {
       };
       requestAnimationFrame(frame);
     });
+    // (not Galata's runCell: its click can land on the cell above, whose output still grows)
     for (let i = 0; i < FLOOD_CELLS.length; i++) {
-      await page.notebook.runCell(2 + i);
+      await runCellInPlace(page, 2 + i);
     }
+    // every cell ran once, in order
+    expect(await executionCounts(page)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     const terminals = panel.locator('.acp-panel-terminal .acp-terminal');
     await expect(terminals).toHaveCount(5, { timeout: 60000 });
     const sizes = async () =>
