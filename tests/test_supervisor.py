@@ -16,6 +16,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -151,6 +152,10 @@ os.wait()
 daemon = int(os.read(r, 64))
 print(command.pid, daemon, flush=True)
 if sys.argv[1] == "exit":
+    # once the test has seen both run (it then makes the file named next): the watchdog stops
+    # what an agent leaves as soon as the agent exits
+    while not os.path.exists(sys.argv[2]):
+        time.sleep(0.01)
     sys.exit(5)
 time.sleep(300)
 """
@@ -179,10 +184,14 @@ def test_an_agents_daemon_and_its_command_in_another_session_go_when_the_pipe_cl
 
 
 def test_what_an_exiting_agent_left_anywhere_goes_before_the_watchdog_exits(
-    launch: Launch,
+    launch: Launch, tmp_path: Path
 ) -> None:
-    launched = launch(sys.executable, "-c", ESCAPER, "exit")
+    go = tmp_path / "exit now"
+    launched = launch(sys.executable, "-c", ESCAPER, "exit", str(go))
+    # (the agent waits for it: an agent that exited at once had its leftovers stopped before the
+    # test could see them run, a loaded CI run found)
     command, daemon = _escaped(launched)
+    go.touch()
     assert launched.process.wait(timeout=30) == 5  # the agent's code, once all is gone
     assert not _alive(command)
     assert not _alive(daemon)
