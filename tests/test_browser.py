@@ -392,9 +392,9 @@ def _gateway(
                     f"--GatewayClient.url=http://127.0.0.1:{port} "
                     f"--GatewayClient.auth_token={token}"
                 )
-                # The relay fix (_with_the_relay_fix) at work: the gateway saw one websocket per
-                # kernel connection, not a second with the session id of one the relay left
-                # behind (what hung a kernel's first connection, docs/gateway-relay.md).
+                # The relay fix (_with_the_relay_fix) at work: no kernel connection reached the
+                # gateway as a second websocket beside one the relay had left behind for the
+                # same session (what hung a kernel's first connection, docs/gateway-relay.md).
                 stale = [line for line in log.read_text(errors="replace").splitlines()
                          if "Replacing stale connection" in line]  # fmt: skip
                 assert stale == [], f"the {name} had a second websocket for a session: {stale}"

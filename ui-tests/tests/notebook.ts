@@ -56,10 +56,11 @@ galataNotebook.NotebookHelper.prototype.waitForRun = async function (cellIndex?:
 /**
  * Run cell `index` and wait for it, without a click or a key press. Galata's `runCell` clicks the
  * cell's top left corner, then presses Shift+Enter. While the output of a cell above it still
- * grows (a terminal streaming), the cell moves down between the click's aim and the click, which
- * then lands on the cell above: that one ran a second time and this one never ran (a CI run: the
- * cell above showed one execution count too many). Here the cell is made active in the page, and
- * run by the command Shift+Enter would run.
+ * grows (a terminal streaming), the cell can move down between the click's aim and the click,
+ * which then lands on the cell above: most likely why, in a CI run, the cell above ran a second
+ * time (one execution count too many) and this one never ran. Here the cell is made active in the
+ * page and run by the notebook's `notebook:run-cell` command. Galata's `runCell` stays in use
+ * wherever no output above the cell grows while it runs.
  */
 export async function runCellInPlace(page: IJupyterLabPageFixture, index: number): Promise<void> {
   await page.evaluate(i => {
